@@ -1,0 +1,65 @@
+"""evolvecoder-datasets: coding RL datasets with adversarially evolved test suites.
+
+Importing the package is cheap: submodules (and their heavy dependencies) load on first attribute access.
+
+Example:
+    >>> import evolvecoder_datasets as ecd
+    >>> ecd.__version__
+    '0.1.0'
+    >>> from evolvecoder_datasets.execution import run_tests   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# Public submodules, attached on first access (as huggingface_hub does).
+_SUBMODULES = {
+    "errors",
+    "schema",
+    "execution",
+    "passmatrix",
+    "llm",
+    "prompts",
+    "stages",
+    "sources",
+    "mutants",
+    "metrics",
+    "rounds",
+    "cards",
+    "rewards",
+    "distributed",
+    "code_instruct",
+    "cli",
+}
+
+# Names re-exported at the top level: name -> submodule that defines it.
+_ATTRIBUTES = {
+    "Sandbox": "execution",
+    "run_tests": "execution",
+    "extract_code": "execution",
+    "EvolveCoderError": "errors",
+}
+
+__all__ = sorted(_SUBMODULES | set(_ATTRIBUTES) | {"__version__"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _ATTRIBUTES:
+        module = importlib.import_module(f"{__name__}.{_ATTRIBUTES[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import errors, execution, passmatrix  # noqa: F401
+    from .execution import Sandbox, extract_code, run_tests  # noqa: F401

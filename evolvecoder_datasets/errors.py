@@ -1,0 +1,100 @@
+"""Typed errors.
+
+Every error raised on purpose by this library is an :class:`EvolveCoderError` and also subclasses the builtin
+that describes its category, so callers can catch either the domain (``except EvolveCoderError``) or the
+category (``except ValueError``).
+
+Example:
+    >>> from evolvecoder_datasets.errors import LLMResponseError
+    >>> try:
+    ...     raise LLMResponseError("no JSON object found", reason="no_json")
+    ... except ValueError as err:
+    ...     print(err.reason)
+    no_json
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EvolveCoderError",
+    "ConfigError",
+    "SchemaError",
+    "MissingExtraError",
+    "SandboxError",
+    "SandboxUnavailable",
+    "SandboxCrashed",
+    "LLMError",
+    "LLMResponseError",
+    "LLMRequestError",
+    "LLMRateLimitError",
+    "RevisionNotFoundError",
+    "SourceFormatError",
+]
+
+
+class EvolveCoderError(Exception):
+    """Base class of every error this library raises on purpose."""
+
+
+class ConfigError(EvolveCoderError, ValueError):
+    """A configuration value is unknown, of the wrong type, or out of range."""
+
+
+class SchemaError(EvolveCoderError, ValueError):
+    """A dataset lacks a column a stage reads, or a column has the wrong type."""
+
+
+class MissingExtraError(EvolveCoderError, ImportError):
+    """An optional dependency is needed; the message names the ``pip install`` that fixes it."""
+
+    def __init__(self, package: str, extra: str, feature: str = "") -> None:
+        self.package = package
+        self.extra = extra
+        what = f" for {feature}" if feature else ""
+        super().__init__(
+            f"{package!r} is required{what}. Install it with: pip install 'evolvecoder-datasets[{extra}]'"
+        )
+
+
+class SandboxError(EvolveCoderError, RuntimeError):
+    """The execution sandbox could not do its job (not: a program failed its tests)."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The requested isolation (bubblewrap, unshare) cannot run on this machine."""
+
+
+class SandboxCrashed(SandboxError):
+    """A fork server died or stopped answering; the job's cells are infrastructure failures."""
+
+
+class LLMError(EvolveCoderError, RuntimeError):
+    """Base class of LLM backend failures."""
+
+
+class LLMRequestError(LLMError):
+    """A request failed after all retries (HTTP error, timeout, disconnect)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class LLMRateLimitError(LLMRequestError):
+    """The server kept answering 429 after all retries."""
+
+
+class LLMResponseError(EvolveCoderError, ValueError):
+    """A model answer could not be parsed; ``reason`` is a short code stages record as ``drop_reason``."""
+
+    def __init__(self, message: str, *, reason: str = "unparseable") -> None:
+        self.reason = reason
+        super().__init__(message)
+
+
+class RevisionNotFoundError(EvolveCoderError, LookupError):
+    """A round revision (branch) does not exist in the store or on the Hub."""
+
+
+class SourceFormatError(EvolveCoderError, ValueError):
+    """A seed source row does not have the layout its adapter expects."""

