@@ -1,0 +1,32 @@
+"""The ``Dataset.map``/``Dataset.filter`` boxes of the pipeline, one module per stage.
+
+Stages load on first attribute access, so ``import evolvecoder_datasets.stages`` stays cheap.
+
+Example:
+    >>> from evolvecoder_datasets import stages
+    >>> stages.deduplicate  # doctest: +SKIP
+    <function deduplicate at ...>
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Public name -> module (inside this package) that defines it. Stage owners add their names here.
+_ATTRIBUTES: dict[str, str] = {
+    "deduplicate": "dedup",
+    "find_near_duplicates": "dedup",
+    "drop_duplicates": "dedup",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ATTRIBUTES:
+        module = importlib.import_module(f"{__name__}.{_ATTRIBUTES[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(_ATTRIBUTES)
