@@ -98,3 +98,10 @@ class RevisionNotFoundError(EvolveCoderError, LookupError):
 
 class SourceFormatError(EvolveCoderError, ValueError):
     """A seed source row does not have the layout its adapter expects."""
+
+
+class LLMCacheMissError(LLMError, LookupError):
+    """A replayed run (``cache_mode="replay"``) asked for a request that the request cache does not hold."""
+
+
+__all__.append("LLMCacheMissError")
