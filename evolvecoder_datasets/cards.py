@@ -1,0 +1,425 @@
+"""Render dataset cards for round revisions from the Jinja templates in ``cards/`` and a round's statistics.
+
+The statistics are a plain dict, produced by the recipe and stored next to the data as ``stats.json``; the
+renderer shows what is present and skips what is absent. Recognised keys (see :data:`STATS_KEYS`):
+
+``round``, ``num_problems``, ``num_tests``, ``problems_by_source`` (``{source: {"problems": n, "tests": n}}``),
+``tests_by_method`` (``{method: {"generated": n, "retained": n}}``), ``pass_at_k`` (``{round: {k: value}}`` across
+rounds, or ``{k: value}`` for this round), ``pass_at_k_by_model`` (``{model: {k: value}}``), ``mutation_score``
+(a number, or ``{round: number}``), ``dedup`` (``{"model", "threshold", "input", "kept", "groups"}``),
+``drop_reasons`` (``{reason: count}``), ``provenance`` (``{"models", "prompt_versions", "thresholds", "seeds",
+...}``), ``changes`` (free-text bullet points) and ``figure_captions`` (``{file name: caption}``).
+
+Example:
+    >>> from evolvecoder_datasets.cards import render_round_card
+    >>> stats = {"round": 1, "problems_by_source": {"TACO": {"problems": 2, "tests": 30}},
+    ...          "pass_at_k": {"0": {"1": 0.5}, "1": {"1": 0.25}}}
+    >>> card = render_round_card(stats, previous={"round": 0, "num_problems": 3, "num_tests": 40})
+    >>> card.data.size_categories
+    ['n<1K']
+    >>> "## What changed in this round" in card.content
+    True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = [
+    "STATS_KEYS",
+    "DEFAULT_TAGS",
+    "template_path",
+    "size_category",
+    "headline",
+    "card_context",
+    "render_round_card",
+    "stats_summary",
+]
+
+STATS_KEYS: dict[str, str] = {
+    "round": "int: the round these statistics describe (0 = after refinement)",
+    "num_problems": "int: problems in the revision (else summed from problems_by_source)",
+    "num_tests": "int: tests in the revision (else summed from problems_by_source)",
+    "problems_by_source": "{source: {'problems': int, 'tests': int}}",
+    "tests_by_method": "{method: {'generated': int, 'retained': int}} (methods of schema.TEST_METHODS)",
+    "pass_at_k": "{round: {k: float}} across rounds, or {k: float} for this round",
+    "pass_at_k_by_model": "{model: {k: float}} for this round",
+    "mutation_score": "float for this round, or {round: float}",
+    "dedup": "{'model': str, 'threshold': float, 'input': int, 'kept': int, 'groups': int}",
+    "drop_reasons": "{reason: int}",
+    "provenance": "{'models': ..., 'prompt_versions': ..., 'thresholds': ..., 'seeds': ..., ...}",
+    "changes": "list[str]: free-text notes for the 'what changed' section",
+    "figure_captions": "{figure file name: caption}",
+}
+
+DEFAULT_TAGS = ("code", "reinforcement-learning", "unit-tests", "evolvecoder")
+
+_ENV_TEMPLATES = "EVOLVECODER_CARD_TEMPLATES"
+
+
+def template_path(name: str = "round") -> Path:
+    """Path of a card template: ``name`` is a file path or the stem of a template in the ``cards/`` folder.
+
+    The folder is the repository's ``cards/``; the environment variable ``EVOLVECODER_CARD_TEMPLATES`` points
+    elsewhere.
+
+    Args:
+        name (`str`, *optional*, defaults to `"round"`): a path to a ``.jinja`` file, or a template stem
+            (``"round"`` resolves to ``cards/round.md.jinja``).
+
+    Raises:
+        ConfigError: no such template.
+
+    Example:
+        >>> from evolvecoder_datasets.cards import template_path
+        >>> template_path("round").name
+        'round.md.jinja'
+    """
+    candidate = Path(name)
+    if candidate.suffix in (".jinja", ".j2", ".md") and candidate.is_file():
+        return candidate
+    folder = Path(os.environ.get(_ENV_TEMPLATES) or Path(__file__).resolve().parent.parent / "cards")
+    found = folder / f"{name}.md.jinja"
+    if not found.is_file():
+        available = sorted(p.name.split(".")[0] for p in folder.glob("*.md.jinja")) if folder.is_dir() else []
+        raise ConfigError(f"card template {name!r} not found in {folder} (available: {available})")
+    return found
+
+
+def size_category(num_rows: int) -> str:
+    """The Hub's ``size_categories`` bucket for a number of rows.
+
+    Example:
+        >>> from evolvecoder_datasets.cards import size_category
+        >>> size_category(21642)
+        '10K<n<100K'
+    """
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
+    for bound, label in bounds:
+        if num_rows < bound:
+            return label
+    return "n>1T" if num_rows >= 10**12 else "1B<n<10B"
+
+
+# ---------------------------------------------------------------------------- reading the statistics
+def _round_key(key: Any) -> int | str:
+    text = str(key)
+    if text.startswith("round"):
+        text = text[len("round"):]
+    return int(text) if text.isdigit() else str(key)
+
+
+def _k_key(key: Any) -> int | str:
+    text = str(key).removeprefix("pass@")
+    return int(text) if text.isdigit() else str(key)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _totals(stats: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    by_source = stats.get("problems_by_source") or {}
+    problems = stats.get("num_problems")
+    tests = stats.get("num_tests")
+    if problems is None and by_source:
+        problems = sum(int(v.get("problems", 0)) for v in by_source.values())
+    if tests is None and by_source and all("tests" in v for v in by_source.values()):
+        tests = sum(int(v["tests"]) for v in by_source.values())
+    return problems, tests
+
+
+def _pass_at_k_table(stats: Mapping[str, Any]) -> dict[int | str, dict[int | str, float]]:
+    raw = stats.get("pass_at_k") or {}
+    if raw and all(_is_number(v) for v in raw.values()):
+        return {_round_key(stats.get("round", "this round")): {_k_key(k): float(v) for k, v in raw.items()}}
+    return {_round_key(r): {_k_key(k): float(v) for k, v in ks.items()} for r, ks in raw.items()}
+
+
+def _mutation_scores(stats: Mapping[str, Any]) -> dict[int | str, float]:
+    raw = stats.get("mutation_score")
+    if raw is None:
+        return {}
+    if _is_number(raw):
+        return {_round_key(stats.get("round", "this round")): float(raw)}
+    return {_round_key(r): float(v) for r, v in raw.items()}
+
+
+def headline(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """The few numbers that summarise a round: problems, tests, mean tests per problem, pass@1, mutation score.
+
+    Missing values are ``None``.
+
+    Args:
+        stats (`Mapping[str, Any]`): a round's statistics (keys of :data:`STATS_KEYS`).
+
+    Example:
+        >>> from evolvecoder_datasets.cards import headline
+        >>> headline({"round": 2, "num_problems": 4, "num_tests": 10, "pass_at_k": {"1": 0.5}})
+        {'round': 2, 'problems': 4, 'tests': 10, 'mean_tests': 2.5, 'pass@1': 0.5, 'mutation_score': None}
+    """
+    problems, tests = _totals(stats)
+    this_round = _round_key(stats.get("round", "this round"))
+    pass_table = _pass_at_k_table(stats)
+    row = pass_table.get(this_round) or (pass_table[max(pass_table, key=str)] if pass_table else {})
+    mutation = _mutation_scores(stats)
+    return {
+        "round": stats.get("round"),
+        "problems": problems,
+        "tests": tests,
+        "mean_tests": (tests / problems) if problems and tests is not None else None,
+        "pass@1": row.get(1),
+        "mutation_score": mutation.get(this_round),
+    }
+
+
+# ---------------------------------------------------------------------------- view model for the template
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:.{digits}f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def _signed(value: float | int, digits: int = 3) -> str:
+    text = f"{value:+,.{digits}f}" if isinstance(value, float) else f"{value:+,}"
+    return text
+
+
+def _changes(stats: Mapping[str, Any], previous: Mapping[str, Any] | None) -> list[str]:
+    notes: list[str] = []
+    if previous:
+        now, before = headline(stats), headline(previous)
+        prev_round = previous.get("round", "the previous round")
+        for key, label in (("problems", "problems"), ("tests", "tests"), ("mean_tests", "mean tests per problem"),
+                           ("pass@1", "pass@1"), ("mutation_score", "mutation score")):
+            a, b = before.get(key), now.get(key)
+            if a is None or b is None:
+                continue
+            digits = 2 if key == "mean_tests" else 3
+            notes.append(f"{label}: {_fmt(a, digits)} → {_fmt(b, digits)} ({_signed(b - a, digits)} "
+                         f"since round {prev_round})")
+        methods_now = stats.get("tests_by_method") or {}
+        methods_before = previous.get("tests_by_method") or {}
+        for method in sorted(methods_now):
+            delta = int(methods_now[method].get("retained", 0)) - int(methods_before.get(method, {}).get("retained", 0))
+            if delta:
+                notes.append(f"{method} tests retained: {_signed(delta)}")
+    notes.extend(str(note) for note in stats.get("changes") or [])
+    return notes
+
+
+def _flatten(prefix: str, value: Any) -> list[tuple[str, str]]:
+    if isinstance(value, Mapping):
+        rows: list[tuple[str, str]] = []
+        for key in value:
+            rows.extend(_flatten(f"{prefix}.{key}" if prefix else str(key), value[key]))
+        return rows
+    if isinstance(value, list | tuple):
+        return [(prefix, ", ".join(_fmt(v) for v in value))]
+    return [(prefix, f"{value:g}" if isinstance(value, float) else str(value))]
+
+
+def card_context(
+    stats: Mapping[str, Any],
+    *,
+    previous: Mapping[str, Any] | None = None,
+    figures: Sequence[str | os.PathLike] = (),
+    repo_id: str | None = None,
+    final: bool = False,
+    pretty_name: str | None = None,
+) -> dict[str, Any]:
+    """The variables the card template receives: preformatted rows and sections computed from ``stats``.
+
+    Useful to write a custom template (every key is documented by the default ``cards/round.md.jinja``).
+
+    Args:
+        stats (`Mapping[str, Any]`): this round's statistics (keys of :data:`STATS_KEYS`).
+        previous (`Mapping[str, Any]`, *optional*): the previous round's statistics, for the deltas.
+        figures (`Sequence[str | os.PathLike]`, *optional*): figure paths as committed in the repository
+            (e.g. ``figures/pass_at_k.png``).
+        repo_id (`str`, *optional*): the repository, for the loading snippet.
+        final (`bool`, *optional*, defaults to `False`): render the card of ``main`` (the published dataset).
+        pretty_name (`str`, *optional*): the title.
+
+    Example:
+        >>> from evolvecoder_datasets.cards import card_context
+        >>> card_context({"round": 0, "drop_reasons": {"few_tests": 3}})["drop_rows"]
+        [['few_tests', '3']]
+    """
+    round_ = stats.get("round")
+    problems, tests = _totals(stats)
+    by_source = stats.get("problems_by_source") or {}
+    source_rows = []
+    for source in sorted(by_source):
+        entry = by_source[source]
+        n, t = entry.get("problems"), entry.get("tests")
+        mean = entry.get("mean_tests", (t / n) if n and t is not None else None)
+        source_rows.append([source, _fmt(n), _fmt(t), _fmt(mean, 2)])
+    if source_rows and problems is not None:
+        source_rows.append(["**total**", _fmt(problems), _fmt(tests),
+                            _fmt(tests / problems if problems and tests is not None else None, 2)])
+    methods = stats.get("tests_by_method") or {}
+    method_rows = []
+    for method in sorted(methods):
+        gen, kept = methods[method].get("generated"), methods[method].get("retained")
+        share = kept / gen if gen and kept is not None else None
+        method_rows.append([method, _fmt(gen), _fmt(kept), _fmt(share, 2)])
+    pass_table = _pass_at_k_table(stats)
+    ks = sorted({k for row in pass_table.values() for k in row}, key=lambda k: (isinstance(k, str), k))
+    pass_rows = [[str(r)] + [_fmt(pass_table[r].get(k)) for k in ks]
+                 for r in sorted(pass_table, key=lambda r: (isinstance(r, str), r))]
+    by_model = stats.get("pass_at_k_by_model") or {}
+    model_ks = sorted({_k_key(k) for row in by_model.values() for k in row}, key=lambda k: (isinstance(k, str), k))
+    model_rows = [[model] + [_fmt({_k_key(k): v for k, v in by_model[model].items()}.get(k)) for k in model_ks]
+                  for model in sorted(by_model)]
+    mutation = _mutation_scores(stats)
+    mutation_rows = [[str(r), _fmt(v)] for r, v in sorted(mutation.items(), key=lambda i: (isinstance(i[0], str), i[0]))]
+    dedup = stats.get("dedup") or {}
+    drops = stats.get("drop_reasons") or {}
+    drop_rows = [[reason, _fmt(int(count))] for reason, count in sorted(drops.items(), key=lambda i: (-i[1], i[0]))]
+    provenance = stats.get("provenance") or {}
+    captions = stats.get("figure_captions") or {}
+    figure_rows = []
+    for fig in figures:
+        path = PurePosixPath(str(fig).replace(os.sep, "/"))
+        caption = captions.get(path.name) or path.stem.replace("_", " ")
+        figure_rows.append({"path": str(path), "caption": caption})
+    return {
+        "round": round_,
+        "final": final,
+        "repo_id": repo_id,
+        "pretty_name": pretty_name,
+        "revision": "main" if final else (f"round{round_}" if round_ is not None else None),
+        "headline": headline(stats),
+        "num_problems": _fmt(problems),
+        "num_tests": _fmt(tests),
+        "changes": _changes(stats, previous),
+        "source_rows": source_rows,
+        "method_rows": method_rows,
+        "pass_ks": [f"pass@{k}" for k in ks],
+        "pass_rows": pass_rows,
+        "model_ks": [f"pass@{k}" for k in model_ks],
+        "model_rows": model_rows,
+        "mutation_rows": mutation_rows,
+        "dedup_rows": [[str(k), f"{v:g}" if isinstance(v, float) else _fmt(v)] for k, v in dedup.items()],
+        "drop_rows": drop_rows,
+        "provenance_rows": [[k, v] for k, v in _flatten("", provenance)],
+        "figures": figure_rows,
+    }
+
+
+def render_round_card(
+    stats: Mapping[str, Any],
+    *,
+    previous: Mapping[str, Any] | None = None,
+    figures: Sequence[str | os.PathLike] = (),
+    repo_id: str | None = None,
+    final: bool = False,
+    template: str | os.PathLike = "round",
+    license: str = "mit",
+    pretty_name: str | None = None,
+    tags: Sequence[str] = DEFAULT_TAGS,
+    extra_metadata: Mapping[str, Any] | None = None,
+):
+    """Render the dataset card of a round (or of ``main`` with ``final=True``) with ``DatasetCard.from_template``.
+
+    The YAML metadata carries ``license``, ``tags``, ``task_categories``, ``size_categories`` and
+    ``pretty_name``; :func:`evolvecoder_datasets.rounds.push_round` adds the ``configs`` and ``dataset_info``
+    of the pushed data.
+
+    Args:
+        stats (`Mapping[str, Any]`): this round's statistics (keys of :data:`STATS_KEYS`; absent ones are skipped).
+        previous (`Mapping[str, Any]`, *optional*): the previous round's statistics, for "what changed".
+        figures (`Sequence[str | os.PathLike]`, *optional*): figure paths as committed next to the card.
+        repo_id (`str`, *optional*): the repository, shown in the loading snippet.
+        final (`bool`, *optional*, defaults to `False`): the card of ``main`` (published columns only).
+        template (`str` or `os.PathLike`, *optional*, defaults to `"round"`): a template stem in ``cards/`` or a path.
+        license (`str`, *optional*, defaults to `"mit"`): the licence id.
+        pretty_name (`str`, *optional*): the title; defaults to the repository name.
+        tags (`Sequence[str]`, *optional*): Hub tags.
+        extra_metadata (`Mapping[str, Any]`, *optional*): more YAML metadata (e.g. ``{"language": ["en"]}``).
+
+    Returns:
+        `huggingface_hub.DatasetCard`: the card; ``str(card)`` is the README text.
+
+    Raises:
+        ConfigError: the template does not exist.
+
+    Example:
+        >>> from evolvecoder_datasets.cards import render_round_card
+        >>> card = render_round_card({"round": 0, "num_problems": 5, "num_tests": 60}, repo_id="me/evolve")
+        >>> card.data.license, "load_round" in card.content
+        ('mit', True)
+    """
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    path = template_path(str(template))
+    problems, _ = _totals(stats)
+    name = pretty_name or (repo_id.rstrip("/").split("/")[-1] if repo_id else "EvolveCoder dataset")
+    data = DatasetCardData(
+        license=license,
+        pretty_name=name,
+        tags=list(tags),
+        task_categories=["text-generation"],
+        size_categories=[size_category(problems)] if problems is not None else None,
+        **dict(extra_metadata or {}),
+    )
+    context = card_context(stats, previous=previous, figures=figures, repo_id=repo_id, final=final,
+                           pretty_name=name)
+    return DatasetCard.from_template(data, template_path=str(path), **context)
+
+
+def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | None = None) -> str:
+    """A plain-text rendering of a round's statistics for the terminal (what ``evolvecoder-datasets inspect`` prints).
+
+    Args:
+        stats (`Mapping[str, Any]`): the round's statistics.
+        previous (`Mapping[str, Any]`, *optional*): the previous round's statistics, for the deltas.
+
+    Example:
+        >>> from evolvecoder_datasets.cards import stats_summary
+        >>> print(stats_summary({"round": 1, "num_problems": 2, "num_tests": 9}))
+        round 1: 2 problems, 9 tests (4.50 per problem)
+    """
+    ctx = card_context(stats, previous=previous)
+    head = ctx["headline"]
+    mean = f" ({_fmt(head['mean_tests'], 2)} per problem)" if head["mean_tests"] is not None else ""
+    lines = [f"round {_fmt(head['round'])}: {ctx['num_problems']} problems, {ctx['num_tests']} tests{mean}"]
+
+    def table(title: str, header: list[str], rows: list[list[str]]) -> None:
+        if not rows:
+            return
+        rows = [[cell.replace("**", "") for cell in row] for row in rows]
+        widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+        lines.append("")
+        lines.append(title)
+        for row in [header, *rows]:
+            cells = [str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+            lines.append("  " + "  ".join(cells).rstrip())
+
+    if ctx["changes"]:
+        lines.append("")
+        lines.append("what changed")
+        lines.extend(f"  - {note}" for note in ctx["changes"])
+    table("problems by source", ["source", "problems", "tests", "mean"], ctx["source_rows"])
+    table("tests by method", ["method", "generated", "retained", "kept"], ctx["method_rows"])
+    table("pass@k by round", ["round", *ctx["pass_ks"]], ctx["pass_rows"])
+    table("pass@k by model", ["model", *ctx["model_ks"]], ctx["model_rows"])
+    table("mutation score", ["round", "score"], ctx["mutation_rows"])
+    table("dedup", ["", "value"], ctx["dedup_rows"])
+    table("drop reasons", ["reason", "count"], ctx["drop_rows"])
+    table("provenance", ["", "value"], ctx["provenance_rows"])
+    return "\n".join(lines)
