@@ -242,10 +242,11 @@ class OpenAICompatible(Backend):
     def _adapt_to_rejection(self, message: str, body: dict, adapted: set[str]) -> str | None:
         """Switch a behaviour the server's 400 complains about; return its name, or ``None`` if nothing helps."""
         text = message.lower()
-        if "reasoning" not in adapted and not self._reasoning and (
+        # a body built before another request switched the mode may also land here: retrying it is right too
+        if "reasoning" not in adapted and (
             ("temperature" in text and "temperature" in body)
             or ("top_p" in text and "top_p" in body)
-            or ("max_tokens" in text and "max_completion_tokens" in text)
+            or ("max_tokens" in text and "max_tokens" in body)
         ):
             self._reasoning = True
             return "reasoning"

@@ -113,6 +113,7 @@ class ScriptedOpenAIServer:
     Attributes:
         base_url (`str`): ``http://127.0.0.1:<port>/v1``.
         requests (`list[dict]`): every chat request body received, in arrival order.
+        request_headers (`list[dict]`): the lower-cased headers of each of those requests.
         max_in_flight (`int`): most chat requests handled at the same time.
 
     Example:
@@ -139,6 +140,7 @@ class ScriptedOpenAIServer:
         self.reject_sampling_params = reject_sampling_params
         self.model = model
         self.requests: list[dict] = []
+        self.request_headers: list[dict] = []
         self.max_in_flight = 0
         self.answered = 0
         self._port = port
@@ -248,7 +250,7 @@ class ScriptedOpenAIServer:
                         name, value = line.split(":", 1)
                         headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-                keep = await self._respond(writer, method, path, body)
+                keep = await self._respond(writer, method, path, body, headers)
                 if not keep or headers.get("connection", "").lower() == "close":
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
@@ -260,7 +262,9 @@ class ScriptedOpenAIServer:
             else:
                 writer.close()
 
-    async def _respond(self, writer: asyncio.StreamWriter, method: str, path: str, raw: bytes) -> bool:
+    async def _respond(
+        self, writer: asyncio.StreamWriter, method: str, path: str, raw: bytes, headers: dict[str, str]
+    ) -> bool:
         path = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and path.endswith("/models"):
             self._send(writer, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
@@ -275,6 +279,7 @@ class ScriptedOpenAIServer:
             return True
         with self._lock:
             self.requests.append(body)
+            self.request_headers.append(headers)
             fault = self._faults.popleft() if self._faults else None
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
