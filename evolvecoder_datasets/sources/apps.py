@@ -1,0 +1,143 @@
+"""APPS (``codeparrot/apps``) and TACO (``BAAI/TACO``): one layout, two adapters.
+
+Both store ``solutions`` as a JSON list of Python programs and ``input_output`` as JSON
+``{"inputs": [...], "outputs": [...], "fn_name"?: str}``. With ``fn_name`` the cases are call-based (argument
+lists and return values) and become asserts on the function, through ``Solution()`` when the starter code
+defines that class; without it they are stdin/stdout pairs and become ``inputs``/``outputs``.
+
+Example:
+    >>> from datasets import load_dataset
+    >>> from evolvecoder_datasets.sources import from_taco
+    >>> seeds = from_taco(load_dataset("BAAI/TACO", split="train"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SourceFormatError
+from .base import (
+    DIFFICULTY,
+    ENTRY_POINT,
+    STARTER_CODE,
+    adapt,
+    as_text_block,
+    call_based_tests,
+    empty_row,
+    parse_structured,
+    require_text,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+APPS_COLUMNS = ("problem_id", "question", "solutions", "input_output", "difficulty", "starter_code")
+TACO_COLUMNS = ("question", "solutions", "input_output", "difficulty", "starter_code")
+
+__all__ = ["apps_like_row", "from_apps", "from_taco"]
+
+
+def apps_like_row(
+    row: dict[str, Any], index: int, *, source: str, id_column: str | None = None, max_solutions: int | None = None
+) -> dict[str, Any]:
+    """Convert one APPS/TACO record to a seed row.
+
+    Args:
+        row (`dict`): the record.
+        index (`int`): its position; the id is ``<source>_<index>`` unless ``id_column`` names a column.
+        source (`str`): ``"APPS"`` or ``"TACO"``.
+        id_column (`str`, *optional*): column whose value numbers the id (APPS: ``problem_id``).
+        max_solutions (`int`, *optional*): keep at most this many reference solutions.
+
+    Raises:
+        SourceFormatError: ``input_output`` or ``solutions`` cannot be decoded, or the cases are inconsistent.
+
+    Example:
+        >>> record = {"question": "Print the sum.", "solutions": '["print(sum(map(int, input().split())))"]',
+        ...           "input_output": '{"inputs": ["1 2\\n"], "outputs": ["3\\n"]}', "difficulty": "EASY",
+        ...           "starter_code": ""}
+        >>> apps_like_row(record, 4, source="TACO")["outputs"]
+        ['3\\n']
+    """
+    stage = source.lower()
+    number = row[id_column] if id_column else index
+    out = empty_row(f"{source}_{number}", source, require_text(row, "question", stage=stage))
+    starter = row.get("starter_code") or ""
+    out[STARTER_CODE] = starter
+    out[DIFFICULTY] = str(row["difficulty"]) if row.get("difficulty") not in (None, "") else None
+
+    solutions = parse_structured(row.get("solutions"), what=f"{source} solutions") or []
+    if not isinstance(solutions, list):
+        raise SourceFormatError(f"{source} row {number}: solutions must be a list, got {type(solutions).__name__}")
+    out["solutions"] = [s for s in solutions if isinstance(s, str)][:max_solutions]
+
+    cases = parse_structured(row.get("input_output"), what=f"{source} input_output") or {}
+    if not isinstance(cases, dict):
+        raise SourceFormatError(f"{source} row {number}: input_output must be an object")
+    inputs, outputs = cases.get("inputs") or [], cases.get("outputs") or []
+    if len(inputs) != len(outputs):
+        raise SourceFormatError(f"{source} row {number}: {len(inputs)} inputs but {len(outputs)} outputs")
+    fn_name = cases.get("fn_name")
+    if fn_name:
+        out["tests"] = call_based_tests(fn_name, inputs, outputs, starter_code=starter)
+        out[ENTRY_POINT] = fn_name
+    else:
+        out["inputs"] = [as_text_block(x) for x in inputs]
+        out["outputs"] = [as_text_block(x) for x in outputs]
+    return out
+
+
+def from_apps(ds: Dataset, *, max_solutions: int | None = None, num_proc: int | None = None) -> Dataset:
+    """Adapt ``codeparrot/apps`` rows (ids ``APPS_<problem_id>``).
+
+    Args:
+        ds (`datasets.Dataset`): APPS rows (``problem_id``, ``question``, ``solutions``, ``input_output``,
+            ``difficulty``, ``url``, ``starter_code``).
+        max_solutions (`int`, *optional*): keep at most this many reference solutions per problem.
+        num_proc (`int`, *optional*): processes for ``map``.
+
+    Raises:
+        SchemaError: a column is missing.
+        SourceFormatError: a row cannot be decoded.
+
+    Example:
+        >>> from datasets import load_dataset
+        >>> from evolvecoder_datasets.sources import from_apps
+        >>> seeds = from_apps(load_dataset("codeparrot/apps", split="train"))  # doctest: +SKIP
+    """
+    return adapt(
+        ds,
+        apps_like_row,
+        required=APPS_COLUMNS,
+        stage="apps",
+        num_proc=num_proc,
+        fn_kwargs={"source": "APPS", "id_column": "problem_id", "max_solutions": max_solutions},
+    )
+
+
+def from_taco(ds: Dataset, *, max_solutions: int | None = None, num_proc: int | None = None) -> Dataset:
+    """Adapt ``BAAI/TACO`` rows (ids ``TACO_<row index>``, as in the released EvolveCoder data).
+
+    Args:
+        ds (`datasets.Dataset`): TACO rows (``question``, ``solutions``, ``starter_code``, ``input_output``,
+            ``difficulty``, and TACO's metadata columns, which are dropped).
+        max_solutions (`int`, *optional*): keep at most this many reference solutions per problem.
+        num_proc (`int`, *optional*): processes for ``map``.
+
+    Raises:
+        SchemaError: a column is missing.
+        SourceFormatError: a row cannot be decoded.
+
+    Example:
+        >>> from datasets import load_dataset
+        >>> from evolvecoder_datasets.sources import from_taco
+        >>> seeds = from_taco(load_dataset("BAAI/TACO", split="train"), max_solutions=8)  # doctest: +SKIP
+    """
+    return adapt(
+        ds,
+        apps_like_row,
+        required=TACO_COLUMNS,
+        stage="taco",
+        num_proc=num_proc,
+        fn_kwargs={"source": "TACO", "id_column": None, "max_solutions": max_solutions},
+    )

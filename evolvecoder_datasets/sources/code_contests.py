@@ -1,0 +1,106 @@
+"""CodeContests (``deepmind/code_contests``): stdin/stdout problems with public, private and generated tests.
+
+Solutions come as parallel lists ``solutions.language`` / ``solutions.solution``; only ``PYTHON3`` (3) programs
+are kept (``PYTHON`` (1) is Python 2). ``difficulty`` is an enum index, written out by name.
+
+Example:
+    >>> from datasets import load_dataset
+    >>> from evolvecoder_datasets.sources import from_code_contests
+    >>> seeds = from_code_contests(load_dataset("deepmind/code_contests", split="train"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import string
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SourceFormatError
+from .base import DIFFICULTY, adapt, empty_row, require_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+SOURCE = "CodeContests"
+CODE_CONTESTS_COLUMNS = ("description", "public_tests", "private_tests", "solutions", "difficulty")
+PYTHON3 = 3
+# The dataset's Difficulty enum: named levels, then Codeforces-style letters A (7) .. V (28).
+DIFFICULTY_NAMES = ("UNKNOWN_DIFFICULTY", "EASY", "MEDIUM", "HARD", "HARDER", "HARDEST", "EXTERNAL") + tuple(
+    string.ascii_uppercase[:22]
+)
+
+__all__ = ["SOURCE", "DIFFICULTY_NAMES", "code_contests_row", "from_code_contests"]
+
+
+def _pairs(tests: Any, which: str) -> tuple[list[str], list[str]]:
+    if not tests:
+        return [], []
+    inputs, outputs = list(tests.get("input") or []), list(tests.get("output") or [])
+    if len(inputs) != len(outputs):
+        raise SourceFormatError(f"CodeContests {which}: {len(inputs)} inputs but {len(outputs)} outputs")
+    return inputs, outputs
+
+
+def code_contests_row(row: dict[str, Any], index: int, *, include_generated: bool = False) -> dict[str, Any]:
+    """Convert one CodeContests record to a seed row (id ``CodeContests_<index>``).
+
+    Args:
+        row (`dict`): the record.
+        index (`int`): its position.
+        include_generated (`bool`, defaults to `False`): also keep ``generated_tests`` (often hundreds).
+
+    Raises:
+        SourceFormatError: a test set has unequal input and output lists.
+
+    Example:
+        >>> record = {"description": "Echo.", "public_tests": {"input": ["1\\n"], "output": ["1\\n"]},
+        ...           "private_tests": {"input": [], "output": []},
+        ...           "solutions": {"language": [3, 2], "solution": ["print(input())", "int main(){}"]},
+        ...           "difficulty": 7}
+        >>> row = code_contests_row(record, 0)
+        >>> row["solutions"], row["difficulty"]
+        (['print(input())'], 'A')
+    """
+    out = empty_row(f"{SOURCE}_{index}", SOURCE, require_text(row, "description", stage="code_contests"))
+    inputs, outputs = [], []
+    kinds = ["public_tests", "private_tests"] + (["generated_tests"] if include_generated else [])
+    for kind in kinds:
+        more_in, more_out = _pairs(row.get(kind), kind)
+        inputs += more_in
+        outputs += more_out
+    out["inputs"], out["outputs"] = inputs, outputs
+    solutions = row.get("solutions") or {}
+    languages, programs = solutions.get("language") or [], solutions.get("solution") or []
+    out["solutions"] = [code for lang, code in zip(languages, programs) if lang == PYTHON3]
+    level = row.get("difficulty")
+    if isinstance(level, int) and 0 <= level < len(DIFFICULTY_NAMES):
+        out[DIFFICULTY] = DIFFICULTY_NAMES[level]
+    elif level is not None:
+        out[DIFFICULTY] = str(level)
+    return out
+
+
+def from_code_contests(ds: Dataset, *, include_generated: bool = False, num_proc: int | None = None) -> Dataset:
+    """Adapt ``deepmind/code_contests`` rows.
+
+    Args:
+        ds (`datasets.Dataset`): CodeContests rows.
+        include_generated (`bool`, defaults to `False`): also keep the generated tests.
+        num_proc (`int`, *optional*): processes for ``map``.
+
+    Raises:
+        SchemaError: a column is missing.
+        SourceFormatError: a row cannot be decoded.
+
+    Example:
+        >>> from datasets import load_dataset
+        >>> from evolvecoder_datasets.sources import from_code_contests
+        >>> seeds = from_code_contests(load_dataset("deepmind/code_contests", split="valid"))  # doctest: +SKIP
+    """
+    return adapt(
+        ds,
+        code_contests_row,
+        required=CODE_CONTESTS_COLUMNS,
+        stage="code_contests",
+        num_proc=num_proc,
+        fn_kwargs={"include_generated": include_generated},
+    )

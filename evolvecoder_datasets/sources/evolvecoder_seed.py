@@ -1,0 +1,102 @@
+"""The pre-filtered seed set the released EvolveCoder code starts from (``CodeDPO/filtered_original_acecoderv3``).
+
+The dataset has no public card; its layout is the one the released step-1 script reads: configs ``TACO``,
+``APPS``, ``primeintellect``, ``codeforces`` and ``contests``, split ``train``, with ``id`` (``<prefix>_<n>``),
+``question``, ``starter_code`` (possibly empty) and ``solution`` (one program; Markdown-fenced for
+``primeintellect``). Ids are kept; the source name is read from the prefix. Tests, when the rows carry
+``tests`` (asserts) or an APPS-style ``input_output``, are kept too; the released pipeline writes new ones.
+
+Example:
+    >>> from datasets import concatenate_datasets, load_dataset
+    >>> from evolvecoder_datasets.sources import from_evolvecoder_seed
+    >>> configs = ["TACO", "APPS", "primeintellect", "codeforces", "contests"]
+    >>> raw = concatenate_datasets([load_dataset("CodeDPO/filtered_original_acecoderv3", c, split="train")
+    ...                             for c in configs])  # doctest: +SKIP
+    >>> seeds = from_evolvecoder_seed(raw)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .base import (
+    ENTRY_POINT,
+    STARTER_CODE,
+    adapt,
+    as_text_block,
+    call_based_tests,
+    empty_row,
+    parse_structured,
+    require_text,
+    strip_code_fences,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+SEED_COLUMNS_READ = ("id", "question", "solution")
+# id prefix in the seed set -> our source name
+PREFIX_SOURCES = {
+    "TACO": "TACO",
+    "APPS": "APPS",
+    "primeintellect": "PrimeIntellect",
+    "codeforces": "Codeforces",
+    "contests": "CodeContests",
+}
+
+__all__ = ["PREFIX_SOURCES", "evolvecoder_seed_row", "from_evolvecoder_seed"]
+
+
+def evolvecoder_seed_row(row: dict[str, Any], index: int) -> dict[str, Any]:
+    """Convert one seed-set record; the id is kept and the source comes from its prefix.
+
+    Args:
+        row (`dict`): the record (``id``, ``question``, ``starter_code``, ``solution``; optionally ``tests`` or
+            ``input_output``).
+        index (`int`): its position (unused).
+
+    Raises:
+        SourceFormatError: ``id`` or ``question`` is missing, or ``input_output`` cannot be decoded.
+
+    Example:
+        >>> evolvecoder_seed_row({"id": "primeintellect_7", "question": "Q", "starter_code": "",
+        ...                       "solution": "```python\\nprint(1)\\n```"}, 0)["source"]
+        'PrimeIntellect'
+    """
+    row_id = require_text(row, "id", stage="evolvecoder_seed")
+    prefix = row_id.rsplit("_", 1)[0]
+    out = empty_row(row_id, PREFIX_SOURCES.get(prefix, prefix), require_text(row, "question", stage="evolvecoder_seed"))
+    out[STARTER_CODE] = row.get("starter_code") or ""
+    if isinstance(row.get("solution"), str) and row["solution"].strip():
+        out["solutions"] = [strip_code_fences(row["solution"])]
+    if row.get("tests"):
+        out["tests"] = [t for t in row["tests"] if isinstance(t, str)]
+    cases = parse_structured(row.get("input_output"), what="input_output") if row.get("input_output") else None
+    if isinstance(cases, dict):
+        inputs, outputs = cases.get("inputs") or [], cases.get("outputs") or []
+        if cases.get("fn_name"):
+            out["tests"] += call_based_tests(cases["fn_name"], inputs, outputs, starter_code=out[STARTER_CODE])
+            out[ENTRY_POINT] = cases["fn_name"]
+        else:
+            out["inputs"] = [as_text_block(x) for x in inputs]
+            out["outputs"] = [as_text_block(x) for x in outputs]
+    return out
+
+
+def from_evolvecoder_seed(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
+    """Adapt rows of the EvolveCoder pre-filtered seed set (any of its configs, or them concatenated).
+
+    Args:
+        ds (`datasets.Dataset`): seed-set rows.
+        num_proc (`int`, *optional*): processes for ``map``.
+
+    Raises:
+        SchemaError: ``id``, ``question`` or ``solution`` is missing.
+        SourceFormatError: a row cannot be decoded.
+
+    Example:
+        >>> from datasets import load_dataset
+        >>> from evolvecoder_datasets.sources import from_evolvecoder_seed
+        >>> seeds = from_evolvecoder_seed(load_dataset("CodeDPO/filtered_original_acecoderv3", "TACO", split="train"))  # doctest: +SKIP
+    """
+    return adapt(ds, evolvecoder_seed_row, required=SEED_COLUMNS_READ, stage="evolvecoder_seed", num_proc=num_proc)

@@ -1,0 +1,136 @@
+"""Merging seed sources and the exact-duplicate pass (a hash of the normalised text).
+
+Normalisation lower-cases, folds Unicode compatibility forms (NFKC) and collapses every run of whitespace, so
+re-flowed or re-indented copies of a statement hash alike. :func:`mark_exact_duplicates` writes the same
+``dup_of``/``dup_score`` columns as the semantic pass (:func:`evolvecoder_datasets.stages.dedup.deduplicate`,
+which runs this hashing itself before embedding); nothing is deleted until you filter.
+
+Example:
+    >>> from evolvecoder_datasets.sources.exact import normalize_text, text_hash
+    >>> normalize_text("  Two\\tSum\\n\\n")
+    'two sum'
+    >>> text_hash("Two Sum") == text_hash("two   sum ")
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Any
+
+from .. import schema
+from .base import SEED_COLUMNS, seed_features
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+DUP_OF = "dup_of"
+DUP_SCORE = "dup_score"
+_WHITESPACE = re.compile(r"\s+")
+
+__all__ = ["normalize_text", "text_hash", "mark_exact_duplicates", "merge_sources", "DUP_OF", "DUP_SCORE"]
+
+
+def normalize_text(text: str | None) -> str:
+    """Lower-case, NFKC-fold and collapse whitespace.
+
+    Example:
+        >>> normalize_text("Ｆｉｎｄ  the MAX")
+        'find the max'
+    """
+    if not text:
+        return ""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+
+
+def text_hash(text: str | None) -> str:
+    """Hex BLAKE2b-128 digest of :func:`normalize_text` (stable across processes and runs).
+
+    Example:
+        >>> len(text_hash("abc"))
+        32
+    """
+    return hashlib.blake2b(normalize_text(text).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _hash_batch(batch: dict[str, list[Any]], *, column: str) -> dict[str, list[str]]:
+    return {"_text_hash": [text_hash(t) for t in batch[column]]}
+
+
+def mark_exact_duplicates(
+    ds: Dataset, *, column: str = schema.QUESTION, id_column: str = schema.ID, num_proc: int | None = None
+) -> Dataset:
+    """Add ``dup_of`` (id of the first row with the same normalised text, or None) and ``dup_score`` (1.0 or None).
+
+    The first occurrence in dataset order is kept. Use :func:`evolvecoder_datasets.stages.dedup.drop_duplicates`
+    (or any ``filter`` on ``dup_of``) to remove the marked rows.
+
+    Args:
+        ds (`datasets.Dataset`): rows with ``column`` and ``id_column``.
+        column (`str`, defaults to `"question"`): the text compared.
+        id_column (`str`, defaults to `"id"`): the id written into ``dup_of``.
+        num_proc (`int`, *optional*): processes for the hashing ``map``.
+
+    Raises:
+        SchemaError: a column is missing.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"id": ["a", "b", "c"], "question": ["Sum two", "sum  TWO", "Other"]})
+        >>> mark_exact_duplicates(ds)["dup_of"]
+        [None, 'a', None]
+    """
+    schema.check_columns(ds.column_names, [column, id_column], stage="mark_exact_duplicates")
+    hashed = ds.map(
+        _hash_batch, batched=True, fn_kwargs={"column": column}, num_proc=num_proc, desc="hashing texts"
+    )
+    hashes, ids = hashed["_text_hash"], hashed[id_column]
+    first: dict[str, str] = {}
+    dup_of: list[str | None] = []
+    for h, row_id in zip(hashes, ids):
+        if h in first:
+            dup_of.append(first[h])
+        else:
+            first[h] = row_id
+            dup_of.append(None)
+    hashed = hashed.remove_columns("_text_hash")
+    for name in (DUP_OF, DUP_SCORE):
+        if name in hashed.column_names:
+            hashed = hashed.remove_columns(name)
+    hashed = hashed.add_column(DUP_OF, dup_of)
+    return hashed.add_column(DUP_SCORE, [None if d is None else 1.0 for d in dup_of])
+
+
+def merge_sources(*datasets: Dataset) -> Dataset:
+    """Concatenate adapted seed datasets into one, in the seed schema, checking ids stay unique.
+
+    Args:
+        *datasets (`datasets.Dataset`): outputs of the ``from_*``/``load_*`` adapters.
+
+    Raises:
+        SchemaError: a dataset lacks seed columns or two rows share an id.
+
+    Example:
+        >>> from evolvecoder_datasets.sources import load_humaneval, load_leetcode, merge_sources
+        >>> seeds = merge_sources(load_humaneval(), load_leetcode())  # doctest: +SKIP
+        >>> len(seeds)  # doctest: +SKIP
+        1373
+    """
+    from datasets import concatenate_datasets
+
+    from ..errors import SchemaError
+
+    features = seed_features()
+    parts = []
+    for ds in datasets:
+        schema.check_columns(ds.column_names, SEED_COLUMNS, stage="merge_sources")
+        parts.append(ds.select_columns(list(SEED_COLUMNS)).cast(features))
+    merged = concatenate_datasets(parts)
+    ids = merged[schema.ID]
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        repeated = sorted({i for i in ids if i in seen or seen.add(i)})
+        raise SchemaError(f"merge_sources: ids repeat across sources, e.g. {repeated[:5]}")
+    return merged
