@@ -105,3 +105,10 @@ class LLMCacheMissError(LLMError, LookupError):
 
 
 __all__.append("LLMCacheMissError")
+
+
+class RoundStoreError(EvolveCoderError, OSError):
+    """A round store (a local git-backed folder or a Hub repository) could not be read or written."""
+
+
+__all__.append("RoundStoreError")
