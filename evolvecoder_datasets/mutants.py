@@ -1,0 +1,615 @@
+"""AST mutation of reference solutions: LLM-free near-correct adversaries and a mutation score.
+
+A mutant is the reference program with one small, plausible bug: a flipped comparison, an off-by-one in a
+``range`` or an index, a swapped arithmetic or logical operator, a nudged constant, a dropped branch, or a
+return inside a loop. Mutants serve two purposes:
+
+1. an LLM-free pool of near-correct programs that can join the solution pool of a round (adversaries that a
+   good test suite must reject);
+2. the **mutation score** of a test suite: the fraction of (non-equivalent) mutants that at least one test
+   kills, a direct measure of verification strength reported per round.
+
+Example:
+    >>> from evolvecoder_datasets.mutants import generate_mutants
+    >>> ref = "def is_adult(age):\\n    return age >= 18\\n"
+    >>> [m.description for m in generate_mutants(ref, operators=["comparison_flip", "boundary_constant"])]
+    ['`>=` -> `>`', '`>=` -> `<`', '`18` -> `19`', '`18` -> `17`']
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ConfigError, SchemaError
+
+__all__ = ["OPERATORS", "Mutant", "MutationScore", "generate_mutants", "mutation_score"]
+
+OPERATORS = (
+    "comparison_flip",
+    "negate_condition",
+    "off_by_one",
+    "arithmetic_swap",
+    "logical_swap",
+    "boundary_constant",
+    "drop_branch",
+    "early_return",
+)
+
+# A replacement per comparison: its boundary twin first (the classic off-by-one), then its opposite.
+_COMPARE_SWAPS: dict[type, tuple[type, ...]] = {
+    ast.Lt: (ast.LtE, ast.GtE),
+    ast.LtE: (ast.Lt, ast.Gt),
+    ast.Gt: (ast.GtE, ast.LtE),
+    ast.GtE: (ast.Gt, ast.Lt),
+    ast.Eq: (ast.NotEq,),
+    ast.NotEq: (ast.Eq,),
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
+    ast.In: (ast.NotIn,),
+    ast.NotIn: (ast.In,),
+}
+_ARITH_SWAPS: dict[type, tuple[type, ...]] = {
+    ast.Add: (ast.Sub,),
+    ast.Sub: (ast.Add,),
+    ast.Mult: (ast.FloorDiv,),
+    ast.FloorDiv: (ast.Mult, ast.Div),
+    ast.Div: (ast.FloorDiv,),
+    ast.Mod: (ast.FloorDiv,),
+    ast.Pow: (ast.Mult,),
+}
+_SYMBOLS: dict[type, str] = {
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Div: "/", ast.Mod: "%",
+    ast.Pow: "**", ast.And: "and", ast.Or: "or",
+}  # fmt: skip
+
+# An edit applies itself in place and returns the function that undoes it.
+_Edit = Callable[[], Callable[[], None]]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutated program.
+
+    Attributes:
+        code (`str`): the whole mutated program (normalised by ``ast.unparse``; comments are not kept).
+        operator (`str`): the mutation operator, one of :data:`OPERATORS`.
+        lineno (`int`): line of the mutated node in the original source (1-based).
+        col_offset (`int`): column of the mutated node in the original source (0-based).
+        description (`str`): what changed, e.g. ``"`<` -> `<=`"``.
+    """
+
+    code: str
+    operator: str
+    lineno: int
+    col_offset: int
+    description: str
+
+    @property
+    def location(self) -> str:
+        """``"line:col"`` of the mutated node, for reports."""
+        return f"{self.lineno}:{self.col_offset}"
+
+
+@dataclass(frozen=True)
+class _Site:
+    operator: str
+    node: ast.AST
+    description: str
+    edit: _Edit
+
+
+def _swap_attr(obj: Any, attr: str, value: Any) -> Callable[[], None]:
+    old = getattr(obj, attr)
+    setattr(obj, attr, value)
+    return lambda: setattr(obj, attr, old)
+
+
+def _swap_item(seq: list, pos: int, value: Any) -> Callable[[], None]:
+    old = seq[pos]
+    seq[pos] = value
+    return lambda: seq.__setitem__(pos, old)
+
+
+def _shifted(expr: ast.expr, delta: int) -> ast.expr:
+    """``expr + delta`` (or ``- delta``), folding integer constants so ``n - 1`` becomes ``n`` for +1."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return ast.Constant(expr.value + delta)
+    if (
+        isinstance(expr, ast.BinOp)
+        and isinstance(expr.op, (ast.Add, ast.Sub))
+        and isinstance(expr.right, ast.Constant)
+        and type(expr.right.value) is int
+    ):
+        k = expr.right.value if isinstance(expr.op, ast.Add) else -expr.right.value
+        k += delta
+        if k == 0:
+            return expr.left
+        return ast.BinOp(expr.left, ast.Add() if k > 0 else ast.Sub(), ast.Constant(abs(k)))
+    return ast.BinOp(copy.deepcopy(expr), ast.Add() if delta > 0 else ast.Sub(), ast.Constant(abs(delta)))
+
+
+def _src(node: ast.AST) -> str:
+    return ast.unparse(node)
+
+
+class _SiteFinder(ast.NodeVisitor):
+    """Collects every mutation site of a module, in source order, for the wanted operators."""
+
+    def __init__(self, operators: frozenset[str]) -> None:
+        self.ops = operators
+        self.sites: list[_Site] = []
+        self._docstrings: set[int] = set()
+        self._returns: list[ast.expr | None] = []
+
+    def add(self, operator: str, node: ast.AST, description: str, edit: _Edit) -> None:
+        if operator in self.ops:
+            self.sites.append(_Site(operator, node, description, edit))
+
+    # -- statements ------------------------------------------------------------------------------------------
+
+    def _mark_docstring(self, node: ast.AST) -> None:
+        body = getattr(node, "body", None)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            self._docstrings.add(id(body[0].value))
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self._mark_docstring(node)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._mark_docstring(node)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._mark_docstring(node)
+        # The value a loop should return early: the function's last `return` value (or None).
+        last = next((s for s in reversed(node.body) if isinstance(s, ast.Return)), None)
+        self._returns.append(last.value if last is not None else None)
+        for stmt in node.body:  # skip decorators, annotations and defaults
+            self.visit(stmt)
+        self._returns.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.body)  # skip default values
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.visit(node.target)  # skip the annotation
+        if node.value is not None:
+            self.visit(node.value)
+
+    def _negate(self, owner: ast.AST, attr: str, pos: int | None = None) -> None:
+        test = getattr(owner, attr) if pos is None else getattr(owner, attr)[pos]
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return  # `logical_swap` already drops that `not`
+        negated = ast.UnaryOp(ast.Not(), test)
+        description = f"`{_src(test)}` -> `not ({_src(test)})`"
+        if pos is None:
+            self.add("negate_condition", test, description, lambda: _swap_attr(owner, attr, negated))
+        else:
+            seq = getattr(owner, attr)
+            self.add("negate_condition", test, description, lambda: _swap_item(seq, pos, negated))
+
+    def visit_While(self, node: ast.While) -> None:
+        self._negate(node, "test")
+        self._loop(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._negate(node, "test")
+        self.generic_visit(node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        for pos in range(len(node.ifs)):
+            self._negate(node, "ifs", pos)
+        self.generic_visit(node)
+
+    def visit_If(self, node: ast.If) -> None:
+        cond = _src(node.test)
+        self._negate(node, "test")
+        # Drop the `if` branch: `if c: A else: B` -> `if c: pass else: B`.
+        self.add(
+            "drop_branch", node, f"drop the body of `if {cond}`",
+            lambda: _swap_attr(node, "body", [ast.Pass()]),
+        )  # fmt: skip
+        if node.orelse:
+            self.add(
+                "drop_branch", node.orelse[0], f"drop the `else` of `if {cond}`",
+                lambda: _swap_attr(node, "orelse", []),
+            )  # fmt: skip
+        self.generic_visit(node)
+
+    def _loop(self, node: ast.For | ast.While | ast.AsyncFor) -> None:
+        if self._returns and node.body:
+            value = self._returns[-1]
+            ret = ast.Return(copy.deepcopy(value) if value is not None else None)
+            what = _src(ret)
+            self.add(
+                "early_return", node.body[-1], f"`{what}` at the end of the first loop iteration",
+                lambda: _swap_attr(node, "body", [*node.body, ret]),
+            )  # fmt: skip
+        self.generic_visit(node)
+
+    visit_For = visit_AsyncFor = _loop
+
+    # -- expressions -----------------------------------------------------------------------------------------
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        for pos, op in enumerate(node.ops):
+            for new in _COMPARE_SWAPS.get(type(op), ()):
+                self.add(
+                    "comparison_flip", node, f"`{_SYMBOLS[type(op)]}` -> `{_SYMBOLS[new]}`",
+                    lambda pos=pos, new=new: _swap_item(node.ops, pos, new()),
+                )  # fmt: skip
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self._arith(node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._arith(node, suffix="=")
+        self.generic_visit(node)
+
+    def _arith(self, node: ast.BinOp | ast.AugAssign, suffix: str = "") -> None:
+        old = type(node.op)
+        for new in _ARITH_SWAPS.get(old, ()):
+            self.add(
+                "arithmetic_swap", node, f"`{_SYMBOLS[old]}{suffix}` -> `{_SYMBOLS[new]}{suffix}`",
+                lambda new=new: _swap_attr(node, "op", new()),
+            )  # fmt: skip
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        new = ast.Or if isinstance(node.op, ast.And) else ast.And
+        self.add(
+            "logical_swap", node, f"`{_SYMBOLS[type(node.op)]}` -> `{_SYMBOLS[new]}`",
+            lambda: _swap_attr(node, "op", new()),
+        )  # fmt: skip
+        self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        # Offer `not x` -> `x` wherever a `not` sits in a field of its parent.
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+                self.add(
+                    "logical_swap", value, f"drop `not` in `{_src(value)}`",
+                    lambda node=node, name=name, value=value: _swap_attr(node, name, value.operand),
+                )  # fmt: skip
+            elif isinstance(value, list):
+                for pos, item in enumerate(value):
+                    if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.Not):
+                        self.add(
+                            "logical_swap", item, f"drop `not` in `{_src(item)}`",
+                            lambda value=value, pos=pos, item=item: _swap_item(value, pos, item.operand),
+                        )  # fmt: skip
+        super().generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if id(node) in self._docstrings:
+            return
+        if type(node.value) is bool:
+            self.add(
+                "boundary_constant", node, f"`{node.value}` -> `{not node.value}`",
+                lambda: _swap_attr(node, "value", not node.value),
+            )  # fmt: skip
+        elif type(node.value) is int:
+            for delta in (1, -1):
+                new = node.value + delta
+                self.add(
+                    "boundary_constant", node, f"`{node.value}` -> `{new}`",
+                    lambda new=new: _swap_attr(node, "value", new),
+                )  # fmt: skip
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id == "range" and 1 <= len(node.args) <= 3:
+            # The stop bound, and the start bound when given.
+            bounds = [0] if len(node.args) == 1 else [1, 0]
+            for pos in bounds:
+                arg = node.args[pos]
+                for delta in (1, -1):
+                    new = _shifted(arg, delta)
+                    self.add(
+                        "off_by_one", node, f"`range` bound `{_src(arg)}` -> `{_src(new)}`",
+                        lambda pos=pos, new=new: _swap_item(node.args, pos, new),
+                    )  # fmt: skip
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        index = node.slice
+        if isinstance(index, ast.Slice):
+            for name in ("lower", "upper"):
+                bound = getattr(index, name)
+                if bound is None:
+                    continue
+                for delta in (1, -1):
+                    new = _shifted(bound, delta)
+                    self.add(
+                        "off_by_one", node, f"slice bound `{_src(bound)}` -> `{_src(new)}`",
+                        lambda name=name, new=new: _swap_attr(index, name, new),
+                    )  # fmt: skip
+        elif not isinstance(index, (ast.Constant, ast.Tuple)):
+            for delta in (1, -1):
+                new = _shifted(index, delta)
+                self.add(
+                    "off_by_one", node, f"index `{_src(index)}` -> `{_src(new)}`",
+                    lambda new=new: _swap_attr(node, "slice", new),
+                )  # fmt: skip
+        self.generic_visit(node)
+
+
+def _normalise(source: str) -> str:
+    try:
+        return ast.unparse(ast.parse(source))
+    except SyntaxError as err:
+        raise SchemaError(f"reference solution does not parse: {err.msg} (line {err.lineno})") from err
+
+
+def generate_mutants(
+    source: str,
+    *,
+    max_mutants: int | None = None,
+    seed: int = 0,
+    operators: Iterable[str] = OPERATORS,
+) -> list[Mutant]:
+    """Every single-edit mutant of a Python program, deduplicated.
+
+    Mutants are produced in source order, each by one edit of one AST node, then kept only when they compile
+    and their ``ast.unparse`` form differs from the original's and from every earlier mutant's. Docstrings,
+    decorators, annotations and default values are left alone.
+
+    Operators:
+        ``comparison_flip`` (``<`` -> ``<=`` / ``>=``, ``==`` <-> ``!=``, ``in`` <-> ``not in``...),
+        ``negate_condition`` (``if c`` -> ``if not (c)``, also in ``while``, conditional expressions and
+        comprehension filters),
+        ``off_by_one`` (``range`` bounds, indices and slice bounds +-1), ``arithmetic_swap`` (``+`` <-> ``-``,
+        ``*`` <-> ``//``, ``/`` <-> ``//``, ``%`` -> ``//``, ``**`` -> ``*``, also in ``+=``...),
+        ``logical_swap`` (``and`` <-> ``or``, drop a ``not``), ``boundary_constant`` (integers +-1, booleans
+        flipped), ``drop_branch`` (empty an ``if`` body, drop an ``else``), ``early_return`` (the function's
+        final ``return`` also at the end of a loop body, so it returns after one iteration).
+
+    Args:
+        source (`str`): the program (a whole module: functions, imports, helpers).
+        max_mutants (`int`, *optional*): keep at most this many, a uniform sample (seeded) in source order;
+            `None` keeps all.
+        seed (`int`, *optional*, defaults to `0`): seed of that sample.
+        operators (`Iterable[str]`, *optional*): the operators to apply, any of :data:`OPERATORS`.
+
+    Returns:
+        `list[Mutant]`: distinct mutants, in source order.
+
+    Raises:
+        SchemaError: ``source`` does not parse.
+        ConfigError: an unknown operator, or a negative ``max_mutants``.
+
+    Example:
+        >>> from evolvecoder_datasets.mutants import generate_mutants
+        >>> src = "def total(xs):\\n    s = 0\\n    for i in range(len(xs)):\\n        s += xs[i]\\n    return s\\n"
+        >>> mutants = generate_mutants(src)
+        >>> len(mutants), sorted({m.operator for m in mutants})
+        (8, ['arithmetic_swap', 'boundary_constant', 'early_return', 'off_by_one'])
+        >>> print(generate_mutants(src, operators=["early_return"])[0].code)
+        def total(xs):
+            s = 0
+            for i in range(len(xs)):
+                s += xs[i]
+                return s
+            return s
+    """
+    wanted = frozenset(operators)
+    unknown = wanted - set(OPERATORS)
+    if unknown:
+        raise ConfigError(f"unknown mutation operators {sorted(unknown)}; choose from {list(OPERATORS)}")
+    if max_mutants is not None and (isinstance(max_mutants, bool) or max_mutants < 0):
+        raise ConfigError(f"max_mutants must be a non-negative integer or None, got {max_mutants!r}")
+
+    original = _normalise(source)
+    tree = ast.parse(source)
+    finder = _SiteFinder(wanted)
+    finder.visit(tree)
+
+    seen = {original}
+    mutants: list[Mutant] = []
+    for site in finder.sites:
+        undo = site.edit()
+        try:
+            code = ast.unparse(tree)
+        finally:
+            undo()
+        if code in seen:
+            continue
+        seen.add(code)
+        try:
+            compile(code, "<mutant>", "exec")
+        except (SyntaxError, ValueError):
+            continue
+        mutants.append(
+            Mutant(
+                code=code,
+                operator=site.operator,
+                lineno=getattr(site.node, "lineno", 0),
+                col_offset=getattr(site.node, "col_offset", 0),
+                description=site.description,
+            )
+        )
+    if max_mutants is not None and len(mutants) > max_mutants:
+        keep = sorted(random.Random(seed).sample(range(len(mutants)), max_mutants))
+        mutants = [mutants[i] for i in keep]
+    return mutants
+
+
+@dataclass(frozen=True)
+class MutationScore:
+    """How strongly a test suite tells a reference solution from its mutants.
+
+    Attributes:
+        score (`float`): killed / considered; ``nan`` when no mutant is considered.
+        killed (`int`): mutants failing at least one test the reference passes.
+        considered (`int`): mutants counted as non-equivalent (the denominator).
+        survivors (`list[Mutant]`): considered mutants no test killed (the suite's blind spots).
+        equivalent (`list[Mutant]`): mutants set aside as (probably) equivalent; empty without a reference
+            suite.
+        broken_tests (`list[int]`): indices of tests the reference itself fails; they kill nothing.
+        by_operator (`dict[str, dict[str, int]]`): ``{"killed": ..., "considered": ...}`` per operator.
+    """
+
+    score: float
+    killed: int
+    considered: int
+    survivors: list[Mutant] = field(default_factory=list)
+    equivalent: list[Mutant] = field(default_factory=list)
+    broken_tests: list[int] = field(default_factory=list)
+    by_operator: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain numbers for round statistics and cards (no program text)."""
+        return {
+            "score": self.score,
+            "killed": self.killed,
+            "considered": self.considered,
+            "survived": len(self.survivors),
+            "equivalent": len(self.equivalent),
+            "broken_tests": len(self.broken_tests),
+            "by_operator": {op: dict(v) for op, v in self.by_operator.items()},
+        }
+
+
+Runner = Callable[[Sequence[str], Sequence[str]], Any]
+
+
+def _run(programs: list[str], tests: list[str], runner: Runner | None, sandbox: Any) -> np.ndarray:
+    if runner is not None and sandbox is not None:
+        raise ConfigError("pass either runner or sandbox, not both")
+    if runner is not None:
+        matrix = runner(programs, tests)
+    elif sandbox is not None:
+        matrix = sandbox.pass_matrix(programs, tests)
+    else:
+        from .execution import Sandbox
+
+        with Sandbox() as sb:
+            matrix = sb.pass_matrix(programs, tests)
+    M = np.asarray(matrix, dtype=bool)
+    if M.shape != (len(programs), len(tests)):
+        raise SchemaError(f"runner returned shape {M.shape}, expected {(len(programs), len(tests))}")
+    return M
+
+
+def mutation_score(
+    reference: str,
+    tests: Sequence[str],
+    *,
+    mutants: Sequence[Mutant] | None = None,
+    reference_tests: Sequence[str] | None = None,
+    runner: Runner | None = None,
+    sandbox: Any = None,
+    max_mutants: int | None = None,
+    seed: int = 0,
+    operators: Iterable[str] = OPERATORS,
+) -> MutationScore:
+    """Fraction of non-equivalent mutants of ``reference`` that ``tests`` kill.
+
+    A mutant is *killed* when it fails at least one test that the reference passes (tests the reference fails
+    are reported as broken and kill nothing). Deciding whether a mutant is *equivalent* (behaves exactly like
+    the reference) is undecidable in general, so it is approximated:
+
+    - with ``reference_tests`` (a larger or trusted suite, e.g. the final suite or seed tests plus all
+      generated ones): a mutant no reference test kills is set aside as equivalent;
+    - without it, every mutant counts, so the score is a lower bound and the survivors list the mutants to
+      inspect (some may be equivalent).
+
+    Programs run once, all together: ``[reference, *mutants]`` against ``tests + reference_tests``.
+
+    Args:
+        reference (`str`): the reference solution (a whole program).
+        tests (`Sequence[str]`): the suite to score, one independent test (e.g. an ``assert``) per item.
+        mutants (`Sequence[Mutant]`, *optional*): mutants to use; by default
+            ``generate_mutants(reference, max_mutants=..., seed=..., operators=...)``.
+        reference_tests (`Sequence[str]`, *optional*): suite that decides non-equivalence (see above).
+        runner (`Callable[[Sequence[str], Sequence[str]], array-like]`, *optional*): returns the bool pass
+            matrix ``(programs, tests)``; for trusted code or a custom executor.
+        sandbox (`evolvecoder_datasets.execution.Sandbox`, *optional*): an open sandbox; its ``pass_matrix``
+            runs the programs. With neither ``runner`` nor ``sandbox``, a default ``Sandbox()`` is opened.
+        max_mutants (`int`, *optional*): cap on generated mutants (seeded sample).
+        seed (`int`, *optional*, defaults to `0`): seed of that sample.
+        operators (`Iterable[str]`, *optional*): operators of the generated mutants.
+
+    Returns:
+        [`MutationScore`]: the score, counts, survivors and per-operator breakdown.
+
+    Raises:
+        ConfigError: both ``runner`` and ``sandbox`` are given.
+        SchemaError: the reference does not parse, or the runner returns a matrix of the wrong shape.
+        SandboxError: the default sandbox cannot run.
+
+    Example:
+        >>> from evolvecoder_datasets.mutants import mutation_score
+        >>> def trusted_runner(programs, tests):   # in-process: only for code you trust
+        ...     rows = []
+        ...     for program in programs:
+        ...         row = []
+        ...         for test in tests:
+        ...             scope = {}
+        ...             try:
+        ...                 exec(program, scope)
+        ...                 exec(test, scope)
+        ...                 row.append(True)
+        ...             except Exception:
+        ...                 row.append(False)
+        ...         rows.append(row)
+        ...     return rows
+        >>> ref = "def is_adult(age):\\n    return age >= 18\\n"
+        >>> weak = mutation_score(ref, ["assert is_adult(30)"], runner=trusted_runner)
+        >>> strong = mutation_score(ref, ["assert is_adult(18)", "assert not is_adult(17)"], runner=trusted_runner)
+        >>> weak.score, strong.score, [m.description for m in weak.survivors]
+        (0.25, 1.0, ['`>=` -> `>`', '`18` -> `19`', '`18` -> `17`'])
+    """
+    tests = list(tests)
+    extra = list(reference_tests or [])
+    if mutants is None:
+        mutants = generate_mutants(reference, max_mutants=max_mutants, seed=seed, operators=operators)
+    mutants = list(mutants)
+    if not mutants:
+        return MutationScore(score=float("nan"), killed=0, considered=0)
+
+    M = _run([reference] + [m.code for m in mutants], tests + extra, runner, sandbox)
+    ref_row, mutant_rows = M[0], M[1:]
+    suite, suite_ref = mutant_rows[:, : len(tests)], ref_row[: len(tests)]
+    killed_mask = (~suite & suite_ref).any(axis=1)
+    if extra:
+        ref_suite, ref_ref = mutant_rows[:, len(tests) :], ref_row[len(tests) :]
+        distinct = (~ref_suite & ref_ref).any(axis=1) | killed_mask
+    else:
+        distinct = np.ones(len(mutants), dtype=bool)
+
+    by_operator: dict[str, dict[str, int]] = {}
+    survivors, equivalent = [], []
+    for mutant, killed, counted in zip(mutants, killed_mask.tolist(), distinct.tolist()):
+        if not counted:
+            equivalent.append(mutant)
+            continue
+        slot = by_operator.setdefault(mutant.operator, {"killed": 0, "considered": 0})
+        slot["considered"] += 1
+        slot["killed"] += int(killed)
+        if not killed:
+            survivors.append(mutant)
+    considered = int(distinct.sum())
+    killed_n = int((killed_mask & distinct).sum())
+    return MutationScore(
+        score=killed_n / considered if considered else float("nan"),
+        killed=killed_n,
+        considered=considered,
+        survivors=survivors,
+        equivalent=equivalent,
+        broken_tests=np.flatnonzero(~suite_ref).tolist(),
+        by_operator=by_operator,
+    )
+
