@@ -1,0 +1,1153 @@
+"""The fork server: a small stdlib-only process that runs untrusted programs against tests.
+
+It is started by :class:`evolvecoder_datasets.execution.Sandbox` as ``python -I _forkserver.py`` (inside bubblewrap
+or unshare when available), never by forking the caller. It talks to its parent over length-prefixed JSON frames
+on two pipes and handles one job (one program and its tests) at a time.
+
+Process tree of one job::
+
+    server (trusted: judges, compares, sweeps)
+      └─ S: solution child (own session; rlimits; unprivileged uid; loads the program once)
+           └─ G: one grandchild per test in "isolated" mode (own process group)
+
+Verdicts travel on a dedicated result pipe as lines that start with a per-run random nonce; a test without a line
+is a crash, and exit codes are never trusted. For ``assert <expr> == <literal>`` tests only ``<expr>`` enters the
+untrusted process: its value comes back in canonical form (built from the builtin base data, so an object whose
+``__eq__`` always answers True cannot pass) and the server compares it with the literal. Other asserts run with
+their comparisons routed through a hardened comparator held in a closure the program cannot reach by name.
+
+This file must stay importable without the package and without third-party modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import collections
+import ctypes
+import decimal
+import fractions
+import io
+import json
+import os
+import pickle
+import resource
+import secrets
+import select
+import shutil
+import signal
+import struct
+import sys
+import time
+import types
+
+PROTOCOL_VERSION = 1
+STATUSES = ("pass", "fail", "error", "timeout", "memory", "crash", "syntax_error", "unexecuted")
+MAX_MESSAGE = 300
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_IMMUTABLE_TYPE_FLAG = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: set on C-defined types, never on Python classes
+
+# Modules that solutions commonly import, loaded once here so that every fork gets them for free.
+_PRELOAD = (
+    "math", "cmath", "itertools", "functools", "heapq", "bisect", "re", "string", "typing", "operator",
+    "copy", "random", "statistics", "dataclasses", "enum", "array", "datetime", "calendar", "hashlib",
+    "textwrap", "unicodedata", "numbers", "queue", "abc",
+)  # fmt: skip
+
+# Captured before any untrusted code runs: a program may rebind names in modules, never these references.
+_fork, _exit, _write, _read, _close, _kill, _killpg = os.fork, os._exit, os.write, os.read, os.close, os.kill, os.killpg
+_wait4, _waitpid, _monotonic, _process_time = os.wait4, os.waitpid, time.monotonic, time.process_time
+_dumps, _b64 = pickle.dumps, base64.b64encode
+_json_dumps = json.dumps
+_isinstance, _type, _len, _id = isinstance, type, len, id
+_AssertionError, _MemoryError, _SystemExit, _BaseException = AssertionError, MemoryError, SystemExit, BaseException
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - static or exotic libc
+        return None
+
+
+_LIBC = _libc()
+
+
+def _prctl(option: int, value: int) -> bool:
+    return bool(_LIBC is not None and _LIBC.prctl(option, value, 0, 0, 0) == 0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Canonical values: what a program's result *is*, independent of the methods its class defines.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class Opaque:
+    """Stands for a value built from a Python-defined class; equal only to itself."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name} object>"
+
+    def __reduce__(self):
+        return (Opaque, (self.name,))
+
+
+_ATOMS = (int, bool, float, complex, str, bytes, type(None))
+_DEPTH_LIMIT = 200
+
+
+def canonical(value, *, transport: bool = False, _depth: int = 0):
+    """Rebuild ``value`` from builtin base data, replacing Python-defined objects by :class:`Opaque`.
+
+    Subclasses of builtins are read through the builtin's own slots (``int.__index__``, ``dict.items`` ...), so an
+    overridden ``__eq__``/``__iter__``/``__str__`` has no say. ``transport=True`` also replaces C objects that the
+    server could not unpickle (numpy arrays, ranges ...) by :class:`Opaque`; numpy scalars become Python numbers.
+    """
+    t = _type(value)
+    if t in _ATOMS:
+        return value
+    if _depth > _DEPTH_LIMIT:
+        return Opaque("too deeply nested value")
+    d = _depth + 1
+    if t is list:
+        return [canonical(v, transport=transport, _depth=d) for v in value]
+    if t is tuple:
+        return tuple(canonical(v, transport=transport, _depth=d) for v in value)
+    if t is dict:
+        return {canonical(k, transport=transport, _depth=d): canonical(v, transport=transport, _depth=d)
+                for k, v in value.items()}  # fmt: skip
+    if t is set:
+        return {canonical(v, transport=transport, _depth=d) for v in value}
+    if t is frozenset:
+        return frozenset(canonical(v, transport=transport, _depth=d) for v in value)
+    if t is fractions.Fraction or t is decimal.Decimal:
+        return value
+    if t is collections.deque:
+        return collections.deque(canonical(v, transport=transport, _depth=d) for v in value)
+    # Subclasses of builtins: read the builtin's data, ignore the subclass's methods.
+    if _isinstance(value, bool):  # pragma: no cover - bool cannot be subclassed
+        return bool(value)
+    if _isinstance(value, int):
+        return int.__index__(value)
+    if _isinstance(value, float):
+        return float.__float__(value)
+    if _isinstance(value, str):
+        return str.__str__(value)
+    if _isinstance(value, bytes):
+        return bytes.__add__(b"", value)
+    if _isinstance(value, complex):
+        return complex(complex.real.__get__(value), complex.imag.__get__(value))
+    if _isinstance(value, list):
+        return [canonical(v, transport=transport, _depth=d) for v in list.__iter__(value)]
+    if _isinstance(value, tuple):
+        return tuple(canonical(v, transport=transport, _depth=d) for v in tuple.__iter__(value))
+    if _isinstance(value, dict):
+        return {canonical(k, transport=transport, _depth=d): canonical(v, transport=transport, _depth=d)
+                for k, v in dict.items(value)}  # fmt: skip
+    if _isinstance(value, (set, frozenset)):
+        items = [canonical(v, transport=transport, _depth=d) for v in set.__iter__(value)] if _isinstance(
+            value, set) else [canonical(v, transport=transport, _depth=d) for v in frozenset.__iter__(value)]
+        return set(items) if _isinstance(value, set) else frozenset(items)
+    if t.__flags__ & _IMMUTABLE_TYPE_FLAG:
+        # Implemented in C: its methods are what its library wrote, not what the program wrote.
+        numpy = sys.modules.get("numpy")
+        if numpy is not None and _isinstance(value, numpy.generic):
+            return canonical(value.item(), transport=transport, _depth=d)
+        if not transport:
+            return value
+    return Opaque(getattr(t, "__qualname__", "object"))
+
+
+def _has_opaque(value, _depth: int = 0) -> bool:
+    t = _type(value)
+    if t is Opaque:
+        return True
+    if _depth > _DEPTH_LIMIT:
+        return True
+    if t in (list, tuple, set, frozenset, collections.deque):
+        return any(_has_opaque(v, _depth + 1) for v in value)
+    if t is dict:
+        return any(_has_opaque(k, _depth + 1) or _has_opaque(v, _depth + 1) for k, v in value.items())
+    return False
+
+
+def _compare(op: str, left, right) -> bool:
+    if op == "eq":
+        return left == right
+    if op == "ne":
+        return left != right
+    if op == "lt":
+        return left < right
+    if op == "le":
+        return left <= right
+    if op == "gt":
+        return left > right
+    if op == "ge":
+        return left >= right
+    if op == "in":
+        return left in right
+    if op == "notin":
+        return left not in right
+    raise ValueError(op)
+
+
+def hardened_compare(op: str, left, right) -> bool:
+    """Compare as Python would, but on canonical values when exactly one side holds program-defined objects.
+
+    When both sides contain Python-defined objects (a ``ListNode`` against a ``ListNode``) there is nothing
+    trusted to compare against, and Python's own semantics apply.
+    """
+    cl, cr = canonical(left), canonical(right)
+    if _has_opaque(cl) and _has_opaque(cr):
+        return bool(_compare(op, left, right))
+    return bool(_compare(op, cl, cr))
+
+
+class _ValueUnpickler(pickle.Unpickler):
+    _ALLOWED = {
+        ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("fractions", "Fraction"),
+        ("decimal", "Decimal"), ("_decimal", "Decimal"), ("collections", "deque"), ("__main__", "Opaque"),
+        ("_forkserver", "Opaque"), ("evolvecoder_datasets.execution._forkserver", "Opaque"),
+    }  # fmt: skip
+
+    def find_class(self, module, name):
+        if (module, name) in self._ALLOWED:
+            if name == "Opaque":
+                return Opaque
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"forbidden global {module}.{name}")
+
+
+def load_value(payload: str):
+    """Decode a canonical value sent by a child (only builtins and an allowlist of value classes)."""
+    return _ValueUnpickler(io.BytesIO(base64.b64decode(payload))).load()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tests: classified and compiled once per distinct source, by the server (trusted).
+# ---------------------------------------------------------------------------------------------------------------
+
+_CMP_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
+            ast.In: "in", ast.NotIn: "notin"}  # fmt: skip
+_CMP_NAME = "_ecd_cmp_"
+
+
+class _HardenComparisons(ast.NodeTransformer):
+    """``a OP b`` -> ``_ecd_cmp_("op", a, b)`` for single comparisons (chains keep Python semantics)."""
+
+    def visit_Compare(self, node: ast.Compare):
+        self.generic_visit(node)
+        if _len(node.ops) != 1 or _type(node.ops[0]) not in _CMP_OPS:
+            return node
+        call = ast.Call(
+            func=ast.Name(id=_CMP_NAME, ctx=ast.Load()),
+            args=[ast.Constant(_CMP_OPS[_type(node.ops[0])]), node.left, node.comparators[0]],
+            keywords=[],
+        )
+        return ast.copy_location(call, node)
+
+
+class PreparedTest:
+    """A test ready to run: ``kind`` is ``probe`` (value judged by the server), ``stmt`` or ``invalid``."""
+
+    __slots__ = ("kind", "code", "op", "expected", "message")
+
+    def __init__(self, kind, code=None, op=None, expected=None, message=""):
+        self.kind, self.code, self.op, self.expected, self.message = kind, code, op, expected, message
+
+
+def _literal(node: ast.AST):
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def prepare_test(source: str) -> PreparedTest:
+    """Classify and compile one test string. Never raises: a broken test becomes kind ``invalid``."""
+    try:
+        tree = ast.parse(source, "<test>", "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
+        return PreparedTest("invalid", message=f"test does not parse: {type(err).__name__}: {err}"[:MAX_MESSAGE])
+    body = tree.body
+    if _len(body) == 1 and _type(body[0]) is ast.Assert and _type(body[0].test) is ast.Compare:
+        cmp = body[0].test
+        if _len(cmp.ops) == 1 and _type(cmp.ops[0]) in (ast.Eq, ast.NotEq):
+            op = "eq" if _type(cmp.ops[0]) is ast.Eq else "ne"
+            left_lit, left_val = _literal(cmp.left)
+            right_lit, right_val = _literal(cmp.comparators[0])
+            if left_lit != right_lit:
+                expr = cmp.comparators[0] if left_lit else cmp.left
+                expected = left_val if left_lit else right_val
+                try:
+                    code = compile(ast.Expression(expr), "<test>", "eval")
+                    return PreparedTest("probe", code=code, op=op, expected=expected)
+                except (SyntaxError, ValueError, MemoryError, RecursionError):
+                    pass
+    # General statements: run inside a function whose closure holds the comparator, so a program cannot swap it
+    # through globals(); names the test uses resolve in the program's namespace exactly as at module level.
+    try:
+        tree = _HardenComparisons().visit(tree)
+        inner = ast.FunctionDef(
+            name="_ecd_test_", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=tree.body or [ast.Pass()], decorator_list=[], returns=None, type_params=[],
+        )  # fmt: skip
+        outer = ast.FunctionDef(
+            name="_ecd_make_",
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=_CMP_NAME)], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=[inner, ast.Return(value=ast.Name(id="_ecd_test_", ctx=ast.Load()))],
+            decorator_list=[], returns=None, type_params=[],
+        )  # fmt: skip
+        module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+        code = compile(module, "<test>", "exec")
+        code = next(c for c in code.co_consts if _isinstance(c, types.CodeType))  # the code of _ecd_make_
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as err:
+        return PreparedTest("invalid", message=f"test does not compile: {type(err).__name__}: {err}"[:MAX_MESSAGE])
+    return PreparedTest("stmt", code=code)
+
+
+class _LRU(collections.OrderedDict):
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def get_or(self, key, make):
+        try:
+            self.move_to_end(key)
+            return self[key]
+        except KeyError:
+            value = self[key] = make(key)
+            if _len(self) > self.size:
+                self.popitem(last=False)
+            return value
+
+
+_TESTS = _LRU(20_000)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Output checking for stdin/stdout problems.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def outputs_match(actual: str, expected: str, float_tol: float | None = None) -> bool:
+    """Whitespace-normalised token comparison; with ``float_tol``, numeric tokens match within that tolerance.
+
+    >>> outputs_match("1 2\\n3\\n", "1 2 3")
+    True
+    >>> outputs_match("0.3333334", "0.333333", float_tol=1e-6)
+    True
+    """
+    a, e = actual.split(), expected.split()
+    if a == e:
+        return True
+    if float_tol is None or _len(a) != _len(e):
+        return False
+    for x, y in zip(a, e):
+        if x == y:
+            continue
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            return False
+        if not abs(fx - fy) <= float_tol * max(1.0, abs(fy)):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Process plumbing.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process from /proc (0.0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return 0.0
+    fields = data[data.rfind(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as fh:
+            return [int(x) for x in fh.read().split()]
+    except OSError:
+        kids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as fh:
+                        data = fh.read()
+                    if int(data[data.rfind(b")") + 2 :].split()[1]) == pid:
+                        kids.append(int(entry))
+                except (OSError, ValueError, IndexError):
+                    continue
+        return kids
+
+
+def sweep_children(keep: int | None = None) -> int:
+    """Kill and reap every child of this process (orphans re-parented to us, as a subreaper, included)."""
+    me, killed = os.getpid(), 0
+    for _ in range(100):
+        kids = [k for k in _children(me) if k != keep]
+        if not kids:
+            break
+        for kid in kids:
+            for fn, target in ((_killpg, kid), (_kill, kid)):
+                try:
+                    fn(target, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            killed += 1
+        for kid in kids:
+            try:
+                _waitpid(kid, 0)
+            except ChildProcessError:
+                pass
+    _reap_zombies()
+    return killed
+
+
+def _reap_zombies() -> None:
+    while True:
+        try:
+            pid, _ = _waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _kill_tree(pid: int) -> None:
+    for fn in (_killpg, _kill):
+        try:
+            fn(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def wait_with_limits(pid: int, cpu_limit: float, wall_limit: float):
+    """Wait for a child, killing its group once its CPU time reaches ``cpu_limit`` or wall time ``wall_limit``.
+
+    Returns ``(wait_status, cpu_seconds, killed)`` where ``killed`` is ``None``, ``"cpu"`` or ``"wall"``.
+    """
+    start = _monotonic()
+    killed = None
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = -1
+    try:
+        next_check = min(cpu_limit, wall_limit)
+        while True:
+            if pidfd >= 0:
+                ready = select.select([pidfd], [], [], max(0.0, start + next_check - _monotonic()))[0]
+                done = bool(ready)
+            else:
+                done = _poll_wait(pid, start + next_check)
+            if done:
+                break
+            elapsed = _monotonic() - start
+            cpu = proc_cpu_seconds(pid)
+            if cpu >= cpu_limit or elapsed >= wall_limit:
+                killed = "cpu" if cpu >= cpu_limit else "wall"
+                _kill_tree(pid)
+                break
+            next_check = min(wall_limit, elapsed + max(cpu_limit - cpu, 0.01))
+    finally:
+        if pidfd >= 0:
+            _close(pidfd)
+    _, status, usage = _wait4(pid, 0)
+    return status, usage.ru_utime + usage.ru_stime, killed
+
+
+def _poll_wait(pid: int, deadline: float) -> bool:
+    delay = 0.0005
+    while True:
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True
+        if _monotonic() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.01)
+
+
+def _describe_exit(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"killed by {name}"
+    return f"exited with code {os.WEXITSTATUS(status)} without reporting"
+
+
+def _devnull_std() -> None:
+    fd = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1, 2):
+        if fd != target:
+            os.dup2(fd, target)
+    if fd > 2:
+        _close(fd)
+
+
+class Limits:
+    """Resource limits applied in the solution child (and inherited by its grandchildren)."""
+
+    def __init__(self, job: dict) -> None:
+        self.memory = int(job.get("memory_mb", 1024)) * 1024 * 1024
+        self.fsize = int(job.get("max_output_bytes", 1 << 20))
+        self.nofile = int(job.get("max_open_files", 64))
+        self.nproc = int(job.get("max_processes", 32))
+        self.uid = job.get("uid")
+
+    def apply(self) -> None:
+        for limit, value in (
+            (resource.RLIMIT_AS, self.memory),
+            (resource.RLIMIT_FSIZE, self.fsize),
+            (resource.RLIMIT_NOFILE, self.nofile),
+            (resource.RLIMIT_CORE, 0),
+            (resource.RLIMIT_NPROC, self.nproc),
+        ):
+            if value and value > 0:
+                try:
+                    resource.setrlimit(limit, (value, value))
+                except (ValueError, OSError):
+                    pass
+
+    def drop_privileges(self) -> bool:
+        if self.uid is None or os.geteuid() != 0:
+            return False
+        try:
+            os.setgroups([])
+            os.setresgid(self.uid, self.uid, self.uid)
+            os.setresuid(self.uid, self.uid, self.uid)
+        except OSError:
+            return False
+        return True
+
+
+_CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+              "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # fmt: skip
+
+
+def _enter_child(limits: Limits, keep_fd: int, workdir: str, *, session: bool) -> None:
+    """Common set-up of the solution child: session, fds, limits, cwd, uid, environment."""
+    if session:
+        os.setsid()
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, 65536)
+    _devnull_std()
+    limits.apply()
+    os.chdir(workdir)
+    limits.drop_privileges()
+    os.environ.clear()
+    os.environ.update(_CHILD_ENV)
+    os.environ["HOME"] = workdir
+    os.environ["TMPDIR"] = workdir
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGALRM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Inside the solution child.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class _Reporter:
+    """Writes verdict lines ``<nonce> <json>`` to the result pipe. Writes under 4 KiB are atomic."""
+
+    __slots__ = ("fd", "prefix")
+
+    def __init__(self, fd: int, nonce: str) -> None:
+        self.fd, self.prefix = fd, nonce + " "
+
+    def send(self, *fields) -> None:
+        data = (self.prefix + _json_dumps(fields) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            try:
+                n = _write(self.fd, view)
+            except InterruptedError:
+                continue
+            except OSError:
+                return
+            view = view[n:]
+
+
+def _exception_status(err: BaseException) -> tuple[str, str]:
+    if _isinstance(err, _AssertionError):
+        msg = str(err)
+        return "fail", ("AssertionError: " + msg if msg else "AssertionError")[:MAX_MESSAGE]
+    if _isinstance(err, _MemoryError):
+        return "memory", "MemoryError"
+    if _isinstance(err, _SystemExit):
+        return "error", f"SystemExit({err.code!r}) raised"[:MAX_MESSAGE]
+    try:
+        text = f"{_type(err).__name__}: {err}"
+    except _BaseException:
+        text = _type(err).__name__
+    return "error", text[:MAX_MESSAGE]
+
+
+def _run_one_test(test: PreparedTest, namespace: dict, max_value: int):
+    """Run one prepared test in the current process. Returns ``(status, message, payload)``."""
+    try:
+        if test.kind == "probe":
+            value = eval(test.code, namespace)
+            try:
+                blob = _dumps(canonical(value, transport=True), protocol=4)
+            except RecursionError:
+                return "fail", "value too deeply nested to compare", None
+            if _len(blob) > max_value:
+                return "fail", f"value too large to compare ({_len(blob)} bytes)", None
+            return "value", "", _b64(blob).decode("ascii")
+        # The comparator reaches the test through a closure cell: rebinding a global cannot replace it.
+        types.FunctionType(test.code, namespace)(hardened_compare)()
+        return "pass", "", None
+    except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
+        status, message = _exception_status(err)
+        return status, message, None
+
+
+def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce: str, wfd: int,
+                    workdir: str, limits: Limits) -> None:
+    """Body of S. Never returns: it ``_exit``s."""
+    report = _Reporter(wfd, nonce)
+    try:
+        _enter_child(limits, wfd, workdir, session=True)
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        try:
+            code = compile(job["program"], "<solution>", "exec")
+            pre = compile(job["preamble"], "<preamble>", "exec") if job.get("preamble") else None
+        except (SyntaxError, ValueError) as err:
+            report.send("X", "syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
+            _exit(0)
+        module = types.ModuleType("solution")
+        module.__dict__["__builtins__"] = __builtins__
+        sys.modules["solution"] = module
+        namespace = module.__dict__
+        try:
+            if pre is not None:
+                exec(pre, namespace)
+            exec(code, namespace)
+        except _BaseException as err:
+            status, message = _exception_status(err)
+            report.send("X", status, ("while loading the program: " + message)[:MAX_MESSAGE])
+            _exit(0)
+        for sig in (signal.SIGALRM, signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGVTALRM, signal.SIGPROF):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        report.send("L", _process_time())
+        max_value = int(job.get("max_value_bytes", 4 << 20))
+        if job.get("mode") == "fast":
+            for idx in todo:
+                status, message, payload = _run_one_test(tests[idx], namespace, max_value)
+                report.send("R", idx, status, message, payload, _process_time())
+            _exit(0)
+        _isolated_loop(job, todo, tests, namespace, report, max_value)
+    except _BaseException as err:  # harness failure: say so, the server marks the rest
+        try:
+            report.send("X", "crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
+        finally:
+            _exit(1)
+    _exit(0)
+
+
+def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int) -> None:
+    """Fork one grandchild per test; judge its CPU time; report its end with a D line."""
+    import gc
+
+    gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
+    cpu_limit = float(job["timeout_s"])
+    wall_limit = float(job["wall_timeout_s"])
+    budget = job.get("max_consecutive_timeouts")
+    streak = 0
+    me = os.getpid()
+    for idx in todo:
+        if budget and streak >= budget:
+            report.send("U", idx)
+            return
+        pid = _fork()
+        if pid == 0:
+            try:
+                os.setpgid(0, 0)
+                status, message, payload = _run_one_test(tests[idx], namespace, max_value)
+                report.send("R", idx, status, message, payload, 0.0)
+            finally:
+                _exit(0)
+        status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit)
+        report.send("D", idx, status, cpu, killed)
+        streak = streak + 1 if killed or cpu > cpu_limit else 0
+        if _children(me):
+            sweep_children()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stdin/stdout programs: one grandchild per case, output judged by the server.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str, limits: Limits) -> None:
+    report = _Reporter(wfd, nonce)
+    try:
+        _enter_child(limits, wfd, workdir, session=True)
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        try:
+            code = compile(job["program"], "<solution>", "exec")
+        except (SyntaxError, ValueError) as err:
+            report.send("X", "syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
+            _exit(0)
+        report.send("L", _process_time())
+        cpu_limit, wall_limit = float(job["timeout_s"]), float(job["wall_timeout_s"])
+        budget, streak, me = job.get("max_consecutive_timeouts"), 0, os.getpid()
+        for idx in todo:
+            if budget and streak >= budget:
+                report.send("U", idx)
+                break
+            pid = _fork()
+            if pid == 0:
+                _run_stdio_case(code, idx, workdir, report)
+            status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit)
+            report.send("D", idx, status, cpu, killed)
+            streak = streak + 1 if killed or cpu > cpu_limit else 0
+            if _children(me):
+                sweep_children()
+    except _BaseException as err:
+        report.send("X", "crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
+        _exit(1)
+    _exit(0)
+
+
+def _run_stdio_case(code, idx: int, workdir: str, report: _Reporter) -> None:
+    status, message = "done", ""
+    try:
+        os.setpgid(0, 0)
+        fd_in = os.open(os.path.join(workdir, f"in{idx}"), os.O_RDONLY)
+        fd_out = os.open(os.path.join(workdir, f"out{idx}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd_in, 0)
+        os.dup2(fd_out, 1)
+        _close(fd_in)
+        _close(fd_out)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an output over the limit becomes an OSError, not a core
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16), encoding="utf-8")
+        module = types.ModuleType("__main__")
+        module.__dict__["__builtins__"] = __builtins__
+        sys.modules["__main__"] = module
+        try:
+            exec(code, module.__dict__)
+        except _SystemExit as err:
+            if err.code not in (None, 0):
+                status, message = "error", f"SystemExit({err.code!r})"
+        except _BaseException as err:
+            status, message = _exception_status(err)
+        try:
+            sys.stdout.flush()
+        except _BaseException as err:  # e.g. the output limit
+            status, message = "error", f"writing output failed: {_type(err).__name__}: {err}"[:MAX_MESSAGE]
+    except _BaseException as err:
+        status, message = _exception_status(err)
+    try:
+        report.send("R", idx, status, message, None, 0.0)
+    finally:
+        _exit(0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The server: reads jobs, supervises S, judges.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class _Run:
+    """Server-side state of one solution child."""
+
+    def __init__(self, pid: int, rfd: int, nonce: str) -> None:
+        self.pid, self.rfd, self.nonce = pid, rfd, nonce
+        self.buf = b""
+        self.loaded = False
+        self.last_event = _monotonic()
+        self.last_cpu = 0.0
+        self.exit_status = 0
+        self.killed_after_cpu = 0.0
+
+
+class Server:
+    def __init__(self, in_fd: int, out_fd: int) -> None:
+        self.in_fd, self.out_fd = in_fd, out_fd
+        self.pid = os.getpid()
+        self.workroot = os.environ.get("ECD_WORKROOT") or "/tmp"
+        self.job_counter = 0
+
+    # -- framing ---------------------------------------------------------------------------------------------
+    def recv(self):
+        header = self._read_exact(4)
+        if header is None:
+            return None
+        (size,) = struct.unpack(">I", header)
+        body = self._read_exact(size)
+        if body is None:
+            return None
+        return json.loads(body)
+
+    def _read_exact(self, n: int):
+        chunks, remaining = [], n
+        while remaining:
+            try:
+                chunk = _read(self.in_fd, remaining)
+            except InterruptedError:
+                continue
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            remaining -= _len(chunk)
+        return b"".join(chunks)
+
+    def send(self, obj) -> None:
+        data = json.dumps(obj).encode()
+        view = memoryview(struct.pack(">I", _len(data)) + data)
+        while view:
+            view = view[os.write(self.out_fd, view):]
+
+    # -- main loop -------------------------------------------------------------------------------------------
+    def serve(self) -> None:
+        self.send({"hello": PROTOCOL_VERSION, "pid": self.pid, "uid_drop": os.geteuid() == 0,
+                   "python": sys.version.split()[0]})  # fmt: skip
+        while True:
+            msg = self.recv()
+            if msg is None or msg.get("op") == "shutdown":
+                sweep_children()
+                return
+            if msg.get("op") == "ping":
+                self.send({"pong": True})
+                continue
+            try:
+                result = self.run_job(msg)
+            except Exception as err:  # a bug of ours: say so instead of dying silently
+                n = _len(msg.get("tests") or []) or int(msg.get("n_cases") or 0)
+                result = {"id": msg.get("id"), "statuses": ["crash"] * n,
+                          "messages": [f"server error: {type(err).__name__}: {err}"[:MAX_MESSAGE]] * n,
+                          "cpu": [0.0] * n, "infra_error": f"{type(err).__name__}: {err}"}  # fmt: skip
+            self.send(result)
+
+    def _workdir(self, uid) -> str:
+        self.job_counter += 1
+        path = os.path.join(self.workroot, f"ecd-job-{self.pid}-{self.job_counter}")
+        os.mkdir(path, 0o700)
+        if uid is not None and os.geteuid() == 0:
+            os.chown(path, uid, uid)
+        return path
+
+    def run_job(self, job: dict) -> dict:
+        limits = Limits(job)
+        workdir = self._workdir(limits.uid)
+        try:
+            if job.get("kind") == "stdio":
+                result = self._run_stdio(job, limits, workdir)
+            else:
+                result = self._run_asserts(job, limits, workdir)
+        finally:
+            sweep_children()
+            shutil.rmtree(workdir, ignore_errors=True)
+        result["id"] = job.get("id")
+        return result
+
+    # -- assert jobs -----------------------------------------------------------------------------------------
+    def _run_asserts(self, job: dict, limits: Limits, workdir: str) -> dict:
+        sources = job["tests"]
+        n = _len(sources)
+        tests = [_TESTS.get_or(src, prepare_test) for src in sources]
+        statuses: list = [None] * n
+        messages = [""] * n
+        cpu = [0.0] * n
+        for i, t in enumerate(tests):
+            if t.kind == "invalid":
+                statuses[i], messages[i] = "error", t.message
+        timeouts_in_a_row = 0
+        budget = job.get("max_consecutive_timeouts")
+        while True:
+            todo = [i for i in range(n) if statuses[i] is None]
+            if not todo:
+                break
+            if budget and timeouts_in_a_row >= budget:
+                for i in todo:
+                    statuses[i], messages[i] = "unexecuted", "skipped after repeated timeouts"
+                break
+            outcome = self._supervise(job, limits, workdir, todo, tests, statuses, messages, cpu)
+            if outcome == "done":
+                break
+            if outcome == "timeout":
+                timeouts_in_a_row += 1
+            elif outcome == "progress":
+                timeouts_in_a_row = 0
+        return {"statuses": statuses, "messages": messages, "cpu": cpu}
+
+    def _fork_solution(self, body) -> _Run:
+        rfd, wfd = os.pipe()
+        nonce = secrets.token_hex(12)
+        pid = _fork()
+        if pid == 0:
+            _close(rfd)
+            try:
+                body(nonce, wfd)
+            finally:
+                _exit(1)
+        _close(wfd)
+        os.set_blocking(rfd, False)
+        return _Run(pid, rfd, nonce)
+
+    def _supervise(self, job, limits, workdir, todo, tests, statuses, messages, cpu) -> str:
+        """Run one solution child over ``todo``; fill what it reports; blame the test it ended on.
+
+        Returns ``"done"`` (nothing left), or ``"timeout"``/``"crash"`` when a test ended the child early (the
+        caller starts a fresh one for the rest).
+        """
+        fast = job.get("mode") == "fast"
+        run = self._fork_solution(lambda nonce, wfd: _solution_child(job, todo, tests, nonce, wfd, workdir, limits))
+        pending = collections.deque(todo)
+        killed_for = self._watch(run, job, pending, tests, statuses, messages, cpu, judge_cpu=fast)
+        if not pending:
+            return "done"
+        current = pending.popleft()
+        if not run.loaded:
+            if killed_for is not None:
+                what = "CPU time" if killed_for == "cpu" else "wall-clock"
+                status, message = "timeout", f"loading the program hit the {what} limit"
+            else:
+                status = "crash"
+                message = "the program ended the process while loading (" + _describe_exit(run.exit_status) + ")"
+            for i in [current, *pending]:
+                statuses[i], messages[i] = status, message
+            return "done"
+        if killed_for is not None and fast:
+            statuses[current] = "timeout"
+            messages[current] = "CPU time limit" if killed_for == "cpu" else "wall-clock backstop (blocked or sleeping)"
+            cpu[current] = run.killed_after_cpu
+            return "timeout"
+        statuses[current] = "crash"
+        messages[current] = ("the solution process stopped answering" if killed_for else
+                             "the solution process died during this test (" + _describe_exit(run.exit_status) + ")")
+        return "crash"
+
+    def _watch(self, run: _Run, job, pending, tests, statuses, messages, cpu, *, judge_cpu: bool):
+        """Apply S's lines until ``pending`` is empty or S ends; kill S when it overruns. Returns the kill reason.
+
+        While S loads the program (and in fast mode, while it runs a test) S itself runs untrusted code, so its
+        CPU time since the last line is judged against the limit. Otherwise S only supervises grandchildren and
+        a generous wall-clock backstop catches a wedged S.
+        """
+        cpu_limit = float(job["timeout_s"])
+        wall_limit = float(job["wall_timeout_s"])
+        load_cpu = float(job.get("load_timeout_s") or cpu_limit)
+        killed_for = None
+        values: dict = {}
+        try:
+            next_check = None
+            while pending:
+                untrusted_running = judge_cpu or not run.loaded
+                cpu_budget = (cpu_limit if run.loaded else load_cpu) if untrusted_running else float("inf")
+                wall_budget = wall_limit if untrusted_running else wall_limit * 1.5 + 2.0
+                if next_check is None:
+                    next_check = run.last_event + min(cpu_budget, wall_budget)
+                ready = select.select([run.rfd], [], [], max(0.0, next_check - _monotonic()))[0]
+                if ready:
+                    before = run.last_event
+                    if not self._drain(run, job, tests, pending, statuses, messages, cpu, values):
+                        break  # EOF: S is gone
+                    if run.last_event != before:
+                        next_check = None
+                    continue
+                elapsed = _monotonic() - run.last_event
+                used = proc_cpu_seconds(run.pid) - run.last_cpu if untrusted_running else 0.0
+                if used >= cpu_budget or elapsed >= wall_budget:
+                    killed_for = "cpu" if used >= cpu_budget else "wall"
+                    run.killed_after_cpu = used
+                    break
+                # Not there yet (the child was waiting, or starved of CPU): look again when it could be.
+                next_check = _monotonic() + min(max(cpu_budget - used, 0.01), wall_budget - elapsed)
+        finally:
+            _kill_tree(run.pid)
+            try:
+                _, run.exit_status = _waitpid(run.pid, 0)
+            except ChildProcessError:
+                pass
+            sweep_children()  # orphaned grandchildren hold the pipe's write end: end them before draining
+            self._drain(run, job, tests, pending, statuses, messages, cpu, values, final=True)
+            _close(run.rfd)
+        return killed_for
+
+    def _drain(self, run: _Run, job, tests, pending, statuses, messages, cpu, values, final: bool = False) -> bool:
+        """Read what the result pipe holds and apply complete lines. Returns False at end of file."""
+        eof = False
+        while True:
+            try:
+                chunk = _read(run.rfd, 1 << 16)
+            except BlockingIOError:
+                if final and select.select([run.rfd], [], [], 0.2)[0]:
+                    continue
+                break
+            except InterruptedError:
+                continue
+            if not chunk:
+                eof = True
+                break
+            run.buf += chunk
+            if _len(run.buf) > (64 << 20):
+                run.buf = b""  # a flood on the result pipe: drop it; the lines it hid become crashes
+            if not final and _len(chunk) < (1 << 16):
+                break
+        *lines, run.buf = run.buf.split(b"\n")
+        prefix = run.nonce.encode() + b" "
+        for line in lines:
+            if not line.startswith(prefix):
+                continue
+            try:
+                fields = json.loads(line[_len(prefix) :])
+                self._apply(run, fields, job, tests, pending, statuses, messages, cpu, values)
+            except (ValueError, TypeError, IndexError, KeyError):
+                continue  # a malformed line counts as no line
+        return not eof
+
+    def _apply(self, run, fields, job, tests, pending, statuses, messages, cpu, values) -> None:
+        tag = fields[0]
+        run.last_event = _monotonic()
+        timeout = float(job["timeout_s"])
+        if tag == "L":
+            run.loaded = True
+            run.last_cpu = float(fields[1])
+        elif tag in ("X", "U"):
+            status, message = ("unexecuted", "skipped after repeated timeouts") if tag == "U" else fields[1:3]
+            status = status if status in STATUSES else "crash"
+            while pending:
+                i = pending.popleft()
+                statuses[i], messages[i] = status, str(message)[:MAX_MESSAGE]
+        elif tag == "R":
+            idx, status, message, payload, cpu_mark = fields[1:6]
+            if not pending or idx != pending[0] or idx in values:
+                return  # only the first line for the test being run counts
+            if status == "value":
+                try:
+                    status = "pass" if self._judge_value(tests[idx], payload) else "fail"
+                    message = "" if status == "pass" else "returned value differs from the expected one"
+                except Exception as err:
+                    status, message = "crash", f"unreadable result ({type(err).__name__})"
+            elif status not in STATUSES and status != "done":
+                status, message = "crash", "unknown status"
+            if job.get("mode") == "fast" and job.get("kind") != "stdio":
+                used = max(0.0, float(cpu_mark) - run.last_cpu)
+                run.last_cpu = float(cpu_mark)
+                cpu[idx] = used
+                if used > timeout:
+                    status, message = "timeout", f"CPU time {used:.2f} s over the limit"
+                statuses[idx], messages[idx] = status, str(message)[:MAX_MESSAGE]
+                pending.popleft()
+            else:
+                values[idx] = (status, str(message)[:MAX_MESSAGE])
+        elif tag == "D":
+            idx, wstatus, used, killed = fields[1:5]
+            if not pending or idx != pending[0]:
+                return
+            pending.popleft()
+            cpu[idx] = float(used)
+            reported = values.pop(idx, None)
+            if killed or float(used) > timeout:
+                statuses[idx] = "timeout"
+                messages[idx] = "wall-clock backstop (blocked or sleeping)" if killed == "wall" else "CPU time limit"
+            elif reported is not None:
+                statuses[idx], messages[idx] = reported
+            else:
+                wstatus = int(wstatus)
+                statuses[idx] = "crash"
+                if os.WIFSIGNALED(wstatus) and os.WTERMSIG(wstatus) == signal.SIGSEGV:
+                    messages[idx] = "segmentation fault"
+                else:
+                    messages[idx] = _describe_exit(wstatus)
+
+    @staticmethod
+    def _judge_value(test: PreparedTest, payload: str) -> bool:
+        value = load_value(payload)
+        equal = not _has_opaque(value) and value == test.expected
+        return equal if test.op == "eq" else not equal
+
+    # -- stdio jobs ------------------------------------------------------------------------------------------
+    def _run_stdio(self, job: dict, limits: Limits, workdir: str) -> dict:
+        inputs, expected = job["inputs"], job["outputs"]
+        n = _len(inputs)
+        for i, text in enumerate(inputs):
+            path = os.path.join(workdir, f"in{i}")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(path, 0o644)
+        statuses: list = [None] * n
+        messages = [""] * n
+        cpu = [0.0] * n
+        while True:
+            todo = [i for i in range(n) if statuses[i] is None]
+            if not todo:
+                break
+            run = self._fork_solution(lambda nonce, wfd: _stdio_child(job, todo, nonce, wfd, workdir, limits))
+            pending = collections.deque(todo)
+            killed_for = self._watch(run, job, pending, None, statuses, messages, cpu, judge_cpu=False)
+            if pending:
+                current = pending.popleft()
+                if not run.loaded:
+                    for i in [current, *pending]:
+                        statuses[i], messages[i] = "crash", "the runner ended before starting"
+                else:
+                    statuses[current] = "crash"
+                    messages[current] = "the runner stopped answering" if killed_for else "the runner died"
+        tol = job.get("float_tol")
+        cap = int(job.get("max_output_bytes", 1 << 20))
+        for i in range(n):
+            if statuses[i] != "done":
+                continue
+            try:
+                with open(os.path.join(workdir, f"out{i}"), "rb") as fh:
+                    out = fh.read(cap + 1).decode("utf-8", errors="replace")
+            except OSError:
+                out = ""
+            ok = outputs_match(out, expected[i], tol)
+            statuses[i] = "pass" if ok else "fail"
+            messages[i] = "" if ok else "wrong output: " + repr(out[:120])
+        return {"statuses": statuses, "messages": messages, "cpu": cpu}
+
+
+def _preload() -> None:
+    for name in _PRELOAD:
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+
+
+def main() -> None:
+    # Move the protocol pipes off 0/1 so that nothing we run can write on them by accident.
+    in_fd = os.dup(0)
+    out_fd = os.dup(1)
+    os.set_inheritable(in_fd, False)
+    os.set_inheritable(out_fd, False)
+    _devnull_std()
+    sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    _preload()
+    Server(in_fd, out_fd).serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Getting a program out of a model's answer.
+
+Models wrap code in prose, ``<think>`` blocks and fences in every spelling. :func:`extract_code` strips the
+thinking, takes a fenced Python block (the last one by default, as the verl-tool AceCoder reward does), and when
+there is no fence falls back to the longest run of lines that parses as Python. It never raises on garbage.
+
+Example:
+    >>> from evolvecoder_datasets.execution import extract_code
+    >>> extract_code("<think>maybe ```python\\nx=0\\n```</think>Answer:\\n```python\\ndef f():\\n    return 1\\n```")
+    'def f():\\n    return 1'
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+__all__ = ["extract_code", "STRATEGIES"]
+
+STRATEGIES = ("last", "first", "all", "longest")
+
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_UNCLOSED_THINK = re.compile(r"^.*?</(think|thinking|reasoning)>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
+_PYTHON_TAGS = {"python", "py", "python3", "py3", "sage", ""}
+
+
+def _strip_thinking(text: str) -> str:
+    text = _THINK.sub("", text)
+    # A closing tag without an opening one: everything before it was thinking (chat templates that pre-open it).
+    if re.search(r"</(think|thinking|reasoning)>", text, re.IGNORECASE):
+        text = _UNCLOSED_THINK.sub("", text, count=1)
+    # An opening tag never closed (truncated generation): the code, if any, is inside it; keep the text.
+    return re.sub(r"</?(think|thinking|reasoning)>", "", text, flags=re.IGNORECASE)
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _longest_parseable_run(text: str, max_lines: int = 400) -> str:
+    """Longest contiguous run of lines that parses as Python and contains a statement beyond a bare name."""
+    lines = text.splitlines()
+    best = ""
+    n = len(lines)
+    starts = [i for i, line in enumerate(lines) if line.strip() and not line.startswith((" ", "\t"))]
+    for start in starts:
+        # Try the longest end first; stop at the first that parses.
+        for end in range(min(n, start + max_lines), start, -1):
+            chunk = "\n".join(lines[start:end]).strip("\n")
+            if len(chunk) <= len(best):
+                break
+            if _parses(chunk) and _looks_like_code(chunk):
+                best = chunk
+                break
+    return best
+
+
+def _looks_like_code(chunk: str) -> bool:
+    try:
+        tree = ast.parse(chunk)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
+                          ast.Assign, ast.AugAssign, ast.For, ast.While, ast.If, ast.With, ast.Return))
+        for node in tree.body
+    ) or any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) for node in tree.body)  # fmt: skip
+
+
+def extract_code(completion: object, *, strategy: str = "last", language: str = "python") -> str:
+    """Extract the program from a model completion.
+
+    Args:
+        completion (`str` or chat messages): the model output; a list of ``{"role", "content"}`` messages (as TRL
+            passes conversational completions) uses the last assistant message.
+        strategy (`str`, defaults to ``"last"``): which fenced block: ``"last"``, ``"first"``, ``"longest"``, or
+            ``"all"`` (every Python block joined, for answers that split helpers and solution).
+        language (`str`, defaults to ``"python"``): fences tagged with another language are ignored unless no
+            Python-tagged or untagged block exists.
+
+    Returns:
+        `str`: the code, stripped of surrounding blank lines; ``""`` when nothing code-like is found.
+
+    Example:
+        >>> extract_code("Sure!\\n```py\\nprint(1)\\n```\\n```python\\nprint(2)\\n```", strategy="first")
+        'print(1)'
+        >>> extract_code("no code here at all")
+        ''
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    text = _message_text(completion)
+    if not text:
+        return ""
+    text = _strip_thinking(text)
+    blocks = [(tag.lower(), body) for _, tag, body in _FENCE.findall(text)]
+    wanted = {language.lower()} | (_PYTHON_TAGS if language.lower() in _PYTHON_TAGS else {""})
+    code_blocks = [body.strip("\n") for tag, body in blocks if tag in wanted and body.strip()]
+    if not code_blocks:
+        code_blocks = [body.strip("\n") for _, body in blocks if body.strip()]
+    if code_blocks:
+        if strategy == "first":
+            return code_blocks[0]
+        if strategy == "all":
+            return "\n\n".join(code_blocks)
+        if strategy == "longest":
+            return max(code_blocks, key=len)
+        return code_blocks[-1]
+    stripped = text.strip("\n")
+    if _parses(stripped) and _looks_like_code(stripped):
+        return stripped
+    return _longest_parseable_run(text)
+
+
+def _message_text(completion: object) -> str:
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, dict):
+        content = completion.get("content", "")
+        return content if isinstance(content, str) else _message_text(content)
+    if isinstance(completion, (list, tuple)):
+        messages = [m for m in completion if isinstance(m, dict)]
+        assistant = [m for m in messages if m.get("role") in (None, "assistant")]
+        if assistant:
+            return _message_text(assistant[-1])
+        # A list of content parts ({"type": "text", "text": ...}).
+        parts = [m.get("text", "") for m in messages if m.get("type") == "text"]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return str(completion)

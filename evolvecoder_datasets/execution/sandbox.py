@@ -1,0 +1,495 @@
+"""The caller's side of the sandbox: a pool of fork servers and the jobs sent to them.
+
+Each worker is one small fork server process (see ``_forkserver.py``) started with ``subprocess`` from the real
+interpreter, never by forking the caller: a trainer that holds GBs would pay ~40 ms per GiB for every fork.
+A worker runs one program at a time, so at most ``workers`` untrusted processes compete for the cores and
+CPU-time verdicts stay honest.
+
+Example:
+    >>> from evolvecoder_datasets.execution import Sandbox
+    >>> with Sandbox(workers=1, timeout_s=1.0) as sb:
+    ...     sb.run("def inc(x):\\n    return x + 1\\n", ["assert inc(1) == 2", "assert inc(1) == 3"]).statuses
+    ['pass', 'fail']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import itertools
+import json
+import logging
+import os
+import queue
+import select
+import signal
+import struct
+import subprocess
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from ..errors import ConfigError, SandboxCrashed
+from .isolation import BASE_ENV, detect_isolation, server_command
+from .report import ExecutionReport
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Sandbox", "Job", "MODES"]
+
+MODES = ("isolated", "fast")
+_UID_BASE, _UID_SPAN = 62000, 3000
+_uid_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One program and what to run it against: assert ``tests`` or stdin/stdout ``inputs``/``outputs``.
+
+    Example:
+        >>> Job("print(int(input()) * 2)", inputs=["3\\n"], outputs=["6\\n"]).kind
+        'stdio'
+    """
+
+    program: str
+    tests: Sequence[str] | None = None
+    inputs: Sequence[str] | None = None
+    outputs: Sequence[str] | None = None
+    float_tol: float | None = None
+
+    @property
+    def kind(self) -> str:
+        return "stdio" if self.inputs is not None else "assert"
+
+    @property
+    def size(self) -> int:
+        return len(self.inputs if self.inputs is not None else (self.tests or ()))
+
+
+class _Worker:
+    """One fork server process and the framed-JSON conversation with it."""
+
+    def __init__(self, command: list[str], uid: int) -> None:
+        self.command = command
+        self.uid = uid
+        self.proc: subprocess.Popen | None = None
+        self.hello: dict = {}
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=dict(BASE_ENV),
+            close_fds=True,
+            start_new_session=True,
+            cwd="/",
+        )
+        hello = self._recv(deadline=time.monotonic() + 60)
+        if not hello or "hello" not in hello:
+            self.kill()
+            raise SandboxCrashed(f"fork server did not start: {' '.join(self.command[:3])} ...")
+        self.hello = hello
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def call(self, job: dict, timeout: float) -> dict:
+        if not self.alive:
+            self.start()
+        assert self.proc is not None and self.proc.stdin is not None
+        data = json.dumps(job).encode()
+        try:
+            os.write(self.proc.stdin.fileno(), struct.pack(">I", len(data)))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.proc.stdin.fileno(), view) :]
+        except OSError as err:
+            self.kill()
+            raise SandboxCrashed(f"fork server closed its input: {err}") from err
+        reply = self._recv(deadline=time.monotonic() + timeout)
+        if reply is None:
+            self.kill()
+            raise SandboxCrashed("fork server died or stopped answering during a job")
+        return reply
+
+    def _recv(self, deadline: float) -> dict | None:
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        header = self._read_exact(fd, 4, deadline)
+        if header is None:
+            return None
+        body = self._read_exact(fd, struct.unpack(">I", header)[0], deadline)
+        return None if body is None else json.loads(body)
+
+    @staticmethod
+    def _read_exact(fd: int, n: int, deadline: float) -> bytes | None:
+        chunks, remaining = [], n
+        while remaining:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                return None
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def kill(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a process that survives SIGKILL
+            logger.warning("fork server %s did not exit after SIGKILL", proc.pid)
+
+    def close(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None and proc.stdin is not None:
+            try:
+                data = json.dumps({"op": "shutdown"}).encode()
+                os.write(proc.stdin.fileno(), struct.pack(">I", len(data)) + data)
+                proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def _shutdown(workers: list[_Worker]) -> None:
+    for worker in workers:
+        worker.close()
+
+
+class Sandbox:
+    """A pool of sandboxed fork servers that runs untrusted Python against tests and builds pass matrices.
+
+    Args:
+        workers (`int`, *optional*): fork servers, i.e. programs run at once. Defaults to the usable cores.
+        timeout_s (`float`, defaults to 1.0): CPU seconds one test may use (judged by the kernel's accounting of
+            the child, not by wall time, so a loaded machine does not cause false timeouts).
+        memory_mb (`int`, defaults to 1024): address-space limit of a solution process.
+        mode (`str`, defaults to ``"isolated"``): ``"isolated"`` forks a fresh copy of the loaded program per test
+            (tests cannot share state); ``"fast"`` runs the tests in sequence in one process.
+        isolation (`str`, defaults to ``"auto"``): ``"bwrap"``, ``"unshare"``, ``"none"`` or ``"auto"`` (strongest
+            available; warns when that is none).
+        wall_timeout_s (`float`, *optional*): wall-clock backstop per test for programs that sleep or block.
+            Defaults to ``3 * timeout_s + 0.5``.
+        load_timeout_s (`float`, *optional*): CPU seconds for compiling and loading the program. Defaults to
+            ``max(timeout_s, 2.0)``.
+        preamble (`str`, *optional*): code run in the program's namespace before it (e.g.
+            ``"from typing import List"``), for models that forget common imports.
+        max_output_bytes (`int`, defaults to 1 MiB): file-size limit, and the stdout cap of stdin/stdout programs.
+        max_processes (`int`, defaults to 32): process limit of the sandbox uid (effective when run as root).
+        max_open_files (`int`, defaults to 64): open-file limit.
+        max_consecutive_timeouts (`int`, *optional*): after this many timeouts in a row, mark the program's
+            remaining tests ``unexecuted`` instead of running them. Off by default.
+
+    Raises:
+        ConfigError: an argument is out of range.
+        SandboxUnavailable: an explicitly requested isolation cannot run here.
+
+    Example:
+        >>> with Sandbox(workers=2, timeout_s=0.5, mode="fast") as sb:
+        ...     M = sb.pass_matrix(["def f(x):\\n    return x * 2", "def f(x):\\n    return x + 2"],
+        ...                        ["assert f(2) == 4", "assert f(3) == 6"])
+        >>> M.tolist()
+        [[True, True], [True, False]]
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        timeout_s: float = 1.0,
+        memory_mb: int = 1024,
+        mode: str = "isolated",
+        *,
+        isolation: str = "auto",
+        wall_timeout_s: float | None = None,
+        load_timeout_s: float | None = None,
+        preamble: str | None = None,
+        max_output_bytes: int = 1 << 20,
+        max_processes: int = 32,
+        max_open_files: int = 64,
+        max_consecutive_timeouts: int | None = None,
+        max_value_bytes: int = 4 << 20,
+    ) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
+        if timeout_s <= 0 or memory_mb < 64:
+            raise ConfigError("timeout_s must be > 0 and memory_mb >= 64")
+        if workers is not None and workers < 1:
+            raise ConfigError("workers must be >= 1")
+        self.workers = workers or len(os.sched_getaffinity(0))
+        self.timeout_s = float(timeout_s)
+        self.memory_mb = int(memory_mb)
+        self.mode = mode
+        self.requested_isolation = isolation
+        self.wall_timeout_s = float(wall_timeout_s) if wall_timeout_s else 3 * self.timeout_s + 0.5
+        self.load_timeout_s = float(load_timeout_s) if load_timeout_s else max(self.timeout_s, 2.0)
+        self.preamble = preamble
+        self.max_output_bytes = int(max_output_bytes)
+        self.max_processes = int(max_processes)
+        self.max_open_files = int(max_open_files)
+        self.max_consecutive_timeouts = max_consecutive_timeouts
+        self.max_value_bytes = int(max_value_bytes)
+        self.isolation: str | None = None
+        self._workers: list[_Worker] = []
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._finalizer: weakref.finalize | None = None
+        self._job_ids = itertools.count()
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+    def start(self) -> Sandbox:
+        """Start the fork servers (done lazily by the first job). Returns ``self``."""
+        with self._lock:
+            if self._workers:
+                return self
+            self.isolation = detect_isolation(self.requested_isolation)
+            command = server_command(self.isolation)
+            pid = os.getpid()
+            workers = [
+                _Worker(command, _UID_BASE + (pid * 64 + next(_uid_counter)) % _UID_SPAN) for _ in range(self.workers)
+            ]
+            try:
+                for worker in workers:
+                    worker.start()
+            except BaseException:
+                _shutdown(workers)
+                raise
+            self._workers = workers
+            for worker in workers:
+                self._idle.put(worker)
+            self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ecd-sandbox")
+            self._finalizer = weakref.finalize(self, _shutdown, list(workers))
+            atexit.register(self._finalizer)
+        return self
+
+    def close(self) -> None:
+        """Stop every fork server and the processes they own."""
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
+            if self._finalizer is not None:
+                self._finalizer()
+                self._finalizer = None
+            self._workers = []
+            self._idle = queue.Queue()
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def uid_dropped(self) -> bool:
+        """Whether solutions run as an unprivileged uid (the servers run as root)."""
+        self.start()
+        return bool(self._workers and self._workers[0].hello.get("uid_drop"))
+
+    @property
+    def server_pids(self) -> list[int]:
+        """Process ids of the running fork servers (as seen from the caller)."""
+        return [w.proc.pid for w in self._workers if w.proc is not None]
+
+    # -- jobs --------------------------------------------------------------------------------------------------
+    def _job_message(self, job: Job, uid: int) -> dict:
+        message = {
+            "id": next(self._job_ids),
+            "kind": job.kind,
+            "program": job.program,
+            "preamble": self.preamble,
+            "mode": self.mode,
+            "timeout_s": self.timeout_s,
+            "wall_timeout_s": self.wall_timeout_s,
+            "load_timeout_s": self.load_timeout_s,
+            "memory_mb": self.memory_mb,
+            "max_output_bytes": self.max_output_bytes,
+            "max_processes": self.max_processes,
+            "max_open_files": self.max_open_files,
+            "max_consecutive_timeouts": self.max_consecutive_timeouts,
+            "max_value_bytes": self.max_value_bytes,
+            "uid": uid,
+        }
+        if job.kind == "stdio":
+            if job.outputs is None or len(job.outputs) != len(job.inputs or ()):
+                raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
+            message.update(inputs=list(job.inputs or ()), outputs=list(job.outputs), float_tol=job.float_tol)
+        else:
+            message["tests"] = [str(t) for t in job.tests or ()]
+        return message
+
+    def _deadline(self, job: Job) -> float:
+        per_test = self.wall_timeout_s * 1.5 + 2.0
+        return 3 * self.load_timeout_s + job.size * per_test + 30.0
+
+    def _execute(self, job: Job) -> ExecutionReport:
+        if job.size == 0:
+            return ExecutionReport([], [], [], self.isolation or "none", False)
+        worker = self._idle.get()
+        try:
+            last_error = None
+            for _attempt in range(2):  # a dead server is restarted once; the job is then retried
+                try:
+                    reply = worker.call(self._job_message(job, worker.uid), self._deadline(job))
+                    return ExecutionReport(
+                        statuses=reply["statuses"],
+                        messages=reply["messages"],
+                        cpu_s=reply["cpu"],
+                        isolation=self.isolation or "none",
+                        uid_dropped=bool(worker.hello.get("uid_drop")),
+                        infra_error=reply.get("infra_error"),
+                    )
+                except SandboxCrashed as err:
+                    last_error = err
+                    logger.warning("sandbox worker failed (%s); restarting it", err)
+            n = job.size
+            return ExecutionReport(
+                statuses=["crash"] * n,
+                messages=[f"sandbox failure: {last_error}"] * n,
+                cpu_s=[0.0] * n,
+                isolation=self.isolation or "none",
+                uid_dropped=False,
+                infra_error=str(last_error),
+            )
+        finally:
+            self._idle.put(worker)
+
+    def run(self, program: str, tests: Sequence[str]) -> ExecutionReport:
+        """Run ``program`` once against each assert in ``tests``.
+
+        Args:
+            program (`str`): Python source defining what the tests call.
+            tests (`Sequence[str]`): independent test snippets, usually one ``assert`` each.
+
+        Returns:
+            `ExecutionReport`: one status per test.
+
+        Example:
+            >>> with Sandbox(workers=1) as sb:
+            ...     sb.run("import sys\\nsys.exit(0)", ["assert True"]).statuses
+            ['error']
+        """
+        self.start()
+        return self._execute(Job(program, tests=list(tests)))
+
+    def run_stdio(
+        self, program: str, inputs: Sequence[str], outputs: Sequence[str], *, float_tol: float | None = None
+    ) -> ExecutionReport:
+        """Run a stdin/stdout ``program`` once per case and compare its output token by token.
+
+        Args:
+            program (`str`): a script reading stdin and writing stdout (TACO/APPS/CodeContests style).
+            inputs (`Sequence[str]`): stdin text per case.
+            outputs (`Sequence[str]`): expected stdout per case (whitespace-normalised comparison).
+            float_tol (`float`, *optional*): relative/absolute tolerance for numeric tokens.
+
+        Example:
+            >>> with Sandbox(workers=1) as sb:
+            ...     sb.run_stdio("a, b = map(int, input().split())\\nprint(a + b)", ["1 2\\n", "3 4\\n"],
+            ...                  ["3\\n", "8\\n"]).statuses
+            ['pass', 'fail']
+        """
+        self.start()
+        return self._execute(Job(program, inputs=list(inputs), outputs=list(outputs), float_tol=float_tol))
+
+    def run_many(self, jobs: Iterable[Job | tuple[str, Sequence[str]]], *, progress: bool = False) -> list[ExecutionReport]:
+        """Run many jobs over all workers; reports come back in the order of ``jobs``.
+
+        Args:
+            jobs: :class:`Job` objects or ``(program, tests)`` pairs.
+            progress (`bool`, defaults to False): show a tqdm progress bar.
+
+        Example:
+            >>> with Sandbox(workers=2) as sb:
+            ...     [r.statuses for r in sb.run_many([("x = 1", ["assert x == 1"]), ("x = 2", ["assert x == 1"])])]
+            [['pass'], ['fail']]
+        """
+        self.start()
+        assert self._executor is not None
+        normalised = [j if isinstance(j, Job) else Job(j[0], tests=list(j[1])) for j in jobs]
+        results = self._executor.map(self._execute, normalised)
+        if progress:
+            from tqdm.auto import tqdm
+
+            results = tqdm(results, total=len(normalised), desc="executing", unit="program")
+        return list(results)
+
+    def pass_matrix(self, programs: Sequence[str], tests: Sequence[str], *, progress: bool = False):
+        """Boolean matrix ``(len(programs), len(tests))``: which program passes which test.
+
+        Example:
+            >>> with Sandbox(workers=2) as sb:
+            ...     sb.pass_matrix(["def f():\\n    return 1", "def f():\\n    return 2"], ["assert f() == 1"]).tolist()
+            [[True], [False]]
+        """
+        import numpy as np
+
+        reports = self.run_many([Job(p, tests=list(tests)) for p in programs], progress=progress)
+        matrix = np.zeros((len(programs), len(tests)), dtype=bool)
+        for i, report in enumerate(reports):
+            if report.statuses:
+                matrix[i] = report.passed
+        return matrix
+
+    def status_matrix(self, programs: Sequence[str], tests: Sequence[str]):
+        """Int8 matrix of status codes (index into :data:`evolvecoder_datasets.schema.STATUS_NAMES`).
+
+        Example:
+            >>> from evolvecoder_datasets.schema import STATUS_NAMES
+            >>> with Sandbox(workers=1) as sb:
+            ...     codes = sb.status_matrix(["def f(:"], ["assert f() == 1"])
+            >>> STATUS_NAMES[codes[0, 0]]
+            'syntax_error'
+        """
+        import numpy as np
+
+        reports = self.run_many([Job(p, tests=list(tests)) for p in programs])
+        matrix = np.zeros((len(programs), len(tests)), dtype=np.int8)
+        for i, report in enumerate(reports):
+            if report.statuses:
+                matrix[i] = report.codes
+        return matrix
+
+    # -- async ------------------------------------------------------------------------------------------------
+    async def arun(self, program: str, tests: Sequence[str]) -> ExecutionReport:
+        """Async :meth:`run`: the work happens in the fork servers; the event loop stays free.
+
+        Example:
+            >>> import asyncio
+            >>> with Sandbox(workers=1) as sb:
+            ...     asyncio.run(sb.arun("x = 3", ["assert x == 3"])).statuses
+            ['pass']
+        """
+        self.start()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._execute, Job(program, tests=list(tests)))
+
+    async def arun_many(self, jobs: Iterable[Job | tuple[str, Sequence[str]]]) -> list[ExecutionReport]:
+        """Async :meth:`run_many`."""
+        self.start()
+        loop = asyncio.get_running_loop()
+        normalised = [j if isinstance(j, Job) else Job(j[0], tests=list(j[1])) for j in jobs]
+        return list(await asyncio.gather(*(loop.run_in_executor(self._executor, self._execute, j) for j in normalised)))
