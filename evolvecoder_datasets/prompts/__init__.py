@@ -1,0 +1,29 @@
+"""Prompt builders and response parsers, one module per prompt family.
+
+Each family module exposes ``VERSION`` (enters the request-cache key and the dataset fingerprint), ``STAGE``,
+``build_messages(...)``, ``build_request(..., **sampling)`` and ``parse(text)``; ``parse`` returns a result
+dataclass or raises :class:`~evolvecoder_datasets.errors.LLMResponseError` whose ``reason`` stages record as
+``drop_reason``. Shared, model-proof parsing lives in :mod:`~evolvecoder_datasets.prompts.parsing`.
+
+Example:
+    >>> from evolvecoder_datasets import prompts
+    >>> prompts.VERSIONS["refine"]
+    'refine-1'
+    >>> prompts.refine.parse('{"question": "Implement `def one() -> int` that returns 1.", '
+    ...                      '"tests": ["assert one() == 1"]}').tests
+    ['assert one() == 1']
+"""
+
+from __future__ import annotations
+
+from . import adversarial, code_instruct, discriminative, parsing, refine
+
+__all__ = ["refine", "adversarial", "discriminative", "code_instruct", "parsing", "VERSIONS"]
+
+#: Version of every prompt family, for dataset cards and fingerprints.
+VERSIONS = {
+    "refine": refine.VERSION,
+    "adversarial": adversarial.VERSION,
+    "discriminative": discriminative.VERSION,
+    "code_instruct": code_instruct.VERSION,
+}

@@ -1,0 +1,127 @@
+"""Pieces shared by the prompt families: request building and readable rendering of programs, tests and matrices."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import LLMResponseError, SchemaError
+from ..llm.types import ChatRequest
+from .parsing import clean_tests, extract_asserts, extract_json
+
+__all__ = [
+    "make_request",
+    "as_bool_matrix",
+    "render_programs",
+    "render_tests",
+    "render_matrix",
+    "TestsResult",
+    "parse_tests_answer",
+]
+
+
+def make_request(messages: list[dict[str, str]], *, version: str, stage: str, **sampling: Any) -> ChatRequest:
+    """A :class:`ChatRequest` carrying the prompt family's version (for the cache key) and stage (for accounting)."""
+    return ChatRequest(tuple(messages), prompt_version=version, stage=stage, **sampling)
+
+
+def as_bool_matrix(matrix: Any, n_programs: int, n_tests: int) -> list[list[bool]]:
+    """Nested lists of bools from a numpy array or nested sequence, checked against the expected shape.
+
+    Raises:
+        SchemaError: the shape is not ``(n_programs, n_tests)``.
+    """
+    rows = matrix.tolist() if hasattr(matrix, "tolist") else [list(row) for row in matrix]
+    if len(rows) != n_programs or any(len(row) != n_tests for row in rows):
+        shape = (len(rows), sorted({len(row) for row in rows}))
+        raise SchemaError(f"the pass matrix must be {n_programs} programs x {n_tests} tests; got {shape}")
+    return [[bool(cell) for cell in row] for row in rows]
+
+
+def render_programs(programs: Sequence[str]) -> str:
+    """Programs as numbered fenced blocks."""
+    return "\n\n".join(f"Program {i}:\n```python\n{p.strip()}\n```" for i, p in enumerate(programs, 1))
+
+
+def render_tests(tests: Sequence[str]) -> str:
+    """Tests as a numbered list, one per line (multi-line tests indented under their number)."""
+    lines = []
+    for i, test in enumerate(tests, 1):
+        first, *rest = test.strip().splitlines() or [""]
+        lines.append(f"T{i}. {first}")
+        lines.extend("     " + line for line in rest)
+    return "\n".join(lines)
+
+
+def render_matrix(matrix: list[list[bool]]) -> str:
+    """The programs x tests results as one line per program, in groups of five tests, with pass counts.
+
+    Example:
+        >>> print(render_matrix([[True, False, True, True, True, True], [False] * 6]))
+        Results (rows: programs; columns: tests T1..T6 in groups of five; 1 = pass, 0 = fail):
+        Program 1: 10111 1  (5/6 pass)
+        Program 2: 00000 0  (0/6 pass)
+        Tests passed by every program: none
+        Tests failed by every program: T2
+    """
+    if not matrix:
+        return "Results: no programs."
+    n_tests = len(matrix[0])
+    lines = [f"Results (rows: programs; columns: tests T1..T{n_tests} in groups of five; 1 = pass, 0 = fail):"]
+    for i, row in enumerate(matrix, 1):
+        bits = "".join("1" if cell else "0" for cell in row)
+        groups = " ".join(bits[k : k + 5] for k in range(0, len(bits), 5))
+        lines.append(f"Program {i}: {groups}  ({sum(row)}/{n_tests} pass)")
+    everyone = [f"T{j + 1}" for j in range(n_tests) if all(row[j] for row in matrix)]
+    nobody = [f"T{j + 1}" for j in range(n_tests) if not any(row[j] for row in matrix)]
+    lines.append(f"Tests passed by every program: {', '.join(everyone) or 'none'}")
+    lines.append(f"Tests failed by every program: {', '.join(nobody) or 'none'}")
+    return "\n".join(lines)
+
+
+@dataclass
+class TestsResult:
+    """Parsed new tests from the adversarial or discriminative prompt.
+
+    Args:
+        tests (`list[str]`): usable assert tests (cleaned, de-duplicated).
+        dropped_tests (`dict[str, int]`): discarded items by reason.
+        from_json (`bool`): whether the tests came from the requested JSON (`False`: salvaged from free text).
+    """
+
+    __test__ = False  # not a pytest test class despite the name
+
+    tests: list[str]
+    dropped_tests: dict[str, int] = field(default_factory=dict)
+    from_json: bool = True
+
+
+def parse_tests_answer(text: str) -> TestsResult:
+    """Parse ``{"tests": [...]}`` (or a bare list); salvage asserts from free text when there is no JSON at all.
+
+    Raises:
+        LLMResponseError: ``reason`` is ``empty``, ``invalid_json`` or ``no_tests``.
+    """
+    try:
+        data: Any = extract_json(text, expect=dict)
+    except LLMResponseError as err:
+        if err.reason == "empty":
+            raise
+        try:
+            data = extract_json(text, expect=list)
+        except LLMResponseError:
+            salvaged = extract_asserts(text)
+            if salvaged:
+                cleaned = clean_tests(salvaged)
+                return TestsResult(cleaned.tests, cleaned.dropped, from_json=False)
+            raise err from None
+    if isinstance(data, dict):
+        lowered = {str(k).lower(): v for k, v in data.items()}
+        data = next((lowered[k] for k in ("tests", "new_tests", "test_cases", "asserts") if k in lowered), None)
+        if data is None:
+            raise LLMResponseError("the JSON answer has no 'tests'", reason="no_tests")
+    cleaned = clean_tests(data)
+    if not cleaned.tests:
+        raise LLMResponseError(f"no usable assert among the tests (dropped: {cleaned.dropped})", reason="no_tests")
+    return TestsResult(cleaned.tests, cleaned.dropped)
