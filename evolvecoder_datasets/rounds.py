@@ -66,6 +66,7 @@ __all__ = [
     "load_round_stats",
     "list_rounds",
     "rerender_card",
+    "describe_round",
 ]
 
 logger = logging.getLogger(__name__)
@@ -965,3 +966,36 @@ def rerender_card(
             raise ConfigError(f"cannot push a card to {name!r}: it is not a branch of {store.repo_id}")
         store.write_files(name, {CARD_FILENAME: str(card).encode()}, f"Re-render the card of {name}")
     return card
+
+
+def describe_round(repo_id: str | os.PathLike, revision: str | int | None = None, *,
+                   token: str | bool | None = None) -> str:
+    """A terminal rendering of a revision's statistics, with the deltas from the previous round.
+
+    Args:
+        repo_id (`str` or `os.PathLike`): a Hub dataset repository or a local store folder.
+        revision (`str` or `int`, *optional*): a round number, ``"round{r}"``, ``"main"`` (default), a tag or a sha.
+        token (`str` or `bool`, *optional*): Hub token.
+
+    Raises:
+        RevisionNotFoundError: no such revision.
+
+    Example:
+        >>> from evolvecoder_datasets.rounds import describe_round
+        >>> print(describe_round("./my-run", 1))      # doctest: +SKIP
+        round 1: 112 problems, 2,013 tests (17.97 per problem)
+    """
+    from .cards import stats_summary
+
+    name = normalize_revision(revision)
+    store = _open_store(repo_id, token=token)
+    commit = store.require(name)
+    stats = store.read_json(commit, STATS_FILENAME)
+    if not stats:
+        return f"{name} of {store.repo_id} ({commit[:10]}) has no {STATS_FILENAME}"
+    number = _round_of(name)
+    previous = None
+    if number:
+        prev_commit = store.resolve(round_branch(number - 1))
+        previous = store.read_json(prev_commit, STATS_FILENAME) if prev_commit else None
+    return f"{name} of {store.repo_id} ({commit[:10]})\n" + stats_summary(stats, previous=previous)
