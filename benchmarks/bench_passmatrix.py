@@ -91,7 +91,9 @@ def main() -> None:
     assert got.indices.tolist() == sorted([0, 1, *expected]), (got, expected)
     base = timeit(lambda: best_triple_loops(rows, band), repeats=3)
     ours = timeit(lambda: pm.select_adversarial(M, rng=np.random.default_rng(0)), repeats=9)
-    print(f"| adversarial selection, 64 in band x 40 tests | {base * 1e3:.0f} ms | {ours * 1e3:.2f} ms | {base / ours:.0f}x |")
+    print(
+        f"| adversarial selection, 64 in band x 40 tests | {base * 1e3:.0f} ms | {ours * 1e3:.2f} ms | {base / ours:.0f}x |"
+    )
     assert best_triple_table(rows, band) == expected
     base = timeit(lambda: best_triple_table(rows, band), repeats=3)
     print(
@@ -108,7 +110,9 @@ def main() -> None:
     )
     base = timeit(lambda: final_filter_loops(rows, random.Random(0)))
     ours = timeit(lambda: pm.final_filter_outcome(M, rng=np.random.default_rng(0)), repeats=9)
-    print(f"| final filter, 64 x 200 tests | {base * 1e3:.2f} ms | {ours * 1e3:.2f} ms | {base / ours:.1f}x |")
+    print(
+        f"| final filter, 64 x 200 tests | {base * 1e3:.2f} ms | {ours * 1e3:.2f} ms | {base / ours:.1f}x |"
+    )
 
     # 3. pass@k for 20,000 problems of 64 samples
     ns = [64] * 20_000
@@ -118,7 +122,9 @@ def main() -> None:
     base = timeit(lambda: pass_at_k_comb(ns, cs, 8))
     n_arr, c_arr = np.asarray(ns), np.asarray(cs)
     ours = timeit(lambda: metrics.pass_at_k(n_arr, c_arr, 8), repeats=9)
-    print(f"| pass@8, 20,000 problems x 64 samples | {base * 1e3:.1f} ms | {ours * 1e3:.2f} ms | {base / ours:.0f}x |")
+    print(
+        f"| pass@8, 20,000 problems x 64 samples | {base * 1e3:.1f} ms | {ours * 1e3:.2f} ms | {base / ours:.0f}x |"
+    )
 
 
 if __name__ == "__main__":

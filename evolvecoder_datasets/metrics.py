@@ -31,19 +31,19 @@ from ._deps import require
 from .errors import ConfigError, SchemaError
 
 __all__ = [
-    "pass_at_k",
     "any_of_first_k",
-    "solution_counts",
-    "source_table",
     "difficulty_table",
     "method_table",
-    "per_model_table",
     "mutation_table",
+    "pass_at_k",
+    "per_model_table",
     "plot_difficulty",
     "plot_methods",
-    "plot_per_model",
     "plot_mutation_scores",
+    "plot_per_model",
     "save_figures",
+    "solution_counts",
+    "source_table",
 ]
 
 DEFAULT_KS = (1, 4, 8)
@@ -168,7 +168,9 @@ def _mean_pass_at(n: np.ndarray, c: np.ndarray, ks: Sequence[int]) -> dict[str, 
     return out
 
 
-def source_table(sources: Sequence[str], tests: Sequence[Sequence[str]] | Sequence[int]) -> list[dict[str, Any]]:
+def source_table(
+    sources: Sequence[str], tests: Sequence[Sequence[str]] | Sequence[int]
+) -> list[dict[str, Any]]:
     """Problems and mean tests per problem, by source, plus an ``"all"`` row (the paper's Table 2).
 
     Args:
@@ -526,7 +528,9 @@ def plot_mutation_scores(rows: Sequence[Mapping[str, Any]], folder: str | os.Pat
     ax = fig.add_subplot()
     rounds = [r["round"] for r in rows]
     ax.plot(rounds, [r["score"] for r in rows], marker="o", label="pooled")
-    ax.plot(rounds, [r["mean_problem_score"] for r in rows], marker="s", linestyle="--", label="mean per problem")
+    ax.plot(
+        rounds, [r["mean_problem_score"] for r in rows], marker="s", linestyle="--", label="mean per problem"
+    )
     ax.set_xlabel("round")
     ax.set_ylabel("mutants killed")
     ax.set_xticks(rounds)
@@ -575,4 +579,3 @@ def save_figures(
         if rows:
             drawn[name] = plot(rows, folder)
     return drawn
-

@@ -218,14 +218,18 @@ class _SiteFinder(ast.NodeVisitor):
         self._negate(node, "test")
         # Drop the `if` branch: `if c: A else: B` -> `if c: pass else: B`.
         self.add(
-            "drop_branch", node, f"drop the body of `if {cond}`",
+            "drop_branch",
+            node,
+            f"drop the body of `if {cond}`",
             lambda: _swap_attr(node, "body", [ast.Pass()]),
-        )  # fmt: skip
+        )
         if node.orelse:
             self.add(
-                "drop_branch", node.orelse[0], f"drop the `else` of `if {cond}`",
+                "drop_branch",
+                node.orelse[0],
+                f"drop the `else` of `if {cond}`",
                 lambda: _swap_attr(node, "orelse", []),
-            )  # fmt: skip
+            )
         self.generic_visit(node)
 
     def _loop(self, node: ast.For | ast.While | ast.AsyncFor) -> None:
@@ -234,9 +238,11 @@ class _SiteFinder(ast.NodeVisitor):
             ret = ast.Return(copy.deepcopy(value) if value is not None else None)
             what = _src(ret)
             self.add(
-                "early_return", node.body[-1], f"`{what}` at the end of the first loop iteration",
+                "early_return",
+                node.body[-1],
+                f"`{what}` at the end of the first loop iteration",
                 lambda: _swap_attr(node, "body", [*node.body, ret]),
-            )  # fmt: skip
+            )
         self.generic_visit(node)
 
     visit_For = visit_AsyncFor = _loop
@@ -247,9 +253,11 @@ class _SiteFinder(ast.NodeVisitor):
         for pos, op in enumerate(node.ops):
             for new in _COMPARE_SWAPS.get(type(op), ()):
                 self.add(
-                    "comparison_flip", node, f"`{_SYMBOLS[type(op)]}` -> `{_SYMBOLS[new]}`",
+                    "comparison_flip",
+                    node,
+                    f"`{_SYMBOLS[type(op)]}` -> `{_SYMBOLS[new]}`",
                     lambda pos=pos, new=new: _swap_item(node.ops, pos, new()),
-                )  # fmt: skip
+                )
         self.generic_visit(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
@@ -264,16 +272,20 @@ class _SiteFinder(ast.NodeVisitor):
         old = type(node.op)
         for new in _ARITH_SWAPS.get(old, ()):
             self.add(
-                "arithmetic_swap", node, f"`{_SYMBOLS[old]}{suffix}` -> `{_SYMBOLS[new]}{suffix}`",
+                "arithmetic_swap",
+                node,
+                f"`{_SYMBOLS[old]}{suffix}` -> `{_SYMBOLS[new]}{suffix}`",
                 lambda new=new: _swap_attr(node, "op", new()),
-            )  # fmt: skip
+            )
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         new = ast.Or if isinstance(node.op, ast.And) else ast.And
         self.add(
-            "logical_swap", node, f"`{_SYMBOLS[type(node.op)]}` -> `{_SYMBOLS[new]}`",
+            "logical_swap",
+            node,
+            f"`{_SYMBOLS[type(node.op)]}` -> `{_SYMBOLS[new]}`",
             lambda: _swap_attr(node, "op", new()),
-        )  # fmt: skip
+        )
         self.generic_visit(node)
 
     def generic_visit(self, node: ast.AST) -> None:
@@ -281,16 +293,20 @@ class _SiteFinder(ast.NodeVisitor):
         for name, value in ast.iter_fields(node):
             if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
                 self.add(
-                    "logical_swap", value, f"drop `not` in `{_src(value)}`",
+                    "logical_swap",
+                    value,
+                    f"drop `not` in `{_src(value)}`",
                     lambda node=node, name=name, value=value: _swap_attr(node, name, value.operand),
-                )  # fmt: skip
+                )
             elif isinstance(value, list):
                 for pos, item in enumerate(value):
                     if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.Not):
                         self.add(
-                            "logical_swap", item, f"drop `not` in `{_src(item)}`",
+                            "logical_swap",
+                            item,
+                            f"drop `not` in `{_src(item)}`",
                             lambda value=value, pos=pos, item=item: _swap_item(value, pos, item.operand),
-                        )  # fmt: skip
+                        )
         super().generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -298,16 +314,20 @@ class _SiteFinder(ast.NodeVisitor):
             return
         if type(node.value) is bool:
             self.add(
-                "boundary_constant", node, f"`{node.value}` -> `{not node.value}`",
+                "boundary_constant",
+                node,
+                f"`{node.value}` -> `{not node.value}`",
                 lambda: _swap_attr(node, "value", not node.value),
-            )  # fmt: skip
+            )
         elif type(node.value) is int:
             for delta in (1, -1):
                 new = node.value + delta
                 self.add(
-                    "boundary_constant", node, f"`{node.value}` -> `{new}`",
+                    "boundary_constant",
+                    node,
+                    f"`{node.value}` -> `{new}`",
                     lambda new=new: _swap_attr(node, "value", new),
-                )  # fmt: skip
+                )
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Name) and node.func.id == "range" and 1 <= len(node.args) <= 3:
@@ -318,9 +338,11 @@ class _SiteFinder(ast.NodeVisitor):
                 for delta in (1, -1):
                     new = _shifted(arg, delta)
                     self.add(
-                        "off_by_one", node, f"`range` bound `{_src(arg)}` -> `{_src(new)}`",
+                        "off_by_one",
+                        node,
+                        f"`range` bound `{_src(arg)}` -> `{_src(new)}`",
                         lambda pos=pos, new=new: _swap_item(node.args, pos, new),
-                    )  # fmt: skip
+                    )
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -333,16 +355,20 @@ class _SiteFinder(ast.NodeVisitor):
                 for delta in (1, -1):
                     new = _shifted(bound, delta)
                     self.add(
-                        "off_by_one", node, f"slice bound `{_src(bound)}` -> `{_src(new)}`",
+                        "off_by_one",
+                        node,
+                        f"slice bound `{_src(bound)}` -> `{_src(new)}`",
                         lambda name=name, new=new: _swap_attr(index, name, new),
-                    )  # fmt: skip
+                    )
         elif not isinstance(index, (ast.Constant, ast.Tuple)):
             for delta in (1, -1):
                 new = _shifted(index, delta)
                 self.add(
-                    "off_by_one", node, f"index `{_src(index)}` -> `{_src(new)}`",
+                    "off_by_one",
+                    node,
+                    f"index `{_src(index)}` -> `{_src(new)}`",
                     lambda new=new: _swap_attr(node, "slice", new),
-                )  # fmt: skip
+                )
         self.generic_visit(node)
 
 
@@ -612,4 +638,3 @@ def mutation_score(
         broken_tests=np.flatnonzero(~suite_ref).tolist(),
         by_operator=by_operator,
     )
-

@@ -31,18 +31,18 @@ import numpy as np
 from .errors import ConfigError, SchemaError
 
 __all__ = [
-    "Selection",
     "FinalFilterOutcome",
+    "Selection",
     "as_pass_matrix",
-    "test_pass_rates",
-    "solution_pass_rates",
-    "hamming_distances",
-    "hide_tests",
     "dedupe_tests",
-    "select_adversarial",
-    "select_similar",
     "final_filter",
     "final_filter_outcome",
+    "hamming_distances",
+    "hide_tests",
+    "select_adversarial",
+    "select_similar",
+    "solution_pass_rates",
+    "test_pass_rates",
 ]
 
 # Notes a selection can carry (see :class:`Selection`).
@@ -60,7 +60,7 @@ TOO_MANY_PERFECT = "too_many_perfect"
 _INDEX = np.int64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Selection:
     """Solutions chosen to show a model, and what the rules had to do to choose them.
 
@@ -94,7 +94,7 @@ class Selection:
         return any(n in (RANDOM_FALLBACK, FILLED_FROM_REST, TOO_FEW_SOLUTIONS) for n in self.notes)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FinalFilterOutcome:
     """What the final filter kept and why a problem was dropped.
 
@@ -120,7 +120,7 @@ class FinalFilterOutcome:
     def counts(self) -> dict[str, int]:
         """Plain counters for stage statistics (``dropped_low_rate_tests``, ...)."""
         return {
-            "kept_tests": int(len(self.kept)),
+            "kept_tests": len(self.kept),
             "dropped_low_rate_tests": self.low_rate,
             "dropped_duplicate_tests": self.duplicates,
             "perfect_solutions": self.perfect,
@@ -659,4 +659,3 @@ def final_filter(
         max_perfect=max_perfect,
     )
     return None if outcome.dropped else outcome.kept
-

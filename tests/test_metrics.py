@@ -88,7 +88,10 @@ def pool():
             "source": "LeetCode",
             "tests": ["assert g() is None"],
             "test_origin": [{"round": 0, "method": "seed"}],
-            "solutions": [{"model": "small", "sample": 0, "code": "..."}, {"model": "big", "sample": 0, "code": "..."}],
+            "solutions": [
+                {"model": "small", "sample": 0, "code": "..."},
+                {"model": "big", "sample": 0, "code": "..."},
+            ],
             "pass_matrix": [[False], [True]],
         },
     ]
@@ -161,7 +164,9 @@ def test_figures_are_written_as_png_files(pool, tmp_path):
         "difficulty": metrics.difficulty_table({0: pool["pass_matrix"], 1: pool["pass_matrix"]}),
         "methods": metrics.method_table(pool["test_origin"], pool["test_origin"]),
         "per_model": metrics.per_model_table(pool["solutions"], pool["pass_matrix"]),
-        "mutation": metrics.mutation_table({0: {"killed": 1, "considered": 3}, 1: {"killed": 3, "considered": 3}}),
+        "mutation": metrics.mutation_table(
+            {0: {"killed": 1, "considered": 3}, 1: {"killed": 3, "considered": 3}}
+        ),
     }
     paths = metrics.save_figures(tmp_path / "figures", **tables)
     assert sorted(paths) == ["difficulty", "methods", "mutation_score", "per_model"]

@@ -85,6 +85,7 @@ def subprocess_runner(programs, tests, timeout_s: float = 10.0):
                 [sys.executable, "-I", "-S", "-c", _HARNESS],
                 input=json.dumps({"program": program, "tests": list(tests)}),
                 capture_output=True,
+                check=False,
                 text=True,
                 timeout=timeout_s,
             )
@@ -145,7 +146,11 @@ def test_operator_choice_is_respected_and_unknown_operators_are_refused():
     source = "def f(a, b):\n    if a < b and b:\n        return a + b\n    return a\n"
     only = generate_mutants(source, operators=["arithmetic_swap"])
     assert [m.description for m in only] == ["`+` -> `-`"]
-    assert {m.operator for m in generate_mutants(source)} >= {"comparison_flip", "logical_swap", "drop_branch"}
+    assert {m.operator for m in generate_mutants(source)} >= {
+        "comparison_flip",
+        "logical_swap",
+        "drop_branch",
+    }
     with pytest.raises(ConfigError):
         generate_mutants(source, operators=["flip_everything"])
     with pytest.raises(SchemaError):
@@ -190,7 +195,9 @@ def test_reference_suite_sets_aside_mutants_it_cannot_tell_apart(humaneval):
     )
     mutants = [equivalent, *generate_mutants(reference)]
     plain = mutation_score(reference, tests[:1], mutants=mutants, runner=subprocess_runner)
-    judged = mutation_score(reference, tests[:1], mutants=mutants, reference_tests=tests, runner=subprocess_runner)
+    judged = mutation_score(
+        reference, tests[:1], mutants=mutants, reference_tests=tests, runner=subprocess_runner
+    )
     assert equivalent in plain.survivors  # without a reference suite it counts against the score
     assert equivalent in judged.equivalent and equivalent not in judged.survivors
     assert judged.considered < plain.considered

@@ -16,9 +16,7 @@ from evolvecoder_datasets.errors import ConfigError, SchemaError
 
 
 def matrices(max_solutions: int = 12, max_tests: int = 10, min_solutions: int = 0, min_tests: int = 0):
-    shapes = st.tuples(
-        st.integers(min_solutions, max_solutions), st.integers(min_tests, max_tests)
-    )
+    shapes = st.tuples(st.integers(min_solutions, max_solutions), st.integers(min_tests, max_tests))
     return shapes.flatmap(lambda shape: arrays(np.bool_, shape))
 
 
