@@ -98,30 +98,35 @@ class TestsResult:
 
 
 def parse_tests_answer(text: str) -> TestsResult:
-    """Parse ``{"tests": [...]}`` (or a bare list); salvage asserts from free text when there is no JSON at all.
+    """Parse ``{"tests": [...]}`` (or a bare list of strings); salvage asserts from free text when that fails.
 
     Raises:
-        LLMResponseError: ``reason`` is ``empty``, ``invalid_json`` or ``no_tests``.
+        LLMResponseError: ``reason`` is ``empty``, ``no_json``, ``invalid_json`` or ``no_tests``.
     """
+    failure: LLMResponseError | None = None
+    items: Any = None
     try:
-        data: Any = extract_json(text, expect=dict)
+        data = extract_json(text, expect=dict)
+        lowered = {str(k).lower(): v for k, v in data.items()}
+        items = next((lowered[k] for k in ("tests", "new_tests", "test_cases", "asserts") if k in lowered), None)
+        if items is None:
+            failure = LLMResponseError("the JSON answer has no 'tests'", reason="no_tests")
     except LLMResponseError as err:
         if err.reason == "empty":
             raise
+        failure = err
         try:
-            data = extract_json(text, expect=list)
+            found = extract_json(text, expect=list)
         except LLMResponseError:
-            salvaged = extract_asserts(text)
-            if salvaged:
-                cleaned = clean_tests(salvaged)
-                return TestsResult(cleaned.tests, cleaned.dropped, from_json=False)
-            raise err from None
-    if isinstance(data, dict):
-        lowered = {str(k).lower(): v for k, v in data.items()}
-        data = next((lowered[k] for k in ("tests", "new_tests", "test_cases", "asserts") if k in lowered), None)
-        if data is None:
-            raise LLMResponseError("the JSON answer has no 'tests'", reason="no_tests")
-    cleaned = clean_tests(data)
-    if not cleaned.tests:
-        raise LLMResponseError(f"no usable assert among the tests (dropped: {cleaned.dropped})", reason="no_tests")
-    return TestsResult(cleaned.tests, cleaned.dropped)
+            found = []
+        if any(isinstance(item, (str, dict)) for item in found):  # not a list literal inside an assert
+            items, failure = found, None
+    if items is not None:
+        cleaned = clean_tests(items)
+        if cleaned.tests:
+            return TestsResult(cleaned.tests, cleaned.dropped)
+        failure = LLMResponseError(f"no usable assert among the tests (dropped: {cleaned.dropped})", reason="no_tests")
+    salvaged = clean_tests(extract_asserts(text))
+    if salvaged.tests:
+        return TestsResult(salvaged.tests, salvaged.dropped, from_json=False)
+    raise failure
