@@ -1,0 +1,80 @@
+"""Dataset cards rendered from round statistics through `DatasetCard.from_template` and `cards/round.md.jinja`."""
+
+from __future__ import annotations
+
+import pytest
+from huggingface_hub import DatasetCard
+
+from evolvecoder_datasets.cards import headline, render_round_card, size_category, stats_summary
+from evolvecoder_datasets.errors import ConfigError
+
+FULL = {
+    "round": 2,
+    "problems_by_source": {"TACO": {"problems": 3, "tests": 45}, "LeetCode": {"problems": 1, "tests": 11}},
+    "tests_by_method": {"refine": {"generated": 80, "retained": 40}, "adversarial": {"generated": 20, "retained": 16}},
+    "pass_at_k": {"0": {"1": 0.6, "8": 0.9}, "1": {"1": 0.45, "8": 0.8}, "2": {"1": 0.4, "8": 0.75}},
+    "pass_at_k_by_model": {"qwen3-4b": {"1": 0.42}},
+    "mutation_score": {"0": 0.55, "2": 0.81},
+    "dedup": {"model": "all-MiniLM-L6-v2", "threshold": 0.9, "input": 10, "kept": 4},
+    "drop_reasons": {"few_tests": 2, "too_easy": 5},
+    "provenance": {"models": ["qwen3-4b"], "prompt_versions": {"adversarial": "v3"}, "seeds": {"sampling": 11}},
+    "figure_captions": {"pass_at_k.png": "pass@k per round"},
+}
+PREVIOUS = {"round": 1, "num_problems": 5, "num_tests": 50, "pass_at_k": {"1": 0.45},
+            "tests_by_method": {"adversarial": {"retained": 6}}}
+
+
+def test_card_metadata_is_valid_hub_yaml_with_size_category():
+    card = render_round_card(FULL, repo_id="org/run")
+    reparsed = DatasetCard(str(card))
+    assert reparsed.data.license == "mit"
+    assert reparsed.data.size_categories == ["n<1K"]
+    assert reparsed.data.task_categories == ["text-generation"]
+    assert "evolvecoder" in reparsed.data.tags and reparsed.data.pretty_name == "run"
+
+
+def test_card_shows_every_section_present_in_the_stats():
+    content = render_round_card(FULL, previous=PREVIOUS, figures=["figures/pass_at_k.png"]).content
+    for heading in ("What changed in this round", "Problems and tests by source", "Tests generated and retained",
+                    "pass@k across rounds", "pass@k by model", "Mutation score", "Deduplication",
+                    "Why rows and tests were dropped", "Provenance", "Figures"):
+        assert f"# {heading}" in content
+    assert "| TACO | 3 | 45 | 15.00 |" in content
+    assert "| adversarial | 20 | 16 | 0.80 |" in content
+    assert "| 2 | 0.400 | 0.750 |" in content
+    assert "![pass@k per round](figures/pass_at_k.png)" in content
+    assert "| prompt_versions.adversarial | v3 |" in content
+    assert content.index("too_easy") < content.index("few_tests")  # most frequent reason first
+
+
+def test_what_changed_reports_deltas_from_the_previous_round():
+    content = render_round_card(FULL, previous=PREVIOUS).content
+    assert "problems: 5 → 4 (-1 since round 1)" in content
+    assert "pass@1: 0.450 → 0.400 (-0.050 since round 1)" in content
+    assert "adversarial tests retained: +10" in content
+
+
+def test_absent_statistics_leave_their_sections_out():
+    content = render_round_card({"round": 0, "num_problems": 1200}).content
+    assert "1,200 problems" in content
+    for heading in ("What changed", "pass@k", "Mutation score", "Provenance", "Figures"):
+        assert heading not in content
+    assert render_round_card({"round": 0, "num_problems": 1200}).data.size_categories == ["1K<n<10K"]
+
+
+def test_final_card_loads_main_without_a_revision():
+    content = render_round_card({"round": 3, "num_problems": 4}, repo_id="org/run", final=True).content
+    assert 'load_dataset("org/run", split="train")' in content and "round 3" not in content.split("\n")[0]
+
+
+def test_unknown_template_is_a_config_error():
+    with pytest.raises(ConfigError, match="not found"):
+        render_round_card({"round": 0}, template="no-such-template")
+
+
+def test_headline_and_terminal_summary():
+    assert headline({"round": 1, "pass_at_k": {"pass@1": 0.5}, "mutation_score": 0.7})["pass@1"] == 0.5
+    text = stats_summary(FULL, previous=PREVIOUS)
+    assert text.splitlines()[0] == "round 2: 4 problems, 56 tests (14.00 per problem)"
+    assert "mutation score" in text and "**" not in text
+    assert size_category(21_642) == "10K<n<100K" and size_category(999) == "n<1K"

@@ -1,0 +1,143 @@
+"""The `evolvecoder-datasets` command: each command over a real local store, and clear errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import types
+
+import pytest
+from datasets import Dataset
+
+from evolvecoder_datasets.cli import config_from_dict, main
+from evolvecoder_datasets.errors import ConfigError, MissingExtraError
+from evolvecoder_datasets.rounds import push_round
+
+
+@pytest.fixture
+def store(tmp_path):
+    rows = Dataset.from_dict({"id": ["A_1", "A_2"], "question": ["q1", "q2"], "tests": [["assert 1"], ["assert 2"]]})
+    path = tmp_path / "store"
+    push_round(rows, path, 0, stats={"num_problems": 2, "num_tests": 2, "pass_at_k": {"1": 0.5}})
+    push_round(rows.select([0]), path, 1, stats={"num_problems": 1, "num_tests": 1, "pass_at_k": {"1": 0.25}})
+    return path
+
+
+def test_rounds_lists_revisions_with_headline_numbers(store, capsys):
+    assert main(["rounds", str(store)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["revision", "commit", "tags", "problems", "tests", "mean", "tests", "pass@1",
+                                "mutation"]
+    assert lines[1].split()[0] == "round0" and lines[1].split()[2:6] == ["round0-v1", "2", "2", "1.00"]
+    assert lines[2].split()[-2] == "0.250" and lines[3].startswith("main")
+
+
+def test_inspect_prints_statistics_with_deltas(store, capsys):
+    assert main(["inspect", f"{store}@1"]) == 0
+    out = capsys.readouterr().out
+    assert "round 1: 1 problems, 1 tests" in out and "pass@1: 0.500 → 0.250" in out
+
+
+def test_card_rerenders_to_a_file_and_pushes(store, tmp_path, capsys):
+    target = tmp_path / "README.md"
+    assert main(["card", f"{store}@round1", "-o", str(target)]) == 0
+    assert "config_name: default" in target.read_text() and "# store — round 1" in target.read_text()
+    assert main(["card", f"{store}@round1", "--push"]) == 0
+
+
+def test_missing_revision_exits_1_with_one_error_line(store, capsys):
+    assert main(["inspect", f"{store}@9"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: revision 'round9' not found") and err.count("\n") == 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Inner:
+    threshold: float = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class RecipeConfig:
+    repo_id: str
+    rounds: int = 4
+    models: list[str] = dataclasses.field(default_factory=list)
+    filters: Inner = Inner()
+    mode: str | None = None
+
+    def __post_init__(self):
+        if self.rounds < 1:
+            raise ValueError("rounds must be >= 1")
+
+
+@pytest.fixture
+def recipe(monkeypatch):
+    module = types.ModuleType("evolvecoder_datasets.recipe")
+    module.RecipeConfig = RecipeConfig
+    module.calls = []
+
+    def run(config):
+        module.calls.append(config)
+        if config.repo_id == "needs/extra":
+            raise MissingExtraError("vllm", "vllm", "sampling")
+        return f"ran {config.rounds} rounds"
+
+    module.run = run
+    monkeypatch.setitem(sys.modules, "evolvecoder_datasets.recipe", module)
+    return module
+
+
+def test_run_validates_the_yaml_and_calls_the_recipe(recipe, tmp_path, capsys):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("repo_id: ./out\nrounds: 2\nmodels: [a, b]\nfilters: {threshold: 1}\n")
+    assert main(["run", str(cfg)]) == 0
+    assert recipe.calls == [RecipeConfig("./out", 2, ["a", "b"], Inner(1.0))]
+    assert capsys.readouterr().out.strip() == "ran 2 rounds"
+    assert main(["run", str(cfg), "--check"]) == 0 and len(recipe.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        ("repo_id: x\nround: 2\n", "unknown key 'round' (did you mean 'rounds'?)"),
+        ("repo_id: x\nrounds: two\n", "run.yaml.rounds: expected an integer, got 'two'"),
+        ("repo_id: x\nfilters: {treshold: 1}\n", "unknown key 'treshold'"),
+        ("rounds: 2\n", "missing required key(s) ['repo_id']"),
+        ("repo_id: x\nrounds: 0\n", "rounds must be >= 1"),
+        ("repo_id: [x\n", "is not valid YAML"),
+        ("- a\n- b\n", "expected a mapping"),
+    ],
+)
+def test_bad_configs_exit_2_with_a_clear_message(recipe, tmp_path, capsys, yaml_text, message):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(yaml_text)
+    assert main(["run", str(cfg)]) == 2
+    assert message in capsys.readouterr().err
+    assert recipe.calls == []
+
+
+def test_missing_extra_exits_1_naming_the_pip_install(recipe, tmp_path, capsys):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("repo_id: needs/extra\n")
+    assert main(["run", str(cfg)]) == 1
+    assert "pip install 'evolvecoder-datasets[vllm]'" in capsys.readouterr().err
+
+
+def test_run_without_a_recipe_module_says_so(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "evolvecoder_datasets.recipe", None)
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("repo_id: x\n")
+    assert main(["run", str(cfg)]) == 2
+    assert "no recipe runner" in capsys.readouterr().err
+
+
+def test_config_from_dict_checks_nested_types():
+    with pytest.raises(ConfigError, match=r"filters.threshold: expected a number"):
+        config_from_dict(RecipeConfig, {"repo_id": "x", "filters": {"threshold": "high"}})
+    assert config_from_dict(RecipeConfig, {"repo_id": "x", "mode": None}).mode is None
+
+
+def test_the_module_runs_as_a_command():
+    proc = subprocess.run([sys.executable, "-m", "evolvecoder_datasets.cli", "--help"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0 and all(c in proc.stdout for c in ("run", "card", "inspect", "rounds"))
