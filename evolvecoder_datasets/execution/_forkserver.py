@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import ast
 import base64
+import binascii
+import builtins
 import collections
 import ctypes
 import decimal
@@ -56,12 +58,20 @@ _PRELOAD = (
     "textwrap", "unicodedata", "numbers", "queue", "abc",
 )  # fmt: skip
 
-# Captured before any untrusted code runs: a program may rebind names in modules, never these references.
+# Captured before any untrusted code runs. A program may rebind names in builtins or in shared modules
+# (builtins.len = ..., json.dumps = ...); the harness code below resolves these names here, in its own globals,
+# first. The builtins are snapshotted into this module's namespace for the same reason.
+globals().update({_k: _v for _k, _v in vars(builtins).items() if not _k.startswith("__")})
 _fork, _exit, _write, _read, _close, _kill, _killpg = os.fork, os._exit, os.write, os.read, os.close, os.kill, os.killpg
 _wait4, _waitpid, _monotonic, _process_time = os.wait4, os.waitpid, time.monotonic, time.process_time
-_dumps, _b64 = pickle.dumps, base64.b64encode
-_json_dumps = json.dumps
-_isinstance, _type, _len, _id = isinstance, type, len, id
+_getpid, _setpgid, _select = os.getpid, os.setpgid, select.select
+_pidfd_open = getattr(os, "pidfd_open", None)
+_dumps, _b2a = pickle.dumps, binascii.b2a_base64
+_FunctionType = types.FunctionType
+# Tests resolve builtins here, not in the (possibly monkeypatched) builtins module the program shares.
+_PRISTINE_BUILTINS = dict(vars(builtins))
+_BUILTIN_NAMES = frozenset(k for k in _PRISTINE_BUILTINS if not k.startswith("_"))
+_isinstance, _type, _len = isinstance, type, len
 _AssertionError, _MemoryError, _SystemExit, _BaseException = AssertionError, MemoryError, SystemExit, BaseException
 
 
@@ -225,9 +235,9 @@ class _ValueUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"forbidden global {module}.{name}")
 
 
-def load_value(payload: str):
+def load_value(payload: bytes):
     """Decode a canonical value sent by a child (only builtins and an allowlist of value classes)."""
-    return _ValueUnpickler(io.BytesIO(base64.b64decode(payload))).load()
+    return _ValueUnpickler(io.BytesIO(binascii.a2b_base64(payload))).load()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -445,14 +455,14 @@ def wait_with_limits(pid: int, cpu_limit: float, wall_limit: float):
     start = _monotonic()
     killed = None
     try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
+        pidfd = _pidfd_open(pid)
+    except (TypeError, OSError):
         pidfd = -1
     try:
         next_check = min(cpu_limit, wall_limit)
         while True:
             if pidfd >= 0:
-                ready = select.select([pidfd], [], [], max(0.0, start + next_check - _monotonic()))[0]
+                ready = _select([pidfd], [], [], max(0.0, start + next_check - _monotonic()))[0]
                 done = bool(ready)
             else:
                 done = _poll_wait(pid, start + next_check)
@@ -550,6 +560,10 @@ def _enter_child(limits: Limits, keep_fd: int, workdir: str, *, session: bool) -
     os.closerange(3, keep_fd)
     os.closerange(keep_fd + 1, 65536)
     _devnull_std()
+    # Python-level streams over the (now /dev/null) fds 0-2; the server's own stream objects used fds closed above.
+    sys.stdin = open(0, "r", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
     limits.apply()
     os.chdir(workdir)
     limits.drop_privileges()
@@ -567,7 +581,11 @@ def _enter_child(limits: Limits, keep_fd: int, workdir: str, *, session: bool) -
 
 
 class _Reporter:
-    """Writes verdict lines ``<nonce> <json>`` to the result pipe. Writes under 4 KiB are atomic."""
+    """Writes verdict lines ``<nonce> <TAG> <field> ...`` to the result pipe.
+
+    Fields are ASCII tokens (numbers, status words, base64 text, ``-`` for none) assembled without ``json`` or
+    any other module a program could have rebound. Writes under 4 KiB are atomic.
+    """
 
     __slots__ = ("fd", "prefix")
 
@@ -575,8 +593,20 @@ class _Reporter:
         self.fd, self.prefix = fd, nonce + " "
 
     def send(self, *fields) -> None:
-        data = (self.prefix + _json_dumps(fields) + "\n").encode()
-        view = memoryview(data)
+        parts = [self.prefix]
+        for field in fields:
+            t = _type(field)
+            if field is None:
+                parts.append("-")
+            elif t is str:
+                parts.append(_b2a(field.encode("utf-8", "replace"), newline=False).decode("ascii") or "=")
+            elif t is bytes:  # already an ASCII token
+                parts.append(field.decode("ascii"))
+            else:
+                parts.append(repr(field))
+            parts.append(" ")
+        parts[-1] = "\n"
+        view = memoryview("".join(parts).encode("ascii"))
         while view:
             try:
                 n = _write(self.fd, view)
@@ -585,6 +615,10 @@ class _Reporter:
             except OSError:
                 return
             view = view[n:]
+
+
+def _text(token: bytes) -> str:
+    return "" if token in (b"-", b"=") else binascii.a2b_base64(token).decode("utf-8", "replace")
 
 
 def _exception_status(err: BaseException) -> tuple[str, str]:
@@ -602,9 +636,21 @@ def _exception_status(err: BaseException) -> tuple[str, str]:
     return "error", text[:MAX_MESSAGE]
 
 
+def _test_globals(namespace: dict) -> dict:
+    """The namespace a test runs in: the program's names, minus any that shadow a builtin, over pristine builtins.
+
+    A program that rebinds ``builtins.sorted`` or defines a global ``len`` cannot change what the test's own
+    ``sorted(...)``/``len(...)`` mean; its functions still see whatever it set up for itself.
+    """
+    scope = {k: v for k, v in dict.items(namespace) if k not in _BUILTIN_NAMES}
+    scope["__builtins__"] = _PRISTINE_BUILTINS
+    return scope
+
+
 def _run_one_test(test: PreparedTest, namespace: dict, max_value: int):
     """Run one prepared test in the current process. Returns ``(status, message, payload)``."""
     try:
+        namespace = _test_globals(namespace)
         if test.kind == "probe":
             value = eval(test.code, namespace)
             try:
@@ -613,9 +659,9 @@ def _run_one_test(test: PreparedTest, namespace: dict, max_value: int):
                 return "fail", "value too deeply nested to compare", None
             if _len(blob) > max_value:
                 return "fail", f"value too large to compare ({_len(blob)} bytes)", None
-            return "value", "", _b64(blob).decode("ascii")
+            return "value", "", _b2a(blob, newline=False)
         # The comparator reaches the test through a closure cell: rebinding a global cannot replace it.
-        types.FunctionType(test.code, namespace)(hardened_compare)()
+        _FunctionType(test.code, namespace)(hardened_compare)()
         return "pass", "", None
     except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
         status, message = _exception_status(err)
@@ -633,7 +679,7 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
             code = compile(job["program"], "<solution>", "exec")
             pre = compile(job["preamble"], "<preamble>", "exec") if job.get("preamble") else None
         except (SyntaxError, ValueError) as err:
-            report.send("X", "syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
+            report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
         module = types.ModuleType("solution")
         module.__dict__["__builtins__"] = __builtins__
@@ -645,24 +691,24 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
             exec(code, namespace)
         except _BaseException as err:
             status, message = _exception_status(err)
-            report.send("X", status, ("while loading the program: " + message)[:MAX_MESSAGE])
+            report.send(b"X", status.encode(), ("while loading the program: " + message)[:MAX_MESSAGE])
             _exit(0)
         for sig in (signal.SIGALRM, signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGVTALRM, signal.SIGPROF):
             signal.signal(sig, signal.SIG_DFL)
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
-        report.send("L", _process_time())
+        report.send(b"L", _process_time())
         max_value = int(job.get("max_value_bytes", 4 << 20))
         if job.get("mode") == "fast":
             for idx in todo:
                 status, message, payload = _run_one_test(tests[idx], namespace, max_value)
-                report.send("R", idx, status, message, payload, _process_time())
+                report.send(b"R", idx, status.encode(), message, payload, _process_time())
             _exit(0)
         _isolated_loop(job, todo, tests, namespace, report, max_value)
     except _BaseException as err:  # harness failure: say so, the server marks the rest
         try:
-            report.send("X", "crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
+            report.send(b"X", b"crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
         finally:
             _exit(1)
     _exit(0)
@@ -677,21 +723,21 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     wall_limit = float(job["wall_timeout_s"])
     budget = job.get("max_consecutive_timeouts")
     streak = 0
-    me = os.getpid()
+    me = _getpid()
     for idx in todo:
         if budget and streak >= budget:
-            report.send("U", idx)
+            report.send(b"U", idx)
             return
         pid = _fork()
         if pid == 0:
             try:
-                os.setpgid(0, 0)
+                _setpgid(0, 0)
                 status, message, payload = _run_one_test(tests[idx], namespace, max_value)
-                report.send("R", idx, status, message, payload, 0.0)
+                report.send(b"R", idx, status.encode(), message, payload, 0.0)
             finally:
                 _exit(0)
         status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit)
-        report.send("D", idx, status, cpu, killed)
+        report.send(b"D", idx, status, cpu, killed.encode() if killed else None)
         streak = streak + 1 if killed or cpu > cpu_limit else 0
         if _children(me):
             sweep_children()
@@ -710,25 +756,25 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
         try:
             code = compile(job["program"], "<solution>", "exec")
         except (SyntaxError, ValueError) as err:
-            report.send("X", "syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
+            report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
-        report.send("L", _process_time())
+        report.send(b"L", _process_time())
         cpu_limit, wall_limit = float(job["timeout_s"]), float(job["wall_timeout_s"])
         budget, streak, me = job.get("max_consecutive_timeouts"), 0, os.getpid()
         for idx in todo:
             if budget and streak >= budget:
-                report.send("U", idx)
+                report.send(b"U", idx)
                 break
             pid = _fork()
             if pid == 0:
                 _run_stdio_case(code, idx, workdir, report)
             status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit)
-            report.send("D", idx, status, cpu, killed)
+            report.send(b"D", idx, status, cpu, killed.encode() if killed else None)
             streak = streak + 1 if killed or cpu > cpu_limit else 0
             if _children(me):
                 sweep_children()
     except _BaseException as err:
-        report.send("X", "crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
+        report.send(b"X", b"crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
         _exit(1)
     _exit(0)
 
@@ -763,7 +809,7 @@ def _run_stdio_case(code, idx: int, workdir: str, report: _Reporter) -> None:
     except _BaseException as err:
         status, message = _exception_status(err)
     try:
-        report.send("R", idx, status, message, None, 0.0)
+        report.send(b"R", idx, status.encode(), message, None, 0.0)
     finally:
         _exit(0)
 
@@ -1016,27 +1062,30 @@ class Server:
             if not line.startswith(prefix):
                 continue
             try:
-                fields = json.loads(line[_len(prefix) :])
-                self._apply(run, fields, job, tests, pending, statuses, messages, cpu, values)
-            except (ValueError, TypeError, IndexError, KeyError):
+                self._apply(run, line[_len(prefix) :].split(b" "), job, tests, pending, statuses, messages, cpu, values)
+            except (ValueError, TypeError, IndexError, KeyError, binascii.Error):
                 continue  # a malformed line counts as no line
         return not eof
 
     def _apply(self, run, fields, job, tests, pending, statuses, messages, cpu, values) -> None:
-        tag = fields[0]
+        tag = fields[0].decode("ascii")
         run.last_event = _monotonic()
         timeout = float(job["timeout_s"])
         if tag == "L":
             run.loaded = True
             run.last_cpu = float(fields[1])
         elif tag in ("X", "U"):
-            status, message = ("unexecuted", "skipped after repeated timeouts") if tag == "U" else fields[1:3]
+            if tag == "U":
+                status, message = "unexecuted", "skipped after repeated timeouts"
+            else:
+                status, message = fields[1].decode("ascii"), _text(fields[2])
             status = status if status in STATUSES else "crash"
             while pending:
                 i = pending.popleft()
                 statuses[i], messages[i] = status, str(message)[:MAX_MESSAGE]
         elif tag == "R":
-            idx, status, message, payload, cpu_mark = fields[1:6]
+            idx, status, message = int(fields[1]), fields[2].decode("ascii"), _text(fields[3])
+            payload, cpu_mark = (None if fields[4] == b"-" else fields[4]), float(fields[5])
             if not pending or idx != pending[0] or idx in values:
                 return  # only the first line for the test being run counts
             if status == "value":
@@ -1058,7 +1107,8 @@ class Server:
             else:
                 values[idx] = (status, str(message)[:MAX_MESSAGE])
         elif tag == "D":
-            idx, wstatus, used, killed = fields[1:5]
+            idx, wstatus, used = int(fields[1]), int(fields[2]), float(fields[3])
+            killed = None if fields[4] == b"-" else fields[4].decode("ascii")
             if not pending or idx != pending[0]:
                 return
             pending.popleft()
@@ -1078,7 +1128,7 @@ class Server:
                     messages[idx] = _describe_exit(wstatus)
 
     @staticmethod
-    def _judge_value(test: PreparedTest, payload: str) -> bool:
+    def _judge_value(test: PreparedTest, payload: bytes) -> bool:
         value = load_value(payload)
         equal = not _has_opaque(value) and value == test.expected
         return equal if test.op == "eq" else not equal

@@ -1,0 +1,39 @@
+"""Fixtures for sandbox tests: one started sandbox per module and mode, and a process census of its uids."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from evolvecoder_datasets.execution import Sandbox
+
+
+def processes_of_uids(uids: set[int]) -> list[int]:
+    """Pids of live, non-zombie processes owned by any of ``uids`` (host-wide /proc scan)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                status = fh.read()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields.get("Uid", "-1").split()[0])
+        if uid in uids and not fields.get("State", "").strip().startswith("Z"):
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture(scope="module", params=["isolated", "fast"])
+def sandbox(request):
+    with Sandbox(workers=2, timeout_s=0.5, memory_mb=512, mode=request.param) as sb:
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def isolated_sandbox():
+    with Sandbox(workers=2, timeout_s=0.5, memory_mb=512, mode="isolated") as sb:
+        yield sb
