@@ -18,6 +18,9 @@ _ATTRIBUTES: dict[str, str] = {
     "deduplicate": "dedup",
     "find_near_duplicates": "dedup",
     "drop_duplicates": "dedup",
+    "execute": "execute",
+    "execute_dataset": "execute",
+    "ExecuteConfig": "execute",
 }
 
 
