@@ -297,7 +297,7 @@ def prepare_test(source: str) -> PreparedTest:
                 expr = cmp.comparators[0] if left_lit else cmp.left
                 expected = left_val if left_lit else right_val
                 try:
-                    code = compile(ast.Expression(expr), "<test>", "eval")
+                    code = compile(ast.Expression(expr), "<test>", "eval", dont_inherit=True)
                     return PreparedTest("probe", code=code, op=op, expected=expected)
                 except (SyntaxError, ValueError, MemoryError, RecursionError):
                     pass
@@ -316,7 +316,7 @@ def prepare_test(source: str) -> PreparedTest:
             decorator_list=[], returns=None, type_params=[],
         )  # fmt: skip
         module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
-        code = compile(module, "<test>", "exec")
+        code = compile(module, "<test>", "exec", dont_inherit=True)
         code = next(c for c in code.co_consts if _isinstance(c, types.CodeType))  # the code of _ecd_make_
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as err:
         return PreparedTest("invalid", message=f"test does not compile: {type(err).__name__}: {err}"[:MAX_MESSAGE])
@@ -676,8 +676,8 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         _enter_child(limits, wfd, workdir, session=True)
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         try:
-            code = compile(job["program"], "<solution>", "exec")
-            pre = compile(job["preamble"], "<preamble>", "exec") if job.get("preamble") else None
+            code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
+            pre = compile(job["preamble"], "<preamble>", "exec", dont_inherit=True) if job.get("preamble") else None
         except (SyntaxError, ValueError) as err:
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
@@ -754,7 +754,7 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
         _enter_child(limits, wfd, workdir, session=True)
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         try:
-            code = compile(job["program"], "<solution>", "exec")
+            code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as err:
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
@@ -1119,6 +1119,11 @@ class Server:
                 messages[idx] = "wall-clock backstop (blocked or sleeping)" if killed == "wall" else "CPU time limit"
             elif reported is not None:
                 statuses[idx], messages[idx] = reported
+            elif job.get("kind") == "stdio" and os.WIFEXITED(int(wstatus)):
+                # A script may end itself with os._exit (a common fast-exit idiom); its output is still judged by
+                # the server, so an exit without a line only decides whether there is output to judge.
+                code = os.WEXITSTATUS(int(wstatus))
+                statuses[idx], messages[idx] = ("done", "") if code == 0 else ("error", f"exit code {code}")
             else:
                 wstatus = int(wstatus)
                 statuses[idx] = "crash"

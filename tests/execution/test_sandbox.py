@@ -1,0 +1,246 @@
+"""Behaviour of the sandbox on honest programs: verdicts, modes, limits, stdio, time judging, lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from evolvecoder_datasets.errors import ConfigError, SandboxUnavailable
+from evolvecoder_datasets.execution import Job, Sandbox, run_tests
+from evolvecoder_datasets.execution._forkserver import canonical, hardened_compare, outputs_match, prepare_test
+from evolvecoder_datasets.schema import STATUS_NAMES
+
+SORT = "def sort_desc(xs):\n    return sorted(xs, reverse=True)\n"
+
+
+def test_typed_outcomes_for_each_kind_of_failure(sandbox):
+    program = (
+        "def f(x):\n"
+        "    if x == 0:\n        raise ValueError('zero')\n"
+        "    if x == 1:\n        return [0] * (10 ** 10)\n"
+        "    if x == 2:\n        while True:\n            pass\n"
+        "    return x\n"
+    )
+    tests = ["assert f(5) == 5", "assert f(5) == 6", "assert f(0) == 0", "assert f(1) == 1", "assert f(2) == 2",
+             "assert undefined_name(3) == 3", "assert (", "assert f(7) == 7"]  # fmt: skip
+    report = sandbox.run(program, tests)
+    assert report.statuses == ["pass", "fail", "error", "memory", "timeout", "error", "error", "pass"]
+    assert "ValueError: zero" in report.messages[2]
+    assert "NameError" in report.messages[5]
+    assert "does not parse" in report.messages[6]
+    assert report.cpu_s[4] >= 0.45
+
+
+def test_isolated_mode_gives_each_test_a_fresh_copy_and_fast_mode_shares_state():
+    program = "STATE = []\ndef push(x):\n    STATE.append(x)\n    return len(STATE)\n"
+    tests = ["assert push(1) == 1", "assert push(2) == 1"]
+    with Sandbox(workers=1, mode="isolated") as sb:
+        assert sb.run(program, tests).statuses == ["pass", "pass"]
+    with Sandbox(workers=1, mode="fast") as sb:
+        assert sb.run(program, tests).statuses == ["pass", "fail"]
+
+
+def test_fast_mode_continues_after_a_test_that_kills_the_process():
+    program = "import os\ndef f(x):\n    if x == 1:\n        os._exit(3)\n    if x == 2:\n        while True: pass\n    return x\n"
+    tests = ["assert f(0) == 0", "assert f(1) == 1", "assert f(3) == 3", "assert f(2) == 2", "assert f(4) == 4"]
+    with Sandbox(workers=1, mode="fast", timeout_s=0.3) as sb:
+        report = sb.run(program, tests)
+    assert report.statuses == ["pass", "crash", "pass", "timeout", "pass"]
+
+
+def test_timeout_is_judged_by_cpu_time_not_wall_clock():
+    # Four workers on two cores plus two busy loops: each test gets about a third of a core. A test that needs
+    # ~0.2 s of CPU takes ~0.6 s or more of wall time, yet must not be judged a timeout with a 0.6 s CPU limit.
+    program = "def work(n):\n    s = 0\n    for i in range(n):\n        s += i * i\n    return s\n"
+    with Sandbox(workers=1, mode="isolated", timeout_s=5) as sb:  # calibrate n to ~0.2 s of CPU on this machine
+        per_million = sb.run(program, ["assert work(10**6) >= 0"]).cpu_s[0]
+    n = max(10**5, int(10**6 * 0.2 / max(per_million, 1e-3)))
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        with Sandbox(workers=4, mode="isolated", timeout_s=0.6, wall_timeout_s=10) as sb:
+            reports = sb.run_many([(program, [f"assert work({n}) >= 0"] * 3)] * 8)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    statuses = [s for r in reports for s in r.statuses]
+    assert statuses == ["pass"] * 24, statuses
+    walls = [c for r in reports for c in r.cpu_s]
+    assert max(walls) < 0.6
+
+
+def test_sleeping_program_hits_the_wall_clock_backstop_quickly():
+    with Sandbox(workers=1, timeout_s=0.2, wall_timeout_s=0.5) as sb:
+        start = time.monotonic()
+        report = sb.run("import time\ndef f():\n    time.sleep(30)\n", ["assert f() is None"])
+        assert report.statuses == ["timeout"]
+        assert "wall-clock" in report.messages[0]
+        assert time.monotonic() - start < 5
+
+
+def test_consecutive_timeout_budget_marks_the_rest_unexecuted(sandbox):
+    program = "def f(x):\n    while x > 0:\n        pass\n    return 0\n"
+    tests = ["assert f(0) == 0"] + ["assert f(1) == 0"] * 6
+    with Sandbox(workers=1, mode=sandbox.mode, timeout_s=0.2, max_consecutive_timeouts=2) as sb:
+        report = sb.run(program, tests)
+    assert report.statuses == ["pass", "timeout", "timeout"] + ["unexecuted"] * 4
+
+
+def test_preamble_supplies_forgotten_imports():
+    program = "def total(xs: List[int]) -> int:\n    return sum(xs)\n"
+    with Sandbox(workers=1) as sb:
+        assert sb.run(program, ["assert total([1, 2]) == 3"]).statuses == ["error"]
+    with Sandbox(workers=1, preamble="from typing import List") as sb:
+        assert sb.run(program, ["assert total([1, 2]) == 3"]).statuses == ["pass"]
+
+
+def test_pass_matrix_and_status_matrix_shapes_and_values(sandbox):
+    programs = [SORT, "def sort_desc(xs):\n    return sorted(xs)\n", "def sort_desc(xs:\n", ""]
+    tests = ["assert sort_desc([1, 3, 2]) == [3, 2, 1]", "assert sort_desc([]) == []", "assert sort_desc([5]) == [5]"]
+    matrix = sandbox.pass_matrix(programs, tests)
+    assert matrix.dtype == bool and matrix.shape == (4, 3)
+    assert matrix.tolist() == [[True, True, True], [False, True, True], [False] * 3, [False] * 3]
+    codes = sandbox.status_matrix(programs, tests)
+    assert [STATUS_NAMES[c] for c in codes[2]] == ["syntax_error"] * 3
+    assert [STATUS_NAMES[c] for c in codes[3]] == ["error"] * 3  # NameError: nothing defined
+
+
+def test_results_do_not_depend_on_worker_count():
+    rng = np.random.default_rng(7)
+    programs = [f"def f(x):\n    return x * {k} + {int(rng.integers(0, 2))}\n" for k in range(12)]
+    tests = [f"assert f({i}) == {i * 3}" for i in range(10)]
+    with Sandbox(workers=1, mode="isolated") as one, Sandbox(workers=3, mode="fast") as three:
+        assert (one.pass_matrix(programs, tests) == three.pass_matrix(programs, tests)).all()
+
+
+def test_stdio_programs_are_compared_token_by_token_with_optional_float_tolerance(sandbox):
+    program = "import sys\nn = int(sys.stdin.readline())\nvals = list(map(float, sys.stdin.read().split()))\n" \
+              "print(f'{sum(vals) / n:.7f}')\n"
+    inputs = ["2\n1 2\n", "3\n1 1 2\n", "1\n5\n"]
+    outputs = ["1.5000000", "1.333333", "6"]
+    assert sandbox.run_stdio(program, inputs, outputs).statuses == ["pass", "fail", "fail"]
+    assert sandbox.run_stdio(program, inputs, outputs, float_tol=1e-5).statuses == ["pass", "pass", "fail"]
+
+
+def test_stdio_handles_exit_calls_errors_and_loops(sandbox):
+    cases = {
+        "import sys\nprint(input()[::-1])\nsys.exit(0)\n": "pass",
+        "print(input()[::-1])\nexit()\n": "pass",
+        "import sys\nprint(input()[::-1])\nsys.exit(3)\n": "error",
+        "raise RuntimeError('x')": "error",
+        "while True:\n    pass\n": "timeout",
+        "import os\nprint(input()[::-1], flush=True)\nos._exit(0)\n": "pass",
+        "print('nope'": "syntax_error",
+        "data = open(0).read().split()\nprint(data[0][::-1])\n": "pass",
+    }
+    jobs = [Job(p, inputs=["abc\n"], outputs=["cba\n"]) for p in cases]
+    got = [r.statuses[0] for r in sandbox.run_many(jobs)]
+    assert got == list(cases.values())
+
+
+def test_async_api_runs_jobs_concurrently():
+    async def main(sb):
+        return await asyncio.gather(sb.arun(SORT, ["assert sort_desc([1, 2]) == [2, 1]"]),
+                                    sb.arun_many([(SORT, ["assert sort_desc([1]) == [2]"])]))  # fmt: skip
+
+    with Sandbox(workers=2) as sb:
+        single, many = asyncio.run(main(sb))
+    assert single.statuses == ["pass"] and many[0].statuses == ["fail"]
+
+
+def test_run_tests_convenience_reuses_a_shared_sandbox():
+    first = run_tests(SORT, ["assert sort_desc([2, 9]) == [9, 2]"])
+    second = run_tests(SORT, ["assert sort_desc([2, 9]) == [2, 9]"])
+    assert (first.statuses, second.statuses) == (["pass"], ["fail"])
+
+
+def test_a_killed_fork_server_is_restarted_transparently():
+    with Sandbox(workers=1) as sb:
+        assert sb.run(SORT, ["assert sort_desc([1]) == [1]"]).statuses == ["pass"]
+        old = sb.server_pids[0]
+        os.killpg(old, 9)
+        time.sleep(0.1)
+        report = sb.run(SORT, ["assert sort_desc([1]) == [1]"])
+        assert report.statuses == ["pass"] and report.infra_error is None
+        assert sb.server_pids[0] != old
+
+
+def test_empty_test_list_and_bad_configuration():
+    with Sandbox(workers=1) as sb:
+        assert sb.run(SORT, []).statuses == []
+    with pytest.raises(ConfigError):
+        Sandbox(mode="turbo")
+    with pytest.raises(ValueError):  # ConfigError is also a ValueError
+        Sandbox(timeout_s=0)
+
+
+def test_unknown_or_unavailable_isolation_raises():
+    with pytest.raises(ConfigError):
+        Sandbox(isolation="docker").start()
+    if not os.path.exists("/usr/bin/bwrap"):
+        with pytest.raises(SandboxUnavailable):
+            Sandbox(isolation="bwrap").start()
+
+
+@pytest.mark.parametrize("isolation", ["unshare", "none"])
+def test_fallback_isolations_still_judge_correctly(isolation):
+    import warnings
+
+    from evolvecoder_datasets.execution.isolation import isolation_available
+
+    if not isolation_available(isolation):
+        pytest.skip(f"{isolation} cannot run here")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Sandbox(workers=1, isolation=isolation, timeout_s=0.3) as sb:
+            report = sb.run(SORT + "def spin():\n    while True: pass\n",
+                            ["assert sort_desc([1, 2]) == [2, 1]", "assert spin() is None", "assert sort_desc([]) == [0]"])
+            assert report.statuses == ["pass", "timeout", "fail"]
+            assert report.isolation == isolation
+
+
+# --- the trusted pieces, directly ----------------------------------------------------------------------------
+
+
+def test_prepare_test_splits_literal_comparisons_from_general_statements():
+    probe = prepare_test("assert f(1, [2]) == {'a': (1, 2)}")
+    assert probe.kind == "probe" and probe.op == "eq" and probe.expected == {"a": (1, 2)}
+    flipped = prepare_test("assert -3 != g(x)")
+    assert flipped.kind == "probe" and flipped.op == "ne" and flipped.expected == -3
+    assert prepare_test("assert f(1) == g(2)").kind == "stmt"
+    assert prepare_test("x = f(1)\nassert x == 2").kind == "stmt"
+    assert prepare_test("assert f(1) < 3").kind == "stmt"
+    assert prepare_test("def broken(:").kind == "invalid"
+
+
+def test_canonical_values_ignore_overridden_methods():
+    class Sneaky(int):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = int.__hash__
+
+    class Weird(list):
+        def __iter__(self):
+            return iter([99])
+
+    assert type(canonical(Sneaky(4))) is int and canonical(Sneaky(4)) == 4
+    assert canonical(Weird([1, 2])) == [1, 2]
+    assert canonical({"k": (Sneaky(1),)}) == {"k": (1,)}
+    assert not hardened_compare("eq", Sneaky(4), 5)
+    assert hardened_compare("eq", Sneaky(5), 5)
+    assert hardened_compare("lt", 1, 2) and not hardened_compare("in", 3, [1, 2])
+
+
+def test_outputs_match_rules():
+    assert outputs_match("1 2 3\n", " 1  2\n3 ")
+    assert not outputs_match("1 2", "1 2 3")
+    assert outputs_match("1.0000001", "1.0", float_tol=1e-6)
+    assert not outputs_match("1.1", "1.0", float_tol=1e-6)
+    assert not outputs_match("abc", "abd", float_tol=1.0)
