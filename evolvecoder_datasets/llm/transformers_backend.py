@@ -74,11 +74,20 @@ def smollm2_path(cache_root: str | None = None) -> str:
         if os.path.exists(os.path.join(target, "config.json")):
             return target
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, gguf_file=SMOLLM2_GGUF)
-        model = transformers.AutoModelForCausalLM.from_pretrained(
-            source, gguf_file=SMOLLM2_GGUF, dtype=torch.bfloat16
+        gguf_model = transformers.AutoModelForCausalLM.from_pretrained(
+            source, gguf_file=SMOLLM2_GGUF, dtype=torch.float32
         )
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
+        # The loaded tensors are already dense, but the GGUF quantizer attached to the model refuses to save: move
+        # them into a plain model built from the same config, without the quantisation config.
+        config = gguf_model.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+        missing, unexpected = model.load_state_dict(gguf_model.state_dict(), strict=False)
+        model.tie_weights()
+        if unexpected or any("lm_head" not in name for name in missing):
+            raise LLMError(f"SmolLM2 conversion mismatch: missing {missing}, unexpected {unexpected}")
+        del gguf_model
         os.makedirs(os.path.dirname(target), exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".smollm2-", dir=os.path.dirname(target))
         try:
