@@ -112,3 +112,14 @@ class RoundStoreError(EvolveCoderError, OSError):
 
 
 __all__.append("RoundStoreError")
+
+
+class RepositoryError(EvolveCoderError, ValueError):
+    """A repository source (folder, sdist, wheel) cannot be opened, or holds no importable package."""
+
+
+class EnvironmentBuildError(EvolveCoderError, RuntimeError):
+    """A repository's execution environment (a virtualenv with the repository and pytest) could not be built."""
+
+
+__all__ += ["RepositoryError", "EnvironmentBuildError"]
