@@ -123,3 +123,11 @@ class EnvironmentBuildError(EvolveCoderError, RuntimeError):
 
 
 __all__ += ["RepositoryError", "EnvironmentBuildError"]
+
+
+class DistributedError(EvolveCoderError, RuntimeError):
+    """A distributed engine (Ray) could not finish: the cluster is unreachable, or a task kept failing on
+    infrastructure (killed workers, lost nodes) after its retries. A program's own failure is never this error."""
+
+
+__all__.append("DistributedError")
