@@ -38,7 +38,12 @@ __all__ = ["apps_like_row", "from_apps", "from_taco"]
 
 
 def apps_like_row(
-    row: dict[str, Any], index: int, *, source: str, id_column: str | None = None, max_solutions: int | None = None
+    row: dict[str, Any],
+    index: int,
+    *,
+    source: str,
+    id_column: str | None = None,
+    max_solutions: int | None = None,
 ) -> dict[str, Any]:
     """Convert one APPS/TACO record to a seed row.
 
@@ -68,7 +73,9 @@ def apps_like_row(
 
     solutions = parse_structured(row.get("solutions"), what=f"{source} solutions") or []
     if not isinstance(solutions, list):
-        raise SourceFormatError(f"{source} row {number}: solutions must be a list, got {type(solutions).__name__}")
+        raise SourceFormatError(
+            f"{source} row {number}: solutions must be a list, got {type(solutions).__name__}"
+        )
     out["solutions"] = [s for s in solutions if isinstance(s, str)][:max_solutions]
 
     cases = parse_structured(row.get("input_output"), what=f"{source} input_output") or {}

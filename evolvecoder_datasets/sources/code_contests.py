@@ -79,7 +79,9 @@ def code_contests_row(row: dict[str, Any], index: int, *, include_generated: boo
     return out
 
 
-def from_code_contests(ds: Dataset, *, include_generated: bool = False, num_proc: int | None = None) -> Dataset:
+def from_code_contests(
+    ds: Dataset, *, include_generated: bool = False, num_proc: int | None = None
+) -> Dataset:
     """Adapt ``deepmind/code_contests`` rows.
 
     Args:

@@ -26,7 +26,15 @@ if TYPE_CHECKING:  # pragma: no cover
 logger = logging.getLogger(__name__)
 
 SOURCE = "Codeforces"
-CODEFORCES_COLUMNS = ("id", "title", "description", "input_format", "output_format", "examples", "official_tests")
+CODEFORCES_COLUMNS = (
+    "id",
+    "title",
+    "description",
+    "input_format",
+    "output_format",
+    "examples",
+    "official_tests",
+)
 
 __all__ = ["SOURCE", "codeforces_row", "unjudgeable_reason", "from_codeforces"]
 
@@ -57,7 +65,9 @@ def _statement(row: dict[str, Any]) -> str:
         if row.get(column):
             parts.append(f"{heading}\n{row[column].strip()}")
     for number, example in enumerate(row.get("examples") or [], start=1):
-        parts.append(f"Example {number}\nInput\n{example['input'].rstrip()}\nOutput\n{example['output'].rstrip()}")
+        parts.append(
+            f"Example {number}\nInput\n{example['input'].rstrip()}\nOutput\n{example['output'].rstrip()}"
+        )
     if row.get("note"):
         parts.append(f"Note\n{row['note'].strip()}")
     return "\n\n".join(parts)
@@ -115,14 +125,17 @@ def from_codeforces(ds: Dataset, *, judgeable_only: bool = True, num_proc: int |
         >>> seeds = from_codeforces(load_dataset("open-r1/codeforces", split="test"))  # doctest: +SKIP
     """
     if judgeable_only:
-        present = [c for c in ("interaction_format", "generated_checker", "input_mode") if c in ds.column_names]
+        present = [
+            c for c in ("interaction_format", "generated_checker", "input_mode") if c in ds.column_names
+        ]
         if present:
             reasons = Counter(
-                unjudgeable_reason(dict(zip(present, values)))
-                for values in zip(*(ds[c] for c in present))
+                unjudgeable_reason(dict(zip(present, values))) for values in zip(*(ds[c] for c in present))
             )
             reasons.pop(None, None)
             if reasons:
-                logger.info("codeforces: dropping %d unjudgeable problems %s", sum(reasons.values()), dict(reasons))
+                logger.info(
+                    "codeforces: dropping %d unjudgeable problems %s", sum(reasons.values()), dict(reasons)
+                )
             ds = ds.filter(_is_judgeable, input_columns=None, num_proc=num_proc, desc="codeforces: judgeable")
     return adapt(ds, codeforces_row, required=CODEFORCES_COLUMNS, stage="codeforces", num_proc=num_proc)

