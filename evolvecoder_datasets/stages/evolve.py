@@ -1,0 +1,533 @@
+"""One evolution round: adversarial and discriminative tests from the start-of-round pass matrix, run and appended.
+
+For each problem, from the pass matrix ``M`` (solutions x tests) at the start of the round:
+
+1. **context**: tests that fewer than ``hide_below`` of the solutions pass are hidden (probably wrong);
+2. **adversarial**: the two strongest programs and the three most mutually different ones from the pass-rate band
+   (:func:`~evolvecoder_datasets.passmatrix.select_adversarial`) are shown with the visible tests, and the model
+   writes tests meant to break them;
+3. **discriminative**: one test per identical pass vector stays in the context, five programs that behave alike are
+   picked (:func:`~evolvecoder_datasets.passmatrix.select_similar`) and the model writes tests that split them;
+4. the new tests are parsed, de-duplicated against every earlier test, run against the **whole** pool (and the
+   reference solution, when the refine stage confirmed one; tests it fails are dropped), and appended with
+   ``test_origin = {round, method}``. The pass matrix grows by the new columns.
+
+As in the released EvolveCoder code, both prompts see the start-of-round matrix and are sent together
+(``sequential=True`` runs the adversarial tests first and builds the discriminative prompt from the grown matrix).
+The discriminative prompt asks that each new test be passed by at least one of the five programs and failed by at
+least one; the released code only asks. Here the split is **checked** on the programs that were shown: the count of
+tests that fail it is recorded in ``evolve_log``, and ``drop_failed_split=True`` removes them. Nothing else is removed
+until the final filter.
+
+Columns read: ``id``, ``question``, ``tests``, ``solutions``, ``pass_matrix``; optional ``test_origin``,
+``statuses``, ``drop_reason``, ``reference_solutions``, ``reference_ok``, ``evolve_log``.
+Columns written: ``tests``, ``test_origin``, ``pass_matrix``, ``statuses`` (when present), ``round``, ``evolve_log``
+(one entry per round and method: the programs shown, selection notes, counts, errors).
+
+Example:
+    >>> from evolvecoder_datasets.llm import LLMConfig
+    >>> from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve_dataset
+    >>> config = EvolveConfig(llm=LLMConfig(model="gpt-4o-mini", cache_dir="runs/demo"), round=1)
+    >>> round1 = evolve_dataset(round0, config)  # doctest: +SKIP
+    >>> round1[0]["evolve_log"][0]["method"], round1[0]["evolve_log"][0]["added"]  # doctest: +SKIP
+    ('adversarial', 17)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import passmatrix, schema
+from ..errors import ConfigError, LLMCacheMissError, LLMResponseError, SchemaError
+from ..llm.config import LLMConfig
+from ..prompts import adversarial as adversarial_prompt
+from ..prompts import discriminative as discriminative_prompt
+from ._common import (
+    as_origin_list,
+    called_names,
+    check_fraction,
+    check_positive,
+    defined_names,
+    get_backend,
+    get_sandbox,
+    independent_tests,
+    normalise_test,
+    problem_rng,
+    stable_int,
+)
+from .execute import ExecuteConfig, solution_codes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+__all__ = ["EvolveConfig", "evolve", "evolve_dataset", "EVOLVE_LOG", "METHODS"]
+
+EVOLVE_LOG = "evolve_log"
+METHODS = ("adversarial", "discriminative")
+_PROMPTS = {"adversarial": adversarial_prompt, "discriminative": discriminative_prompt}
+_STAGE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class EvolveConfig:
+    """Settings of one evolution round (they enter the ``datasets`` fingerprint).
+
+    Args:
+        llm (`LLMConfig`, *optional*): the test-writer model. Required to run; a recipe fills in its shared one.
+        round (`int`, defaults to 1): the round number written into ``test_origin`` and ``round``.
+        num_tests (`int`, defaults to 20): new tests asked for per prompt.
+        adversarial (`bool`, defaults to `True`): send the adversarial prompt.
+        discriminative (`bool`, defaults to `True`): send the discriminative prompt.
+        sequential (`bool`, defaults to `False`): run the adversarial tests first and build the discriminative
+            prompt from the grown matrix (the released code builds both from the start-of-round matrix).
+        hide_below (`float`, defaults to 0.1): tests with a lower pass rate are hidden from both prompts.
+        hide_above (`float`, *optional*): tests with a higher pass rate are hidden too (the paper's upper cut;
+            off in the released code).
+        n_top (`int`, defaults to 2): strongest programs shown to the adversarial prompt.
+        n_diverse (`int`, defaults to 3): diverse programs from the band shown to the adversarial prompt.
+        band (`tuple[float, float]`, defaults to `(0.4, 0.9)`): pass-rate band of the diverse programs.
+        n_similar (`int`, defaults to 5): programs shown to the discriminative prompt.
+        drop_failed_split (`bool`, defaults to `False`): remove discriminative tests that do not split the shown
+            programs (at least one passes, at least one fails); they are counted either way.
+        reference_check (`bool`, defaults to `True`): drop new tests the problem's confirmed reference fails.
+        select_from (`tuple[str, ...]`, *optional*): only programs of these models are shown to the prompts;
+            empty (default) means every program of the pool, mutants included.
+        temperature (`float`, *optional*, defaults to 0.7): sampling temperature of the test writer.
+        max_tokens (`int`, *optional*, defaults to 4096): generation cap per answer.
+        seed (`int`, defaults to 0): seed of every random choice (per problem and round) and of the request seeds.
+        execute (`ExecuteConfig`, *optional*): sandbox settings for the new tests.
+        version (`str`): stage and prompt versions; a change invalidates cached results.
+
+    Raises:
+        ConfigError: both methods disabled, a round below 1, a rate outside [0, 1] or a count below 1.
+
+    Example:
+        >>> EvolveConfig(round=2, sequential=True, drop_failed_split=True).version
+        'evolve-stage-1+adversarial-1+discriminative-1'
+    """
+
+    llm: LLMConfig | None = None
+    round: int = 1
+    num_tests: int = 20
+    adversarial: bool = True
+    discriminative: bool = True
+    sequential: bool = False
+    hide_below: float = 0.1
+    hide_above: float | None = None
+    n_top: int = 2
+    n_diverse: int = 3
+    band: tuple[float, float] = (0.4, 0.9)
+    n_similar: int = 5
+    drop_failed_split: bool = False
+    reference_check: bool = True
+    select_from: tuple[str, ...] = ()
+    temperature: float | None = 0.7
+    max_tokens: int | None = 4096
+    seed: int = 0
+    execute: ExecuteConfig = field(default_factory=ExecuteConfig)
+    version: str = f"evolve-stage-{_STAGE_VERSION}+{adversarial_prompt.VERSION}+{discriminative_prompt.VERSION}"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "band", tuple(float(b) for b in self.band))
+        object.__setattr__(self, "select_from", tuple(self.select_from))
+        if not (self.adversarial or self.discriminative):
+            raise ConfigError("EvolveConfig needs adversarial or discriminative (or both) enabled")
+        check_positive("round", self.round)
+        check_positive("num_tests", self.num_tests)
+        check_positive("n_top", self.n_top, minimum=0)
+        check_positive("n_diverse", self.n_diverse, minimum=0)
+        check_positive("n_similar", self.n_similar)
+        check_fraction("hide_below", self.hide_below)
+        if self.hide_above is not None:
+            check_fraction("hide_above", self.hide_above)
+        if len(self.band) != 2 or not 0.0 <= self.band[0] <= self.band[1] <= 1.0:
+            raise ConfigError(f"band must be (low, high) with 0 <= low <= high <= 1, got {self.band}")
+        if self.llm is not None and not isinstance(self.llm, LLMConfig):
+            raise ConfigError(f"EvolveConfig.llm must be an LLMConfig, got {type(self.llm).__name__}")
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The enabled methods, adversarial first."""
+        return tuple(m for m in METHODS if getattr(self, m))
+
+    def replace(self, **changes: Any) -> EvolveConfig:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def require_llm(self) -> LLMConfig:
+        """The test-writer configuration.
+
+        Raises:
+            ConfigError: ``llm`` is unset.
+        """
+        if self.llm is None:
+            raise ConfigError("EvolveConfig.llm is unset: give the stage a test-writer LLMConfig")
+        return self.llm
+
+
+@dataclass
+class _Problem:
+    """One problem's state during the round."""
+
+    id: str
+    question: str
+    codes: list[str]
+    models: list[str]
+    tests: list[str]
+    origins: list[dict[str, Any]]
+    M: np.ndarray
+    statuses: list[list[str]] | None
+    reference: str | None
+    rng: np.random.Generator
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+    def eligible(self, config: EvolveConfig) -> np.ndarray:
+        if not config.select_from:
+            return np.arange(len(self.codes), dtype=np.int64)
+        return np.asarray([i for i, m in enumerate(self.models) if m in config.select_from], dtype=np.int64)
+
+
+def _log_entry(config: EvolveConfig, method: str, **values: Any) -> dict[str, Any]:
+    entry = {
+        "round": config.round,
+        "method": method,
+        "programs": [],
+        "notes": [],
+        "requested": config.num_tests,
+        "parsed": 0,
+        "added": 0,
+        "duplicates": 0,
+        "dependent": 0,
+        "reference_failed": 0,
+        "split_failed": 0,
+        "error": None,
+    }
+    entry.update(values)
+    return entry
+
+
+def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[Any, list[int], list[str]]:
+    """The request for ``method`` built from the problem's current matrix, the programs shown and the notes."""
+    eligible = problem.eligible(config)
+    Me = problem.M[eligible]
+    visible = passmatrix.hide_tests(Me, config.hide_below, max_pass_rate=config.hide_above)
+    if method == "adversarial":
+        shown_tests = visible
+        selection = passmatrix.select_adversarial(
+            Me[:, shown_tests], rng=problem.rng, n_top=config.n_top, n_diverse=config.n_diverse, band=config.band,
+            min_rate=config.hide_below,
+        )
+    else:
+        shown_tests = passmatrix.dedupe_tests(Me, rng=problem.rng, keep=1, among=visible)
+        selection = passmatrix.select_similar(Me[:, shown_tests], rng=problem.rng, k=config.n_similar)
+    programs = eligible[selection.indices]
+    request = _PROMPTS[method].build_request(
+        problem.question,
+        [problem.codes[p] for p in programs],
+        [problem.tests[t] for t in shown_tests],
+        problem.M[np.ix_(programs, shown_tests)],
+        num_tests=config.num_tests,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        seed=stable_int(config.seed, problem.id, config.round, method) & 0x7FFFFFFF,
+    )
+    return request, programs.tolist(), list(selection.notes)
+
+
+def _reference_for(references: Sequence[str], tests: Sequence[str]) -> str | None:
+    wanted = set().union(*(called_names(t) for t in tests)) if tests else set()
+    for program in references:
+        if program and wanted & defined_names(program):
+            return program
+    return None
+
+
+def _ask(problems: list[_Problem], method: str, config: EvolveConfig) -> list[tuple[Any, list[int], list[str]]]:
+    """Each problem's request for ``method``, built from its current matrix."""
+    return [_prompt_for(p, method, config) for p in problems]
+
+
+def _collect(
+    problems: list[_Problem], method: str, built: list[tuple[Any, list[int], list[str]]], answers: list[Any],
+    config: EvolveConfig,
+) -> None:
+    """Parse one method's answers, run the new tests against each pool (and reference), append what survives."""
+    candidates: list[list[str]] = []
+    entries: list[dict[str, Any]] = []
+    for problem, (_, programs, notes), answer in zip(problems, built, answers):
+        entry = _log_entry(config, method, programs=programs, notes=notes)
+        entries.append(entry)
+        tests: list[str] = []
+        if isinstance(answer, BaseException):
+            if not isinstance(answer, Exception) or isinstance(answer, LLMCacheMissError):
+                raise answer
+            entry["error"] = f"llm: {type(answer).__name__}"
+        else:
+            try:
+                parsed = _PROMPTS[method].parse(answer.text)
+                entry["parsed"] = len(parsed.tests)
+                tests = parsed.tests
+            except LLMResponseError as err:
+                entry["error"] = f"parse: {err.reason}"
+        seen = {normalise_test(t) for t in problem.tests}
+        fresh = []
+        for test in tests:
+            key = normalise_test(test)
+            if key in seen:
+                entry["duplicates"] += 1
+                continue
+            seen.add(key)
+            fresh.append(test)
+        fresh, dependent = independent_tests(fresh)
+        entry["dependent"] = dependent
+        candidates.append(fresh)
+
+    # every new test against the whole pool (plus the reference), all problems in one sandbox call
+    jobs: list[tuple[str, list[str]]] = []
+    for problem, tests in zip(problems, candidates):
+        if tests:
+            jobs.extend((code, tests) for code in problem.codes)
+            if problem.reference is not None:
+                jobs.append((problem.reference, tests))
+    reports = iter(get_sandbox(config.execute).run_many(jobs) if jobs else [])
+    for problem, tests, entry in zip(problems, candidates, entries):
+        problem.log.append(entry)
+        if not tests:
+            continue
+        rows = [next(reports) for _ in problem.codes]
+        ref_report = next(reports) if problem.reference is not None else None
+        infra = [r.infra_error for r in rows if r.infra_error]
+        if infra:
+            entry["error"] = f"sandbox: {infra[0]}"
+        new_M = np.array([r.passed for r in rows], dtype=bool).reshape(len(rows), len(tests))
+        keep = np.ones(len(tests), dtype=bool)
+        if ref_report is not None and not ref_report.infra_error:
+            ref_ok = np.asarray(ref_report.passed, dtype=bool)
+            entry["reference_failed"] = int((~ref_ok).sum())
+            keep &= ref_ok
+        if method == "discriminative" and entry["programs"]:
+            shown = new_M[entry["programs"]]
+            splits = shown.any(axis=0) & ~shown.all(axis=0)
+            entry["split_failed"] = int((keep & ~splits).sum())
+            if config.drop_failed_split:
+                keep &= splits
+        kept = np.flatnonzero(keep)
+        entry["added"] = int(kept.size)
+        problem.tests.extend(tests[k] for k in kept)
+        problem.origins.extend({"round": config.round, "method": method} for _ in kept)
+        problem.M = np.hstack([problem.M, new_M[:, kept]])
+        if problem.statuses is not None:
+            for row, report in zip(problem.statuses, rows):
+                row.extend(report.statuses[k] for k in kept)
+
+
+def _run_round(problems: list[_Problem], config: EvolveConfig) -> None:
+    """Ask, parse, run and append every enabled method.
+
+    By default every prompt is built from the start-of-round matrix and all requests of the round go to the
+    backend in one concurrent call; with ``sequential`` each method sees the tests the previous one added.
+    """
+    backend = get_backend(config.require_llm())
+    if config.sequential:
+        for method in config.methods:
+            built = _ask(problems, method, config)
+            answers = backend.generate([b[0] for b in built], return_exceptions=True,
+                                       desc=f"round {config.round} {method}")
+            _collect(problems, method, built, answers, config)
+        return
+    built = {method: _ask(problems, method, config) for method in config.methods}
+    requests = [b[0] for method in config.methods for b in built[method]]
+    answers = backend.generate(requests, return_exceptions=True, desc=f"round {config.round}")
+    for k, method in enumerate(config.methods):
+        _collect(problems, method, built[method], answers[k * len(problems) : (k + 1) * len(problems)], config)
+
+
+def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
+    """Batched ``Dataset.map`` function: run one evolution round on each problem.
+
+    Rows that are dropped, have no solutions, or are stdin/stdout problems (no assert tests to extend) pass through
+    with a log entry saying why.
+
+    Args:
+        batch (`dict[str, list]`): columns ``id``, ``question``, ``tests``, ``solutions``, ``pass_matrix``;
+            optional ``test_origin``, ``statuses``, ``drop_reason``, ``reference_solutions``, ``reference_ok``,
+            ``evolve_log``.
+        config (`EvolveConfig`): the round's settings.
+
+    Returns:
+        `dict[str, list]`: ``tests``, ``test_origin``, ``pass_matrix``, ``round``, ``evolve_log`` (and
+        ``statuses`` when the batch has it).
+
+    Raises:
+        SchemaError: a required column is missing, or a pass matrix does not match its solutions and tests.
+        ConfigError: ``config.llm`` is unset.
+        LLMCacheMissError: a replayed run met a request its cache does not hold.
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+        >>> batch = {"id": ["X_1"], "question": ["Write `def inc(x: int) -> int` returning x + 1."],
+        ...          "tests": [["assert inc(1) == 2"]], "pass_matrix": [[[True], [True]]],
+        ...          "solutions": [[{"model": "m", "sample": 0, "code": "def inc(x):\\n    return x + 1"},
+        ...                         {"model": "m", "sample": 1, "code": "def inc(x):\\n    return abs(x) + 1"}]]}
+        >>> with ScriptedOpenAIServer(lambda body: '{"tests": ["assert inc(-3) == -2"]}') as server:
+        ...     cfg = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False)
+        ...     out = evolve(batch, config=cfg)
+        >>> out["tests"][0], out["pass_matrix"][0]
+        (['assert inc(1) == 2', 'assert inc(-3) == -2'], [[True, True], [True, False]])
+    """
+    schema.check_columns(batch, [schema.ID, schema.QUESTION, schema.TESTS, schema.SOLUTIONS, schema.PASS_MATRIX],
+                         stage="evolve")
+    config.require_llm()
+    n = len(batch[schema.ID])
+    drops = batch.get(schema.DROP_REASON) or [None] * n
+    inputs = batch.get(schema.INPUTS) or [None] * n
+    origins_col = batch.get(schema.TEST_ORIGIN) or [None] * n
+    statuses_col = batch.get(schema.STATUSES)
+    references = batch.get("reference_solutions") or [None] * n
+    reference_ok = batch.get("reference_ok") or [False] * n
+    logs = [list(log or ()) for log in (batch.get(EVOLVE_LOG) or [None] * n)]
+    rounds = list(batch.get(schema.ROUND) or [0] * n)
+
+    problems: list[_Problem | None] = []
+    for i in range(n):
+        tests = list(batch[schema.TESTS][i] or ())
+        solutions = batch[schema.SOLUTIONS][i] or []
+        skip = None
+        if drops[i]:
+            skip = "dropped"
+        elif not tests and inputs[i]:
+            skip = "stdin_problem"
+        elif not solutions:
+            skip = "empty_pool"
+        if skip is not None:
+            if skip != "dropped":
+                logs[i].append(_log_entry(config, "skipped", notes=[skip], requested=0))
+            problems.append(None)
+            continue
+        M = passmatrix.as_pass_matrix(batch[schema.PASS_MATRIX][i]) if tests else np.zeros((len(solutions), 0), bool)
+        if M.shape != (len(solutions), len(tests)):
+            raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix {M.shape} does not match "
+                              f"{len(solutions)} solutions x {len(tests)} tests")
+        origins = as_origin_list(origins_col[i]) or [{"round": 0, "method": "refine"} for _ in tests]
+        statuses = [list(r) for r in statuses_col[i]] if statuses_col is not None and statuses_col[i] else None
+        if statuses is not None and len(statuses) != len(solutions):
+            statuses = None
+        reference = None
+        if config.reference_check and reference_ok[i]:
+            reference = _reference_for(references[i] or (), tests)
+        problems.append(
+            _Problem(
+                id=batch[schema.ID][i],
+                question=batch[schema.QUESTION][i],
+                codes=solution_codes(solutions),
+                models=[s.get("model", "") if isinstance(s, dict) else "" for s in solutions],
+                tests=tests,
+                origins=origins,
+                M=M.copy(),
+                statuses=statuses,
+                reference=reference,
+                rng=problem_rng(config.seed, batch[schema.ID][i], config.round, "evolve"),
+            )
+        )
+
+    live = [p for p in problems if p is not None]
+    if live:
+        _run_round(live, config)
+
+    out: dict[str, list] = {
+        schema.TESTS: [],
+        schema.TEST_ORIGIN: [],
+        schema.PASS_MATRIX: [],
+        schema.ROUND: [],
+        EVOLVE_LOG: [],
+    }
+    if statuses_col is not None:
+        out[schema.STATUSES] = []
+    for i, problem in enumerate(problems):
+        if problem is None:
+            out[schema.TESTS].append(list(batch[schema.TESTS][i] or ()))
+            out[schema.TEST_ORIGIN].append(as_origin_list(origins_col[i]))
+            out[schema.PASS_MATRIX].append(batch[schema.PASS_MATRIX][i])
+            out[schema.ROUND].append(rounds[i])
+            out[EVOLVE_LOG].append(logs[i])
+            if statuses_col is not None:
+                out[schema.STATUSES].append(statuses_col[i])
+            continue
+        out[schema.TESTS].append(problem.tests)
+        out[schema.TEST_ORIGIN].append(problem.origins)
+        out[schema.PASS_MATRIX].append(problem.M.tolist())
+        out[schema.ROUND].append(config.round)
+        out[EVOLVE_LOG].append(logs[i] + problem.log)
+        if statuses_col is not None:
+            out[schema.STATUSES].append(problem.statuses if problem.statuses is not None else statuses_col[i])
+    return out
+
+
+def evolve_features(features: Any) -> Any:
+    """Output ``datasets.Features`` of :func:`evolve_dataset` given the input features."""
+    from datasets import Features, List, Value
+
+    out = dict(features)
+    problem = schema.problem_features()
+    for name in (schema.TESTS, schema.TEST_ORIGIN, schema.ROUND):
+        out[name] = problem[name]
+    out[schema.PASS_MATRIX] = schema.solution_features()[schema.PASS_MATRIX]
+    if schema.STATUSES in features:
+        out[schema.STATUSES] = schema.solution_features()[schema.STATUSES]
+    out[EVOLVE_LOG] = List(
+        {
+            "round": Value("int32"),
+            "method": Value("string"),
+            "programs": List(Value("int32")),
+            "notes": List(Value("string")),
+            "requested": Value("int32"),
+            "parsed": Value("int32"),
+            "added": Value("int32"),
+            "duplicates": Value("int32"),
+            "dependent": Value("int32"),
+            "reference_failed": Value("int32"),
+            "split_failed": Value("int32"),
+            "error": Value("string"),
+        }
+    )
+    return Features(out)
+
+
+def evolve_dataset(ds: Dataset, config: EvolveConfig, *, batch_size: int = 16, num_proc: int | None = None) -> Dataset:
+    """Run one evolution round over ``ds`` (a thin wrapper over ``ds.map(evolve, batched=True)``).
+
+    Args:
+        ds (`datasets.Dataset`): problems with their pool and pass matrix (the output of the execute stage, or
+            of the previous round).
+        config (`EvolveConfig`): the round's settings; ``config.llm`` must be set.
+        batch_size (`int`, defaults to 16): problems whose requests and executions are sent together.
+        num_proc (`int`, *optional*): processes for ``Dataset.map``.
+
+    Returns:
+        `datasets.Dataset`: ``ds`` with the round's tests appended.
+
+    Raises:
+        SchemaError: a required column is missing or a pass matrix has the wrong shape.
+        ConfigError: ``config.llm`` is unset.
+
+    Example:
+        >>> round1 = evolve_dataset(executed, EvolveConfig(llm=LLMConfig(model="gpt-4o-mini"), round=1))  # doctest: +SKIP
+    """
+    schema.check_columns(ds.column_names, [schema.ID, schema.QUESTION, schema.TESTS, schema.SOLUTIONS,
+                                           schema.PASS_MATRIX], stage="evolve")
+    config.require_llm()
+    return ds.map(
+        evolve,
+        batched=True,
+        batch_size=batch_size,
+        fn_kwargs={"config": config},
+        features=evolve_features(ds.features),
+        num_proc=num_proc,
+        desc=f"evolve round {config.round}",
+    )

@@ -1,0 +1,215 @@
+"""The final filter: prune each problem's accumulated tests and drop problems that teach nothing, with reasons.
+
+Per problem, on the pass matrix of the last round (see
+:func:`~evolvecoder_datasets.passmatrix.final_filter_outcome`): tests that fewer than ``min_pass_rate`` of the
+solutions pass are removed (probably wrong); at most ``max_per_group`` tests (seeded random choice) are kept per
+group of tests with identical pass vectors; the problem is dropped with ``drop_reason = "too_few_tests"`` when fewer
+than ``min_tests`` remain, or ``"too_many_perfect"`` when more than ``max_perfect`` solutions pass every kept test.
+
+Mutants are adversaries, not attempts at the problem: by default their rows (model ``"mutant"``) are left out of the
+pass rates and of the perfect-solution count, but their columns are still pruned with the tests.
+
+Columns read: ``id``, ``tests`` (or ``inputs``/``outputs``), ``pass_matrix``; optional ``test_origin``,
+``statuses``, ``solutions`` (for the model names), ``drop_reason`` (already dropped rows pass through).
+Columns written: ``tests``, ``test_origin``, ``pass_matrix``, ``statuses`` (when present; ``inputs``/``outputs``
+for stdin problems), ``drop_reason``, ``final_low_rate_tests``, ``final_duplicate_tests``, ``final_perfect``.
+Rows are marked, not removed: :func:`~evolvecoder_datasets.stages._common.without_dropped` removes them.
+
+Example:
+    >>> from evolvecoder_datasets.stages.finalize import FinalizeConfig, finalize_dataset
+    >>> final = finalize_dataset(last_round, FinalizeConfig(max_perfect=60, seed=0))  # doctest: +SKIP
+    >>> sorted(set(final["drop_reason"]) - {None})  # doctest: +SKIP
+    ['too_few_tests', 'too_many_perfect']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import passmatrix, schema
+from ..errors import SchemaError
+from ._common import as_origin_list, check_fraction, check_positive, problem_rng
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+__all__ = ["FinalizeConfig", "finalize", "finalize_dataset", "DROP_REASONS"]
+
+LOW_RATE = "final_low_rate_tests"
+DUPLICATES = "final_duplicate_tests"
+PERFECT = "final_perfect"
+
+#: Drop reasons this stage writes.
+DROP_REASONS = {
+    passmatrix.TOO_FEW_TESTS: "fewer than min_tests tests survive the final filter",
+    passmatrix.TOO_MANY_PERFECT: "more than max_perfect solutions pass every kept test (too easy)",
+}
+
+
+@dataclass(frozen=True)
+class FinalizeConfig:
+    """Settings of the final filter (they enter the ``datasets`` fingerprint).
+
+    Args:
+        min_pass_rate (`float`, defaults to 0.1): tests with a lower pass rate are removed.
+        max_per_group (`int`, defaults to 5): tests kept per identical pass vector.
+        min_tests (`int`, defaults to 5): problems with fewer kept tests are dropped.
+        max_perfect (`int`, defaults to 60): problems with more perfect solutions are dropped (the paper samples
+            64 per problem; scale it to your pool).
+        exclude_models (`tuple[str, ...]`, defaults to ``("mutant",)``): pool rows of these models do not count in
+            pass rates or perfect solutions.
+        seed (`int`, defaults to 0): seed of the choice of representatives (per problem).
+        version (`str`): bump when the semantics change.
+
+    Raises:
+        ConfigError: a rate outside [0, 1] or a negative count.
+
+    Example:
+        >>> FinalizeConfig(max_perfect=12).min_tests
+        5
+    """
+
+    min_pass_rate: float = 0.1
+    max_per_group: int = 5
+    min_tests: int = 5
+    max_perfect: int = 60
+    exclude_models: tuple[str, ...] = ("mutant",)
+    seed: int = 0
+    version: str = "finalize-stage-1"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exclude_models", tuple(self.exclude_models))
+        check_fraction("min_pass_rate", self.min_pass_rate)
+        check_positive("max_per_group", self.max_per_group)
+        check_positive("min_tests", self.min_tests, minimum=0)
+        check_positive("max_perfect", self.max_perfect, minimum=0)
+
+    def replace(self, **changes: Any) -> FinalizeConfig:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _counted_rows(solutions: Any, n_rows: int, exclude: tuple[str, ...]) -> np.ndarray:
+    if not exclude or not solutions:
+        return np.arange(n_rows, dtype=np.int64)
+    models = [s.get("model", "") if isinstance(s, dict) else "" for s in solutions]
+    return np.asarray([i for i, m in enumerate(models) if m not in exclude], dtype=np.int64)
+
+
+def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, list]:
+    """Batched ``Dataset.map`` function: prune tests and mark dropped problems.
+
+    Args:
+        batch (`dict[str, list]`): columns ``id``, ``pass_matrix`` and ``tests`` (or ``inputs``/``outputs``);
+            optional ``test_origin``, ``statuses``, ``solutions``, ``drop_reason``.
+        config (`FinalizeConfig`): thresholds and seed.
+
+    Returns:
+        `dict[str, list]`: the pruned per-test columns, ``drop_reason`` and the three counters.
+
+    Raises:
+        SchemaError: a required column is missing, or a pass matrix does not match its tests.
+
+    Example:
+        >>> out = finalize({"id": ["X_1"], "tests": [["assert a", "assert b", "assert c"]],
+        ...                 "pass_matrix": [[[True, False, True], [True, False, False]]]},
+        ...                config=FinalizeConfig(min_tests=1))
+        >>> out["tests"], out["final_low_rate_tests"], out["drop_reason"]
+        ([['assert a', 'assert c']], [1], [None])
+    """
+    schema.check_columns(batch, [schema.ID, schema.PASS_MATRIX], stage="finalize")
+    if schema.TESTS not in batch and schema.INPUTS not in batch:
+        schema.check_columns(batch, [schema.TESTS], stage="finalize")
+    n = len(batch[schema.ID])
+    per_test = [c for c in (schema.TESTS, schema.INPUTS, schema.OUTPUTS, schema.TEST_ORIGIN) if c in batch]
+    out: dict[str, list] = {c: [] for c in per_test}
+    out[schema.PASS_MATRIX] = []
+    if schema.STATUSES in batch:
+        out[schema.STATUSES] = []
+    out[schema.DROP_REASON] = []
+    out[LOW_RATE], out[DUPLICATES], out[PERFECT] = [], [], []
+    drops = batch.get(schema.DROP_REASON) or [None] * n
+    solutions = batch.get(schema.SOLUTIONS) or [None] * n
+
+    for i in range(n):
+        tests = list(batch[schema.TESTS][i] or ()) if schema.TESTS in batch else []
+        axis = schema.TESTS if tests or schema.INPUTS not in batch else schema.INPUTS
+        n_tests = len(batch[axis][i] or ())
+        matrix = batch[schema.PASS_MATRIX][i]
+        if drops[i]:
+            for column in per_test:
+                out[column].append(batch[column][i])
+            out[schema.PASS_MATRIX].append(matrix)
+            if schema.STATUSES in batch:
+                out[schema.STATUSES].append(batch[schema.STATUSES][i])
+            out[schema.DROP_REASON].append(drops[i])
+            out[LOW_RATE].append(0)
+            out[DUPLICATES].append(0)
+            out[PERFECT].append(0)
+            continue
+        M = passmatrix.as_pass_matrix(matrix) if n_tests else np.zeros((len(matrix or ()), 0), dtype=bool)
+        if M.shape[1] != n_tests:
+            raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix has {M.shape[1]} columns for "
+                              f"{n_tests} tests")
+        counted = _counted_rows(solutions[i], M.shape[0], config.exclude_models)
+        outcome = passmatrix.final_filter_outcome(
+            M[counted],
+            rng=problem_rng(config.seed, batch[schema.ID][i], "finalize"),
+            min_pass_rate=config.min_pass_rate,
+            max_per_group=config.max_per_group,
+            min_tests=config.min_tests,
+            max_perfect=config.max_perfect,
+        )
+        kept = outcome.kept.tolist()
+        for column in per_test:
+            values = list(batch[column][i] or ())
+            if column == schema.TEST_ORIGIN:
+                values = as_origin_list(values)
+            out[column].append([values[k] for k in kept] if len(values) == n_tests else values)
+        out[schema.PASS_MATRIX].append(M[:, kept].tolist())
+        if schema.STATUSES in batch:
+            rows = batch[schema.STATUSES][i] or []
+            out[schema.STATUSES].append([[row[k] for k in kept] for row in rows] if rows else rows)
+        out[schema.DROP_REASON].append(outcome.drop_reason)
+        out[LOW_RATE].append(outcome.low_rate)
+        out[DUPLICATES].append(outcome.duplicates)
+        out[PERFECT].append(outcome.perfect)
+    return out
+
+
+def finalize_dataset(ds: Dataset, config: FinalizeConfig | None = None, *, batch_size: int = 64,
+                     num_proc: int | None = None) -> Dataset:
+    """Apply the final filter to every problem of ``ds`` (a thin wrapper over ``ds.map(finalize, batched=True)``).
+
+    Args:
+        ds (`datasets.Dataset`): the last round's problems with their pass matrices.
+        config (`FinalizeConfig`, *optional*): defaults to ``FinalizeConfig()``.
+        batch_size (`int`, defaults to 64): rows per batch.
+        num_proc (`int`, *optional*): processes for ``Dataset.map``.
+
+    Returns:
+        `datasets.Dataset`: every row, pruned, with dropped problems marked in ``drop_reason``.
+
+    Raises:
+        SchemaError: a required column is missing.
+
+    Example:
+        >>> final = finalize_dataset(round3, FinalizeConfig(max_perfect=12))  # doctest: +SKIP
+        >>> kept = final.filter(lambda r: r["drop_reason"] is None)  # doctest: +SKIP
+    """
+    from datasets import Value
+
+    config = config or FinalizeConfig()
+    schema.check_columns(ds.column_names, [schema.ID, schema.PASS_MATRIX], stage="finalize")
+    features = ds.features.copy()
+    features[schema.DROP_REASON] = Value("string")
+    for name in (LOW_RATE, DUPLICATES, PERFECT):
+        features[name] = Value("int32")
+    if schema.TEST_ORIGIN in features:
+        features[schema.TEST_ORIGIN] = schema.problem_features()[schema.TEST_ORIGIN]
+    return ds.map(finalize, batched=True, batch_size=batch_size, fn_kwargs={"config": config}, features=features,
+                  num_proc=num_proc, desc="finalize")
