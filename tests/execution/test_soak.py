@@ -1,0 +1,60 @@
+"""Soak: thousands of executions with hostile programs mixed in leave the caller as it was after warm-up.
+
+Zombie and file-descriptor leaks are what practitioners hit most in other harnesses; this checks the caller's open
+descriptors, its child processes and its resident memory, and that no process of the sandbox uids survives.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from evolvecoder_datasets.execution import Sandbox
+
+from .conftest import processes_of_uids
+
+GOOD = "def f(x):\n    return x * 2\n"
+WRONG = "def f(x):\n    return x * 2 + (x == 7)\n"
+HOSTILE = [
+    "import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n",
+    "def f(x):\n    while True:\n        pass\n",
+    "import os\ndef f(x):\n    os._exit(0)\n",
+    "def f(x):\n    return bytearray(2 * 1024 ** 3)\n",
+    "import os\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n        while True: pass\n    return x * 2\n",
+    "import os\ndef f(x):\n    os.kill(os.getppid(), 9)\n",
+    "import sys\ndef f(x):\n    sys.stdout.write('z' * 10**6)\n    return x * 2\n",
+]
+
+
+def _census() -> tuple[int, int, int]:
+    fds = len(os.listdir("/proc/self/fd"))
+    children = 0
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/children") as fh:
+            children += len(fh.read().split())
+    with open("/proc/self/statm") as fh:
+        rss_pages = int(fh.read().split()[1])
+    return fds, children, rss_pages * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.parametrize("mode", ["isolated", "fast"])
+def test_soak_with_hostile_programs_leaks_nothing(mode):
+    tests = [f"assert f({i}) == {2 * i}" for i in range(30)]
+    programs = []
+    for i in range(110):
+        programs.append(HOSTILE[i // 16] if i % 16 == 15 else (WRONG if i % 3 == 0 else GOOD))
+    with Sandbox(workers=2, timeout_s=0.2, memory_mb=512, mode=mode, max_consecutive_timeouts=2) as sb:
+        sb.pass_matrix(programs[:10], tests)  # warm-up
+        before = _census()
+        executed = 0
+        for _ in range(2):
+            matrix = sb.pass_matrix(programs, tests)
+            executed += matrix.size
+            assert matrix[1].all() and not matrix[0].all()  # right stays right, wrong stays wrong
+        after = _census()
+        assert processes_of_uids({w.uid for w in sb._workers}) == []
+    assert executed >= 6000
+    assert after[0] == before[0], f"file descriptors {before[0]} -> {after[0]}"
+    assert after[1] == before[1], f"child processes {before[1]} -> {after[1]}"
+    assert after[2] - before[2] < 16 * 1024 * 1024, f"RSS grew by {(after[2] - before[2]) / 2**20:.1f} MiB"
