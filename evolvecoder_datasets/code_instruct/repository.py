@@ -1,0 +1,447 @@
+"""Repository intake: a source tree (a checkout, an sdist or a wheel), its package names and public symbols.
+
+The distribution name (what ``pip install`` takes) and the import name (what ``import`` takes) often differ:
+``attrs`` installs the packages ``attr`` and ``attrs``, ``PyYAML`` installs ``yaml``. :func:`open_repository` reads
+the distribution name and version from the metadata it finds (``PKG-INFO``, ``pyproject.toml``, ``setup.cfg``,
+``setup.py``, a wheel's ``METADATA``), then finds the importable top-level packages on disk (``src/`` layout or
+flat) and picks the main one. Public symbols come from the main package's ``__init__`` by AST only: nothing of the
+repository is imported or executed here.
+
+Example:
+    >>> from evolvecoder_datasets.code_instruct import open_repository
+    >>> repo = open_repository("tests/data/code_instruct/tinytext")            # doctest: +SKIP
+    >>> repo.dist_name, repo.package, "slugify" in repo.public_symbols          # doctest: +SKIP
+    ('tinytext', 'tinytext', True)
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import email.parser
+import hashlib
+import os
+import re
+import shutil
+import tarfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import RepositoryError
+
+__all__ = [
+    "Repository",
+    "open_repository",
+    "public_symbols",
+    "normalize_name",
+    "find_packages",
+    "default_cache_dir",
+]
+
+# Top-level folders that are never the package, whatever they contain.
+_NOT_PACKAGES = {
+    "test", "tests", "testing", "doc", "docs", "example", "examples", "benchmark", "benchmarks", "bench", "scripts",
+    "tools", "build", "dist", "site-packages", "node_modules", "artwork", "changelog.d", "requirements",
+}  # fmt: skip
+_NOT_MODULES = {"setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "versioneer", "docs_conf"}
+_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip", ".whl")
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503 normalisation: lower case, runs of ``-``, ``_`` and ``.`` become ``-``.
+
+    Example:
+        >>> normalize_name("Flask_SQLAlchemy"), normalize_name("zope.interface")
+        ('flask-sqlalchemy', 'zope-interface')
+    """
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A Python repository opened for task generation.
+
+    Args:
+        root (`Path`): the source tree (for an archive: where it was extracted).
+        dist_name (`str`): the distribution name, as ``pip install`` takes it (``"attrs"``).
+        version (`str`): the version from the metadata, or ``"unknown"``.
+        package (`str`): the main import name (``"attr"`` or ``"attrs"`` for attrs; see :func:`find_packages`).
+        import_names (`tuple[str, ...]`): every top-level importable package or module the tree ships.
+        package_dirs (`tuple[Path, ...]`): where each of ``import_names`` lives (a folder or a ``.py`` file).
+        public_symbols (`frozenset[str]`): public top-level names of the main package (AST, see
+            :func:`public_symbols`).
+        origin (`str`): the path or archive it was opened from.
+        kind (`str`): ``"checkout"``, ``"sdist"`` or ``"wheel"``.
+
+    Example:
+        >>> repo = open_repository("tests/data/code_instruct/tinytext")     # doctest: +SKIP
+        >>> repo.name                                                          # doctest: +SKIP
+        'tinytext==0.3.1'
+    """
+
+    root: Path
+    dist_name: str
+    version: str
+    package: str
+    import_names: tuple[str, ...]
+    package_dirs: tuple[Path, ...] = field(repr=False)
+    public_symbols: frozenset[str] = field(repr=False)
+    origin: str = ""
+    kind: str = "checkout"
+
+    @property
+    def name(self) -> str:
+        """``dist==version`` (or just the distribution name when the version is unknown)."""
+        return self.dist_name if self.version == "unknown" else f"{self.dist_name}=={self.version}"
+
+    @property
+    def package_dir(self) -> Path:
+        """Folder (or module file) of the main package."""
+        return self.package_dirs[self.import_names.index(self.package)]
+
+    def tree_hash(self) -> str:
+        """sha256 over the relative paths and bytes of the tree's files (``.git`` and caches skipped).
+
+        It keys environments built from this tree: an edit anywhere invalidates them.
+        """
+        digest = hashlib.sha256()
+        for path in sorted(_tree_files(self.root)):
+            rel = path.relative_to(self.root).as_posix()
+            digest.update(rel.encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()
+
+
+def _tree_files(root: Path):
+    skip = {".git", ".hg", ".svn", "__pycache__", ".tox", ".nox", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in skip)
+        for name in filenames:
+            if not name.endswith((".pyc", ".pyo")):
+                path = Path(dirpath) / name
+                if path.is_file() and not path.is_symlink():
+                    yield path
+
+
+# -- archives -----------------------------------------------------------------------------------------------------
+
+
+def _extract(archive: Path, cache_dir: Path) -> Path:
+    """Extract ``archive`` once under ``cache_dir`` (keyed by its sha256) and return the tree's root."""
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
+    stem = archive.name
+    for suffix in _ARCHIVE_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    target = cache_dir / f"{stem}-{digest}"
+    if not (target / ".ecd-extracted").exists():
+        staging = cache_dir / f".{stem}-{digest}-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        try:
+            if archive.name.endswith((".zip", ".whl")):
+                with zipfile.ZipFile(archive) as zf:
+                    for member in zf.namelist():
+                        _check_member(member, archive)
+                    zf.extractall(staging)
+            else:
+                with tarfile.open(archive) as tf:
+                    members = tf.getmembers()
+                    for member in members:
+                        _check_member(member.name, archive)
+                        if not (member.isfile() or member.isdir()):
+                            raise RepositoryError(f"{archive.name} holds a link or device {member.name!r}; refused")
+                    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                    tf.extractall(staging, members=members, **safe)
+        except (tarfile.TarError, zipfile.BadZipFile, OSError) as err:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise RepositoryError(f"cannot extract {archive}: {err}") from err
+        (staging / ".ecd-extracted").write_text(str(archive))
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    entries = [p for p in target.iterdir() if p.name != ".ecd-extracted"]
+    # An sdist holds one folder `name-version/`; a wheel holds the packages directly.
+    if len(entries) == 1 and entries[0].is_dir() and not archive.name.endswith(".whl"):
+        return entries[0]
+    return target
+
+
+def _check_member(name: str, archive: Path) -> None:
+    if name.startswith(("/", "\\")) or ".." in Path(name).parts:
+        raise RepositoryError(f"{archive.name} holds an unsafe path {name!r}; refused")
+
+
+# -- metadata -----------------------------------------------------------------------------------------------------
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            return _toml_project_fallback(path.read_text(encoding="utf-8", errors="replace"))
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, OSError):
+        return {}
+
+
+def _toml_project_fallback(text: str) -> dict:
+    """``[project]`` ``name``/``version`` strings, for Python 3.10 without ``tomli``."""
+    block = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    if not block:
+        return {}
+    project = {}
+    for key in ("name", "version"):
+        match = re.search(rf'^{key}\s*=\s*["\']([^"\']+)["\']', block.group(1), re.M)
+        if match:
+            project[key] = match.group(1)
+    return {"project": project}
+
+
+def _metadata_file(path: Path) -> tuple[str | None, str | None]:
+    message = email.parser.Parser().parsestr(path.read_text(encoding="utf-8", errors="replace"), headersonly=True)
+    return message.get("Name"), message.get("Version")
+
+
+def _setup_py(path: Path) -> tuple[str | None, str | None]:
+    """``name=``/``version=`` string literals of a ``setup(...)`` call, read by AST (never executed)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except SyntaxError:
+        return None, None
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "setup":
+            for kw in node.keywords:
+                if kw.arg in ("name", "version") and isinstance(kw.value, ast.Constant):
+                    found[kw.arg] = str(kw.value.value)
+    return found.get("name"), found.get("version")
+
+
+def _dist_metadata(root: Path) -> tuple[str | None, str | None]:
+    name = version = None
+
+    def take(n: str | None, v: str | None) -> None:
+        nonlocal name, version
+        name = name or n
+        version = version or v
+
+    if (root / "PKG-INFO").is_file():
+        take(*_metadata_file(root / "PKG-INFO"))
+    for meta in sorted(root.glob("*.dist-info/METADATA")):
+        take(*_metadata_file(meta))
+    if (root / "pyproject.toml").is_file():
+        project = _read_toml(root / "pyproject.toml").get("project", {})
+        take(project.get("name"), project.get("version") if isinstance(project.get("version"), str) else None)
+    if (root / "setup.cfg").is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(root / "setup.cfg", encoding="utf-8")
+            version_value = parser.get("metadata", "version", fallback=None)
+            take(parser.get("metadata", "name", fallback=None),
+                 version_value if version_value and not version_value.startswith(("attr:", "file:")) else None)
+        except configparser.Error:
+            pass
+    if (root / "setup.py").is_file():
+        take(*_setup_py(root / "setup.py"))
+    return name, version
+
+
+# -- packages and symbols -----------------------------------------------------------------------------------------
+
+
+def find_packages(root: str | os.PathLike) -> dict[str, Path]:
+    """Top-level importable packages and modules of a source tree: ``{import_name: folder or file}``.
+
+    Looks in ``src/`` when it holds packages, else at the root; skips tests, docs, examples, build scripts and
+    anything that is not a valid identifier.
+
+    Args:
+        root (`str` or `os.PathLike`): the source tree.
+
+    Example:
+        >>> sorted(find_packages("tests/data/code_instruct/tinytext"))     # doctest: +SKIP
+        ['tinytext']
+    """
+    root = Path(root)
+    found: dict[str, Path] = {}
+    for base in (root / "src", root):
+        if not base.is_dir():
+            continue
+        for entry in sorted(base.iterdir()):
+            name = entry.name
+            if entry.is_dir():
+                if name.isidentifier() and name.lower() not in _NOT_PACKAGES and (entry / "__init__.py").is_file():
+                    found.setdefault(name, entry)
+            elif entry.suffix == ".py" and entry.stem.isidentifier() and entry.stem not in _NOT_MODULES:
+                found.setdefault(entry.stem, entry)  # a single-module distribution (``six.py``)
+        if found:
+            break
+    return found
+
+
+def _choose_package(dist_name: str | None, packages: dict[str, Path]) -> str:
+    wanted = normalize_name(dist_name or "")
+    by_norm = {normalize_name(name): name for name in packages}
+    if wanted in by_norm:
+        return by_norm[wanted]
+    for candidate in (wanted.replace("-", ""), wanted.split("-")[-1], wanted.removeprefix("python-"),
+                      wanted.removeprefix("py")):
+        if candidate in by_norm:
+            return by_norm[candidate]
+    # The largest package is the main one (helpers like ``_version`` modules are small).
+    return max(packages, key=lambda name: (_count_py(packages[name]), name))
+
+
+def _count_py(path: Path) -> int:
+    return sum(1 for _ in path.rglob("*.py")) if path.is_dir() else 1
+
+
+def _literal_names(node: ast.AST) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(elt, ast.Constant) and isinstance(elt.value, str) for elt in node.elts
+    ):
+        return [elt.value for elt in node.elts]
+    return None
+
+
+def public_symbols(package_path: str | os.PathLike, *, _seen: set[Path] | None = None) -> frozenset[str]:
+    """Public top-level names of a package's ``__init__.py`` (or of a module file), read by AST.
+
+    A literal ``__all__`` (also built with ``+=`` or ``.extend``) wins. Otherwise every top-level definition,
+    assignment and import binding whose name does not start with ``_``; ``from .sub import *`` pulls in the
+    public names of ``sub``.
+
+    Args:
+        package_path (`str` or `os.PathLike`): a package folder or a ``.py`` module.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> pkg = pathlib.Path(tempfile.mkdtemp()) / "demo"; pkg.mkdir()
+        >>> _ = (pkg / "__init__.py").write_text("from .core import Thing as Thing\\ndef helper(): ...\\n_x = 1\\n")
+        >>> sorted(public_symbols(pkg))
+        ['Thing', 'helper']
+    """
+    path = Path(package_path)
+    init = path / "__init__.py" if path.is_dir() else path
+    seen = _seen if _seen is not None else set()
+    if init in seen or not init.is_file():
+        return frozenset()
+    seen.add(init)
+    try:
+        tree = ast.parse(init.read_text(encoding="utf-8", errors="replace"))
+    except SyntaxError:
+        return frozenset()
+    declared: list[str] | None = None
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            declared = _literal_names(node.value) or declared
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            declared = (declared or []) + (_literal_names(node.value) or [])
+        elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+              and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "extend"
+              and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == "__all__"
+              and node.value.args):
+            declared = (declared or []) + (_literal_names(node.value.args[0]) or [])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name):
+                        names.add(sub.id)
+        elif isinstance(node, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    if node.level and path.is_dir():
+                        sub = path.joinpath(*(node.module or "").split("."))
+                        target = sub if sub.is_dir() else sub.with_suffix(".py")
+                        names.update(public_symbols(target, _seen=seen))
+                else:
+                    names.add(alias.asname or alias.name)
+    chosen = declared if declared is not None else names
+    return frozenset(name for name in chosen if not name.startswith("_"))
+
+
+def open_repository(
+    source: str | os.PathLike,
+    *,
+    package: str | None = None,
+    cache_dir: str | os.PathLike | None = None,
+) -> Repository:
+    """Open a checkout, an sdist or a wheel as a :class:`Repository`.
+
+    Args:
+        source (`str` or `os.PathLike`): a source folder, or an archive (``.tar.gz``, ``.zip``, ``.whl``), which
+            is extracted once under ``cache_dir`` (keyed by its sha256; links, devices and paths leaving the tree
+            are refused).
+        package (`str`, *optional*): the main import name, when the heuristic (normalised distribution name, then
+            the largest package) picks the wrong one.
+        cache_dir (`str` or `os.PathLike`, *optional*): where archives are extracted. Defaults to
+            ``$EVOLVECODER_CACHE/sources`` (``~/.cache/evolvecoder_datasets/sources``).
+
+    Returns:
+        `Repository`: names, version, packages and public symbols.
+
+    Raises:
+        RepositoryError: the path does not exist, the archive is unsafe or broken, no importable package is found,
+            or ``package`` is not one of them.
+
+    Example:
+        >>> repo = open_repository("downloads/attrs-23.2.0.tar.gz")     # doctest: +SKIP
+        >>> repo.dist_name, repo.version, repo.import_names              # doctest: +SKIP
+        ('attrs', '23.2.0', ('attr', 'attrs'))
+    """
+    origin = Path(source)
+    if not origin.exists():
+        raise RepositoryError(f"repository source {str(origin)!r} does not exist")
+    kind = "checkout"
+    root = origin.resolve()
+    if origin.is_file():
+        if not origin.name.endswith(_ARCHIVE_SUFFIXES):
+            raise RepositoryError(f"{origin.name!r} is neither a folder nor an sdist/wheel archive")
+        kind = "wheel" if origin.name.endswith(".whl") else "sdist"
+        base = Path(cache_dir) if cache_dir is not None else default_cache_dir() / "sources"
+        root = _extract(origin.resolve(), base)
+    elif (root / "PKG-INFO").is_file():
+        kind = "sdist"
+    dist_name, version = _dist_metadata(root)
+    packages = find_packages(root)
+    if not packages:
+        raise RepositoryError(f"no importable package found in {root} (looked in src/ and at the top level)")
+    if package is not None and package not in packages:
+        raise RepositoryError(f"package {package!r} is not in {root}; found {sorted(packages)}")
+    main = package or _choose_package(dist_name, packages)
+    names = tuple(sorted(packages))
+    return Repository(
+        root=root,
+        dist_name=dist_name or main,
+        version=version or "unknown",
+        package=main,
+        import_names=names,
+        package_dirs=tuple(packages[n] for n in names),
+        public_symbols=public_symbols(packages[main]),
+        origin=str(source),
+        kind=kind,
+    )
+
+
+def default_cache_dir() -> Path:
+    """``$EVOLVECODER_CACHE`` or ``~/.cache/evolvecoder_datasets``: where sources and environments are kept.
+
+    Example:
+        >>> default_cache_dir().name in {"evolvecoder_datasets"} or True
+        True
+    """
+    env = os.environ.get("EVOLVECODER_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "evolvecoder_datasets"

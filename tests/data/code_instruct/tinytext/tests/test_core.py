@@ -1,0 +1,5 @@
+from tinytext import slugify
+
+
+def test_slugify_folds_accents():
+    assert slugify("Crème Brûlée") == "creme-brulee"
