@@ -69,8 +69,8 @@ class Repository:
         package (`str`): the main import name (``"attr"`` or ``"attrs"`` for attrs; see :func:`find_packages`).
         import_names (`tuple[str, ...]`): every top-level importable package or module the tree ships.
         package_dirs (`tuple[Path, ...]`): where each of ``import_names`` lives (a folder or a ``.py`` file).
-        public_symbols (`frozenset[str]`): public top-level names of the main package (AST, see
-            :func:`public_symbols`).
+        public_symbols (`frozenset[str]`): public top-level names of every package in ``import_names`` (AST,
+            see :func:`public_symbols`).
         origin (`str`): the path or archive it was opened from.
         kind (`str`): ``"checkout"``, ``"sdist"`` or ``"wheel"``.
 
@@ -430,7 +430,7 @@ def open_repository(
         package=main,
         import_names=names,
         package_dirs=tuple(packages[n] for n in names),
-        public_symbols=public_symbols(packages[main]),
+        public_symbols=frozenset().union(*(public_symbols(packages[n]) for n in names)),
         origin=str(source),
         kind=kind,
     )
