@@ -250,7 +250,7 @@ def without_dropped(ds: Dataset, *, column: str = "drop_reason") -> Dataset:
         ds (`datasets.Dataset`): rows with a ``drop_reason`` column.
         column (`str`, defaults to ``"drop_reason"``): the column to test.
     """
-    reasons = ds[column]
+    reasons = list(ds[column])
     keep = [i for i, reason in enumerate(reasons) if not reason]
     return ds if len(keep) == len(ds) else ds.select(keep)
 

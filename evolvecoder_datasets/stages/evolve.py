@@ -101,6 +101,9 @@ class EvolveConfig:
         max_tokens (`int`, *optional*, defaults to 4096): generation cap per answer.
         seed (`int`, defaults to 0): seed of every random choice (per problem and round) and of the request seeds.
         execute (`ExecuteConfig`, *optional*): sandbox settings for the new tests.
+        on_llm_error (`str`, defaults to ``"raise"``): ``"raise"`` stops the stage when a request fails after all
+            retries (the answers received so far stay cached, so a rerun resumes); ``"record"`` marks the problem
+            instead and carries on.
         version (`str`): stage and prompt versions; a change invalidates cached results.
 
     Raises:
@@ -130,9 +133,12 @@ class EvolveConfig:
     max_tokens: int | None = 4096
     seed: int = 0
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
+    on_llm_error: str = "raise"
     version: str = f"evolve-stage-{_STAGE_VERSION}+{adversarial_prompt.VERSION}+{discriminative_prompt.VERSION}"
 
     def __post_init__(self) -> None:
+        if self.on_llm_error not in ("raise", "record"):
+            raise ConfigError(f"on_llm_error must be 'raise' or 'record', got {self.on_llm_error!r}")
         object.__setattr__(self, "band", tuple(float(b) for b in self.band))
         object.__setattr__(self, "select_from", tuple(self.select_from))
         if not (self.adversarial or self.discriminative):
@@ -333,16 +339,17 @@ def _run_round(problems: list[_Problem], config: EvolveConfig) -> None:
     backend in one concurrent call; with ``sequential`` each method sees the tests the previous one added.
     """
     backend = get_backend(config.require_llm())
+    record = config.on_llm_error == "record"
     if config.sequential:
         for method in config.methods:
             built = _ask(problems, method, config)
-            answers = backend.generate([b[0] for b in built], return_exceptions=True,
+            answers = backend.generate([b[0] for b in built], return_exceptions=record,
                                        desc=f"round {config.round} {method}")
             _collect(problems, method, built, answers, config)
         return
     built = {method: _ask(problems, method, config) for method in config.methods}
     requests = [b[0] for method in config.methods for b in built[method]]
-    answers = backend.generate(requests, return_exceptions=True, desc=f"round {config.round}")
+    answers = backend.generate(requests, return_exceptions=record, desc=f"round {config.round}")
     for k, method in enumerate(config.methods):
         _collect(problems, method, built[method], answers[k * len(problems) : (k + 1) * len(problems)], config)
 

@@ -104,6 +104,9 @@ class RefineConfig:
         max_tokens (`int`, *optional*, defaults to 4096): generation cap per answer.
         seed (`int`, defaults to 0): base of the per-problem sampling seed sent with each request.
         execute (`ExecuteConfig`, *optional*): sandbox settings of the reference check.
+        on_llm_error (`str`, defaults to ``"raise"``): ``"raise"`` stops the stage when a request fails after all
+            retries (the answers received so far stay cached, so a rerun resumes); ``"record"`` marks the problem
+            instead and carries on.
         version (`str`): stage and prompt version; a change invalidates cached results.
 
     Raises:
@@ -124,9 +127,12 @@ class RefineConfig:
     max_tokens: int | None = 4096
     seed: int = 0
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
+    on_llm_error: str = "raise"
     version: str = f"refine-stage-{_STAGE_VERSION}+{refine_prompt.VERSION}"
 
     def __post_init__(self) -> None:
+        if self.on_llm_error not in ("raise", "record"):
+            raise ConfigError(f"on_llm_error must be 'raise' or 'record', got {self.on_llm_error!r}")
         if self.reference_check not in REFERENCE_CHECKS:
             raise ConfigError(f"reference_check must be one of {REFERENCE_CHECKS}, got {self.reference_check!r}")
         check_positive("num_tests", self.num_tests)
@@ -225,7 +231,8 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
         )
         for i in live
     ]
-    answers = get_backend(llm_config).generate(requests, return_exceptions=True, desc="refine") if requests else []
+    record = config.on_llm_error == "record"
+    answers = get_backend(llm_config).generate(requests, return_exceptions=record, desc="refine") if requests else []
 
     # 2. parse, clean, make independent
     for i, answer in zip(live, answers):

@@ -126,6 +126,9 @@ class SampleConfig:
         extract (`str`, defaults to ``"last"``): :func:`extract_code` strategy (``last``, ``first``, ``longest``,
             ``all``).
         seed (`int`, defaults to 0): seed of the mutant sample.
+        on_llm_error (`str`, defaults to ``"raise"``): ``"raise"`` stops the stage when a request fails after all
+            retries (the answers received so far stay cached, so a rerun resumes); ``"record"`` marks the problem
+            instead and carries on.
         version (`str`): stage and prompt version; a change invalidates cached results.
 
     Raises:
@@ -143,9 +146,12 @@ class SampleConfig:
     mutant_operators: tuple[str, ...] = OPERATORS
     extract: str = "last"
     seed: int = 0
+    on_llm_error: str = "raise"
     version: str = f"sample-stage-{_STAGE_VERSION}+{SOLVE_VERSION}"
 
     def __post_init__(self) -> None:
+        if self.on_llm_error not in ("raise", "record"):
+            raise ConfigError(f"on_llm_error must be 'raise' or 'record', got {self.on_llm_error!r}")
         object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "mutant_operators", tuple(self.mutant_operators))
         names = [m.name for m in self.models]
@@ -265,7 +271,8 @@ def sample(batch: dict[str, list], *, config: SampleConfig) -> dict[str, list]:
         ]
         if not requests:
             continue
-        answers = get_backend(spec.llm).generate(requests, return_exceptions=True, desc=f"sample {spec.name}")
+        answers = get_backend(spec.llm).generate(requests, return_exceptions=config.on_llm_error == "record",
+                                                 desc=f"sample {spec.name}")
         for i, answer in zip(live, answers):
             if isinstance(answer, BaseException):
                 if not isinstance(answer, Exception) or isinstance(answer, LLMCacheMissError):

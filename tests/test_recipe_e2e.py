@@ -1,0 +1,145 @@
+"""The whole recipe on ten HumanEval problems: scripted LLM over loopback HTTP, real sandbox, real round store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import pytest
+
+from evolvecoder_datasets.errors import LLMRequestError
+from evolvecoder_datasets.llm import LLMConfig
+from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+from evolvecoder_datasets.recipe import RecipeConfig, run_recipe
+from evolvecoder_datasets.rounds import list_rounds, load_round
+from evolvecoder_datasets.stages._common import close_backends
+from evolvecoder_datasets.stages.evolve import EvolveConfig
+from evolvecoder_datasets.stages.execute import ExecuteConfig
+from evolvecoder_datasets.stages.finalize import FinalizeConfig
+from evolvecoder_datasets.stages.refine import RefineConfig
+from evolvecoder_datasets.stages.sample import ModelSpec
+
+from .scripted_llm import PROBLEM_IDS, ScriptedResponder
+
+
+def _config(base_url: str, output_dir, **changes) -> RecipeConfig:
+    writer = LLMConfig(model="writer", base_url=base_url, max_retries=0, timeout_s=30)
+    values = dict(
+        output_dir=str(output_dir),
+        sources=("humaneval",),
+        problem_ids=PROBLEM_IDS,
+        dedup=False,
+        rounds=2,
+        seed=0,
+        llm=writer,
+        models=(ModelSpec("alpha", writer.replace(model="alpha"), n=2),
+                ModelSpec("beta", writer.replace(model="beta"), n=2)),
+        mutants=6,
+        refine=RefineConfig(num_tests=8, min_tests=4),
+        evolve=EvolveConfig(num_tests=3),
+        finalize=FinalizeConfig(min_tests=3, max_perfect=3),
+        execute=ExecuteConfig(mode="fast", timeout_s=1.0, workers=2),
+        figures=True,
+    )
+    values.update(changes)
+    return RecipeConfig(**values)
+
+
+def _request_key(body: dict) -> str:
+    return hashlib.sha256(json.dumps([body["model"], body["messages"]], sort_keys=True).encode()).hexdigest()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_backends():
+    close_backends()
+    yield
+    close_backends()
+
+
+def test_two_rounds_harden_the_tests_and_every_drop_has_a_reason(tmp_path):
+    with ScriptedOpenAIServer(ScriptedResponder()) as server:
+        result = run_recipe(_config(server.base_url, tmp_path / "run"))
+
+    pass_at_1 = result.pass_at_1()
+    mutation = result.mutation_scores()
+    assert len(pass_at_1) == 3 and len(mutation) == 3
+    assert pass_at_1[0] > pass_at_1[1] >= pass_at_1[2]
+    assert mutation[0] < mutation[1] <= mutation[2] <= 1.0
+
+    # every problem that left has a reason: prose instead of JSON, wrong tests the reference rejects, final filter
+    assert result.seeds == 10
+    assert result.drop_reasons["refine_no_json"] == 1
+    assert result.drop_reasons["reference_rejected_tests"] == 1
+    assert sum(result.drop_reasons.values()) == 10 - len(result.final)
+    assert len(result.final) >= 4
+
+    round0 = result.rounds[0]
+    assert len(round0) == 8
+    by_id = {row["id"]: row for row in round0}
+    # the truncated answer kept its complete tests; the wrong one was rejected by the reference
+    below_zero = by_id["HumanEval_3"]
+    assert "assert below_zero([1, -1]) == True" not in below_zero["tests"]
+    assert below_zero["reference_failed_tests"] == 1
+    # duplicates and the bare comparison were cleaned up
+    assert len(set(by_id["HumanEval_7"]["tests"])) == len(by_id["HumanEval_7"]["tests"])
+    assert "assert below_threshold([3], 4) == True" in by_id["HumanEval_52"]["tests"]
+    # the pool: 2 models x 2 samples plus mutants, sampled once and reused by every round
+    pool = by_id["HumanEval_13"]["solutions"]
+    assert [(s["model"], s["sample"]) for s in pool[:4]] == [("alpha", 0), ("alpha", 1), ("beta", 0), ("beta", 1)]
+    assert {s["model"] for s in pool[4:]} == {"mutant"}
+    assert result.rounds[2][1]["solutions"] == result.rounds[0][1]["solutions"]
+
+    # tests accumulate with their origin; the pass matrix stays aligned
+    last = result.rounds[-1]
+    for row in last:
+        assert len(row["test_origin"]) == len(row["tests"])
+        assert all(len(cells) == len(row["tests"]) for cells in row["pass_matrix"])
+        methods = {(o["round"], o["method"]) for o in row["test_origin"]}
+        assert (0, "refine") in methods
+    origins = {(o["round"], o["method"]) for row in last for o in row["test_origin"]}
+    assert {(1, "adversarial"), (1, "discriminative"), (2, "adversarial")} <= origins
+    logs = [entry for row in last for entry in row["evolve_log"]]
+    assert {entry["round"] for entry in logs} == {1, 2}
+    assert any(entry["reference_failed"] for entry in logs)  # fib(90) times out in the recursive reference
+    assert any(entry["duplicates"] for entry in logs)
+    assert all(entry["split_failed"] >= 0 for entry in logs if entry["method"] == "discriminative")
+
+    # the final rows: published columns, pruned tests, a reason for each removed problem
+    assert set(result.final.column_names) >= {"id", "question", "tests"}
+    assert all(len(t) >= 3 for t in result.final["tests"])
+
+    # the round store has every round and the final dataset, with cards and statistics
+    store = str(tmp_path / "run" / "store")
+    revisions = [info.revision for info in list_rounds(store)]
+    assert {"round0", "round1", "round2", "main"} <= set(revisions)
+    published = load_round(store)
+    assert sorted(published["id"]) == sorted(result.final["id"])
+    solutions = load_round(store, round=2, config="solutions")
+    assert len(solutions) == len(last)
+    stats = result.stats[-1]
+    assert stats["drop_reasons"] == result.drop_reasons
+    assert stats["provenance"]["seeds"] == {"seed": 0}
+    assert not math.isnan(stats["pass_at_k"]["2"]["1"])
+
+
+def test_an_interrupted_run_resumes_without_repeating_a_request(tmp_path):
+    output = tmp_path / "run"
+    responder = ScriptedResponder()
+    with ScriptedOpenAIServer(responder, die_after=25) as server:
+        with pytest.raises(LLMRequestError):
+            run_recipe(_config(server.base_url, output))
+        answered = {_request_key(body) for body in server.requests[:25]}
+    close_backends()
+
+    with ScriptedOpenAIServer(responder) as server:
+        first = run_recipe(_config(server.base_url, output))
+        resent = [body for body in server.requests if _request_key(body) in answered]
+        assert server.requests and not resent
+    close_backends()
+
+    with ScriptedOpenAIServer(responder) as server:
+        again = run_recipe(_config(server.base_url, output))
+        assert server.requests == []
+    assert again.final["tests"] == first.final["tests"]
+    assert again.commits == []  # every revision already holds this run's key
