@@ -36,14 +36,15 @@ import hashlib
 import logging
 import os
 import threading
-from collections import Counter, OrderedDict
+import weakref
+from collections import Counter, OrderedDict, namedtuple
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import schema
-from .errors import ConfigError, SandboxCrashed, SchemaError
+from .errors import ConfigError, SandboxCrashed, SandboxError, SchemaError
 from .execution import MODES, Job, extract_code, shared_sandbox
 from .execution.extract import STRATEGIES
 
@@ -61,6 +62,8 @@ __all__ = [
     "pass_rate_reward",
     "async_code_reward",
     "async_pass_rate_reward",
+    "cache_info",
+    "clear_cache",
 ]
 
 KINDS = ("binary", "pass_rate")
@@ -229,11 +232,14 @@ class _OutcomeCache:
     def __init__(self) -> None:
         self._entries: OrderedDict[bytes, Future] = OrderedDict()
         self._lock = threading.Lock()
+        self.requests = 0
+        self.runs = 0
 
     def claim(self, digests: Sequence[bytes], max_size: int) -> tuple[dict[bytes, Future], list[bytes]]:
         futures: dict[bytes, Future] = {}
         mine: list[bytes] = []
         with self._lock:
+            self.requests += len(digests)
             for digest in digests:
                 if digest in futures:
                     continue
@@ -251,6 +257,7 @@ class _OutcomeCache:
                 if not future.done():  # never evict a run in flight: a waiter may be about to look it up
                     break
                 del self._entries[oldest]
+            self.runs += len(mine)
         return futures, mine
 
     def forget(self, digests: Sequence[bytes]) -> None:
@@ -262,9 +269,42 @@ class _OutcomeCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self.requests = self.runs = 0
 
 
 _OUTCOMES = _OutcomeCache()
+
+RewardCacheInfo = namedtuple("RewardCacheInfo", ["requests", "runs", "size"])
+
+
+def cache_info() -> RewardCacheInfo:
+    """How many completions this process scored, how many programs actually ran, and how many results are kept.
+
+    ``requests - runs`` completions were answered by an earlier identical ``(program, tests)`` run: a duplicate in
+    the batch, the same batch scored by another reward function, or a completion seen in an earlier step.
+
+    Example:
+        >>> from evolvecoder_datasets import rewards
+        >>> rewards.clear_cache()
+        >>> rewards.code_reward(completions=["x = 1", "x = 1"], tests=[["assert x == 1"]] * 2)
+        [1.0, 1.0]
+        >>> rewards.cache_info()
+        RewardCacheInfo(requests=2, runs=1, size=1)
+    """
+    with _OUTCOMES._lock:
+        return RewardCacheInfo(_OUTCOMES.requests, _OUTCOMES.runs, len(_OUTCOMES._entries))
+
+
+def clear_cache() -> None:
+    """Forget every kept result and reset :func:`cache_info`'s counters (e.g. after changing the tests in place).
+
+    Example:
+        >>> from evolvecoder_datasets import rewards
+        >>> rewards.clear_cache()
+        >>> rewards.cache_info().size
+        0
+    """
+    _OUTCOMES.clear()
 
 
 def _digest(settings: dict[str, Any], job: Job) -> bytes:
@@ -287,6 +327,28 @@ def _digest(settings: dict[str, Any], job: Job) -> bytes:
         for test in job.tests or ():
             put(test)
     return h.digest()
+
+
+_HEALTHY: weakref.WeakSet = weakref.WeakSet()
+
+
+def _check_health(sandbox) -> None:
+    """Run a trivial program once per sandbox: a preamble or a sandbox that fails it would fail every completion.
+
+    Without this check a broken setup (a preamble importing a module the sandbox cannot see, a read-only mount
+    missing) trains on a reward of 0.0 for everything. It raises instead, on the first step.
+    """
+    if sandbox in _HEALTHY:
+        return
+    report = sandbox.run("pass", ["assert True"])
+    if report.infra_error is not None:
+        raise SandboxCrashed(report.infra_error)
+    if report.statuses != ["pass"]:
+        raise SandboxError(
+            "the sandbox cannot run a trivial program with this preamble "
+            f"({report.statuses[0]}: {report.messages[0]}); every completion would fail. Check the preamble."
+        )
+    _HEALTHY.add(sandbox)
 
 
 # -- the reward functions ----------------------------------------------------------------------------------------
@@ -383,6 +445,7 @@ class CodeReward:
         Raises:
             SchemaError: no test column is present, or a column does not have one value per completion.
             SandboxUnavailable: the configured isolation cannot run on this machine.
+            SandboxError: the sandbox cannot run even a trivial program with the configured preamble.
 
         Example:
             >>> reward = make_code_reward(mode="fast", failing_value=-1.0, workers=1)
@@ -470,9 +533,10 @@ class CodeReward:
         sandbox = self.sandbox
         try:
             sandbox.start()
-        except SandboxCrashed as err:  # the servers would not start: every job is the infrastructure's fault
-            logger.error("%s: the sandbox failed to start (%s); these completions get no reward", self.__name__, err)
-            return [_Outcome(("crash",) * job.size, "", f"sandbox failed to start: {err}") for job in jobs]
+            _check_health(sandbox)
+        except SandboxCrashed as err:  # the servers would not start or run: the infrastructure's fault
+            logger.error("%s: the sandbox failed (%s); these completions get no reward", self.__name__, err)
+            return [_Outcome(("crash",) * job.size, "", f"sandbox failed: {err}") for job in jobs]
         return [_Outcome.from_report(report) for report in sandbox.run_many(jobs)]
 
     def _finish(self, row: _Row) -> float | None:
