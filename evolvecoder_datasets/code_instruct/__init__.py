@@ -1,0 +1,98 @@
+"""Repository-grounded, execution-verified coding tasks (the second pipeline).
+
+Each task is grounded in one repository and proven by execution: from a window of the repository's own code an
+LLM writes a problem, a pytest test and a reference ``task_module.py``; static gates check that the task really
+uses the repository (and is not a benchmark copy, a weak test or a duplicate); then, inside the repository's own
+environment, the test must fail without the solution and pass with it.
+
+Pieces, one module each: :mod:`.repository` (intake), :mod:`.environment` (per-repository venv, sandboxed pytest
+verdicts), :mod:`.seeds` (code windows), :mod:`.gates`, :mod:`.pipeline` (LLM calls, retries, verification, yield
+report) and :mod:`.export` (dataset rows, task folders). Importing this package imports neither torch nor the
+LLM clients.
+
+Example:
+    >>> from evolvecoder_datasets.code_instruct import (CodeInstructConfig, VenvBackend, export_task_folders,
+    ...     generate_tasks, open_repository, tasks_to_dataset)
+    >>> from evolvecoder_datasets.llm import LLMConfig
+    >>> repo = open_repository("click-8.1.7.tar.gz")                                              # doctest: +SKIP
+    >>> run = generate_tasks(repo, llm=LLMConfig(model="gpt-4o-mini", cache_dir="runs/ci"),
+    ...                      environment=VenvBackend(), config=CodeInstructConfig(num_seeds=20))    # doctest: +SKIP
+    >>> print(run.report)                                                                          # doctest: +SKIP
+    >>> export_task_folders(run.tasks, "out/tasks")                                                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "Repository": "repository",
+    "open_repository": "repository",
+    "find_packages": "repository",
+    "public_symbols": "repository",
+    "normalize_name": "repository",
+    "default_cache_dir": "repository",
+    "EnvironmentBackend": "environment",
+    "VenvBackend": "environment",
+    "RepoEnvironment": "environment",
+    "PytestRun": "environment",
+    "read_verdict": "environment",
+    "SeedConfig": "seeds",
+    "Snippet": "seeds",
+    "sample_snippets": "seeds",
+    "eligible_files": "seeds",
+    "GateResult": "gates",
+    "SKIP_REASONS": "gates",
+    "DecontaminationIndex": "gates",
+    "Deduplicator": "gates",
+    "run_gates": "gates",
+    "CodeInstructConfig": "pipeline",
+    "CodeInstructRun": "pipeline",
+    "Task": "pipeline",
+    "YieldReport": "pipeline",
+    "Verification": "pipeline",
+    "generate_tasks": "pipeline",
+    "verify_task": "pipeline",
+    "instruction_for": "pipeline",
+    "tasks_to_dataset": "export",
+    "task_row": "export",
+    "export_task_folders": "export",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .environment import EnvironmentBackend, PytestRun, RepoEnvironment, VenvBackend, read_verdict  # noqa: F401
+    from .export import export_task_folders, task_row, tasks_to_dataset  # noqa: F401
+    from .gates import SKIP_REASONS, DecontaminationIndex, Deduplicator, GateResult, run_gates  # noqa: F401
+    from .pipeline import (  # noqa: F401
+        CodeInstructConfig,
+        CodeInstructRun,
+        Task,
+        Verification,
+        YieldReport,
+        generate_tasks,
+        instruction_for,
+        verify_task,
+    )
+    from .repository import (  # noqa: F401
+        Repository,
+        default_cache_dir,
+        find_packages,
+        normalize_name,
+        open_repository,
+    )
+    from .repository import public_symbols as public_symbols  # noqa: F401
+    from .seeds import SeedConfig, Snippet, eligible_files, sample_snippets  # noqa: F401
