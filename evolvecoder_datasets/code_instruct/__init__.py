@@ -60,7 +60,7 @@ _LAZY = {
     "export_task_folders": "export",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
@@ -94,5 +94,5 @@ if TYPE_CHECKING:  # pragma: no cover
         normalize_name,
         open_repository,
     )
-    from .repository import public_symbols as public_symbols  # noqa: F401
+    from .repository import public_symbols as public_symbols
     from .seeds import SeedConfig, Snippet, eligible_files, sample_snippets  # noqa: F401

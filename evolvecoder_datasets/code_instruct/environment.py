@@ -49,14 +49,14 @@ from ..errors import ConfigError, EnvironmentBuildError
 from .repository import Repository, default_cache_dir, normalize_name
 
 __all__ = [
-    "RepoEnvironment",
-    "PytestRun",
+    "PLUGIN_MODULE",
+    "PLUGIN_PATH",
+    "RUN_STATUSES",
     "EnvironmentBackend",
+    "PytestRun",
+    "RepoEnvironment",
     "VenvBackend",
     "read_verdict",
-    "PLUGIN_PATH",
-    "PLUGIN_MODULE",
-    "RUN_STATUSES",
 ]
 
 PLUGIN_PATH = Path(__file__).with_name("_verdict_plugin.py")
@@ -354,7 +354,7 @@ class VenvBackend(EnvironmentBackend):
 
     def _run_tool(self, argv: list[str], what: str) -> str:
         try:
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
                                   timeout=self.build_timeout_s)  # fmt: skip
         except subprocess.TimeoutExpired as err:
             raise EnvironmentBuildError(f"{what} took more than {self.build_timeout_s:g} s") from err

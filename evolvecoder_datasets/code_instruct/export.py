@@ -35,7 +35,7 @@ from .pipeline import SOLUTION_FILE, TEST_FILE, VERSION, Task
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["SOURCE", "ROW_COLUMNS", "task_row", "task_features", "tasks_to_dataset", "export_task_folders", "to_toml"]
+__all__ = ["ROW_COLUMNS", "SOURCE", "export_task_folders", "task_features", "task_row", "tasks_to_dataset", "to_toml"]
 
 SOURCE = "code_instruct"
 ROW_COLUMNS = (

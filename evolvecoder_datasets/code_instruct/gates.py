@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from ..errors import ConfigError
 
 __all__ = [
-    "GateResult",
-    "SKIP_REASONS",
     "GATE_ORDER",
+    "SKIP_REASONS",
     "DecontaminationIndex",
     "Deduplicator",
+    "GateResult",
     "check_decontamination",
     "check_imports_task_module",
     "check_repo_anchoring",
@@ -44,8 +44,8 @@ __all__ = [
     "check_test_strength",
     "is_trivial_assert",
     "mentions_errors",
-    "top_level_definitions",
     "run_gates",
+    "top_level_definitions",
 ]
 
 #: Every reason a candidate task can be skipped for, with what it means (gates, parsing and verification).
@@ -74,7 +74,7 @@ GATE_ORDER = ("decontamination", "imports_task_module", "repo_anchoring", "symbo
 
 _WORD = re.compile(r"[a-z0-9]+")
 _ERROR_WORDS = re.compile(
-    r"\b(?:raises?|raised|raising|errors?|exceptions?|invalid|must\s+not|rejects?|rejected|forbidden)\b", re.I
+    r"\b(?:raises?|raised|raising|errors?|exceptions?|invalid|must\s+not|rejects?|rejected|forbidden)\b", re.IGNORECASE
 )
 
 
@@ -309,11 +309,11 @@ def check_repo_anchoring(solution: str, import_names: Iterable[str]) -> GateResu
         return GateResult.failed("not_anchored", f"no import of {' / '.join(sorted(packages))}")
     annotations = _annotation_nodes(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in bound:
-            if id(node) not in annotations:
-                return GateResult.passed()
-    return GateResult.failed("not_anchored",
-                             f"imports {' / '.join(sorted(packages))} but never uses an imported name outside annotations")
+        is_load = isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+        if is_load and node.id in bound and id(node) not in annotations:
+            return GateResult.passed()
+    names = " / ".join(sorted(packages))
+    return GateResult.failed("not_anchored", f"imports {names} but never uses an imported name outside annotations")
 
 
 # -- 4. symbol collision ------------------------------------------------------------------------------------------
@@ -369,13 +369,12 @@ def is_trivial_assert(node: ast.Assert) -> bool:
     test = node.test
     if not any(isinstance(sub, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) for sub in ast.walk(test)):
         return True
-    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-        if ast.dump(test.left) == ast.dump(test.comparators[0]):
-            return True
-    if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-            and len(test.args) == 2 and isinstance(test.args[1], ast.Name) and test.args[1].id == "object"):  # fmt: skip
+    if isinstance(test, ast.Compare) and len(test.comparators) == 1 and ast.dump(test.left) == ast.dump(
+        test.comparators[0]
+    ):
         return True
-    return False
+    return (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[1], ast.Name) and test.args[1].id == "object")  # fmt: skip
 
 
 def mentions_errors(problem: str) -> bool:

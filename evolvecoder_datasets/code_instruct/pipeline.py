@@ -36,18 +36,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..llm import Backend, LLMConfig
 
 __all__ = [
-    "VERSION",
-    "TEST_FILE",
     "SOLUTION_FILE",
+    "TEST_FILE",
+    "VERSION",
     "CodeInstructConfig",
-    "Task",
-    "YieldReport",
     "CodeInstructRun",
+    "Task",
     "Verification",
+    "YieldReport",
     "generate_tasks",
-    "verify_task",
     "instruction_for",
     "tasks_from_runs",
+    "verify_task",
 ]
 
 #: Version of the pipeline logic; it enters the provenance of every task.

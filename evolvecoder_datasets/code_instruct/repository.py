@@ -32,11 +32,11 @@ from ..errors import RepositoryError
 
 __all__ = [
     "Repository",
+    "default_cache_dir",
+    "find_packages",
+    "normalize_name",
     "open_repository",
     "public_symbols",
-    "normalize_name",
-    "find_packages",
-    "default_cache_dir",
 ]
 
 # Top-level folders that are never the package, whatever they contain.
@@ -193,12 +193,12 @@ def _read_toml(path: Path) -> dict:
 
 def _toml_project_fallback(text: str) -> dict:
     """``[project]`` ``name``/``version`` strings, for Python 3.10 without ``tomli``."""
-    block = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    block = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.MULTILINE | re.DOTALL)
     if not block:
         return {}
     project = {}
     for key in ("name", "version"):
-        match = re.search(rf'^{key}\s*=\s*["\']([^"\']+)["\']', block.group(1), re.M)
+        match = re.search(rf'^{key}\s*=\s*["\']([^"\']+)["\']', block.group(1), re.MULTILINE)
         if match:
             project[key] = match.group(1)
     return {"project": project}

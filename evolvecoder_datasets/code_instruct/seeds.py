@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import io
 import random
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
 from .repository import Repository, _tree_files
 
-__all__ = ["SeedConfig", "Snippet", "sample_snippets", "eligible_files", "line_kinds"]
+__all__ = ["SeedConfig", "Snippet", "eligible_files", "line_kinds", "sample_snippets"]
 
 DEFAULT_EXCLUDE = (
     "tests/*", "*/tests/*", "test/*", "*/test/*", "testing/*", "*/testing/*", "test_*.py", "*/test_*.py",
@@ -177,18 +175,9 @@ def line_kinds(source: str) -> list[str]:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             mark(node, "import")
         elif isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                if isinstance(body[0].value.value, str):
-                    mark(body[0], "docstring")
-    # Comments after code on the same line stay code; a line that tokenises as only a comment is a comment.
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.COMMENT and kinds[token.start[0] - 1] == "code":
-                if lines[token.start[0] - 1].strip().startswith("#"):
-                    kinds[token.start[0] - 1] = "comment"
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                mark(first, "docstring")
     return kinds
 
 
