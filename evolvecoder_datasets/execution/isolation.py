@@ -75,16 +75,26 @@ def bwrap_command(python_args: list[str], *, tmp_size_mb: int = 512) -> list[str
         if os.path.islink(path):
             continue
         cmd += ["--tmpfs", path]
+    made: set[str] = set()
     for root in _python_roots():
-        if any(root == h or root.startswith(h.rstrip("/") + "/") for h in hidden):
-            cmd += ["--ro-bind", root, root]
+        hider = next((h for h in hidden if root == h or root.startswith(h.rstrip("/") + "/")), None)
+        if hider is None:
+            continue
+        # bwrap would create the folders leading to the bind with mode 0700, unreadable by the sandbox uid.
+        parts = Path(root).relative_to(hider).parts[:-1]
+        for i in range(1, len(parts) + 1):
+            folder = os.path.join(hider, *parts[:i])
+            if folder not in made:
+                made.add(folder)
+                cmd += ["--perms", "0755", "--dir", folder]
+        cmd += ["--ro-bind", root, root]
     cmd += [
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--die-with-parent", "--new-session", "--clearenv",
     ]  # fmt: skip
     for key, value in BASE_ENV.items():
         cmd += ["--setenv", key, value]
-    cmd += ["--setenv", "ECD_WORKROOT", "/tmp", "--chdir", "/tmp", "--"]
+    cmd += ["--setenv", "ECD_WORKROOT", "/tmp", "--setenv", "ECD_SITE_PATHS", site_paths(), "--chdir", "/tmp", "--"]
     return cmd + python_args
 
 
@@ -103,7 +113,7 @@ def unshare_command(python_args: list[str]) -> list[str]:
 
 def server_command(isolation: str) -> list[str]:
     """Full command that starts a fork server under ``isolation`` (one of ``bwrap``, ``unshare``, ``none``)."""
-    args = [_python(), "-I", "-B", str(SERVER_SCRIPT)]
+    args = [_python(), "-I", "-S", "-B", str(SERVER_SCRIPT)]
     if isolation == "bwrap":
         return bwrap_command(args)
     if isolation == "unshare":
@@ -111,6 +121,27 @@ def server_command(isolation: str) -> list[str]:
     if isolation == "none":
         return args
     raise ConfigError(f"unknown isolation {isolation!r}; choose one of {ISOLATIONS}")
+
+
+def site_paths() -> str:
+    """The interpreter's package folders, for a fork server started with ``-S`` (``os.pathsep``-joined).
+
+    Example:
+        >>> any("site-packages" in p for p in site_paths().split(":"))
+        True
+    """
+    import site
+
+    paths = []
+    for entry in [*site.getsitepackages(), site.getusersitepackages()]:
+        if entry and os.path.isdir(entry) and entry not in paths:
+            paths.append(entry)
+    return os.pathsep.join(paths)
+
+
+def server_env() -> dict[str, str]:
+    """Environment of a fork server started without bubblewrap (which sets its own)."""
+    return {**BASE_ENV, "ECD_SITE_PATHS": site_paths()}
 
 
 def _works(cmd: list[str]) -> bool:

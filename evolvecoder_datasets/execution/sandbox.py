@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..errors import ConfigError, SandboxCrashed
-from .isolation import BASE_ENV, detect_isolation, server_command
+from .isolation import detect_isolation, server_command, server_env
 from .report import ExecutionReport
 
 logger = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ class _Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=dict(BASE_ENV),
+            env=server_env(),
             close_fds=True,
             start_new_session=True,
             cwd="/",

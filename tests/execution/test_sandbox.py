@@ -244,3 +244,11 @@ def test_outputs_match_rules():
     assert outputs_match("1.0000001", "1.0", float_tol=1e-6)
     assert not outputs_match("1.1", "1.0", float_tol=1e-6)
     assert not outputs_match("abc", "abd", float_tol=1.0)
+
+
+def test_solutions_can_import_the_stdlib_and_installed_packages(sandbox):
+    program = ("import fractions, json, decimal, statistics\nimport numpy as np\n"
+               "def mean(xs):\n    return float(np.mean(xs))\n"
+               "def half():\n    return fractions.Fraction(1, 2)\n")  # fmt: skip
+    report = sandbox.run(program, ["assert mean([1, 2, 3]) == 2.0", "assert half() == 0.5", "assert exit is not None"])
+    assert report.statuses == ["pass", "pass", "pass"], report.messages
