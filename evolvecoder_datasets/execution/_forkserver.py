@@ -1210,6 +1210,7 @@ def main() -> None:
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     _setup_imports()
+    _PRISTINE_BUILTINS.update(vars(builtins))  # now with exit()/quit(); still before any untrusted code
     Server(in_fd, out_fd).serve()
 
 
