@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .rounds import RoundCommit
 
-__all__ = ["RecipeConfig", "RecipeResult", "run_recipe", "run", "demo_config", "load_seeds", "SOURCES"]
+__all__ = ["SOURCES", "RecipeConfig", "RecipeResult", "demo_config", "load_seeds", "run", "run_recipe"]
 
 logger = logging.getLogger(__name__)
 
@@ -206,8 +206,8 @@ class RecipeResult:
 
     def __str__(self) -> str:
         lines = [
-            f"EvolveCoder run in {self.output_dir}: {self.seeds} seeds -> {len(self.rounds[0])} problems after "
-            f"round 0 -> {len(self.final)} final problems ({len(self.rounds) - 1} rounds)",
+            (f"EvolveCoder run in {self.output_dir}: {self.seeds} seeds -> {len(self.rounds[0])} problems after "
+             f"round 0 -> {len(self.final)} final problems ({len(self.rounds) - 1} rounds)"),
             "pass@1 by round: " + ", ".join(f"{p:.3f}" for p in self.pass_at_1()),
         ]
         scores = [s for s in self.mutation_scores() if s is not None]
@@ -539,7 +539,7 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
             key = _chain(key, f"evolve{r}", config_digest(evolve_cfg))
             previous = current
             current = checkpoints.stage(f"{3 + r:02d}_round{r}", key,
-                                        lambda: evolve_dataset(previous, evolve_cfg, **common))
+                                        lambda previous=previous, cfg=evolve_cfg: evolve_dataset(previous, cfg, **common))
         rounds.append(current)
         round_stats = _round_stats(current, r, config, history, key, drops, dedup_info)
         figures = _figures(config, rounds, history, None, f"round{r}")

@@ -25,23 +25,23 @@ from .scripted_llm import PROBLEM_IDS, ScriptedResponder
 
 def _config(base_url: str, output_dir, **changes) -> RecipeConfig:
     writer = LLMConfig(model="writer", base_url=base_url, max_retries=0, timeout_s=30)
-    values = dict(
-        output_dir=str(output_dir),
-        sources=("humaneval",),
-        problem_ids=PROBLEM_IDS,
-        dedup=False,
-        rounds=2,
-        seed=0,
-        llm=writer,
-        models=(ModelSpec("alpha", writer.replace(model="alpha"), n=2),
+    values = {
+        "output_dir": str(output_dir),
+        "sources": ("humaneval",),
+        "problem_ids": PROBLEM_IDS,
+        "dedup": False,
+        "rounds": 2,
+        "seed": 0,
+        "llm": writer,
+        "models": (ModelSpec("alpha", writer.replace(model="alpha"), n=2),
                 ModelSpec("beta", writer.replace(model="beta"), n=2)),
-        mutants=6,
-        refine=RefineConfig(num_tests=8, min_tests=4),
-        evolve=EvolveConfig(num_tests=3),
-        finalize=FinalizeConfig(min_tests=3, max_perfect=3),
-        execute=ExecuteConfig(mode="fast", timeout_s=1.0, workers=2),
-        figures=True,
-    )
+        "mutants": 6,
+        "refine": RefineConfig(num_tests=8, min_tests=4),
+        "evolve": EvolveConfig(num_tests=3),
+        "finalize": FinalizeConfig(min_tests=3, max_perfect=3),
+        "execute": ExecuteConfig(mode="fast", timeout_s=1.0, workers=2),
+        "figures": True,
+    }
     values.update(changes)
     return RecipeConfig(**values)
 

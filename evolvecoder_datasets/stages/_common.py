@@ -35,17 +35,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from .execute import ExecuteConfig
 
 __all__ = [
+    "called_names",
+    "config_digest",
+    "defined_names",
+    "drop_reason_counts",
     "get_backend",
     "get_sandbox",
-    "problem_rng",
-    "stable_int",
-    "called_names",
-    "defined_names",
     "independent_tests",
     "normalise_test",
-    "drop_reason_counts",
+    "problem_rng",
+    "stable_int",
     "without_dropped",
-    "config_digest",
 ]
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -53,16 +53,37 @@ _backends: dict[tuple[int, str], Backend] = {}
 _backends_lock = threading.Lock()
 
 
+#: The fields of an ``LLMConfig`` that change what the model answers; the rest (URL, limits, retries, cache folder)
+#: is transport, and a run resumed through another server or port must still find its checkpoints.
+LLM_ANSWER_FIELDS = ("backend", "model", "extra_body", "reasoning", "dtype")
+
+
+def _semantic(value: Any) -> Any:
+    from ..llm.config import LLMConfig
+
+    if isinstance(value, LLMConfig):
+        return {name: _semantic(getattr(value, name)) for name in LLM_ANSWER_FIELDS}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _semantic(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _semantic(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_semantic(v) for v in value]
+    return value
+
+
 def config_digest(config: Any) -> str:
-    """A short, stable hex digest of a (possibly nested) dataclass config, for cache keys and checkpoints.
+    """A short, stable hex digest of what a (possibly nested) dataclass config decides, for checkpoint keys.
+
+    Of an ``LLMConfig`` only :data:`LLM_ANSWER_FIELDS` count: the same model reached through another URL is the
+    same stage.
 
     Example:
         >>> from evolvecoder_datasets.llm import LLMConfig
-        >>> config_digest(LLMConfig(model="a")) == config_digest(LLMConfig(model="a"))
+        >>> config_digest(LLMConfig(model="a", base_url="http://h:1/v1")) == config_digest(LLMConfig(model="a"))
         True
     """
-    data = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
-    text = json.dumps(data, sort_keys=True, default=str)
+    text = json.dumps(_semantic(config), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -81,7 +102,8 @@ def get_backend(config: LLMConfig) -> Backend:
     """
     from ..llm import make_backend
 
-    key = (os.getpid(), config_digest(config))
+    full = json.dumps(dataclasses.asdict(config), sort_keys=True, default=str)  # transport included
+    key = (os.getpid(), full)
     with _backends_lock:
         backend = _backends.get(key)
         if backend is None:
