@@ -43,12 +43,12 @@ _WORD = re.compile(r"\w+")
 __all__ = [
     "CONTAMINATED_BY",
     "PACKAGED_BENCHMARKS",
-    "ngrams",
-    "benchmark_texts",
     "NgramIndex",
-    "mark_contaminated",
-    "decontaminate",
+    "benchmark_texts",
     "contamination_report",
+    "decontaminate",
+    "mark_contaminated",
+    "ngrams",
 ]
 
 

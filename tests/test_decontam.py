@@ -22,8 +22,10 @@ def training_rows() -> Dataset:
         {
             "id": ["t0", "t1", "t2", "t3"],
             "question": [
-                "Given an array of integers nums and an integer target, return indices of the two numbers such "
-                "that they add up to target. Solve it in one pass.",
+                (
+                    "Given an array of integers nums and an integer target, return indices of the two numbers such "
+                    "that they add up to target. Solve it in one pass."
+                ),
                 "Write a program that prints the first n Fibonacci numbers, one per line.",
                 "Please implement this:\n" + humaneval_prompt,
                 "Compute the running maximum of a list.",

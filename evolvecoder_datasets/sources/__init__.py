@@ -39,7 +39,7 @@ _ATTRIBUTES = {
     "merge_sources": "exact",
 }
 
-__all__ = sorted(_ATTRIBUTES)
+__all__ = list(_ATTRIBUTES)
 
 
 def __getattr__(name: str) -> Any:

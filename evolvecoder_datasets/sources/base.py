@@ -55,16 +55,16 @@ SEED_COLUMNS = (
 
 __all__ = [
     "SEED_COLUMNS",
-    "seed_features",
-    "empty_row",
     "adapt",
+    "as_text_block",
     "call_assert",
     "call_based_tests",
-    "parse_structured",
-    "as_text_block",
-    "strip_code_fences",
-    "require_text",
     "check_seed_rows",
+    "empty_row",
+    "parse_structured",
+    "require_text",
+    "seed_features",
+    "strip_code_fences",
 ]
 
 

@@ -28,7 +28,7 @@ DIFFICULTY_NAMES = ("UNKNOWN_DIFFICULTY", "EASY", "MEDIUM", "HARD", "HARDER", "H
     string.ascii_uppercase[:22]
 )
 
-__all__ = ["SOURCE", "DIFFICULTY_NAMES", "code_contests_row", "from_code_contests"]
+__all__ = ["DIFFICULTY_NAMES", "SOURCE", "code_contests_row", "from_code_contests"]
 
 
 def _pairs(tests: Any, which: str) -> tuple[list[str], list[str]]:

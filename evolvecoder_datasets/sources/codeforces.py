@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,7 @@ CODEFORCES_COLUMNS = (
     "official_tests",
 )
 
-__all__ = ["SOURCE", "codeforces_row", "unjudgeable_reason", "from_codeforces"]
+__all__ = ["SOURCE", "codeforces_row", "from_codeforces", "unjudgeable_reason"]
 
 
 def unjudgeable_reason(row: dict[str, Any]) -> str | None:
@@ -103,7 +104,7 @@ def codeforces_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     except (KeyError, TypeError) as err:
         raise SourceFormatError(f"Codeforces {problem_id}: a test lacks input or output") from err
     rating = row.get("rating")
-    out[DIFFICULTY] = str(int(rating)) if isinstance(rating, (int, float)) and rating == rating else None
+    out[DIFFICULTY] = str(int(rating)) if isinstance(rating, (int, float)) and math.isfinite(rating) else None
     return out
 
 

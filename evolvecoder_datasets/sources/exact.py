@@ -30,7 +30,7 @@ DUP_OF = "dup_of"
 DUP_SCORE = "dup_score"
 _WHITESPACE = re.compile(r"\s+")
 
-__all__ = ["normalize_text", "text_hash", "mark_exact_duplicates", "merge_sources", "DUP_OF", "DUP_SCORE"]
+__all__ = ["DUP_OF", "DUP_SCORE", "mark_exact_duplicates", "merge_sources", "normalize_text", "text_hash"]
 
 
 def normalize_text(text: str | None) -> str:

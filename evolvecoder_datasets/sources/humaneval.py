@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SOURCE = "HumanEval"
 HUMANEVAL_COLUMNS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 
-__all__ = ["SOURCE", "SplitCheck", "split_check", "humaneval_rows", "from_humaneval", "load_humaneval"]
+__all__ = ["SOURCE", "SplitCheck", "from_humaneval", "humaneval_rows", "load_humaneval", "split_check"]
 
 
 @dataclass(frozen=True)

@@ -51,9 +51,9 @@ __all__ = [
     "LeetCodeReport",
     "leetcode_problem_row",
     "leetcode_problems_dir",
-    "read_leetcode_problems",
-    "load_leetcode",
     "leetcode_report",
+    "load_leetcode",
+    "read_leetcode_problems",
 ]
 
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SOURCE = "PrimeIntellect"
 PRIMEINTELLECT_COLUMNS = ("prompt", "gold_standard_solution", "verification_info")
 
-__all__ = ["SOURCE", "primeintellect_row", "from_primeintellect"]
+__all__ = ["SOURCE", "from_primeintellect", "primeintellect_row"]
 
 
 def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:

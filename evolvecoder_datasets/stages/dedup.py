@@ -64,18 +64,18 @@ VERSION = "1"
 KEEP_RULES = ("leader", "component")
 
 __all__ = [
-    "VERSION",
     "PAPER_MODEL",
+    "VERSION",
     "DedupResult",
     "DuplicationMatrix",
-    "deduplicate",
-    "find_near_duplicates",
-    "drop_duplicates",
-    "near_duplicate_pairs",
-    "knn_mean_similarity",
-    "embed_texts",
     "EmbeddingCache",
+    "deduplicate",
     "default_cache_dir",
+    "drop_duplicates",
+    "embed_texts",
+    "find_near_duplicates",
+    "knn_mean_similarity",
+    "near_duplicate_pairs",
     "offline_model_path",
     "setup_mpnet",
 ]

@@ -31,14 +31,14 @@ PAPER_MODEL = "sentence-transformers/all-mpnet-base-v2"
 EMBEDDING_COLUMN = "_dedup_embedding"
 
 __all__ = [
-    "PAPER_MODEL",
     "EMBEDDING_COLUMN",
-    "offline_model_path",
-    "model_key",
-    "embed_texts",
-    "default_cache_dir",
+    "PAPER_MODEL",
     "EmbeddingCache",
+    "default_cache_dir",
     "embed_batch",
+    "embed_texts",
+    "model_key",
+    "offline_model_path",
     "setup_mpnet",
 ]
 

@@ -22,7 +22,7 @@ from ..errors import ConfigError
 
 BACKENDS = ("numpy", "faiss")
 
-__all__ = ["BACKENDS", "as_unit_float32", "near_duplicate_pairs", "knn_mean_similarity"]
+__all__ = ["BACKENDS", "as_unit_float32", "knn_mean_similarity", "near_duplicate_pairs"]
 
 
 def as_unit_float32(embeddings: Any) -> np.ndarray:
@@ -99,9 +99,10 @@ def _numpy_pairs(
             mask = hits[: len(rows), : len(cols)]
             np.matmul(rows, cols.T, out=out)
             np.greater_equal(out, threshold, out=mask)
-            if c0 == r0:  # diagonal tile: keep the strict upper triangle
-                mask &= np.tri(len(rows), len(cols), k=0, dtype=bool) == 0
             local_i, local_j = np.nonzero(mask)
+            if c0 == r0:  # diagonal tile: keep the strict upper triangle
+                upper = local_i < local_j
+                local_i, local_j = local_i[upper], local_j[upper]
             if local_i.size:
                 found_i.append(local_i + r0)
                 found_j.append(local_j + c0)

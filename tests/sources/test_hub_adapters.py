@@ -36,16 +36,21 @@ def fixture(name: str):
 
 def run_stdio(program: str, stdin: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-I", "-c", program], input=stdin, capture_output=True, text=True, timeout=30, check=True
+        [sys.executable, "-I", "-c", program],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     return done.stdout
 
 
 def passes_asserts(program: str, tests: list[str]) -> bool:
     namespace: dict = {}
-    exec("from typing import List\n" + program, namespace)
+    exec("from typing import List\n" + program, namespace)  # noqa: S102 - trusted fixture and package code
     for test in tests:
-        exec(test, dict(namespace))
+        exec(test, dict(namespace))  # noqa: S102 - trusted fixture and package code
     return True
 
 
@@ -89,7 +94,10 @@ def test_apps_ids_use_problem_id_and_line_lists_are_joined_into_stdin_text():
     assert first["inputs"] == ["a\nb\n", "x\n"] and first["outputs"] == ["2\nb\na\n", "1\nx\n"]
     for stdin, stdout in zip(first["inputs"], first["outputs"]):
         assert same_output(run_stdio(first["solutions"][0], stdin), stdout)
-    assert second["solutions"] == [] and second["tests"] == ["assert square(3) == 9", "assert square(-2) == 4"]
+    assert second["solutions"] == [] and second["tests"] == [
+        "assert square(3) == 9",
+        "assert square(-2) == 4",
+    ]
 
 
 def test_code_contests_keeps_python3_solutions_public_and_private_tests_and_names_the_difficulty():
@@ -108,7 +116,10 @@ def test_codeforces_drops_interactive_and_checker_problems_and_falls_back_to_exa
     assert seeds["id"] == ["Codeforces_4A", "Codeforces_3D"]
     watermelon, echo = seeds[0], seeds[1]
     assert watermelon["difficulty"] == "800" and len(watermelon["inputs"]) == 3
-    assert "Input\nThe first line contains w" in watermelon["question"] and "Note\nFor example" in watermelon["question"]
+    assert (
+        "Input\nThe first line contains w" in watermelon["question"]
+        and "Note\nFor example" in watermelon["question"]
+    )
     assert echo["inputs"] == ["4\n"] and echo["outputs"] == ["4\n"]
     assert len(from_codeforces(fixture("codeforces"), judgeable_only=False)) == 4
 

@@ -16,7 +16,11 @@ from evolvecoder_datasets.sources import (
     text_hash,
 )
 from evolvecoder_datasets.sources.humaneval import read_humaneval_records
-from evolvecoder_datasets.sources.leetcode import leetcode_problem_row, leetcode_report, read_leetcode_problems
+from evolvecoder_datasets.sources.leetcode import (
+    leetcode_problem_row,
+    leetcode_report,
+    read_leetcode_problems,
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +35,8 @@ def leetcode_by_name():
 
 def run(program: str, test: str) -> None:
     namespace: dict = {}
-    exec(program, namespace)
-    exec(test, namespace)
+    exec(program, namespace)  # noqa: S102 - trusted fixture and package code
+    exec(test, namespace)  # noqa: S102 - trusted fixture and package code
 
 
 def test_humaneval_splits_157_checks_into_independent_asserts_and_keeps_7_whole(humaneval):
@@ -75,7 +79,10 @@ def test_leetcode_one_line_asserts_call_the_method_and_keep_the_package_comparis
     row = leetcode_problem_row(leetcode_by_name["two_sum"])
     assert row["id"] == "LeetCode_1" and row["entry_point"] == "two_sum" and row["difficulty"] == "Easy"
     assert row["tests"][0] == "assert sorted(Solution().two_sum([2, 7, 11, 15], 9)) == sorted([0, 1])"
-    assert "class Solution:\n    def two_sum(self, nums: list[int], target: int) -> list[int]:" in row["starter_code"]
+    assert (
+        "class Solution:\n    def two_sum(self, nums: list[int], target: int) -> list[int]:"
+        in row["starter_code"]
+    )
     right = (
         "class Solution:\n    def two_sum(self, nums, target):\n        seen = {}\n"
         "        for i, x in enumerate(nums):\n            if target - x in seen:\n"
@@ -121,7 +128,9 @@ def test_normalisation_ignores_case_width_and_whitespace():
 
 
 def test_exact_duplicates_point_at_the_first_occurrence_and_nothing_is_deleted():
-    ds = Dataset.from_dict({"id": ["a", "b", "c", "d"], "question": ["Sum two", "Other", "sum  TWO", "SUM two"]})
+    ds = Dataset.from_dict(
+        {"id": ["a", "b", "c", "d"], "question": ["Sum two", "Other", "sum  TWO", "SUM two"]}
+    )
     marked = mark_exact_duplicates(ds)
     assert len(marked) == 4
     assert marked["dup_of"] == [None, None, "a", "a"]

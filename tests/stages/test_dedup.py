@@ -98,7 +98,9 @@ def test_priority_column_and_callable_decide_the_representative_before_the_rando
         members = np.nonzero(labels == cluster)[0]
         kept = [k for k in members if by_tests.dup_of[k] is None]
         assert len(kept) == 1 and counts[kept[0]] == counts[members].max()
-    prefer_a = find_near_duplicates(ds, embedding_column="emb", priority=lambda row: row["source"] == "A", seed=5)
+    prefer_a = find_near_duplicates(
+        ds, embedding_column="emb", priority=lambda row: row["source"] == "A", seed=5
+    )
     assert all(ds["source"][k] == "A" for k in np.nonzero(prefer_a.kept)[0])
 
 
@@ -110,7 +112,8 @@ def test_component_rule_keeps_one_row_per_chain_where_leader_may_keep_two():
     component = find_near_duplicates(ds, embedding_column="emb", threshold=0.9, keep="component", seed=0)
     assert component.kept.tolist().count(True) == 2
     leader_counts = {
-        int(find_near_duplicates(ds, embedding_column="emb", threshold=0.9, seed=s).kept.sum()) for s in range(20)
+        int(find_near_duplicates(ds, embedding_column="emb", threshold=0.9, seed=s).kept.sum())
+        for s in range(20)
     }
     assert leader_counts == {2, 3}  # b first: one kept for the chain; a or c first: a and c both kept
 
