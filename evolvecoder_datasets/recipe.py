@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import schema
-from .errors import ConfigError, RevisionNotFoundError
+from ._deps import require
+from .errors import ConfigError, MissingExtraError, RevisionNotFoundError
 from .llm.config import LLMConfig
 from .stages._common import config_digest, drop_reason_counts, get_sandbox, without_dropped
 from .stages.evolve import EVOLVE_LOG, EvolveConfig
@@ -447,6 +448,11 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: dict[str, Any
 
     last = rounds[-1]
     folder = Path(config.output_dir) / "figures" / tag
+    try:
+        require("matplotlib", extra="viz", feature="round figures")
+    except MissingExtraError as err:
+        logger.warning("no figures in the cards: %s", err)
+        return []
     drawn = save_figures(
         folder,
         difficulty=difficulty_table({r: _llm_matrices(ds) for r, ds in enumerate(rounds)}, ks=_ks(config)),

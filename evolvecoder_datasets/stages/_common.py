@@ -5,7 +5,7 @@ or sandbox a config describes is built on first use inside the worker process an
 
 Example:
     >>> from evolvecoder_datasets.stages._common import problem_rng
-    >>> problem_rng(0, "HumanEval_3", 1).integers(1000) == problem_rng(0, "HumanEval_3", 1).integers(1000)
+    >>> bool(problem_rng(0, "HumanEval_3", 1).integers(1000) == problem_rng(0, "HumanEval_3", 1).integers(1000))
     True
 """
 
