@@ -1,0 +1,70 @@
+"""Fixtures of the code_instruct tests: the fixture repository, its virtualenv, scripted answers, real sdists.
+
+Virtualenvs are expensive (``pip install`` reaches PyPI), so they live in a persistent cache keyed by the source
+tree (``$ECD_TEST_ENV_CACHE``, default ``~/.cache/evolvecoder_datasets/test-envs``): the first run builds them,
+later runs reuse them, which is the behaviour under test. Tests that need PyPI skip when it cannot be reached.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evolvecoder_datasets.code_instruct import VenvBackend, open_repository
+from evolvecoder_datasets.code_instruct.repository import default_cache_dir
+from evolvecoder_datasets.errors import EnvironmentBuildError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "code_instruct"
+TINYTEXT = DATA / "tinytext"
+ANSWERS = DATA / "answers"
+
+
+def answer(repo: str, name: str) -> str:
+    """A scripted model answer from ``tests/data/code_instruct/answers/<repo>/<name>.txt``."""
+    return (ANSWERS / repo / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def env_cache() -> Path:
+    return Path(os.environ.get("ECD_TEST_ENV_CACHE") or default_cache_dir() / "test-envs")
+
+
+@pytest.fixture(scope="session")
+def tinytext_repo():
+    return open_repository(TINYTEXT)
+
+
+@pytest.fixture(scope="session")
+def venv_backend(tmp_path_factory):
+    return VenvBackend(cache_dir=env_cache(), work_root=tmp_path_factory.mktemp("boxes"))
+
+
+@pytest.fixture(scope="session")
+def tinytext_env(venv_backend, tinytext_repo):
+    try:
+        return venv_backend.prepare(tinytext_repo)
+    except EnvironmentBuildError as err:
+        if "pip install" in str(err):
+            pytest.skip(f"cannot build the fixture venv (PyPI unreachable?): {str(err)[:200]}")
+        raise
+
+
+@pytest.fixture(scope="session")
+def sdists():
+    """click 8.1.7 and attrs 23.2.0 sdists from PyPI (kept next to the test envs); skips when PyPI is unreachable."""
+    folder = Path(os.environ.get("ECD_TEST_SDIST_CACHE") or env_cache().parent / "test-sdists")
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted = {"click": "click-8.1.7.tar.gz", "attrs": "attrs-23.2.0.tar.gz"}
+    if not all((folder / name).is_file() for name in wanted.values()):
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+               "click==8.1.7", "attrs==23.2.0", "-d", str(folder)]  # fmt: skip
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        except subprocess.TimeoutExpired:
+            pytest.skip("pip download timed out")
+        if proc.returncode != 0:
+            pytest.skip(f"pip download failed (PyPI unreachable?): {proc.stderr[-300:]}")
+    return {name: folder / file for name, file in wanted.items()}
