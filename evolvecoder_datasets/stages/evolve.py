@@ -65,7 +65,7 @@ from .execute import ExecuteConfig, solution_codes
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["EvolveConfig", "evolve", "evolve_dataset", "EVOLVE_LOG", "METHODS"]
+__all__ = ["EVOLVE_LOG", "METHODS", "EvolveConfig", "evolve", "evolve_dataset"]
 
 EVOLVE_LOG = "evolve_log"
 METHODS = ("adversarial", "discriminative")

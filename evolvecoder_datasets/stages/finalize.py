@@ -37,7 +37,7 @@ from ._common import as_origin_list, check_fraction, check_positive, problem_rng
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["FinalizeConfig", "finalize", "finalize_dataset", "DROP_REASONS"]
+__all__ = ["DROP_REASONS", "FinalizeConfig", "finalize", "finalize_dataset"]
 
 LOW_RATE = "final_low_rate_tests"
 DUPLICATES = "final_duplicate_tests"

@@ -60,7 +60,7 @@ from .execute import ExecuteConfig
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["RefineConfig", "refine", "refine_dataset", "DROP_REASONS", "REFERENCE_CHECKS"]
+__all__ = ["DROP_REASONS", "REFERENCE_CHECKS", "RefineConfig", "refine", "refine_dataset"]
 
 SEED_QUESTION = "seed_question"
 REFERENCE_SOLUTIONS = "reference_solutions"

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
@@ -44,8 +44,15 @@ from ._common import check_positive, get_backend, stable_int
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["ModelSpec", "SampleConfig", "sample", "sample_dataset", "build_solve_request", "MUTANT_MODEL",
-           "SOLVE_VERSION"]
+__all__ = [
+    "MUTANT_MODEL",
+    "SOLVE_VERSION",
+    "ModelSpec",
+    "SampleConfig",
+    "build_solve_request",
+    "sample",
+    "sample_dataset",
+]
 
 MUTANT_MODEL = "mutant"
 SOLVE_VERSION = "solve-1"
