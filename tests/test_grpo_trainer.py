@@ -152,8 +152,10 @@ def test_rewards_reach_the_trainer_and_match_an_independent_judge(tiny_model_dir
 def test_sandbox_failure_reaches_the_trainer_as_an_excluded_sample_not_a_zero(tiny_model_dir, train_dataset, tmp_path):
     from evolvecoder_datasets.rewards import make_code_reward
 
-    # Its fork servers are killed as fast as they start: the reward must answer None, not 0.0.
-    broken = make_code_reward(name="broken_sandbox_reward", timeout_s=0.31, workers=1)
+    # Its fork servers are killed under every job (a slow preamble keeps each job running long enough): the
+    # reward must answer None, which TRL leaves out, not 0.0.
+    broken = make_code_reward(name="broken_sandbox_reward", timeout_s=0.31, workers=1,
+                              preamble="import time\ntime.sleep(0.5)")  # fmt: skip
     trainer, keep = _train(tiny_model_dir, train_dataset, [code_reward, _SabotagedReward(broken)], tmp_path,
                            steps=1)  # fmt: skip
     entry = next(e for e in trainer.state.log_history if "rewards/broken_sandbox_reward/mean" in e)

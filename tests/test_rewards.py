@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -34,19 +35,29 @@ HALF_RIGHT = "```python\ndef square(x):\n    return x * x if x > 2 else -1\n```"
 WRONG = "```python\ndef square(x):\n    return x + 1\n```"
 
 
-def servers_killed(sandbox):
-    """Context manager: SIGKILL the sandbox's fork servers as fast as they (re)start, from another thread."""
+def servers_killed(sandbox, *, after_s: float = 0.1):
+    """Context manager: SIGKILL each of the sandbox's fork servers once it has lived ``after_s``, from a thread.
+
+    Waiting until a server has started (and is running a job) keeps the kill away from bubblewrap's own setup.
+    """
 
     @contextlib.contextmanager
     def killing():
         stop = threading.Event()
+        first_seen: dict[int, float] = {}
 
         def loop():
             while not stop.is_set():
-                for pid in sandbox.server_pids:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGKILL)
-                stop.wait(0.002)
+                try:
+                    pids = sandbox.server_pids
+                except AttributeError:  # a worker dropped its process between the check and the read
+                    continue
+                now = time.monotonic()
+                for pid in pids:
+                    if now - first_seen.setdefault(pid, now) >= after_s:
+                        with contextlib.suppress(ProcessLookupError, PermissionError):
+                            os.kill(pid, signal.SIGKILL)
+                stop.wait(0.005)
 
         killer = threading.Thread(target=loop, daemon=True)
         killer.start()
@@ -247,8 +258,8 @@ def test_rows_without_tests_are_left_out_with_none():
 
 def test_a_dead_sandbox_gives_none_and_the_next_call_recovers():
     reward = make_code_reward(mode="fast", timeout_s=0.37, workers=1)
-    # Programs that take a while, so that the servers die under them whatever the thread timing.
-    slow_right = "```python\nimport time\ndef square(x):\n    time.sleep(0.2)\n    return x * x\n```"
+    # Programs that take a while (4 x 0.3 s), so that the servers die under them.
+    slow_right = "```python\nimport time\ndef square(x):\n    time.sleep(0.3)\n    return x * x\n```"
     slow_wrong = slow_right.replace("x * x", "x + 1")
     recorder = Recorder()
     reward(completions=[RIGHT], tests=[SQUARE_TESTS])  # the servers are up
@@ -278,9 +289,9 @@ HACKS = {
             def __eq__(self, other): return True
             __hash__ = int.__hash__
         def square(x):
-            return Sneaky(0)
+            return Sneaky(-7)
         """,
-    "sys_exit_zero_at_load": "import sys\nsys.exit(0)\ndef square(x):\n    return 0\n",
+    "sys_exit_zero_at_load": "import sys\nsys.exit(0)\ndef square(x):\n    return None\n",
     "sys_exit_zero_in_call": "import sys\ndef square(x):\n    sys.exit(0)\n",
     "os_exit_zero_at_load": "import os\nos._exit(0)\n",
     "os_exit_zero_in_call": "import os\ndef square(x):\n    os._exit(0)\n",
@@ -289,15 +300,16 @@ HACKS = {
         import builtins
         builtins.AssertionError = type("Nope", (Exception,), {})
         def square(x):
-            return 0
+            return None
         """,
-    "shadows_assertion_error_globally": "AssertionError = type('Nope', (Exception,), {})\ndef square(x):\n    return 0\n",
+    "shadows_assertion_error_globally": "AssertionError = type('Nope', (Exception,), {})\ndef square(x):\n    return None\n",
     "monkeypatches_builtins_the_test_uses": """
         import builtins
         builtins.abs = lambda x: 0
         builtins.isinstance = lambda *a: True
+        builtins.type = lambda *a: int
         def square(x):
-            return 0
+            return None
         """,
     "shadows_test_names_with_globals": "abs = lambda x: 0\nint = float\ndef square(x):\n    return 0.5\n",
     "prints_fake_results": """
@@ -305,7 +317,7 @@ HACKS = {
         print("4 passed in 0.01s\\nALL TESTS PASSED\\n{\\"status\\": \\"pass\\"}")
         sys.stderr.write("OK\\n")
         def square(x):
-            return 0
+            return None
         """,
     "forges_result_lines_on_inherited_fds": """
         import os
@@ -316,11 +328,11 @@ HACKS = {
                         os.write(fd, line)
                     except OSError:
                         pass
-            return 0
+            return None
         """,
-    "kills_its_parent": "import os\ndef square(x):\n    os.kill(os.getppid(), 9)\n    return 0\n",
+    "kills_its_parent": "import os\ndef square(x):\n    os.kill(os.getppid(), 9)\n    return None\n",
 }
-HACK_TESTS = SQUARE_TESTS + ["assert abs(square(2) - 4) < 1e-9", "assert isinstance(square(1), int)",
+HACK_TESTS = SQUARE_TESTS + ["assert abs(square(2) - 4) < 1e-9", "assert type(square(1)) is int",
                              "assert int(square(2)) == 4"]  # fmt: skip
 
 
@@ -440,3 +452,11 @@ def test_importing_rewards_does_not_import_torch_or_trl():
     code = "import sys, evolvecoder_datasets.rewards; print(sorted({'torch', 'trl', 'transformers'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_preamble_that_breaks_every_program_raises_instead_of_training_on_zeros():
+    from evolvecoder_datasets.errors import SandboxError
+
+    broken = make_code_reward(mode="fast", workers=1, preamble="import a_module_the_sandbox_does_not_have")
+    with pytest.raises(SandboxError, match="trivial program.*ModuleNotFoundError"):
+        broken(completions=[RIGHT], tests=[SQUARE_TESTS])
