@@ -286,7 +286,24 @@ def _run_rounds(args: argparse.Namespace) -> int:
     return 0
 
 
+def _register_demo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output-dir", default="demo-output", help="where the round store and card go")
+    parser.add_argument("--engine-only", action="store_true", help="only the sandbox on HumanEval (part 1)")
+    parser.add_argument("--problems", type=int, default=None, help="HumanEval problems for part 1 (default: all)")
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from .demo import engine_demo, run_pipeline_demo
+
+    engine_demo(args.problems)
+    if not args.engine_only:
+        run_pipeline_demo(args.output_dir)
+    return 0
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
+    "demo": ("run the embedded default job offline (sandbox on HumanEval, then a small round pipeline)",
+             _register_demo, _run_demo),
     "run": ("run a recipe from its YAML configuration", _register_run, _run_run),
     "card": ("re-render the dataset card of a revision", _register_card, _run_card),
     "inspect": ("print the statistics of a revision", _register_inspect, _run_inspect),

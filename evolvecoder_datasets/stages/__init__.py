@@ -21,6 +21,19 @@ _ATTRIBUTES: dict[str, str] = {
     "execute": "execute",
     "execute_dataset": "execute",
     "ExecuteConfig": "execute",
+    "refine": "refine",
+    "refine_dataset": "refine",
+    "RefineConfig": "refine",
+    "sample": "sample",
+    "sample_dataset": "sample",
+    "SampleConfig": "sample",
+    "ModelSpec": "sample",
+    "evolve": "evolve",
+    "evolve_dataset": "evolve",
+    "EvolveConfig": "evolve",
+    "finalize": "finalize",
+    "finalize_dataset": "finalize",
+    "FinalizeConfig": "finalize",
 }
 
 

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -62,12 +63,11 @@ class ExecuteConfig:
         if self.timeout_s <= 0:
             raise ConfigError("ExecuteConfig.timeout_s must be > 0")
 
-    def sandbox_settings(self, *, workers: int | None = None) -> dict[str, Any]:
-        """Keyword arguments for :class:`Sandbox` (``workers`` overrides the configured count)."""
+    def sandbox_settings(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`Sandbox`."""
         settings = asdict(self)
         for key in ("statuses", "float_tol", "version"):
             settings.pop(key)
-        settings["workers"] = workers or self.workers
         return settings
 
 
@@ -106,10 +106,7 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
     check_columns(batch, [SOLUTIONS], stage="execute")
     if TESTS not in batch and INPUTS not in batch:
         check_columns(batch, [TESTS], stage="execute")
-    import os
-
-    in_subprocess = os.environ.get("ECD_EXECUTE_NUM_PROC") not in (None, "", "1")
-    sandbox = shared_sandbox(**config.sandbox_settings(workers=1 if in_subprocess and not config.workers else None))
+    sandbox = shared_sandbox(**config.sandbox_settings())
 
     n_rows = len(batch[SOLUTIONS])
     tests_col = batch.get(TESTS) or [None] * n_rows
@@ -157,13 +154,9 @@ def execute_dataset(ds, config: ExecuteConfig | None = None, *, num_proc: int | 
         >>> execute_dataset(ds)[0]["statuses"]
         [['pass']]
     """
-    import os
-
     config = config or ExecuteConfig()
-    if num_proc and num_proc > 1:
-        os.environ["ECD_EXECUTE_NUM_PROC"] = str(num_proc)
-    try:
-        return ds.map(execute, batched=True, batch_size=batch_size, fn_kwargs={"config": config}, num_proc=num_proc,
-                      desc="execute")  # fmt: skip
-    finally:
-        os.environ.pop("ECD_EXECUTE_NUM_PROC", None)
+    if num_proc and num_proc > 1 and config.workers is None:
+        # Each map process runs its own sandbox: one fork server each, or the processes oversubscribe the cores.
+        config = dataclasses.replace(config, workers=1)
+    return ds.map(execute, batched=True, batch_size=batch_size, fn_kwargs={"config": config}, num_proc=num_proc,
+                  desc="execute")

