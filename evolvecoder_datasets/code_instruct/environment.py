@@ -68,6 +68,7 @@ RUN_STATUSES = ("passed", "failed", "no_tests", "timeout", "crashed")
 # Bumped when the way environments are built changes, so that old ones are rebuilt.
 _BUILD_VERSION = "venv-1"
 _LOG_TAIL = 4000
+_PYTEST_INTERNAL_ERROR = 3  # pytest.ExitCode.INTERNAL_ERROR
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,8 @@ def read_verdict(path: str | os.PathLike, nonce: str) -> tuple[str, dict[str, st
         return None
     tests = {str(k): str(v) for k, v in dict(data.get("tests") or {}).items()}
     errors = tuple(str(e) for e in data.get("collect_errors") or ())
+    if data.get("exitstatus") == _PYTEST_INTERNAL_ERROR:
+        errors += ("<internal error>",)  # e.g. SystemExit raised while collecting
     if errors or any(outcome != "passed" for outcome in tests.values()):
         return "failed", tests, errors
     if not tests:
