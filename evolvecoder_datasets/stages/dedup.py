@@ -4,7 +4,8 @@ The paper embeds questions with ``all-mpnet-base-v2`` and treats pairs with cosi
 as duplicates, keeping one random member of each group. Here:
 
 1. exact duplicates (same normalised text) are grouped by hash first and embedded once;
-2. embeddings come from a fingerprinted ``Dataset.map`` (re-runs hit the ``datasets`` cache);
+2. embeddings come from a fingerprinted ``Dataset.map`` backed by a per-model SQLite cache, so a re-run never
+   re-embeds a text, whether the dataset is file-backed or built in memory;
 3. the search multiplies float32 tiles of ``block_size`` x ``block_size`` (upper triangle only), so memory
    stays bounded by the tile whatever the number of rows, and collects every pair at or above the threshold
    (or hands the same search to ``faiss`` with ``backend="faiss"``);

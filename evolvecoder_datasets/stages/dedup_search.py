@@ -119,7 +119,7 @@ def _faiss_pairs(
     found_i, found_j, found_s = [], [], []
     for r0 in range(0, matrix.shape[0], block):
         limits, sims, neighbours = index.range_search(matrix[r0 : r0 + block], float(threshold))
-        queries = np.repeat(np.arange(len(limits) - 1) + r0, np.diff(limits))
+        queries = np.repeat(np.arange(len(limits) - 1) + r0, np.diff(limits).astype(np.int64))
         keep = neighbours > queries
         found_i.append(queries[keep])
         found_j.append(neighbours[keep].astype(np.int64))

@@ -206,3 +206,12 @@ def test_offline_minilm_marks_a_paraphrase_and_reuses_cached_embeddings(tmp_path
     again = find_near_duplicates(ds, threshold=0.85, cache_dir=tmp_path, seed=0)
     assert dedup_embed._MODELS == {}  # every text came from the cache: the model was not loaded
     assert again.dup_of == result.dup_of and np.allclose(again.node_vectors, result.node_vectors)
+
+
+def test_faiss_backend_finds_the_same_pairs_as_the_numpy_tiles():
+    pytest.importorskip("faiss")
+    vectors = unit(np.random.default_rng(7).standard_normal((400, 8)))
+    ours = near_duplicate_pairs(vectors, threshold=0.75, block_size=64)
+    theirs = near_duplicate_pairs(vectors, threshold=0.75, block_size=64, backend="faiss")
+    assert ours[0].tolist() == theirs[0].tolist() and ours[1].tolist() == theirs[1].tolist()
+    assert np.allclose(ours[2], theirs[2], atol=1e-5)
