@@ -56,8 +56,9 @@ def unjudgeable_reason(row: dict[str, Any]) -> str | None:
     return None
 
 
-def _is_judgeable(row: dict[str, Any]) -> bool:
-    return unjudgeable_reason(row) is None
+def _is_judgeable(*values: Any, names: list[str]) -> bool:
+    """``Dataset.filter`` body over only the columns that decide (the tests columns are large)."""
+    return unjudgeable_reason(dict(zip(names, values))) is None
 
 
 def _statement(row: dict[str, Any]) -> str:
@@ -138,5 +139,11 @@ def from_codeforces(ds: Dataset, *, judgeable_only: bool = True, num_proc: int |
                 logger.info(
                     "codeforces: dropping %d unjudgeable problems %s", sum(reasons.values()), dict(reasons)
                 )
-            ds = ds.filter(_is_judgeable, input_columns=None, num_proc=num_proc, desc="codeforces: judgeable")
+            ds = ds.filter(
+                _is_judgeable,
+                input_columns=present,
+                fn_kwargs={"names": present},
+                num_proc=num_proc,
+                desc="codeforces: judgeable",
+            )
     return adapt(ds, codeforces_row, required=CODEFORCES_COLUMNS, stage="codeforces", num_proc=num_proc)
