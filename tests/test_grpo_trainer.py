@@ -29,7 +29,8 @@ SPECIAL = ["<unk>", "<pad>", "<|end|>", "<|user|>", "<|assistant|>", "<|system|>
 
 
 def _fenced(code: str) -> str:
-    return f"```python\n{code.strip()}\n```"
+    # On lines of its own: the decoder joins tokens with a space, and a fence must close on its own line.
+    return f"\n```python\n{code.strip()}\n```\n"
 
 
 @pytest.fixture(scope="module")
@@ -159,9 +160,16 @@ def test_sandbox_failure_reaches_the_trainer_as_an_excluded_sample_not_a_zero(ti
     trainer, keep = _train(tiny_model_dir, train_dataset, [code_reward, _SabotagedReward(broken)], tmp_path,
                            steps=1)  # fmt: skip
     entry = next(e for e in trainer.state.log_history if "rewards/broken_sandbox_reward/mean" in e)
-    assert entry["broken_sandbox_reward/infra_failures"] == 1.0
-    assert all(math.isnan(r) for r in keep.batches[0]["rewards"]["broken_sandbox_reward"])
-    assert all(not math.isnan(r) for r in keep.batches[0]["rewards"]["code_reward"])
+    batch = keep.batches[0]
+    outcomes, values = batch["extra"]["broken_sandbox_reward/outcome"], batch["rewards"]["broken_sandbox_reward"]
+    for outcome, value in zip(outcomes, values):
+        if outcome == "no code found":  # nothing to run: the model's fault, scored without the sandbox
+            assert value == 0.0
+        else:
+            assert outcome.startswith("sandbox failure") and math.isnan(value)
+    failed = sum(math.isnan(v) for v in values)
+    assert failed > 0 and entry["broken_sandbox_reward/infra_failures"] == failed / len(values)
+    assert all(not math.isnan(r) for r in batch["rewards"]["code_reward"])
 
 
 class _SabotagedReward:
