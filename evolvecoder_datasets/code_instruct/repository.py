@@ -23,6 +23,8 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tarfile
 import zipfile
 from dataclasses import dataclass, field
@@ -445,3 +447,51 @@ def default_cache_dir() -> Path:
     """
     env = os.environ.get("EVOLVECODER_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "evolvecoder_datasets"
+
+
+def fetch_sdist(
+    requirement: str, dest: str | os.PathLike, *, pip_args: tuple[str, ...] = (), timeout_s: float = 900.0
+) -> Path:
+    """Download the source distribution of ``requirement`` with ``pip download`` (no dependencies), once.
+
+    Args:
+        requirement (`str`): a pinned requirement, e.g. ``"click==8.1.7"``.
+        dest (`str` or `os.PathLike`): folder for the archive; an archive already there is reused.
+        pip_args (`tuple[str, ...]`, defaults to ``()``): extra ``pip download`` arguments (``--index-url``...).
+        timeout_s (`float`, defaults to 900): limit on the download (pip may build metadata, which installs the
+            project's build backend).
+
+    Returns:
+        `Path`: the ``.tar.gz`` / ``.zip`` archive.
+
+    Raises:
+        RepositoryError: ``requirement`` is not pinned with ``==``, or pip failed.
+
+    Example:
+        >>> fetch_sdist("click==8.1.7", "downloads")        # doctest: +SKIP
+        PosixPath('downloads/click-8.1.7.tar.gz')
+    """
+    name, sep, version = requirement.partition("==")
+    if not sep or not name.strip() or not version.strip():
+        raise RepositoryError(f"pin the version to download an sdist: {requirement!r} (e.g. 'click==8.1.7')")
+    folder = Path(dest)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = "[-_.]+".join(re.escape(part) for part in re.split(r"[-_.]+", name.strip()))  # any PEP 503 spelling
+
+    def existing() -> Path | None:
+        pattern = re.compile(rf"^{stem}-{re.escape(version.strip())}\.(tar\.gz|zip)$", re.IGNORECASE)
+        return next((p for p in sorted(folder.iterdir()) if pattern.match(p.name)), None)
+
+    found = existing()
+    if found is not None:
+        return found
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check",
+           "-d", str(folder), requirement, *pip_args]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as err:
+        raise RepositoryError(f"pip download {requirement} took more than {timeout_s:g} s") from err
+    found = existing()
+    if proc.returncode != 0 or found is None:
+        raise RepositoryError(f"pip download {requirement} failed:\n{(proc.stdout + proc.stderr)[-2000:]}")
+    return found
