@@ -29,7 +29,8 @@ def as_unit_float32(embeddings: Any) -> np.ndarray:
     matrix = np.ascontiguousarray(np.asarray(embeddings, dtype=np.float32))
     if matrix.ndim != 2:
         raise ConfigError(f"embeddings must be a 2-d array, got shape {matrix.shape}")
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    # einsum avoids the n x dim temporary that np.linalg.norm would allocate.
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
     if not np.allclose(norms, 1.0, atol=1e-3):
         matrix = matrix / np.maximum(norms, 1e-12)
     return matrix
