@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..errors import ConfigError, SandboxCrashed
+from ..errors import ConfigError, SandboxCrashed, SandboxError
 from .isolation import detect_isolation, server_command, server_env
 from .report import ExecutionReport
 
@@ -174,7 +174,11 @@ class _Worker:
         self.kill()
 
 
-def _shutdown(workers: list[_Worker]) -> None:
+def _shutdown(workers: list[_Worker], owner_pid: int) -> None:
+    # A forked copy of the caller (a datasets num_proc worker, say) inherits the Sandbox object: it must never
+    # close or kill servers that belong to its parent.
+    if os.getpid() != owner_pid:
+        return
     for worker in workers:
         worker.close()
 
@@ -192,7 +196,7 @@ class Sandbox:
         isolation (`str`, defaults to ``"auto"``): ``"bwrap"``, ``"unshare"``, ``"none"`` or ``"auto"`` (strongest
             available; warns when that is none).
         wall_timeout_s (`float`, *optional*): wall-clock backstop per test for programs that sleep or block.
-            Defaults to ``3 * timeout_s + 0.5``.
+            Defaults to ``4 * timeout_s + 1.0``.
         load_timeout_s (`float`, *optional*): CPU seconds for compiling and loading the program. Defaults to
             ``max(timeout_s, 2.0)``.
         preamble (`str`, *optional*): code run in the program's namespace before it (e.g.
@@ -243,7 +247,7 @@ class Sandbox:
         self.memory_mb = int(memory_mb)
         self.mode = mode
         self.requested_isolation = isolation
-        self.wall_timeout_s = float(wall_timeout_s) if wall_timeout_s else 3 * self.timeout_s + 0.5
+        self.wall_timeout_s = float(wall_timeout_s) if wall_timeout_s else 4 * self.timeout_s + 1.0
         self.load_timeout_s = float(load_timeout_s) if load_timeout_s else max(self.timeout_s, 2.0)
         self.preamble = preamble
         self.max_output_bytes = int(max_output_bytes)
@@ -258,11 +262,15 @@ class Sandbox:
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
         self._job_ids = itertools.count()
+        self._owner_pid = os.getpid()
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> Sandbox:
         """Start the fork servers (done lazily by the first job). Returns ``self``."""
         with self._lock:
+            if self._workers and self._owner_pid != os.getpid():
+                raise SandboxError("this Sandbox was started in another process (inherited through fork); "
+                                   "create a new one here, or use shared_sandbox()")
             if self._workers:
                 return self
             self.isolation = detect_isolation(self.requested_isolation)
@@ -275,13 +283,14 @@ class Sandbox:
                 for worker in workers:
                     worker.start()
             except BaseException:
-                _shutdown(workers)
+                _shutdown(workers, pid)
                 raise
             self._workers = workers
             for worker in workers:
                 self._idle.put(worker)
             self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ecd-sandbox")
-            self._finalizer = weakref.finalize(self, _shutdown, list(workers))
+            self._finalizer = weakref.finalize(self, _shutdown, list(workers), pid)
+            self._owner_pid = pid
             atexit.register(self._finalizer)
         return self
 
