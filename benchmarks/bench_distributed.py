@@ -1,6 +1,7 @@
 """The execute stage on the local engine and on Ray, same workload, same cores, side by side in one process.
 
 Run: .venv/bin/python benchmarks/bench_distributed.py [--problems 96] [--solutions 8] [--tests 10] [--rounds 3]
+     [--shard-size 8] [--cpus-per-task 1]
 
 - local: ``execute_dataset`` (``Dataset.map`` in this process, one sandbox with one fork server per core);
 - ray: ``execute_distributed`` on a private local Ray instance with as many CPUs, one fork server per task CPU,
@@ -27,11 +28,11 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(ROOT, "datasets")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from datasets import Dataset, disable_progress_bars  # noqa: E402
+from datasets import Dataset, disable_progress_bars
 
-from evolvecoder_datasets.distributed import DistributedConfig, execute_distributed, init_ray  # noqa: E402
-from evolvecoder_datasets.execution import Job, Sandbox  # noqa: E402
-from evolvecoder_datasets.stages.execute import ExecuteConfig, execute_dataset, solution_codes  # noqa: E402
+from evolvecoder_datasets.distributed import DistributedConfig, execute_distributed, init_ray
+from evolvecoder_datasets.execution import Job, Sandbox
+from evolvecoder_datasets.stages.execute import ExecuteConfig, execute_dataset, solution_codes
 
 
 def workload(problems: int, solutions: int, tests: int) -> Dataset:
@@ -60,13 +61,14 @@ def main() -> None:
     parser.add_argument("--tests", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--shard-size", type=int, default=8)
+    parser.add_argument("--cpus-per-task", type=int, default=1)
     args = parser.parse_args()
     disable_progress_bars()
     cores = len(os.sched_getaffinity(0))
     ds = workload(args.problems, args.solutions, args.tests)
     executions = args.problems * args.solutions * args.tests
     config = ExecuteConfig(timeout_s=1.0, workers=None, statuses=False)
-    distributed = DistributedConfig(num_cpus=cores, cpus_per_task=1, shard_size=args.shard_size, progress=False)
+    distributed = DistributedConfig(num_cpus=cores, cpus_per_task=args.cpus_per_task, shard_size=args.shard_size, progress=False)
 
     cold_start, _ = timed(lambda: init_ray(distributed))
     first_run, _ = timed(lambda: execute_distributed(ds, config, distributed=distributed))
@@ -86,7 +88,8 @@ def main() -> None:
 
     median = {name: statistics.median(values) for name, values in times.items()}
     print(f"workload: {args.problems} problems x {args.solutions} solutions x {args.tests} tests = "
-          f"{executions:,} executions, {cores} cores, shard_size {args.shard_size}, median of {args.rounds}")  # fmt: skip
+          f"{executions:,} executions, {cores} cores, shard_size {args.shard_size}, cpus_per_task {args.cpus_per_task}, "
+          f"median of {args.rounds}")  # fmt: skip
     print(f"ray cold start {cold_start:.1f} s; first ray run (workers and fork servers start) {first_run:.1f} s")
     print("| engine | median | executions/s | per core | vs local |")
     print("|---|---|---|---|---|")
