@@ -117,7 +117,7 @@ class DistributedConfig:
         runtime_env (`dict`, *optional*): Ray runtime environment for remote clusters, e.g.
             ``{"pip": ["evolvecoder-datasets"]}`` when the workers lack the package.
         namespace (`str`, *optional*): Ray namespace.
-        progress (`bool`, defaults to True): show a progress bar over rows.
+        progress (`bool`, defaults to True): show a progress bar over rows (Ray; locally ``Dataset.map`` shows its own).
         quiet (`bool`, defaults to True): do not stream worker logs to the driver.
 
     Raises:
@@ -447,7 +447,7 @@ def map_shards(
         >>> def count_tests(batch):
         ...     return {"n_tests": [len(t) for t in batch["tests"]]}
         >>> ds = Dataset.from_dict({"id": ["a", "b"], "tests": [["assert 1"], ["assert 1", "assert 2"]]})
-        >>> map_shards(ds, count_tests, config=DistributedConfig(engine="local"))["n_tests"]
+        >>> list(map_shards(ds, count_tests, config=DistributedConfig(engine="local", progress=False))["n_tests"])
         [1, 2]
     """
     config = config or DistributedConfig()
