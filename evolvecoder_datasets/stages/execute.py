@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, SandboxCrashed
 from ..execution import Job, shared_sandbox
 from ..execution.sandbox import MODES
 from ..schema import INPUTS, OUTPUTS, PASS_MATRIX, SOLUTIONS, STATUSES, TESTS, check_columns
@@ -96,6 +96,7 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
 
     Raises:
         SchemaError: ``solutions`` is missing, or neither ``tests`` nor ``inputs``/``outputs`` is present.
+        SandboxCrashed: a fork server died twice on the same job; nothing of the batch is recorded.
 
     Example:
         >>> out = execute({"solutions": [["def f():\\n    return 1"]], "tests": [["assert f() == 1"]]},
@@ -125,7 +126,13 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
             shapes.append((len(codes), len(inputs)))
         else:
             shapes.append((len(codes), 0))
-    reports = iter(sandbox.run_many(jobs))
+    reports = sandbox.run_many(jobs)
+    broken = [r.infra_error for r in reports if r.infra_error]
+    if broken:
+        # Cells of a dead sandbox are not the programs' doing: fail the batch (a rerun, or Ray's retry, redoes it)
+        # rather than record them as crashes.
+        raise SandboxCrashed(f"{len(broken)} of {len(reports)} jobs hit a sandbox failure: {broken[0]}")
+    reports = iter(reports)
     matrices, statuses = [], []
     for n_solutions, n_tests in shapes:
         rows = [next(reports) for _ in range(n_solutions)] if n_tests else []

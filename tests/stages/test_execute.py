@@ -51,3 +51,15 @@ def test_execute_with_num_proc_gives_the_same_matrix():
     single = execute_dataset(ds, ExecuteConfig(mode="fast"))
     multi = execute_dataset(ds, ExecuteConfig(mode="fast"), num_proc=2)
     assert single["pass_matrix"] == multi["pass_matrix"]
+
+
+def test_a_sandbox_failure_fails_the_batch_instead_of_recording_crashes(monkeypatch):
+    from evolvecoder_datasets.errors import SandboxCrashed
+    from evolvecoder_datasets.execution import sandbox as sandbox_module
+
+    def always_dies(self, job, timeout):
+        raise SandboxCrashed("server gone")
+
+    monkeypatch.setattr(sandbox_module._Worker, "call", always_dies)
+    with pytest.raises(SandboxCrashed):
+        execute({"solutions": [["x = 1"]], "tests": [["assert x == 1"]]}, config=ExecuteConfig(workers=1, mode="fast"))
