@@ -1,8 +1,8 @@
 """Reward latency for one GRPO batch: 64 completions x 35 tests, ours against an AceCoder-style harness.
 
-The batch is 4 problems x 16 samples: per problem 10 right answers, 4 wrong ones (off by one, wrong on some
-inputs), 1 that loops on large inputs and 1 that loops on every input, each a distinct completion with prose
-around a fenced block, as a policy writes them. Every variant is timed on the same batch in this one process:
+The batch is 4 problems x 16 samples: per problem 10 right answers, 5 wrong ones (off by one, wrong on some
+inputs) and 1 that loops (on every input for two problems, on some inputs for the other two), each a distinct
+completion with prose around a fenced block, as a policy writes them. Every variant is timed on the same batch in this one process:
 
 * ours, isolated mode: ``make_code_reward()`` (a fresh fork of the loaded program per test);
 * ours, fast mode: ``make_code_reward(mode="fast")`` (tests in sequence in the solution's process);
@@ -15,7 +15,7 @@ Ours is timed warm (the sandbox is started once per trainer process and reused) 
 before every repeat, so every repeat really executes the 64 programs; the cold first call and a cached repeat
 are reported on their own lines.
 
-Run: ``.venv/bin/python benchmarks/bench_reward.py [--repeats 5] [--timeout 1.0]``
+Run: ``.venv/bin/python benchmarks/bench_reward.py [--repeats 5] [--timeouts 1.0 0.25]``
 """
 
 from __future__ import annotations
@@ -72,13 +72,13 @@ def _problems(rng: random.Random) -> list[dict]:
             "count_vowels": _count_vowels}  # fmt: skip
     right = {
         "sum_squares": ["def sum_squares(n):\n    return n * (n + 1) * (2 * n + 1) // 6",
-                        "def sum_squares(n):\n    total = 0\n    for i in range(1, n + 1):\n        total += i * i\n"
-                        "    return total"],
-        "running_max": ["def running_max(xs):\n    out = []\n    for x in xs:\n        out.append(x if not out else "
-                        "max(out[-1], x))\n    return out",
+                        ("def sum_squares(n):\n    total = 0\n    for i in range(1, n + 1):\n        total += i * i\n"
+                         "    return total")],
+        "running_max": [("def running_max(xs):\n    out = []\n    for x in xs:\n        out.append(x if not out else "
+                         "max(out[-1], x))\n    return out"),
                         "from itertools import accumulate\ndef running_max(xs):\n    return list(accumulate(xs, max))"],
-        "is_prime": ["def is_prime(n):\n    if n < 2:\n        return False\n    i = 2\n    while i * i <= n:\n"
-                     "        if n % i == 0:\n            return False\n        i += 1\n    return True",
+        "is_prime": [("def is_prime(n):\n    if n < 2:\n        return False\n    i = 2\n    while i * i <= n:\n"
+                      "        if n % i == 0:\n            return False\n        i += 1\n    return True"),
                      "import math\ndef is_prime(n):\n    return n > 1 and all(n % d for d in range(2, math.isqrt(n) + 1))"],
         "count_vowels": ["def count_vowels(s):\n    return sum(c in 'aeiouAEIOU' for c in s)",
                          "def count_vowels(s):\n    return len([c for c in s.lower() if c in 'aeiou'])"],
@@ -91,8 +91,8 @@ def _problems(rng: random.Random) -> list[dict]:
         "count_vowels": ["def count_vowels(s):\n    return sum(c in 'aeiou' for c in s)",
                          "def count_vowels(s):\n    return len(s) // 3"],
     }  # fmt: skip
-    guards = {"sum_squares": "n > 2500", "running_max": "len(xs) > 10", "is_prime": "n > 900000",
-              "count_vowels": "'banana' in s"}  # fmt: skip
+    guards = {"sum_squares": "n > 2900", "running_max": "len(xs) > 11", "is_prime": "n > 900000",
+              "count_vowels": "s.count('sky') > 1"}  # fmt: skip
     # Right on most inputs, an endless loop on the others.
     loops_sometimes = {
         name: right[name][0].replace(":\n", f":\n    while {guard}:\n        pass\n", 1) for name, guard in guards.items()
@@ -100,13 +100,13 @@ def _problems(rng: random.Random) -> list[dict]:
     problems = []
     for name, inputs in cases.items():
         tests = [f"assert {name}({arg!r}) == {refs[name](arg)!r}" for arg in inputs]
-        programs = []
-        for k in range(10):
-            programs.append(right[name][k % 2])
-        for k in range(4):
-            programs.append(wrong[name][k % 2])
-        programs.append(loops_sometimes[name])
-        programs.append(f"def {name}(*args):\n    while True:\n        pass")
+        programs = [right[name][k % 2] for k in range(10)] + [wrong[name][k % 2] for k in range(5)]
+        # A few looping programs in the batch: one per problem, on every input for two problems, on some
+        # inputs for the other two.
+        if len(problems) < 2:
+            programs.append(f"def {name}(*args):\n    while True:\n        pass")
+        else:
+            programs.append(loops_sometimes[name])
         problems.append({"name": name, "tests": tests, "programs": programs})
     return problems
 
@@ -168,7 +168,7 @@ def _acecoder_one(completion: str, tests: list[str], timeout: float) -> float:
     job = json.dumps({"program": program, "tests": tests, "timeout": timeout})
     try:
         proc = subprocess.run([sys.executable, "-I", "-S", "-c", _HARNESS], input=job, capture_output=True,
-                              text=True, timeout=min(15, len(tests)) + 2)  # fmt: skip
+                              text=True, timeout=min(15, len(tests)) + 2, check=False)  # fmt: skip
         results = json.loads(proc.stdout.strip().splitlines()[-1])
     except (subprocess.TimeoutExpired, ValueError, IndexError):
         return 0.0
@@ -194,43 +194,54 @@ def _timed(fn, repeats: int, before=None) -> tuple[float, list]:
     return statistics.median(times), out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--timeout", type=float, default=1.0, help="CPU (ours) / alarm (baseline) seconds per test")
-    args = parser.parse_args()
-    completions, tests = batch()
-    print(f"batch: {len(completions)} completions x {N_TESTS} tests, {CORES} cores, timeout {args.timeout} s/test")
-
-    rows = []
-    verdicts = {}
+def measure(completions, tests, timeout: float, repeats: int) -> None:
+    """Print one markdown table for ``timeout`` seconds per test."""
+    rows, verdicts, timeouts = [], {}, 0
     for mode in ("isolated", "fast"):
-        reward = make_code_reward(mode=mode, timeout_s=args.timeout)
+        reward = make_code_reward(mode=mode, timeout_s=timeout)
         rewards.clear_cache()
+        details: dict[str, list] = {}
         start = time.perf_counter()
-        reward(completions=completions, tests=tests)
+        reward(completions=completions, tests=tests, log_extra=details.__setitem__)
         cold = time.perf_counter() - start
-        warm, out = _timed(lambda: reward(completions=completions, tests=tests), args.repeats, rewards.clear_cache)
-        cached, _ = _timed(lambda: reward(completions=completions, tests=tests), args.repeats)
+        timeouts = sum(int(m.group(1)) for o in next(iter(details.values()))
+                       if (m := re.search(r"timeout (\d+)", o)))  # fmt: skip
+        warm, out = _timed(lambda r=reward: r(completions=completions, tests=tests), repeats, rewards.clear_cache)
+        cached, _ = _timed(lambda r=reward: r(completions=completions, tests=tests), repeats)
         verdicts[mode] = out
         rows.append((f"ours, {mode} mode (warm sandbox)", warm))
         rows.append((f"ours, {mode} mode, first call (starts the sandbox)", cold))
         rows.append((f"ours, {mode} mode, same batch again (cached: a 2nd reward function)", cached))
 
-    base, base_out = _timed(lambda: acecoder_reward(completions, tests, args.timeout), max(1, args.repeats // 2))
-    verdicts["acecoder"] = base_out
+    base, base_out = _timed(lambda: acecoder_reward(completions, tests, timeout), max(1, repeats // 2))
     for mode in ("isolated", "fast"):
         disagree = [i for i, (a, b) in enumerate(zip(verdicts[mode], base_out)) if a != b]
         if disagree:
             raise SystemExit(f"{mode} disagrees with the baseline on completions {disagree}")
     solved = sum(v == 1.0 for v in base_out)
-
-    print(f"verdicts agree on all {len(base_out)} completions ({solved} rewarded 1.0)\n")
+    floor = timeouts * timeout / CORES
+    print(f"\n### {timeout:g} s per test\n")
+    print(f"Verdicts agree on all {len(base_out)} completions ({solved} rewarded 1.0). The looping programs burn "
+          f"{timeouts} timeouts x {timeout:g} s of CPU before they are stopped: a floor of {floor:.2f} s on "
+          f"{CORES} cores for any harness that judges by CPU time.\n")
     print("| variant | wall time per batch | speed-up vs AceCoder-style |")
     print("|---|---:|---:|")
     print(f"| AceCoder-style harness (fresh interpreter per completion, {CORES} at a time) | {base:.2f} s | 1.0x |")
     for label, seconds in rows:
         print(f"| {label} | {seconds:.3f} s | {base / seconds:.1f}x |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--timeouts", type=float, nargs="+", default=[1.0, 0.25],
+                        help="CPU (ours) / alarm (baseline) seconds per test; one table each")  # fmt: skip
+    args = parser.parse_args()
+    completions, tests = batch()
+    load = os.getloadavg()[0]
+    print(f"batch: {len(completions)} completions x {N_TESTS} tests, {CORES} cores, load average {load:.1f}")
+    for timeout in args.timeouts:
+        measure(completions, tests, timeout, args.repeats)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import weakref
 from collections import Counter, OrderedDict, namedtuple
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import schema
@@ -53,17 +53,18 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "COMMON_IMPORTS",
     "KINDS",
-    "RewardConfig",
-    "CodeReward",
     "AsyncCodeReward",
-    "make_code_reward",
-    "make_pass_rate_reward",
-    "code_reward",
-    "pass_rate_reward",
+    "CodeReward",
+    "RewardCacheInfo",
+    "RewardConfig",
     "async_code_reward",
     "async_pass_rate_reward",
     "cache_info",
     "clear_cache",
+    "code_reward",
+    "make_code_reward",
+    "make_pass_rate_reward",
+    "pass_rate_reward",
 ]
 
 KINDS = ("binary", "pass_rate")
@@ -307,7 +308,8 @@ def clear_cache() -> None:
     _OUTCOMES.clear()
 
 
-def _digest(settings: dict[str, Any], job: Job) -> bytes:
+def _digest(settings_key: str, job: Job) -> bytes:
+    """Identity of an execution: the sandbox settings, the program and what it runs against."""
     h = hashlib.blake2b(digest_size=20)
 
     def put(text: str) -> None:
@@ -315,7 +317,7 @@ def _digest(settings: dict[str, Any], job: Job) -> bytes:
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
 
-    put(repr(sorted(settings.items())))
+    put(settings_key)
     put(job.kind)
     put(job.program)
     if job.kind == "stdio":
@@ -364,7 +366,8 @@ class _Row:
     digest: bytes = b""
     result: _Outcome | None = None
     no_code: bool = False
-    unscored: str = ""  # why the row gets None
+    unscored: str = ""  # why the row gets None (not the sandbox's failure)
+    infra: bool = False  # the sandbox failed on this row
     counts: Counter = field(default_factory=Counter)
 
 
@@ -478,7 +481,7 @@ class CodeReward:
                                     (cfg.outputs_column, outputs)):  # fmt: skip
             if values is not None and len(values) != n:
                 raise SchemaError(f"column {column_name!r} has {len(values)} values for {n} completions")
-        settings = cfg.sandbox_settings()
+        settings_key = repr(sorted(cfg.sandbox_settings().items()))
         rows = []
         for i, completion in enumerate(completions):
             row = _Row()
@@ -490,7 +493,7 @@ class CodeReward:
                 row.unscored = "no tests"
                 continue
             if not row_tests and len(row_inputs) != len(row_outputs):
-                row.unscored = f"{len(row_inputs)} inputs but {len(row_outputs)} outputs"
+                row.unscored = f"stdin/stdout cases that do not pair up: {len(row_inputs)} inputs, {len(row_outputs)} outputs"
                 continue
             program = self._program(completion)
             if not program.strip():
@@ -500,7 +503,7 @@ class CodeReward:
                 row.job = Job(program, tests=row_tests)
             else:
                 row.job = Job(program, inputs=row_inputs, outputs=row_outputs, float_tol=cfg.float_tol)
-            row.digest = _digest(settings, row.job)
+            row.digest = _digest(settings_key, row.job)
         return rows
 
     def _program(self, completion: Any) -> str:
@@ -554,6 +557,7 @@ class CodeReward:
         assert result is not None
         row.counts = Counter(result.statuses)
         if result.infra_error is not None:
+            row.infra = True
             row.outcome = f"sandbox failure: {result.infra_error}"[:200]
             return None
         total = len(result.statuses)
@@ -574,25 +578,23 @@ class CodeReward:
             log_extra(f"{name}/outcome", [row.outcome for row in rows])
         if log_metric is None or not self.config.log_metrics:
             return
-        n = len(rows)
-        infra = [row for row in rows if row.result is not None and row.result.infra_error is not None]
+        log_metric(f"{name}/extraction_failures", sum(row.no_code for row in rows) / len(rows))
+        log_metric(f"{name}/infra_failures", sum(row.infra for row in rows) / len(rows))
         scored = [row for row in rows if row.reward is not None]
-        log_metric(f"{name}/extraction_failures", sum(row.no_code for row in rows) / n)
-        log_metric(f"{name}/infra_failures", len(infra) / n)
         if scored:
-            rates = [(r.counts["pass"] / sum(r.counts.values())) if r.counts else 0.0 for r in scored]
-            log_metric(f"{name}/pass_rate", sum(rates) / len(rates))
-            log_metric(f"{name}/solved", sum(bool(r.counts) and r.counts["pass"] == sum(r.counts.values())
-                                             for r in scored) / len(scored))  # fmt: skip
-        cells = sum(sum(row.counts.values()) for row in rows if row not in infra)
+            totals = [sum(row.counts.values()) for row in scored]
+            passed = [row.counts["pass"] for row in scored]
+            log_metric(f"{name}/pass_rate", sum(p / t if t else 0.0 for p, t in zip(passed, totals)) / len(scored))
+            log_metric(f"{name}/solved", sum(bool(t) and p == t for p, t in zip(passed, totals)) / len(scored))
+        executed = [row for row in rows if row.counts and not row.infra]
+        cells = sum(sum(row.counts.values()) for row in executed)
         if cells:
-            timeouts = sum(row.counts["timeout"] for row in rows if row not in infra)
-            log_metric(f"{name}/timeout_rate", timeouts / cells)
+            log_metric(f"{name}/timeout_rate", sum(row.counts["timeout"] for row in executed) / cells)
 
     def _warn_once(self, reason: str) -> None:
-        key = reason.split(" ", 1)[-1] if reason[0].isdigit() else reason
-        if key not in self._warned:
-            self._warned.add(key)
+        kind = reason.split(":", 1)[0]
+        if kind not in self._warned:
+            self._warned.add(kind)
             logger.warning("%s: a row has %s; its completions get None (left out by TRL)", self.__name__, reason)
 
 

@@ -118,14 +118,14 @@ def make_rewards(args: RewardArguments) -> list:
     unknown = [r for r in args.rewards if r not in kinds]
     if unknown or not args.rewards:
         raise ConfigError(f"rewards must be a non-empty list of {sorted(kinds)}, got {args.rewards}")
-    return [
-        make_code_reward(
-            kind=kinds[r], asynchronous=args.async_rewards, mode=args.reward_mode, timeout_s=args.reward_timeout_s,
-            failing_value=args.failing_value, preamble=COMMON_IMPORTS if args.common_imports else None,
-            workers=args.sandbox_workers,
-        )  # fmt: skip
-        for r in args.rewards
-    ]
+    settings = {
+        "mode": args.reward_mode,
+        "timeout_s": args.reward_timeout_s,
+        "failing_value": args.failing_value,
+        "preamble": COMMON_IMPORTS if args.common_imports else None,
+        "workers": args.sandbox_workers,
+    }
+    return [make_code_reward(kind=kinds[r], asynchronous=args.async_rewards, **settings) for r in args.rewards]
 
 
 def main(argv: list[str] | None = None):
@@ -146,8 +146,10 @@ def main(argv: list[str] | None = None):
 
     train_dataset = load_rows(data_args)
     reward_funcs = make_rewards(reward_args)
+    names = [f.__name__ for f in reward_funcs]
+    revision = data_args.dataset_revision or "main"
     logger.info("training %s on %d rows of %s@%s with %s", model, len(train_dataset), data_args.dataset_name,
-                data_args.dataset_revision or "main", [f.__name__ for f in reward_funcs])  # fmt: skip
+                revision, names)
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=reward_funcs,

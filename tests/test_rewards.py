@@ -360,8 +360,10 @@ SANDBOX_GAPS = {
         ["assert math.isclose(square(1.5), 2.25)"],
     ),
     "float_subclass_fakes_arithmetic_in_the_test": (
-        "class F(float):\n    def __sub__(self, other): return 0.0\n    __hash__ = float.__hash__\n"
-        "def square(x):\n    return F(0)\n",
+        (
+            "class F(float):\n    def __sub__(self, other): return 0.0\n    __hash__ = float.__hash__\n"
+            "def square(x):\n    return F(0)\n"
+        ),
         ["assert abs(square(1.5) - 2.25) < 1e-9"],
     ),
 }
