@@ -136,7 +136,7 @@ def test_rerun_is_answered_from_the_request_cache(pipeline_run, tinytext_repo, v
 
 
 def test_task_folders_for_agent_harnesses(pipeline_run, tmp_path):
-    import tomllib
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     run, _, _, _ = pipeline_run
     folders = export_task_folders(run.tasks, tmp_path)
