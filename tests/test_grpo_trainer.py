@@ -198,8 +198,10 @@ def test_one_grpo_step_with_smollm2_on_humaneval_rows(train_dataset, tmp_path):
         pytest.skip(f"SmolLM2 is not available: {err}")
     args = GRPOConfig(
         output_dir=str(tmp_path / "out"), use_cpu=True, bf16=False, max_steps=1, per_device_train_batch_size=4,
-        num_generations=4, max_completion_length=96, temperature=0.8, logging_steps=1, save_strategy="no",
-        report_to="none", seed=0,
+        num_generations=4, max_completion_length=64, temperature=0.8, logging_steps=1, save_strategy="no",
+        report_to="none", seed=0, model_init_kwargs={"dtype": "float32"},
+        # Checkpointing turns the KV cache off during generation: minutes instead of seconds on CPU.
+        gradient_checkpointing=False,
     )  # fmt: skip
     trainer = GRPOTrainer(model=model_dir, reward_funcs=[code_reward], args=args,
                           train_dataset=train_dataset.select(range(1)))  # fmt: skip
@@ -207,5 +209,5 @@ def test_one_grpo_step_with_smollm2_on_humaneval_rows(train_dataset, tmp_path):
     entry = next(e for e in trainer.state.log_history if "rewards/code_reward/mean" in e)
     assert 0.0 <= entry["rewards/code_reward/mean"] <= 1.0
     assert entry["code_reward/infra_failures"] == 0.0
-    # A 135M instruct model writes code most of the time; the extraction found some.
+    # A 135M instruct model writes code most of the time (64 tokens may cut a block short; extraction copes).
     assert entry["code_reward/extraction_failures"] < 1.0
