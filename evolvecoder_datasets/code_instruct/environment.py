@@ -413,23 +413,18 @@ class VenvBackend(EnvironmentBackend):
             cut = cmd.index("--")
             # The venv and its base interpreter may live under a hidden home folder: show them read-only. The box
             # (work folder, result folder, private tmp) is the only writable place.
-            ro = {os.path.realpath(env.root)}
-            base = Path(os.path.realpath(env.python)).parent.parent
-            ro.add(str(base))
+            base = str(Path(os.path.realpath(env.python)).parent.parent)
+            binds = {env.root: os.path.realpath(env.root), base: base}  # destination -> source
             extra: list[str] = []
-            for path in sorted(ro):
-                extra += ["--ro-bind", path, path]
+            for dest in sorted(binds):
+                extra += ["--ro-bind", binds[dest], dest]
             extra += ["--bind", str(box), str(box)]
             # bwrap creates the folders leading to a bind inside a tmpfs with mode 0700: open them to the dropped
             # uid, which must reach the interpreter it execs.
-            tmpfs = {cmd[i + 1] for i, arg in enumerate(cmd[:cut]) if arg == "--tmpfs"}
-            bound = {cmd[i + 2] for i, arg in enumerate(cmd[:cut]) if arg == "--ro-bind"} | ro | {str(box)}
-            opened = set()
-            for path in bound:
-                for parent in Path(path).parents:
-                    inside = any(str(parent).startswith(t.rstrip("/") + "/") for t in tmpfs)
-                    if inside and str(parent) not in opened:
-                        opened.add(str(parent))
+            tmpfs = [cmd[i + 1].rstrip("/") + "/" for i, arg in enumerate(cmd[:cut]) if arg == "--tmpfs"]
+            bound = {cmd[i + 2] for i, arg in enumerate(cmd[:cut]) if arg == "--ro-bind"} | set(binds) | {str(box)}
+            opened = {str(parent) for path in bound for parent in Path(path).parents
+                      if any(str(parent).startswith(prefix) for prefix in tmpfs)}  # fmt: skip
             for parent in sorted(opened, key=len):
                 extra += ["--chmod", "0755", parent]
             cmd[cut:cut] = extra
