@@ -23,10 +23,8 @@ from dataclasses import dataclass, field
 
 logger = logging.getLogger("grpo_train")
 
-SYSTEM_PROMPT = (
-    "You are an expert Python programmer. Solve the problem. Reply with the complete solution in a single "
-    "```python code block, with every import it needs, and nothing after the block."
-)
+from evolvecoder_datasets.rewards import SYSTEM_PROMPT
+
 HUMANEVAL = "humaneval"
 SMOLLM2 = "smollm2"
 KEEP_COLUMNS = ("prompt", "tests", "inputs", "outputs", "id")
@@ -77,6 +75,7 @@ def load_rows(args: DataArguments):
     from datasets import load_dataset
 
     from evolvecoder_datasets.errors import SchemaError
+    from evolvecoder_datasets.rewards import with_prompts
 
     if args.dataset_name == HUMANEVAL:
         from evolvecoder_datasets.sources import load_humaneval
@@ -92,16 +91,9 @@ def load_rows(args: DataArguments):
                           split=args.dataset_split)  # fmt: skip
     if args.max_rows is not None:
         ds = ds.select(range(min(args.max_rows, len(ds))))
-    if args.question_column not in ds.column_names:
-        raise SchemaError(f"{args.dataset_name} has no {args.question_column!r} column: {ds.column_names}")
     if "tests" not in ds.column_names and "inputs" not in ds.column_names:
         raise SchemaError(f"{args.dataset_name} has neither 'tests' nor 'inputs'/'outputs': {ds.column_names}")
-
-    def to_prompt(row):
-        system = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
-        return {"prompt": system + [{"role": "user", "content": row[args.question_column]}]}
-
-    ds = ds.map(to_prompt, desc="prompts")
+    ds = with_prompts(ds, system_prompt=args.system_prompt or None, question_column=args.question_column)
     return ds.remove_columns([c for c in ds.column_names if c not in KEEP_COLUMNS])
 
 

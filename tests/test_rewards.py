@@ -462,3 +462,20 @@ def test_a_preamble_that_breaks_every_program_raises_instead_of_training_on_zero
     broken = make_code_reward(mode="fast", workers=1, preamble="import a_module_the_sandbox_does_not_have")
     with pytest.raises(SandboxError, match="trivial program.*ModuleNotFoundError"):
         broken(completions=[RIGHT], tests=[SQUARE_TESTS])
+
+
+def test_with_prompts_turns_published_rows_into_grpo_rows_that_the_rewards_read():
+    datasets = pytest.importorskip("datasets")
+    from evolvecoder_datasets.rewards import SYSTEM_PROMPT, with_prompts
+
+    published = datasets.Dataset.from_dict(
+        {"id": ["X_1"], "question": ["Write square(x)."], "tests": [SQUARE_TESTS]}
+    )
+    ds = with_prompts(published)
+    assert ds.column_names == ["id", "question", "tests", "prompt"]
+    assert ds[0]["prompt"] == [{"role": "system", "content": SYSTEM_PROMPT},
+                               {"role": "user", "content": "Write square(x)."}]  # fmt: skip
+    assert with_prompts(published, system_prompt=None)[0]["prompt"] == [{"role": "user", "content": "Write square(x)."}]
+    assert code_reward(completions=[RIGHT], tests=ds["tests"]) == [1.0]
+    with pytest.raises(SchemaError, match="question"):
+        with_prompts(published.remove_columns("question"))
