@@ -35,6 +35,7 @@ import asyncio
 import hashlib
 import logging
 import os
+import sys
 import threading
 import weakref
 from collections import Counter, OrderedDict, namedtuple
@@ -135,7 +136,8 @@ class RewardConfig:
         isolation (`str`, defaults to ``"auto"``): sandbox isolation (``"bwrap"``, ``"unshare"``, ``"none"``,
             ``"auto"``).
         cache_size (`int`, defaults to 65536): results of identical ``(program, tests)`` pairs kept per process
-            (a few hundred bytes each); 0 turns the cache off, duplicates within one batch still run once.
+            (~0.8 KB each with 35 tests, so ~50 MB when full); 0 turns the cache off, duplicates within one batch
+            still run once.
         log_metrics (`bool`, defaults to True): report per-batch figures through TRL's ``log_metric``.
         log_details (`bool`, defaults to True): add a per-completion outcome column through TRL's ``log_extra``.
 
@@ -229,24 +231,26 @@ class _Outcome:
     @classmethod
     def from_report(cls, report) -> _Outcome:
         problem = next((f"{s}: {m}" if m else s for s, m in zip(report.statuses, report.messages) if s != "pass"), "")
-        return cls(tuple(report.statuses), problem[:200], report.infra_error)
+        # Interned: a kept outcome then costs one pointer per test, not one string.
+        return cls(tuple(sys.intern(s) for s in report.statuses), problem[:200], report.infra_error)
 
 
 class _OutcomeCache:
-    """Bounded LRU of execution outcomes by job digest, holding futures so concurrent callers share one run.
+    """Bounded LRU of execution outcomes by job digest; a run in flight is a future that concurrent callers share.
 
-    A caller :meth:`claim`s the digests it needs: it gets a future for each, and runs the jobs whose futures it
-    created. Every caller runs its own claims before waiting on anyone else's, so waiting never forms a cycle.
+    A caller :meth:`claim`s the digests it needs: it gets an outcome or a future for each, and runs the jobs whose
+    futures it created, then :meth:`settle`s them. Every caller runs its own claims before waiting on anyone
+    else's, so waiting never forms a cycle.
     """
 
     def __init__(self) -> None:
-        self._entries: OrderedDict[bytes, Future] = OrderedDict()
+        self._entries: OrderedDict[bytes, Future | _Outcome] = OrderedDict()
         self._lock = threading.Lock()
         self.requests = 0
         self.runs = 0
 
-    def claim(self, digests: Sequence[bytes], max_size: int) -> tuple[dict[bytes, Future], list[bytes]]:
-        futures: dict[bytes, Future] = {}
+    def claim(self, digests: Sequence[bytes], max_size: int) -> tuple[dict[bytes, Future | _Outcome], list[bytes]]:
+        futures: dict[bytes, Future | _Outcome] = {}
         mine: list[bytes] = []
         with self._lock:
             self.requests += len(digests)
@@ -263,12 +267,19 @@ class _OutcomeCache:
                     self._entries.move_to_end(digest)
                 futures[digest] = future
             while len(self._entries) > max_size:
-                oldest, future = next(iter(self._entries.items()))
-                if not future.done():  # never evict a run in flight: a waiter may be about to look it up
+                oldest, entry = next(iter(self._entries.items()))
+                if isinstance(entry, Future):  # never evict a run in flight: a waiter may be about to look it up
                     break
                 del self._entries[oldest]
             self.runs += len(mine)
         return futures, mine
+
+    def settle(self, digest: bytes, future: Future, outcome: _Outcome) -> None:
+        """Resolve a claimed run; the cache keeps the bare outcome (a future costs ~1 KB more)."""
+        future.set_result(outcome)
+        with self._lock:
+            if self._entries.get(digest) is future:
+                self._entries[digest] = outcome
 
     def forget(self, digests: Sequence[bytes]) -> None:
         """Drop entries that must be recomputed next time (sandbox failures)."""
@@ -534,12 +545,12 @@ class CodeReward:
                 for digest in mine:
                     futures[digest].set_exception(err)
                 raise
-            failed = [d for d, outcome in zip(mine, outcomes) if outcome.infra_error is not None]
-            _OUTCOMES.forget(failed)
             for digest, outcome in zip(mine, outcomes):
-                futures[digest].set_result(outcome)
+                _OUTCOMES.settle(digest, futures[digest], outcome)
+            _OUTCOMES.forget([d for d, outcome in zip(mine, outcomes) if outcome.infra_error is not None])
         for row in runnable:
-            row.result = futures[row.digest].result()
+            entry = futures[row.digest]
+            row.result = entry.result() if isinstance(entry, Future) else entry
 
     def _run_jobs(self, jobs: list[Job]) -> list[_Outcome]:
         sandbox = self.sandbox
