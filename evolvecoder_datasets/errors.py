@@ -131,3 +131,10 @@ class DistributedError(EvolveCoderError, RuntimeError):
 
 
 __all__.append("DistributedError")
+
+
+class EmptyRunError(EvolveCoderError, RuntimeError):
+    """A pipeline run has no problem left to work on; the message gives the drop reasons."""
+
+
+__all__.append("EmptyRunError")

@@ -41,7 +41,7 @@ import numpy as np
 
 from . import schema
 from ._deps import require
-from .errors import ConfigError, MissingExtraError, RevisionNotFoundError
+from .errors import ConfigError, EmptyRunError, MissingExtraError, RevisionNotFoundError
 from .llm.config import LLMConfig
 from .stages._common import config_digest, drop_reason_counts, get_sandbox, without_dropped
 from .stages.evolve import EVOLVE_LOG, EvolveConfig
@@ -527,6 +527,13 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
     refined = checkpoints.stage("01_refine", key, lambda: refine_dataset(seeds, refine_cfg, **common))
     drops = drop_reason_counts(refined[schema.DROP_REASON])
     live = without_dropped(refined)
+    if len(live) == 0:
+        reasons = ", ".join(f"{k} {v}" for k, v in drops.items()) or "none recorded"
+        raise EmptyRunError(
+            f"no problem survived refinement ({len(refined)} seeds; drop reasons: {reasons}). The test writer's answers "
+            f"are cached under {config.with_cache(refine_cfg.require_llm()).cache_dir}; use a stronger model, or "
+            "refine.fallback_to_seed to keep seeds whose refinement fails."
+        )
 
     sample_cfg = config.sample_config()
     key = _chain(key, "sample", config_digest(sample_cfg))
@@ -649,7 +656,7 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 1) -> RecipeConf
         llm=smol,
         models=(ModelSpec("smollm2", smol, n=4, temperature=0.8, max_tokens=256),),
         mutants=8,
-        refine=RefineConfig(num_tests=8, min_tests=1, max_tokens=512),
+        refine=RefineConfig(num_tests=8, min_tests=1, max_tokens=512, fallback_to_seed=True),
         evolve=EvolveConfig(num_tests=5, max_tokens=384),
         finalize=FinalizeConfig(min_tests=1, max_perfect=3),
         execute=ExecuteConfig(mode="fast", timeout_s=1.0),

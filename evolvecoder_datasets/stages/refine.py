@@ -67,6 +67,7 @@ REFERENCE_SOLUTIONS = "reference_solutions"
 REFERENCE_OK = "reference_ok"
 DROPPED_TESTS = "refine_dropped_tests"
 REFERENCE_FAILED = "reference_failed_tests"
+FALLBACK = "refine_fallback"
 
 REFERENCE_CHECKS = ("auto", "off")
 
@@ -100,6 +101,9 @@ class RefineConfig:
             the model (as the released code does).
         include_seed_tests (`bool`, defaults to `False`): also keep the seed's own asserts (origin ``seed``) when
             they call only functions the refined tests call and, where checked, pass the reference.
+        fallback_to_seed (`bool`, defaults to `False`): when the answer cannot be used (unparseable, or too few
+            tests), keep the seed's own question and asserts (origin ``seed``) instead of dropping the problem, and
+            record why in ``refine_fallback``. Meant for weak local models (the offline demo); off for real runs.
         temperature (`float`, *optional*, defaults to 0.6): sampling temperature of the test writer.
         max_tokens (`int`, *optional*, defaults to 4096): generation cap per answer.
         seed (`int`, defaults to 0): base of the per-problem sampling seed sent with each request.
@@ -123,6 +127,7 @@ class RefineConfig:
     min_tests: int = 5
     reference_check: str = "auto"
     include_seed_tests: bool = False
+    fallback_to_seed: bool = False
     temperature: float | None = 0.6
     max_tokens: int | None = 4096
     seed: int = 0
@@ -166,6 +171,7 @@ class _Row:
     dropped_tests: int = 0
     reference: str | None = None
     reference_failed: int = -1
+    fallback: str | None = None
 
 
 def _reference_for(references: Sequence[str], tests: Sequence[str]) -> str | None:
@@ -245,7 +251,11 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
         try:
             parsed = refine_prompt.parse(answer.text)
         except LLMResponseError as err:
-            row.drop_reason = f"refine_{err.reason}"
+            seed = (batch[schema.QUESTION][i], seed_tests[i])
+            if not (config.fallback_to_seed and _fall_back_to_seed(row, *seed, f"refine_{err.reason}")):
+                row.drop_reason = f"refine_{err.reason}"
+            elif config.reference_check == "auto":
+                row.reference = _reference_for(references[i], row.tests)
             continue
         tests, dependent = independent_tests(parsed.tests)
         row.question = parsed.question
@@ -258,25 +268,25 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
             row.reference = _reference_for(references[i], row.tests)
 
     # 3. reference check, every checked row in one sandbox call
-    checked = [i for i in live if rows[i].reference is not None and rows[i].tests]
-    if checked:
-        sandbox = get_sandbox(config.execute)
-        reports = sandbox.run_many([(rows[i].reference, rows[i].tests) for i in checked])
-        for i, report in zip(checked, reports):
-            row = rows[i]
-            if report.infra_error:  # the sandbox failed, not the tests: keep them unchecked
-                row.reference = None
-                continue
-            keep = report.passed
-            row.reference_failed = len(keep) - sum(keep)
-            row.tests = [t for t, ok in zip(row.tests, keep) if ok]
-            row.origins = [o for o, ok in zip(row.origins, keep) if ok]
+    _check_references(rows, [i for i in live if rows[i].reference is not None and rows[i].tests], config)
 
-    # 4. too few tests left
+    # 4. too few tests left (weak models may fall back to the seed's own asserts, checked the same way)
+    fell_back = []
     for i in live:
         row = rows[i]
         if row.drop_reason is None and len(row.tests) < config.min_tests:
-            row.drop_reason = "reference_rejected_tests" if row.reference_failed > 0 else "refine_too_few_tests"
+            reason = "reference_rejected_tests" if row.reference_failed > 0 else "refine_too_few_tests"
+            seed = (batch[schema.QUESTION][i], seed_tests[i])
+            if config.fallback_to_seed and row.fallback is None and _fall_back_to_seed(row, *seed, reason):
+                row.reference = _reference_for(references[i], row.tests) if config.reference_check == "auto" else None
+                row.reference_failed = -1
+                fell_back.append(i)
+            else:
+                row.drop_reason = reason
+    _check_references(rows, [i for i in fell_back if rows[i].reference is not None], config)
+    for i in fell_back:
+        if len(rows[i].tests) < config.min_tests:
+            rows[i].drop_reason = "reference_rejected_tests"
 
     out: dict[str, list] = {}
     out[schema.QUESTION] = [row.question for row in rows]
@@ -289,7 +299,35 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
     out[REFERENCE_OK] = [row.reference is not None and row.reference_failed >= 0 for row in rows]
     out[DROPPED_TESTS] = [row.dropped_tests for row in rows]
     out[REFERENCE_FAILED] = [row.reference_failed for row in rows]
+    out[FALLBACK] = [row.fallback for row in rows]
     return out
+
+
+def _check_references(rows: list[_Row], checked: list[int], config: RefineConfig) -> None:
+    """Run each row's reference against its tests (one sandbox call) and keep only the tests it passes."""
+    if not checked:
+        return
+    reports = get_sandbox(config.execute).run_many([(rows[i].reference, rows[i].tests) for i in checked])
+    for i, report in zip(checked, reports):
+        row = rows[i]
+        if report.infra_error:  # the sandbox failed, not the tests: keep them unchecked
+            row.reference = None
+            continue
+        keep = report.passed
+        row.reference_failed = len(keep) - sum(keep)
+        row.tests = [t for t, ok in zip(row.tests, keep) if ok]
+        row.origins = [o for o, ok in zip(row.origins, keep) if ok]
+
+
+def _fall_back_to_seed(row: _Row, question: str, seed_tests: Sequence[str], reason: str) -> bool:
+    """Keep the seed's question and asserts instead of the failed refinement; False when the seed has none."""
+    if not seed_tests:
+        return False
+    row.question = question or row.question
+    row.tests = list(seed_tests)
+    row.origins = [{"round": 0, "method": "seed"} for _ in seed_tests]
+    row.fallback = reason
+    return True
 
 
 def _add_seed_tests(row: _Row, seed_tests: Sequence[str]) -> None:
@@ -321,6 +359,7 @@ def refine_features(features: Any) -> Any:
     out[REFERENCE_OK] = Value("bool")
     out[DROPPED_TESTS] = Value("int32")
     out[REFERENCE_FAILED] = Value("int32")
+    out[FALLBACK] = Value("string")
     return Features(out)
 
 

@@ -93,3 +93,28 @@ def test_config_validates_and_carries_the_prompt_version():
     with pytest.raises(ConfigError):
         refine({"id": ["X"], "question": ["q"]}, config=RefineConfig())
     assert "refine-1" in RefineConfig().version
+
+
+def test_fallback_to_seed_keeps_the_seed_tests_when_the_answer_is_unusable():
+    """A weak model answers prose: with fallback_to_seed the seed question and its asserts stay (origin ``seed``),
+    checked against the reference like refined tests, and the reason is recorded instead of a drop."""
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+    from evolvecoder_datasets.stages.refine import RefineConfig, refine
+
+    batch = {
+        "id": ["S_1", "S_2"],
+        "question": ["Add two numbers.", "Square x."],
+        "tests": [["assert add(1, 2) == 3", "assert add(2, 2) == 5"], []],
+        "solutions": [["def add(a, b):\n    return a + b"], []],
+    }
+    with ScriptedOpenAIServer(lambda body: "Sure! Addition is when you put numbers together.") as server:
+        llm = LLMConfig(model="m", base_url=server.base_url, cache_mode="off")
+        strict = refine(batch, config=RefineConfig(llm=llm, min_tests=1))
+        lenient = refine(batch, config=RefineConfig(llm=llm, min_tests=1, fallback_to_seed=True))
+    assert strict["drop_reason"] == ["refine_no_json", "refine_no_json"]
+    assert lenient["drop_reason"] == [None, "refine_no_json"]  # S_2 has no seed asserts to fall back to
+    assert lenient["tests"][0] == ["assert add(1, 2) == 3"]  # the wrong seed assert fails the reference check
+    assert lenient["test_origin"][0] == [{"round": 0, "method": "seed"}]
+    assert lenient["refine_fallback"] == ["refine_no_json", None]
+    assert lenient["question"][0] == "Add two numbers."
