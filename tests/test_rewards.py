@@ -352,8 +352,8 @@ def test_reward_hacks_get_no_reward(mode):
     assert binary(completions=[RIGHT], tests=[HACK_TESTS]) == [1.0]
 
 
-# Holes in the sandbox these rewards run on (reported to its owner). Strict: when fixed, these start to pass and
-# the marker must go.
+# Hacks that once slipped through the sandbox these rewards run on: a patched stdlib module the test uses, and a
+# returned value whose own arithmetic lies. Tests now see pristine stdlib copies and plain values.
 SANDBOX_GAPS = {
     "patches_a_stdlib_module_the_test_uses": (
         "import math\nmath.isclose = lambda *a, **k: True\ndef square(x):\n    return 0.0\n",
@@ -369,9 +369,8 @@ SANDBOX_GAPS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="sandbox gap: untrusted values and shared modules reach the test expression")
 @pytest.mark.parametrize("name", sorted(SANDBOX_GAPS))
-def test_known_sandbox_gaps_get_no_reward(name):
+def test_formerly_open_sandbox_gaps_get_no_reward(name):
     program, tests = SANDBOX_GAPS[name]
     assert code_reward(completions=[f"```python\n{program}```"], tests=[tests]) == [0.0]
 

@@ -27,6 +27,7 @@ import builtins
 import collections
 import ctypes
 import decimal
+import enum
 import fractions
 import io
 import json
@@ -62,7 +63,7 @@ _FunctionType = types.FunctionType
 # Tests resolve builtins here, not in the (possibly monkeypatched) builtins module the program shares.
 _PRISTINE_BUILTINS = dict(vars(builtins))
 _BUILTIN_NAMES = frozenset(k for k in _PRISTINE_BUILTINS if not k.startswith("_"))
-_isinstance, _type, _len = isinstance, type, len
+_isinstance, _type, _len, _id = isinstance, type, len, id
 _AssertionError, _MemoryError, _SystemExit, _BaseException = AssertionError, MemoryError, SystemExit, BaseException
 
 
@@ -211,6 +212,68 @@ def hardened_compare(op: str, left, right) -> bool:
     return bool(_compare(op, cl, cr))
 
 
+_VALUE_BASES = (int, float, complex, str, bytes)
+_CONTAINER_BASES = ((list, list), (dict, dict), (set, set), (frozenset, frozenset))
+# Standard-library classes that subclass builtins for good reasons and whose behaviour tests may rely on.
+_TRUSTED_SUBCLASSES = frozenset({collections.Counter, collections.OrderedDict, collections.defaultdict})
+
+
+def strip_value(value):
+    """What a program-defined subclass of a builtin really holds, as the plain builtin (shallow).
+
+    Applied to every call result inside a test, so a ``float`` subclass whose ``__sub__`` answers 0.0, or a list
+    subclass with a lying ``__len__``, meets the test's arithmetic and builtins as the plain value it is. Objects of
+    program classes, enums, named tuples and the standard library's own subclasses pass through unchanged.
+    """
+    t = _type(value)
+    if t in _ATOMS or t in (list, tuple, dict, set, frozenset) or t.__flags__ & _IMMUTABLE_TYPE_FLAG:
+        return value
+    if t in _TRUSTED_SUBCLASSES or _isinstance(value, enum.Enum):
+        return value
+    if _isinstance(value, _VALUE_BASES):
+        return canonical(value)
+    if _isinstance(value, list):
+        return list(list.__iter__(value))
+    if _isinstance(value, dict):
+        return dict(dict.items(value))
+    if _isinstance(value, set):
+        return set(set.__iter__(value))
+    if _isinstance(value, frozenset):
+        return frozenset(frozenset.__iter__(value))
+    return value
+
+
+# Pristine copies of standard-library modules: a test's ``math.isclose`` means the real one even when the program
+# rebinds ``math.isclose`` (the module object is shared with the program; the copy is not).
+_PRISTINE_MODULES: dict = {}
+
+
+def _is_stdlib(module) -> bool:
+    name = getattr(module, "__name__", "") or ""
+    return name.partition(".")[0] in getattr(sys, "stdlib_module_names", ()) and not name.startswith("_ecd")
+
+
+def snapshot_stdlib_modules() -> None:
+    """Record a pristine copy of every standard-library module loaded now and not recorded yet."""
+    for module in list(sys.modules.values()):
+        if _type(module) is types.ModuleType and _id(module) not in _PRISTINE_MODULES and _is_stdlib(module):
+            clone = types.ModuleType(module.__name__)
+            clone.__dict__.update(vars(module))
+            _PRISTINE_MODULES[_id(module)] = clone
+
+
+def _stdlib_imports(tree: ast.AST) -> list[str]:
+    """Standard-library modules a program imports (to load and snapshot them before the program runs)."""
+    names = []
+    for node in ast.walk(tree):
+        if _type(node) is ast.Import:
+            names.extend(alias.name for alias in node.names)
+        elif _type(node) is ast.ImportFrom and node.module and not node.level:
+            names.append(node.module)
+    stdlib = getattr(sys, "stdlib_module_names", ())
+    return [n for n in names if n.partition(".")[0] in stdlib]
+
+
 class _ValueUnpickler(pickle.Unpickler):
     _ALLOWED = {
         ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("fractions", "Fraction"),
@@ -255,6 +318,23 @@ class _HardenComparisons(ast.NodeTransformer):
         return ast.copy_location(call, node)
 
 
+_STRIP_NAME = "_ecd_strip_"
+
+
+class _StripCalls(ast.NodeTransformer):
+    """``f(x)`` -> ``_ecd_strip_(f(x))``: every call result in a test is seen as the plain value it holds."""
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        if _type(node.func) is ast.Name and node.func.id in ("type", "isinstance", "issubclass") and node.args:
+            # What a value's type is stays a question about the value as returned.
+            first = node.args[0]
+            if _type(first) is ast.Call and _type(first.func) is ast.Name and first.func.id == _STRIP_NAME:
+                node.args[0] = first.args[0]
+        wrapped = ast.Call(func=ast.Name(id=_STRIP_NAME, ctx=ast.Load()), args=[node], keywords=[])
+        return ast.copy_location(wrapped, node)
+
+
 class PreparedTest:
     """A test ready to run: ``kind`` is ``probe`` (value judged by the server), ``stmt`` or ``invalid``."""
 
@@ -288,6 +368,7 @@ def prepare_test(source: str) -> PreparedTest:
                 expr = cmp.comparators[0] if left_lit else cmp.left
                 expected = left_val if left_lit else right_val
                 try:
+                    expr = ast.fix_missing_locations(_StripCalls().visit(expr))
                     code = compile(ast.Expression(expr), "<test>", "eval", dont_inherit=True)
                     return PreparedTest("probe", code=code, op=op, expected=expected)
                 except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -295,14 +376,15 @@ def prepare_test(source: str) -> PreparedTest:
     # General statements: run inside a function whose closure holds the comparator, so a program cannot swap it
     # through globals(); names the test uses resolve in the program's namespace exactly as at module level.
     try:
-        tree = _HardenComparisons().visit(tree)
+        tree = _HardenComparisons().visit(_StripCalls().visit(tree))
         inner = ast.FunctionDef(
             name="_ecd_test_", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
             body=tree.body or [ast.Pass()], decorator_list=[], returns=None, type_params=[],
         )  # fmt: skip
         outer = ast.FunctionDef(
             name="_ecd_make_",
-            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=_CMP_NAME)], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=_CMP_NAME), ast.arg(arg=_STRIP_NAME)], kwonlyargs=[],
+                               kw_defaults=[], defaults=[]),
             body=[inner, ast.Return(value=ast.Name(id="_ecd_test_", ctx=ast.Load()))],
             decorator_list=[], returns=None, type_params=[],
         )  # fmt: skip
@@ -631,10 +713,14 @@ def _test_globals(namespace: dict) -> dict:
     """The namespace a test runs in: the program's names, minus any that shadow a builtin, over pristine builtins.
 
     A program that rebinds ``builtins.sorted`` or defines a global ``len`` cannot change what the test's own
-    ``sorted(...)``/``len(...)`` mean; its functions still see whatever it set up for itself.
+    ``sorted(...)``/``len(...)`` mean, and one that rebinds ``math.isclose`` cannot change the test's
+    ``math.isclose``: standard-library modules are seen through pristine copies. The program's own functions still
+    see whatever it set up for itself.
     """
-    scope = {k: v for k, v in dict.items(namespace) if k not in _BUILTIN_NAMES}
+    pristine = _PRISTINE_MODULES
+    scope = {k: pristine.get(_id(v), v) for k, v in dict.items(namespace) if k not in _BUILTIN_NAMES}
     scope["__builtins__"] = _PRISTINE_BUILTINS
+    scope[_STRIP_NAME] = strip_value
     return scope
 
 
@@ -652,7 +738,7 @@ def _run_one_test(test: PreparedTest, namespace: dict, max_value: int):
                 return "fail", f"value too large to compare ({_len(blob)} bytes)", None
             return "value", "", _b2a(blob, newline=False)
         # The comparator reaches the test through a closure cell: rebinding a global cannot replace it.
-        _FunctionType(test.code, namespace)(hardened_compare)()
+        _FunctionType(test.code, namespace)(hardened_compare, strip_value)()
         return "pass", "", None
     except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
         status, message = _exception_status(err)
@@ -667,11 +753,18 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         _enter_child(limits, wfd, workdir, session=True)
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         try:
-            code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
+            tree = ast.parse(job["program"], "<solution>", "exec")
+            code = compile(tree, "<solution>", "exec", dont_inherit=True)
             pre = compile(job["preamble"], "<preamble>", "exec", dont_inherit=True) if job.get("preamble") else None
         except (SyntaxError, ValueError) as err:
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
+        for name in _stdlib_imports(tree):  # load them untouched, so their pristine copies are real
+            try:
+                __import__(name)
+            except _BaseException:
+                pass
+        snapshot_stdlib_modules()
         module = types.ModuleType("solution")
         module.__dict__["__builtins__"] = __builtins__
         sys.modules["solution"] = module
@@ -1218,6 +1311,7 @@ def main() -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     _setup_imports()
     _PRISTINE_BUILTINS.update(vars(builtins))  # now with exit()/quit(); still before any untrusted code
+    snapshot_stdlib_modules()
     Server(in_fd, out_fd).serve()
 
 

@@ -89,7 +89,7 @@ class _Worker:
             start_new_session=True,
             cwd="/",
         )
-        hello = self._recv(deadline=time.monotonic() + 60)
+        hello = self._recv(deadline=time.monotonic() + 20)
         if not hello or "hello" not in hello:
             self.kill()
             raise SandboxCrashed(f"fork server did not start: {' '.join(self.command[:3])} ...")
@@ -321,7 +321,8 @@ class Sandbox:
     @property
     def server_pids(self) -> list[int]:
         """Process ids of the running fork servers (as seen from the caller)."""
-        return [w.proc.pid for w in self._workers if w.proc is not None]
+        procs = [w.proc for w in self._workers]  # read each once: a worker may drop its process meanwhile
+        return [p.pid for p in procs if p is not None]
 
     # -- jobs --------------------------------------------------------------------------------------------------
     def _job_message(self, job: Job, uid: int) -> dict:

@@ -141,6 +141,37 @@ HOSTILE = {
          "assert isinstance(f(1), list) and f(1) == [1]"],
         {"fail", "error"},
     ),
+    "patches_stdlib_modules": (
+        """
+        import math, heapq, statistics
+        math.isclose = lambda *a, **k: True
+        math.sqrt = lambda x: 3.0
+        statistics.mean = lambda xs: 2.5
+        def f(x):
+            return 0.0
+        def g():
+            return [1]
+        """,
+        ["assert math.isclose(f(1.5), 2.25)", "assert math.sqrt(9) == f(0)", "assert statistics.mean(g()) == 2.5"],
+        {"fail"},
+    ),
+    "returned_values_with_lying_methods": (
+        """
+        class F(float):
+            def __sub__(self, other): return 0.0
+            def __rsub__(self, other): return 0.0
+            __hash__ = float.__hash__
+        class L(list):
+            def __len__(self): return 3
+            def __contains__(self, x): return True
+        def f(x):
+            return F(0)
+        def g():
+            return L()
+        """,
+        ["assert abs(f(1.5) - 2.25) < 1e-9", "assert len(g()) == 3", "assert 5 in g()", "assert 2.25 - f(1) < 1e-9"],
+        {"fail"},
+    ),
     "forges_result_lines": (
         """
         import os, sys

@@ -271,3 +271,37 @@ def test_a_forked_copy_of_the_caller_cannot_use_or_close_the_parents_servers():
         _, status = os.waitpid(pid, 0)
         assert os.WEXITSTATUS(status) == 0
         assert sb.run(SORT, ["assert sort_desc([1]) == [1]"]).statuses == ["pass"]
+
+
+def test_hardening_keeps_legitimate_values_and_objects_working(sandbox):
+    """Plain values, stdlib subclasses, named tuples, enums and program classes behave as in plain Python."""
+    program = (
+        "import collections, enum, math\n"
+        "from collections import Counter, namedtuple, OrderedDict, defaultdict\n"
+        "Point = namedtuple('Point', 'x y')\n"
+        "class Color(enum.IntEnum):\n    RED = 1\n    BLUE = 2\n"
+        "class ListNode:\n    def __init__(self, val, nxt=None):\n        self.val, self.next = val, nxt\n"
+        "    def __eq__(self, other):\n        return isinstance(other, ListNode) and (self.val, self.next) == (other.val, other.next)\n"
+        "class Solution:\n    def reverse(self, head):\n        prev = None\n        while head:\n"
+        "            head.next, prev, head = prev, head, head.next\n        return prev\n"
+        "def counts(s):\n    return Counter(s)\n"
+        "def point():\n    return Point(1, 2)\n"
+        "def color():\n    return Color.RED\n"
+        "def od():\n    return OrderedDict(a=1)\n"
+        "def dd():\n    d = defaultdict(list)\n    d['k'].append(1)\n    return d\n"
+        "def root(x):\n    return math.sqrt(x)\n"
+    )  # fmt: skip
+    tests = [
+        "assert counts('aab')['z'] == 0",
+        "assert counts('aab') == {'a': 2, 'b': 1}",
+        "assert point().x == 1 and point() == (1, 2)",
+        "assert color() is Color.RED and color() == 1",
+        "assert od() == {'a': 1} and list(od()) == ['a']",
+        "assert dd()['missing'] == [] and dd()['k'] == [1]",
+        "assert abs(root(2) - 1.41421356) < 1e-6",
+        "assert math.isclose(root(16), 4.0)",
+        "assert Solution().reverse(ListNode(1, ListNode(2))) == ListNode(2, ListNode(1))",
+        "assert Solution().reverse(None) is None",
+    ]
+    report = sandbox.run(program, tests)
+    assert report.statuses == ["pass"] * len(tests), list(zip(report.statuses, report.messages))
