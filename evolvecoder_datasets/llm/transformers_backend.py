@@ -200,7 +200,7 @@ class Transformers(Backend):
                 Completion(
                     texts=tuple(texts),
                     finish_reasons=tuple(reasons),
-                    prompt_tokens=int(prompt_counts[i * first.n]),
+                    prompt_tokens=int(prompt_counts[i]),
                     completion_tokens=used,
                     model=self.model,
                 )

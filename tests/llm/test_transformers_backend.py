@@ -74,6 +74,18 @@ def test_n_samples_with_a_seed_are_reproducible(tiny_llama_dir):
     assert len(first.texts) == 3 and first.texts == second.texts
 
 
+def test_several_prompts_with_several_samples_and_different_seeds_share_a_batch(tiny_llama_dir):
+    # Stages send one request per problem, each with its own seed and n samples: they must batch together and
+    # every prompt must get its own n answers and its own prompt-token count.
+    cfg = LLMConfig(backend="transformers", model=tiny_llama_dir, device="cpu", batch_size=8, cache_mode="off")
+    requests = [ChatRequest(f"task {'x ' * (3 * i)}", n=2, temperature=1.0, seed=100 + i, max_tokens=6)
+                for i in range(3)]  # fmt: skip
+    with make_backend(cfg) as llm:
+        out = llm.generate(requests)
+    assert [len(c.texts) for c in out] == [2, 2, 2]
+    assert out[0].prompt_tokens < out[1].prompt_tokens < out[2].prompt_tokens
+
+
 @pytest.mark.slow
 def test_smollm2_writes_something_that_parses_as_python(tmp_path, monkeypatch):
     monkeypatch.setenv("EVOLVECODER_CACHE", str(tmp_path / "models"))
