@@ -33,6 +33,7 @@ import io
 import json
 import os
 import pickle
+import re
 import resource
 import select
 import shutil
@@ -262,16 +263,23 @@ def snapshot_stdlib_modules() -> None:
             _PRISTINE_MODULES[_id(module)] = clone
 
 
-def _stdlib_imports(tree: ast.AST) -> list[str]:
-    """Standard-library modules a program imports (to load and snapshot them before the program runs)."""
-    names = []
-    for node in ast.walk(tree):
-        if _type(node) is ast.Import:
-            names.extend(alias.name for alias in node.names)
-        elif _type(node) is ast.ImportFrom and node.module and not node.level:
-            names.append(node.module)
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))",
+                          re.MULTILINE)
+
+
+def _stdlib_imports(source: str) -> list[str]:
+    """Standard-library modules a program imports (to load and snapshot them before the program runs).
+
+    A line scan, not a parse: it runs for every program, and a miss only means that module is seen unprotected.
+    """
     stdlib = getattr(sys, "stdlib_module_names", ())
-    return [n for n in names if n.partition(".")[0] in stdlib]
+    names = []
+    for single, several in _IMPORT_LINE.findall(source):
+        for name in ([single] if single else several.split(",")):
+            name = name.strip()
+            if name and name.partition(".")[0] in stdlib:
+                names.append(name)
+    return names
 
 
 class _ValueUnpickler(pickle.Unpickler):
@@ -627,24 +635,36 @@ _CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL
 
 
 def _enter_child(limits: Limits, keep_fd: int, workdir: str, *, session: bool) -> None:
-    """Common set-up of the solution child: session, fds, limits, cwd, uid, environment."""
+    """Set-up of a solution child: session, fds, limits, cwd, uid.
+
+    Streams, environment and signal dispositions were put in their final state once in the server (see
+    :func:`_prepare_server_process`), so a child inherits them instead of paying for them on every job: after a
+    fork every page a child writes is a copy, and this set-up runs once per program.
+    """
     if session:
         os.setsid()
     os.closerange(3, keep_fd)
     os.closerange(keep_fd + 1, 65536)
-    _devnull_std()
-    # Python-level streams over the (now /dev/null) fds 0-2; the server's own stream objects used fds closed above.
-    sys.stdin = open(0, "r", closefd=False)  # noqa: SIM115
-    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
     limits.apply()
     os.chdir(workdir)
     limits.drop_privileges()
+
+
+_CHILD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGALRM, signal.SIGCHLD)
+
+
+def _prepare_server_process(workdir: str) -> None:
+    """What every child should inherit: fds 0-2 and sys streams on /dev/null, the children's environment (nothing
+    of the caller's), default signal dispositions."""
+    _devnull_std()
+    sys.stdin = open(0, "r", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
     os.environ.clear()
     os.environ.update(_CHILD_ENV)
     os.environ["HOME"] = workdir
     os.environ["TMPDIR"] = workdir
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGALRM, signal.SIGCHLD):
+    for sig in _CHILD_SIGNALS:
         signal.signal(sig, signal.SIG_DFL)
 
 
@@ -724,10 +744,14 @@ def _test_globals(namespace: dict) -> dict:
     return scope
 
 
-def _run_one_test(test: PreparedTest, namespace: dict, max_value: int):
-    """Run one prepared test in the current process. Returns ``(status, message, payload)``."""
+def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope: dict | None = None):
+    """Run one prepared test in the current process. Returns ``(status, message, payload)``.
+
+    ``scope`` is a test namespace already built with :func:`_test_globals` (isolated mode builds it once in the
+    solution child, so each forked grandchild does not write, and so copy, every page the namespace touches).
+    """
     try:
-        namespace = _test_globals(namespace)
+        namespace = scope if scope is not None else _test_globals(namespace)
         if test.kind == "probe":
             value = eval(test.code, namespace)
             try:
@@ -753,18 +777,19 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         _enter_child(limits, wfd, workdir, session=True)
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         try:
-            tree = ast.parse(job["program"], "<solution>", "exec")
-            code = compile(tree, "<solution>", "exec", dont_inherit=True)
+            code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
             pre = compile(job["preamble"], "<preamble>", "exec", dont_inherit=True) if job.get("preamble") else None
         except (SyntaxError, ValueError) as err:
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
-        for name in _stdlib_imports(tree):  # load them untouched, so their pristine copies are real
+        fresh = [n for n in _stdlib_imports(job["program"]) if n not in sys.modules]
+        for name in fresh:  # load them untouched, so their pristine copies are real
             try:
                 __import__(name)
             except _BaseException:
                 pass
-        snapshot_stdlib_modules()
+        if fresh:
+            snapshot_stdlib_modules()
         module = types.ModuleType("solution")
         module.__dict__["__builtins__"] = __builtins__
         sys.modules["solution"] = module
@@ -808,6 +833,7 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     budget = job.get("max_consecutive_timeouts")
     streak = 0
     me = _getpid()
+    scope = _test_globals(namespace)  # the program is loaded and S runs none of its code from here on
     for idx in todo:
         if budget and streak >= budget:
             report.send(b"U", idx)
@@ -816,7 +842,7 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
         if pid == 0:
             try:
                 _setpgid(0, 0)
-                status, message, payload = _run_one_test(tests[idx], namespace, max_value)
+                status, message, payload = _run_one_test(tests[idx], namespace, max_value, scope=scope)
                 report.send(b"R", idx, status.encode(), message, payload, 0.0)
             finally:
                 _exit(0)
@@ -903,7 +929,7 @@ def _run_stdio_case(code, idx: int, workdir: str, report: _Reporter) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-_BATCH_READ_S = float(os.environ.get("ECD_BATCH_READ_S", "0.003"))
+_BATCH_READ_S = float(os.environ.get("ECD_BATCH_READ_S", "0.002"))
 
 
 class _Run:
@@ -924,7 +950,8 @@ class Server:
         self.in_fd, self.out_fd = in_fd, out_fd
         self.pid = os.getpid()
         self.workroot = os.environ.get("ECD_WORKROOT") or "/tmp"
-        self.job_counter = 0
+        # One work folder per server, emptied after every job (children find it in HOME/TMPDIR and as cwd).
+        self.workdir = os.path.join(self.workroot, f"ecd-work-{self.pid}")
 
     # -- framing ---------------------------------------------------------------------------------------------
     def recv(self):
@@ -978,8 +1005,8 @@ class Server:
             self.send(result)
 
     def _workdir(self, uid) -> str:
-        self.job_counter += 1
-        path = os.path.join(self.workroot, f"ecd-job-{self.pid}-{self.job_counter}")
+        path = self.workdir
+        shutil.rmtree(path, ignore_errors=True)
         os.mkdir(path, 0o700)
         if uid is not None and os.geteuid() == 0:
             os.chown(path, uid, uid)
@@ -1103,7 +1130,7 @@ class Server:
                         break  # EOF: S is gone
                     if run.last_event != before:
                         next_check = None
-                    if not untrusted_running and pending:
+                    if not untrusted_running and _len(pending) > 2:
                         # S and its grandchildren write two short lines per test; reading each as it lands costs
                         # two wake-ups per test on cores the tests need. Let a few accumulate (the pipe holds 64 KiB).
                         time.sleep(_BATCH_READ_S)
@@ -1304,15 +1331,14 @@ def main() -> None:
     out_fd = os.dup(1)
     os.set_inheritable(in_fd, False)
     os.set_inheritable(out_fd, False)
-    _devnull_std()
-    sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     _setup_imports()
+    server = Server(in_fd, out_fd)
+    _prepare_server_process(server.workdir)
     _PRISTINE_BUILTINS.update(vars(builtins))  # now with exit()/quit(); still before any untrusted code
     snapshot_stdlib_modules()
-    Server(in_fd, out_fd).serve()
+    server.serve()
 
 
 if __name__ == "__main__":
