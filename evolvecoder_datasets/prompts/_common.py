@@ -16,6 +16,7 @@ __all__ = [
     "render_programs",
     "render_tests",
     "render_matrix",
+    "tests_prompt_messages",
     "TestsResult",
     "parse_tests_answer",
 ]
@@ -78,6 +79,27 @@ def render_matrix(matrix: list[list[bool]]) -> str:
     lines.append(f"Tests passed by every program: {', '.join(everyone) or 'none'}")
     lines.append(f"Tests failed by every program: {', '.join(nobody) or 'none'}")
     return "\n".join(lines)
+
+
+def tests_prompt_messages(
+    template: str, question: str, programs: Sequence[str], tests: Sequence[str], matrix: Any, *, num_tests: int
+) -> list[dict[str, str]]:
+    """One user message filling a new-tests template (adversarial or discriminative) with the rendered inputs.
+
+    The template receives ``question``, ``programs``, ``tests``, ``matrix`` and ``num_tests``.
+
+    Raises:
+        SchemaError: the matrix shape does not match the programs and tests.
+    """
+    rows = as_bool_matrix(matrix, len(programs), len(tests))
+    content = template.format(
+        question=question.strip(),
+        programs=render_programs(programs),
+        tests=render_tests(tests) or "(none)",
+        matrix=render_matrix(rows),
+        num_tests=num_tests,
+    )
+    return [{"role": "user", "content": content}]
 
 
 @dataclass

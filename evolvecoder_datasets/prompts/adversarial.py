@@ -24,15 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..llm.types import ChatRequest
-from ._common import (
-    TestsResult,
-    as_bool_matrix,
-    make_request,
-    parse_tests_answer,
-    render_matrix,
-    render_programs,
-    render_tests,
-)
+from ._common import TestsResult, make_request, parse_tests_answer, tests_prompt_messages
 
 __all__ = ["VERSION", "STAGE", "TestsResult", "build_messages", "build_request", "parse"]
 
@@ -98,15 +90,7 @@ def build_messages(
         >>> msgs[0]["content"].count("T1. assert f() == 1")
         1
     """
-    rows = as_bool_matrix(matrix, len(programs), len(tests))
-    content = _TEMPLATE.format(
-        question=question.strip(),
-        programs=render_programs(programs),
-        tests=render_tests(tests) or "(none)",
-        matrix=render_matrix(rows),
-        num_tests=num_tests,
-    )
-    return [{"role": "user", "content": content}]
+    return tests_prompt_messages(_TEMPLATE, question, programs, tests, matrix, num_tests=num_tests)
 
 
 def build_request(
