@@ -21,11 +21,11 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, LLMCacheMissError
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -35,7 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .execute import ExecuteConfig
 
 __all__ = [
+    "LLMStageConfig",
     "called_names",
+    "check_on_llm_error",
     "config_digest",
     "defined_names",
     "drop_reason_counts",
@@ -44,6 +46,8 @@ __all__ = [
     "independent_tests",
     "normalise_test",
     "problem_rng",
+    "raise_unrecordable",
+    "reference_for",
     "stable_int",
     "without_dropped",
 ]
@@ -297,3 +301,66 @@ def check_positive(name: str, value: int, *, minimum: int = 1) -> None:
 def mapping_or_none(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A plain dict copy, or None."""
     return None if value is None else dict(value)
+
+
+def check_on_llm_error(value: str) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is ``"raise"`` or ``"record"``."""
+    if value not in ("raise", "record"):
+        raise ConfigError(f"on_llm_error must be 'raise' or 'record', got {value!r}")
+
+
+def raise_unrecordable(answer: BaseException) -> None:
+    """Re-raise a failed request that ``on_llm_error="record"`` must not turn into a recorded row.
+
+    An interrupt (any non-``Exception``) stops the run, and so does a cache miss of a replayed run: recording it
+    would silently change a run that is meant to be reproduced exactly.
+    """
+    if not isinstance(answer, Exception) or isinstance(answer, LLMCacheMissError):
+        raise answer
+
+
+def reference_for(references: Sequence[str], tests: Sequence[str]) -> str | None:
+    """The first reference program that defines a function (or class) the tests call.
+
+    Example:
+        >>> reference_for(["print(input())", "def sq(x):\\n    return x * x"], ["assert sq(3) == 9"])
+        'def sq(x):\\n    return x * x'
+    """
+    wanted = set().union(*(called_names(t) for t in tests)) if tests else set()
+    for program in references:
+        if program and wanted & defined_names(program):
+            return program
+    return None
+
+
+_Config = TypeVar("_Config", bound="LLMStageConfig")
+
+
+class LLMStageConfig:
+    """Methods shared by the frozen configs of the stages that ask a test-writer model (refine, evolve).
+
+    A subclass is a dataclass with an ``llm`` field (``LLMConfig | None``) and calls :meth:`_check_llm_field` from
+    its ``__post_init__``.
+    """
+
+    llm: LLMConfig | None  # declared by the dataclass subclass
+
+    def _check_llm_field(self) -> None:
+        from ..llm.config import LLMConfig
+
+        if self.llm is not None and not isinstance(self.llm, LLMConfig):
+            raise ConfigError(f"{type(self).__name__}.llm must be an LLMConfig, got {type(self.llm).__name__}")
+
+    def replace(self: _Config, **changes: Any) -> _Config:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    def require_llm(self) -> LLMConfig:
+        """The test-writer configuration.
+
+        Raises:
+            ConfigError: ``llm`` is unset.
+        """
+        if self.llm is None:
+            raise ConfigError(f"{type(self).__name__}.llm is unset: give the stage a test-writer LLMConfig")
+        return self.llm

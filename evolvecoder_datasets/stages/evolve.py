@@ -35,29 +35,29 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import passmatrix, schema
-from ..errors import ConfigError, LLMCacheMissError, LLMResponseError, SchemaError
+from ..errors import ConfigError, LLMResponseError, SchemaError
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
 from ._common import (
+    LLMStageConfig,
     as_origin_list,
-    called_names,
     check_fraction,
+    check_on_llm_error,
     check_positive,
-    defined_names,
     get_backend,
     get_sandbox,
     independent_tests,
     normalise_test,
     problem_rng,
+    raise_unrecordable,
+    reference_for,
     stable_int,
 )
 from .execute import ExecuteConfig, solution_codes
@@ -74,7 +74,7 @@ _STAGE_VERSION = "1"
 
 
 @dataclass(frozen=True)
-class EvolveConfig:
+class EvolveConfig(LLMStageConfig):
     """Settings of one evolution round (they enter the ``datasets`` fingerprint).
 
     Args:
@@ -137,8 +137,7 @@ class EvolveConfig:
     version: str = f"evolve-stage-{_STAGE_VERSION}+{adversarial_prompt.VERSION}+{discriminative_prompt.VERSION}"
 
     def __post_init__(self) -> None:
-        if self.on_llm_error not in ("raise", "record"):
-            raise ConfigError(f"on_llm_error must be 'raise' or 'record', got {self.on_llm_error!r}")
+        check_on_llm_error(self.on_llm_error)
         object.__setattr__(self, "band", tuple(float(b) for b in self.band))
         object.__setattr__(self, "select_from", tuple(self.select_from))
         if not (self.adversarial or self.discriminative):
@@ -153,27 +152,12 @@ class EvolveConfig:
             check_fraction("hide_above", self.hide_above)
         if len(self.band) != 2 or not 0.0 <= self.band[0] <= self.band[1] <= 1.0:
             raise ConfigError(f"band must be (low, high) with 0 <= low <= high <= 1, got {self.band}")
-        if self.llm is not None and not isinstance(self.llm, LLMConfig):
-            raise ConfigError(f"EvolveConfig.llm must be an LLMConfig, got {type(self.llm).__name__}")
+        self._check_llm_field()
 
     @property
     def methods(self) -> tuple[str, ...]:
         """The enabled methods, adversarial first."""
         return tuple(m for m in METHODS if getattr(self, m))
-
-    def replace(self, **changes: Any) -> EvolveConfig:
-        """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
-
-    def require_llm(self) -> LLMConfig:
-        """The test-writer configuration.
-
-        Raises:
-            ConfigError: ``llm`` is unset.
-        """
-        if self.llm is None:
-            raise ConfigError("EvolveConfig.llm is unset: give the stage a test-writer LLMConfig")
-        return self.llm
 
 
 @dataclass
@@ -245,14 +229,6 @@ def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[A
     return request, programs.tolist(), list(selection.notes)
 
 
-def _reference_for(references: Sequence[str], tests: Sequence[str]) -> str | None:
-    wanted = set().union(*(called_names(t) for t in tests)) if tests else set()
-    for program in references:
-        if program and wanted & defined_names(program):
-            return program
-    return None
-
-
 def _ask(problems: list[_Problem], method: str, config: EvolveConfig) -> list[tuple[Any, list[int], list[str]]]:
     """Each problem's request for ``method``, built from its current matrix."""
     return [_prompt_for(p, method, config) for p in problems]
@@ -270,8 +246,7 @@ def _collect(
         entries.append(entry)
         tests: list[str] = []
         if isinstance(answer, BaseException):
-            if not isinstance(answer, Exception) or isinstance(answer, LLMCacheMissError):
-                raise answer
+            raise_unrecordable(answer)
             entry["error"] = f"llm: {type(answer).__name__}"
         else:
             try:
@@ -427,7 +402,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
             statuses = None
         reference = None
         if config.reference_check and reference_ok[i]:
-            reference = _reference_for(references[i] or (), tests)
+            reference = reference_for(references[i] or (), tests)
         problems.append(
             _Problem(
                 id=batch[schema.ID][i],

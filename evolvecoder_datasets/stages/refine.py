@@ -36,23 +36,25 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
-from ..errors import ConfigError, LLMCacheMissError, LLMResponseError
+from ..errors import ConfigError, LLMResponseError
 from ..llm.config import LLMConfig
 from ..prompts import refine as refine_prompt
 from ._common import (
+    LLMStageConfig,
     called_names,
+    check_on_llm_error,
     check_positive,
-    defined_names,
     get_backend,
     get_sandbox,
     independent_tests,
     normalise_test,
+    raise_unrecordable,
+    reference_for,
     stable_int,
 )
 from .execute import ExecuteConfig
@@ -88,7 +90,7 @@ _STAGE_VERSION = "1"
 
 
 @dataclass(frozen=True)
-class RefineConfig:
+class RefineConfig(LLMStageConfig):
     """Settings of the refine stage (all of them enter the ``datasets`` fingerprint).
 
     Args:
@@ -136,28 +138,12 @@ class RefineConfig:
     version: str = f"refine-stage-{_STAGE_VERSION}+{refine_prompt.VERSION}"
 
     def __post_init__(self) -> None:
-        if self.on_llm_error not in ("raise", "record"):
-            raise ConfigError(f"on_llm_error must be 'raise' or 'record', got {self.on_llm_error!r}")
+        check_on_llm_error(self.on_llm_error)
         if self.reference_check not in REFERENCE_CHECKS:
             raise ConfigError(f"reference_check must be one of {REFERENCE_CHECKS}, got {self.reference_check!r}")
         check_positive("num_tests", self.num_tests)
         check_positive("min_tests", self.min_tests, minimum=0)
-        if self.llm is not None and not isinstance(self.llm, LLMConfig):
-            raise ConfigError(f"RefineConfig.llm must be an LLMConfig, got {type(self.llm).__name__}")
-
-    def replace(self, **changes: Any) -> RefineConfig:
-        """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
-
-    def require_llm(self) -> LLMConfig:
-        """The test-writer configuration.
-
-        Raises:
-            ConfigError: ``llm`` is unset.
-        """
-        if self.llm is None:
-            raise ConfigError("RefineConfig.llm is unset: give the stage a test-writer LLMConfig")
-        return self.llm
+        self._check_llm_field()
 
 
 @dataclass
@@ -172,15 +158,6 @@ class _Row:
     reference: str | None = None
     reference_failed: int = -1
     fallback: str | None = None
-
-
-def _reference_for(references: Sequence[str], tests: Sequence[str]) -> str | None:
-    """The first reference program that defines a function (or class) the tests call."""
-    wanted = set().union(*(called_names(t) for t in tests)) if tests else set()
-    for program in references:
-        if program and wanted & defined_names(program):
-            return program
-    return None
 
 
 def _column(batch: dict[str, list], name: str, n: int) -> list[Any]:
@@ -244,8 +221,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
     for i, answer in zip(live, answers):
         row = rows[i]
         if isinstance(answer, BaseException):
-            if not isinstance(answer, Exception) or isinstance(answer, LLMCacheMissError):
-                raise answer
+            raise_unrecordable(answer)
             row.drop_reason = "refine_llm_error"
             continue
         try:
@@ -255,7 +231,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
             if not (config.fallback_to_seed and _fall_back_to_seed(row, *seed, f"refine_{err.reason}")):
                 row.drop_reason = f"refine_{err.reason}"
             elif config.reference_check == "auto":
-                row.reference = _reference_for(references[i], row.tests)
+                row.reference = reference_for(references[i], row.tests)
             continue
         tests, dependent = independent_tests(parsed.tests)
         row.question = parsed.question
@@ -265,7 +241,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
         if config.include_seed_tests:
             _add_seed_tests(row, seed_tests[i])
         if config.reference_check == "auto":
-            row.reference = _reference_for(references[i], row.tests)
+            row.reference = reference_for(references[i], row.tests)
 
     # 3. reference check, every checked row in one sandbox call
     _check_references(rows, [i for i in live if rows[i].reference is not None and rows[i].tests], config)
@@ -278,7 +254,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
             reason = "reference_rejected_tests" if row.reference_failed > 0 else "refine_too_few_tests"
             seed = (batch[schema.QUESTION][i], seed_tests[i])
             if config.fallback_to_seed and row.fallback is None and _fall_back_to_seed(row, *seed, reason):
-                row.reference = _reference_for(references[i], row.tests) if config.reference_check == "auto" else None
+                row.reference = reference_for(references[i], row.tests) if config.reference_check == "auto" else None
                 row.reference_failed = -1
                 fell_back.append(i)
             else:

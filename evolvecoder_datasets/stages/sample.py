@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
-from ..errors import ConfigError, LLMCacheMissError, SchemaError
+from ..errors import ConfigError, SchemaError
 from ..llm.config import LLMConfig
 from ..llm.types import ChatRequest
 from ..mutants import OPERATORS, generate_mutants
-from ._common import check_positive, get_backend, stable_int
+from ._common import check_on_llm_error, check_positive, get_backend, raise_unrecordable, stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -157,8 +157,7 @@ class SampleConfig:
     version: str = f"sample-stage-{_STAGE_VERSION}+{SOLVE_VERSION}"
 
     def __post_init__(self) -> None:
-        if self.on_llm_error not in ("raise", "record"):
-            raise ConfigError(f"on_llm_error must be 'raise' or 'record', got {self.on_llm_error!r}")
+        check_on_llm_error(self.on_llm_error)
         object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "mutant_operators", tuple(self.mutant_operators))
         names = [m.name for m in self.models]
@@ -282,8 +281,7 @@ def sample(batch: dict[str, list], *, config: SampleConfig) -> dict[str, list]:
                                                  desc=f"sample {spec.name}")
         for i, answer in zip(live, answers):
             if isinstance(answer, BaseException):
-                if not isinstance(answer, Exception) or isinstance(answer, LLMCacheMissError):
-                    raise answer
+                raise_unrecordable(answer)
                 errors[i].append(f"{spec.name}: {type(answer).__name__}: {answer}")
                 continue
             for k, text in enumerate(answer.texts):
