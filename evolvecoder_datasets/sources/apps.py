@@ -16,17 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SourceFormatError
-from .base import (
-    DIFFICULTY,
-    ENTRY_POINT,
-    STARTER_CODE,
-    adapt,
-    as_text_block,
-    call_based_tests,
-    empty_row,
-    parse_structured,
-    require_text,
-)
+from .base import DIFFICULTY, STARTER_CODE, adapt, add_input_output, empty_row, parse_structured, require_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -67,8 +57,7 @@ def apps_like_row(
     stage = source.lower()
     number = row[id_column] if id_column else index
     out = empty_row(f"{source}_{number}", source, require_text(row, "question", stage=stage))
-    starter = row.get("starter_code") or ""
-    out[STARTER_CODE] = starter
+    out[STARTER_CODE] = row.get("starter_code") or ""
     out[DIFFICULTY] = str(row["difficulty"]) if row.get("difficulty") not in (None, "") else None
 
     solutions = parse_structured(row.get("solutions"), what=f"{source} solutions") or []
@@ -84,13 +73,7 @@ def apps_like_row(
     inputs, outputs = cases.get("inputs") or [], cases.get("outputs") or []
     if len(inputs) != len(outputs):
         raise SourceFormatError(f"{source} row {number}: {len(inputs)} inputs but {len(outputs)} outputs")
-    fn_name = cases.get("fn_name")
-    if fn_name:
-        out["tests"] = call_based_tests(fn_name, inputs, outputs, starter_code=starter)
-        out[ENTRY_POINT] = fn_name
-    else:
-        out["inputs"] = [as_text_block(x) for x in inputs]
-        out["outputs"] = [as_text_block(x) for x in outputs]
+    add_input_output(out, cases)
     return out
 
 

@@ -56,6 +56,7 @@ SEED_COLUMNS = (
 __all__ = [
     "SEED_COLUMNS",
     "adapt",
+    "add_input_output",
     "as_text_block",
     "call_assert",
     "call_based_tests",
@@ -298,6 +299,36 @@ def call_based_tests(
         args = args if isinstance(args, (list, tuple)) else [args]
         tests.append(call_assert(callee, args, expected[0] if wrapped else expected))
     return tests
+
+
+def add_input_output(out: dict[str, Any], cases: Mapping[str, Any]) -> None:
+    """Put an APPS-style ``input_output`` object (``{"inputs", "outputs", "fn_name"?}``) into a seed row.
+
+    With ``fn_name`` the cases become asserts appended to ``out["tests"]`` (through ``Solution()`` when
+    ``out["starter_code"]`` defines that class) and ``fn_name`` becomes the entry point; without it they are
+    stdin/stdout pairs written to ``out["inputs"]`` and ``out["outputs"]``.
+
+    Args:
+        out (`dict`): the seed row being built (see :func:`empty_row`); changed in place.
+        cases (`Mapping`): the decoded ``input_output`` object.
+
+    Raises:
+        SourceFormatError: call-based ``inputs`` and ``outputs`` differ in length.
+
+    Example:
+        >>> row = empty_row("X_0", "X", "Double x.")
+        >>> add_input_output(row, {"inputs": [[2]], "outputs": [[4]], "fn_name": "double"})
+        >>> row["tests"], row["entry_point"]
+        (['assert double(2) == 4'], 'double')
+    """
+    inputs, outputs = cases.get("inputs") or [], cases.get("outputs") or []
+    fn_name = cases.get("fn_name")
+    if fn_name:
+        out[schema.TESTS] += call_based_tests(fn_name, inputs, outputs, starter_code=out[STARTER_CODE])
+        out[ENTRY_POINT] = fn_name
+    else:
+        out[schema.INPUTS] = [as_text_block(x) for x in inputs]
+        out[schema.OUTPUTS] = [as_text_block(x) for x in outputs]
 
 
 def require_text(row: Mapping[str, Any], column: str, *, stage: str) -> str:

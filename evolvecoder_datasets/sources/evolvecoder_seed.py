@@ -20,11 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .base import (
-    ENTRY_POINT,
     STARTER_CODE,
     adapt,
-    as_text_block,
-    call_based_tests,
+    add_input_output,
     empty_row,
     parse_structured,
     require_text,
@@ -77,15 +75,7 @@ def evolvecoder_seed_row(row: dict[str, Any], index: int) -> dict[str, Any]:
         parse_structured(row.get("input_output"), what="input_output") if row.get("input_output") else None
     )
     if isinstance(cases, dict):
-        inputs, outputs = cases.get("inputs") or [], cases.get("outputs") or []
-        if cases.get("fn_name"):
-            out["tests"] += call_based_tests(
-                cases["fn_name"], inputs, outputs, starter_code=out[STARTER_CODE]
-            )
-            out[ENTRY_POINT] = cases["fn_name"]
-        else:
-            out["inputs"] = [as_text_block(x) for x in inputs]
-            out["outputs"] = [as_text_block(x) for x in outputs]
+        add_input_output(out, cases)
     return out
 
 
