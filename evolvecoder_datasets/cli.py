@@ -37,7 +37,7 @@ from typing import Any
 
 from .errors import ConfigError, EvolveCoderError
 
-__all__ = ["COMMANDS", "build_parser", "config_from_dict", "load_recipe_config", "main"]
+__all__ = ["COMMANDS", "build_parser", "config_from_dict", "exit_status", "load_recipe_config", "main"]
 
 _RECIPE_MODULE = "evolvecoder_datasets.recipe"
 
@@ -330,6 +330,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def exit_status(action: Callable[[], int | None]) -> int:
+    """Call ``action`` and turn the library's errors into the exit status every entry point uses.
+
+    A bad configuration (:class:`ConfigError`) gives 2 and any other library error (:class:`EvolveCoderError`)
+    gives 1, each after one ``error:`` line on stderr; other exceptions propagate. Otherwise the status is what
+    ``action`` returns (0 when it returns None).
+
+    Args:
+        action (`Callable[[], int | None]`): the work of the command, without arguments.
+
+    Returns:
+        `int`: the exit status.
+
+    Example:
+        >>> from evolvecoder_datasets.cli import exit_status
+        >>> from evolvecoder_datasets.errors import ConfigError
+        >>> def bad():
+        ...     raise ConfigError("rounds must be >= 1")
+        >>> exit_status(bad), exit_status(lambda: None)
+        (2, 0)
+    """
+    try:
+        status = action()
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except EvolveCoderError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0 if status is None else status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``evolvecoder-datasets``; returns the exit status.
 
@@ -346,14 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     _, _, run = COMMANDS[args.command]
-    try:
-        return run(args)
-    except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except EvolveCoderError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    return exit_status(lambda: run(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evolvecoder_datasets.cli import load_recipe_config
+from evolvecoder_datasets.cli import exit_status, load_recipe_config
 from evolvecoder_datasets.code_instruct import (
     CodeInstructConfig,
     Deduplicator,
@@ -38,7 +38,7 @@ from evolvecoder_datasets.code_instruct import (
 )
 from evolvecoder_datasets.code_instruct.gates import DecontaminationIndex
 from evolvecoder_datasets.code_instruct.repository import fetch_sdist
-from evolvecoder_datasets.errors import ConfigError, EvolveCoderError
+from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.llm import LLMConfig
 
 
@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-seeds", type=int, help="override pipeline.num_seeds")
     parser.add_argument("--output-dir", help="override output_dir")
     args = parser.parse_args(argv)
-    try:
+
+    def build_and_run() -> None:
         config = load_recipe_config(args.config, CodeInstructRecipe)
         if args.num_seeds is not None:
             config = dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline,
@@ -164,13 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.output_dir is not None:
             config = dataclasses.replace(config, output_dir=args.output_dir)
         print(run(config))
-    except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except EvolveCoderError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0
+
+    return exit_status(build_and_run)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,7 @@ import argparse
 import dataclasses
 import sys
 
-from evolvecoder_datasets.cli import load_recipe_config
-from evolvecoder_datasets.errors import ConfigError, EvolveCoderError
+from evolvecoder_datasets.cli import exit_status, load_recipe_config
 from evolvecoder_datasets.recipe import RecipeConfig, demo_config, run_recipe
 
 
@@ -28,18 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="override the number of evolution rounds")
     parser.add_argument("--output-dir", help="override the run folder")
     args = parser.parse_args(argv)
-    try:
+
+    def build_and_run() -> None:
         config = load_recipe_config(args.config, RecipeConfig) if args.config else demo_config()
         changes = {k: v for k, v in (("rounds", args.rounds), ("output_dir", args.output_dir)) if v is not None}
-        config = dataclasses.replace(config, **changes)
-        print(run_recipe(config))
-    except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except EvolveCoderError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0
+        print(run_recipe(dataclasses.replace(config, **changes)))
+
+    return exit_status(build_and_run)
 
 
 if __name__ == "__main__":
