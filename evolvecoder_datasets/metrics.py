@@ -404,6 +404,15 @@ def _save(fig, folder: str | os.PathLike, name: str) -> Path:
     return target
 
 
+def _label_round_axes(ax, rounds: Sequence[int], ylabel: str) -> None:
+    """Finish a per-round line plot: the rounds as x ticks, a rate in [0, 1] on the y axis, the legend."""
+    ax.set_xlabel("round")
+    ax.set_ylabel(ylabel)
+    ax.set_xticks(rounds)
+    ax.set_ylim(0, 1)
+    ax.legend()
+
+
 def _k_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return [key for key in rows[0] if key.startswith("pass@")] if rows else []
 
@@ -432,11 +441,7 @@ def plot_difficulty(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike
     rounds = [r["round"] for r in rows]
     for key in _k_columns(rows):
         ax.plot(rounds, [r[key] for r in rows], marker="o", label=key)
-    ax.set_xlabel("round")
-    ax.set_ylabel("pass@k of the solution pool")
-    ax.set_xticks(rounds)
-    ax.set_ylim(0, 1)
-    ax.legend()
+    _label_round_axes(ax, rounds, "pass@k of the solution pool")
     return _save(fig, folder, "difficulty.png")
 
 
@@ -531,11 +536,7 @@ def plot_mutation_scores(rows: Sequence[Mapping[str, Any]], folder: str | os.Pat
     ax.plot(
         rounds, [r["mean_problem_score"] for r in rows], marker="s", linestyle="--", label="mean per problem"
     )
-    ax.set_xlabel("round")
-    ax.set_ylabel("mutants killed")
-    ax.set_xticks(rounds)
-    ax.set_ylim(0, 1)
-    ax.legend()
+    _label_round_axes(ax, rounds, "mutants killed")
     return _save(fig, folder, "mutation_score.png")
 
 
