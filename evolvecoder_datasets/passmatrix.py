@@ -164,6 +164,14 @@ def as_pass_matrix(M: Any) -> np.ndarray:
     return arr.astype(bool)
 
 
+def _pass_fraction(M: Any, axis: int) -> np.ndarray:
+    """Mean of the pass matrix along ``axis`` as float64; zeros when that axis is empty (no evidence)."""
+    M = as_pass_matrix(M)
+    if M.shape[axis] == 0:
+        return np.zeros(M.shape[1 - axis], dtype=np.float64)
+    return M.mean(axis=axis, dtype=np.float64)
+
+
 def test_pass_rates(M: Any) -> np.ndarray:
     """Fraction of solutions that pass each test.
 
@@ -182,10 +190,7 @@ def test_pass_rates(M: Any) -> np.ndarray:
         >>> test_pass_rates([[1, 0], [1, 1]]).tolist()
         [1.0, 0.5]
     """
-    M = as_pass_matrix(M)
-    if M.shape[0] == 0:
-        return np.zeros(M.shape[1], dtype=np.float64)
-    return M.mean(axis=0, dtype=np.float64)
+    return _pass_fraction(M, axis=0)
 
 
 test_pass_rates.__test__ = False  # keep pytest from collecting it when imported into a test module
@@ -209,10 +214,7 @@ def solution_pass_rates(M: Any) -> np.ndarray:
         >>> solution_pass_rates([[1, 0], [1, 1]]).tolist()
         [0.5, 1.0]
     """
-    M = as_pass_matrix(M)
-    if M.shape[1] == 0:
-        return np.zeros(M.shape[0], dtype=np.float64)
-    return M.mean(axis=1, dtype=np.float64)
+    return _pass_fraction(M, axis=1)
 
 
 def hamming_distances(M: Any) -> np.ndarray:
