@@ -77,7 +77,8 @@ def bwrap_command(python_args: list[str], *, tmp_size_mb: int = 512) -> list[str
         cmd += ["--tmpfs", path]
     made: set[str] = set()
     for root in _python_roots():
-        hider = next((h for h in hidden if root == h or root.startswith(h.rstrip("/") + "/")), None)
+        # The private /tmp hides a checkout or virtualenv that lives there (CI clones often do) like a home folder.
+        hider = next((h for h in [*hidden, "/tmp"] if root == h or root.startswith(h.rstrip("/") + "/")), None)
         if hider is None:
             continue
         # bwrap would create the folders leading to the bind with mode 0700, unreadable by the sandbox uid.

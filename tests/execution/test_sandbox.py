@@ -305,3 +305,19 @@ def test_hardening_keeps_legitimate_values_and_objects_working(sandbox):
     ]
     report = sandbox.run(program, tests)
     assert report.statuses == ["pass"] * len(tests), list(zip(report.statuses, report.messages))
+
+
+def test_a_checkout_under_tmp_stays_visible_inside_bubblewrap(tmp_path, monkeypatch):
+    """CI clones may live under /tmp, which bubblewrap replaces by a private tmpfs: the interpreter and package
+    folders there must be bound back in (read-only), with readable folders leading to them."""
+    from evolvecoder_datasets.execution import isolation
+
+    checkout = tmp_path / "clone" / ".venv"
+    checkout.mkdir(parents=True)
+    monkeypatch.setattr(isolation, "_python_roots", lambda: [str(checkout)])
+    cmd = isolation.bwrap_command(["python3"])
+    binds = [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--ro-bind"]
+    assert str(checkout) in binds
+    assert cmd.index("--tmpfs") < cmd.index(str(checkout))  # bound after /tmp is replaced
+    made = [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--dir"]
+    assert str(checkout.parent) in made
