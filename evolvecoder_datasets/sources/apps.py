@@ -49,7 +49,7 @@ def apps_like_row(
 
     Example:
         >>> record = {"question": "Print the sum.", "solutions": '["print(sum(map(int, input().split())))"]',
-        ...           "input_output": '{"inputs": ["1 2\\n"], "outputs": ["3\\n"]}', "difficulty": "EASY",
+        ...           "input_output": '{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}', "difficulty": "EASY",
         ...           "starter_code": ""}
         >>> apps_like_row(record, 4, source="TACO")["outputs"]
         ['3\\n']

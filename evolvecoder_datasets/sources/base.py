@@ -151,7 +151,7 @@ def adapt(
         >>> from datasets import Dataset
         >>> def convert(row, index):
         ...     return empty_row(f"X_{index}", "X", row["text"])
-        >>> adapt(Dataset.from_dict({"text": ["a"]}), convert, required=["text"], stage="x")["id"]
+        >>> list(adapt(Dataset.from_dict({"text": ["a"]}), convert, required=["text"], stage="x")["id"])
         ['X_0']
     """
     schema.check_columns(ds.column_names, required, stage=stage)
@@ -179,7 +179,7 @@ def parse_structured(value: Any, *, what: str) -> Any:
         SourceFormatError: the text is neither JSON nor a Python literal.
 
     Example:
-        >>> parse_structured('{"inputs": ["1\\n"], "outputs": ["2\\n"]}', what="input_output")["inputs"]
+        >>> parse_structured('{"inputs": ["1\\\\n"], "outputs": ["2\\\\n"]}', what="input_output")["inputs"]
         ['1\\n']
     """
     if value is None:
