@@ -212,7 +212,7 @@ def mark_contaminated(
         >>> from datasets import Dataset
         >>> ds = Dataset.from_dict({"question": ["compute the running maximum of a list of integers", "x"]})
         >>> marked = mark_contaminated(ds, benchmarks=(), extra_texts={"mine": ["running maximum of a list"]}, n=4)
-        >>> marked["contaminated_by"]
+        >>> list(marked["contaminated_by"])
         ['mine:0', None]
     """
     schema.check_columns(ds.column_names, [column], stage="decontaminate")

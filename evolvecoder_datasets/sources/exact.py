@@ -79,7 +79,7 @@ def mark_exact_duplicates(
     Example:
         >>> from datasets import Dataset
         >>> ds = Dataset.from_dict({"id": ["a", "b", "c"], "question": ["Sum two", "sum  TWO", "Other"]})
-        >>> mark_exact_duplicates(ds)["dup_of"]
+        >>> list(mark_exact_duplicates(ds)["dup_of"])
         [None, 'a', None]
     """
     schema.check_columns(ds.column_names, [column, id_column], stage="mark_exact_duplicates")

@@ -550,7 +550,7 @@ def drop_duplicates(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
 
     Example:
         >>> from datasets import Dataset
-        >>> drop_duplicates(Dataset.from_dict({"id": ["a", "b"], "dup_of": [None, "a"]}))["id"]
+        >>> list(drop_duplicates(Dataset.from_dict({"id": ["a", "b"], "dup_of": [None, "a"]}))["id"])
         ['a']
     """
     schema.check_columns(ds.column_names, [DUP_OF], stage="drop_duplicates")

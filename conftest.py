@@ -1,4 +1,4 @@
-"""Shared fixtures: every cache points into a temporary folder, nothing reaches the network.
+"""Shared pytest set-up for the tests and the package doctests: every cache points into a temporary folder.
 
 Slow tests run with ``--run-slow`` (CI sets it); ``gpu`` tests run only where CUDA is visible.
 """
