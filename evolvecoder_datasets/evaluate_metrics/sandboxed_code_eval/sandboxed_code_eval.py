@@ -170,7 +170,9 @@ class SandboxedCodeEval(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": _string_list_feature(), "references": datasets.Value("string")}),
+            features=datasets.Features(
+                {"predictions": _string_list_feature(), "references": datasets.Value("string")}
+            ),
             homepage="https://github.com/evolvecoder/evolvecoder-datasets",
             codebase_urls=["https://github.com/evolvecoder/evolvecoder-datasets"],
             reference_urls=["https://arxiv.org/abs/2107.03374"],
@@ -192,8 +194,14 @@ class SandboxedCodeEval(evaluate.Metric):
             raise ConfigError("num_workers must be >= 1 and timeout > 0")
 
         tests = [split_reference(reference) or [_NO_TESTS] for reference in references]
-        slots = [(task_id, completion_id) for task_id, cands in enumerate(predictions) for completion_id in range(len(cands))]
-        jobs = [Job(predictions[task_id][completion_id], tests=tests[task_id]) for task_id, completion_id in slots]
+        slots = [
+            (task_id, completion_id)
+            for task_id, cands in enumerate(predictions)
+            for completion_id in range(len(cands))
+        ]
+        jobs = [
+            Job(predictions[task_id][completion_id], tests=tests[task_id]) for task_id, completion_id in slots
+        ]
         reports = []
         if jobs:
             workers = min(int(num_workers), len(jobs))
@@ -207,7 +215,9 @@ class SandboxedCodeEval(evaluate.Metric):
             ) as sandbox:
                 reports = sandbox.run_many(jobs)
 
-        results: dict[int, list[tuple[int, dict[str, Any]]]] = {task_id: [] for task_id in range(len(predictions))}
+        results: dict[int, list[tuple[int, dict[str, Any]]]] = {
+            task_id: [] for task_id in range(len(predictions))
+        }
         correct = np.zeros(len(predictions), dtype=np.int64)
         infra_failures = 0
         for (task_id, completion_id), report in zip(slots, reports):
