@@ -213,7 +213,7 @@ for row in problems.select(range(min(3, len(problems)))):
 
 card = rerender_card(config.store, ROUNDS)
 print("\\n--- card of round%d (head) ---" % ROUNDS)
-print("\\n".join(card.content.splitlines()[:30]))
+print("\\n".join(card.text.strip().splitlines()[:25]))  # the body; card.data holds the YAML metadata
 """
 
 TRAIN_MD = """\

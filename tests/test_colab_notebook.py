@@ -8,6 +8,7 @@ back from it, and one real TRL GRPO step trains SmolLM2 with the fast-mode code 
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import re
@@ -46,8 +47,8 @@ def test_the_committed_notebook_is_what_the_generator_writes():
 
 
 def test_the_default_parameters_are_the_embedded_offline_run():
-    params = {}
-    exec(_cell_with(_generator().build(), 'BACKEND = "').source, params)  # plain assignments
+    cell = _cell_with(_generator().build(), 'BACKEND = "')
+    params = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body}
     assert params["BACKEND"] == "local" and params["HUB_REPO"] is None
     assert params["ROUNDS"] >= 1 and params["N_PROBLEMS"] >= 1 and params["GRPO_STEPS"] == 1
 
