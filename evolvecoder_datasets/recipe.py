@@ -104,8 +104,8 @@ class RecipeConfig:
     Example:
         >>> from evolvecoder_datasets.llm import LLMConfig
         >>> cfg = RecipeConfig(output_dir="runs/x", llm=LLMConfig(model="gpt-4o-mini"), mutants=8, rounds=2)
-        >>> cfg.store_location()
-        'runs/x/store'
+        >>> cfg.store_location().endswith("runs/x/store")
+        True
     """
 
     output_dir: str = "runs/evolvecoder"
@@ -150,7 +150,8 @@ class RecipeConfig:
         """Where rounds are published (``None`` when publishing is disabled)."""
         if self.store == "":
             return None
-        return self.store or os.path.join(self.output_dir, "store")
+        # Absolute: a relative default ("demo-output/store") that does not exist yet must not pass for a Hub id.
+        return self.store or os.path.abspath(os.path.join(self.output_dir, "store"))
 
     def with_cache(self, llm: LLMConfig) -> LLMConfig:
         """``llm`` with the run's request cache unless it names its own."""

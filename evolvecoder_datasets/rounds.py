@@ -172,13 +172,14 @@ def is_local_store(repo_id: str | os.PathLike) -> bool:
     """Whether ``repo_id`` names a local store (a folder) rather than a Hub repository.
 
     Example:
-        >>> is_local_store("./runs/evolve"), is_local_store("org/EvolveCoder-22k")
-        (True, False)
+        >>> is_local_store("./runs/evolve"), is_local_store("org/EvolveCoder-22k"), is_local_store("runs/x/store")
+        (True, False, True)
     """
     if isinstance(repo_id, os.PathLike):
         return True
     text = str(repo_id)
-    return text.startswith(("/", "./", "../", "~", "file://")) or os.path.isdir(text)
+    # A Hub id is "name" or "org/name"; a path with more parts ("runs/demo/store") can only be a folder.
+    return text.startswith(("/", "./", "../", "~", "file://")) or os.path.isdir(text) or text.count("/") >= 2
 
 
 def _round_of(revision: str) -> int | None:

@@ -144,3 +144,16 @@ def test_revision_notation():
     assert normalize_revision(2) == "round2"
     assert split_repo_revision("./runs/a@3") == ("./runs/a", "round3")
     assert split_repo_revision("org/name@final-v1") == ("org/name", "final-v1")
+
+
+def test_relative_store_paths_are_local_folders_not_hub_ids(tmp_path, monkeypatch):
+    """`make demo` runs with a relative output folder whose store does not exist yet."""
+    import os
+
+    from evolvecoder_datasets.recipe import RecipeConfig
+    from evolvecoder_datasets.rounds import is_local_store
+
+    monkeypatch.chdir(tmp_path)
+    store = RecipeConfig(output_dir="demo-output", mutants=1).store_location()
+    assert os.path.isabs(store) and is_local_store(store)
+    assert is_local_store("runs/demo/store") and not is_local_store("org/EvolveCoder-22k")
