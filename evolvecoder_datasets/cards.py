@@ -301,6 +301,7 @@ def card_context(
         "round": round_,
         "final": final,
         "repo_id": repo_id,
+        "local_store": bool(repo_id) and _is_local(repo_id),
         "pretty_name": pretty_name,
         "revision": "main" if final else (f"round{round_}" if round_ is not None else None),
         "headline": headline(stats),
@@ -423,3 +424,9 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
     table("drop reasons", ["reason", "count"], ctx["drop_rows"])
     table("provenance", ["", "value"], ctx["provenance_rows"])
     return "\n".join(lines)
+
+
+def _is_local(repo_id: str) -> bool:
+    from .rounds import is_local_store  # rounds imports this module; import late
+
+    return is_local_store(repo_id)

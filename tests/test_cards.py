@@ -78,3 +78,12 @@ def test_headline_and_terminal_summary():
     assert text.splitlines()[0] == "round 2: 4 problems, 56 tests (14.00 per problem)"
     assert "mutation score" in text and "**" not in text
     assert size_category(21_642) == "10K<n<100K" and size_category(999) == "n<1K"
+
+
+def test_a_local_store_card_shows_load_round_not_load_dataset_with_a_revision(tmp_path):
+    from evolvecoder_datasets.cards import render_round_card
+
+    local = str(render_round_card({"round": 1, "num_problems": 2, "num_tests": 9}, repo_id=str(tmp_path / "store")))
+    hub = str(render_round_card({"round": 1, "num_problems": 2, "num_tests": 9}, repo_id="me/evolve"))
+    assert "load_round(" in local and "revision=" not in local.split("---", 2)[-1]
+    assert 'load_dataset("me/evolve", revision="round1"' in hub
