@@ -487,11 +487,11 @@ def _children(pid: int) -> list[int]:
         return kids
 
 
-def sweep_children(keep: int | None = None) -> int:
+def sweep_children() -> int:
     """Kill and reap every child of this process (orphans re-parented to us, as a subreaper, included)."""
     me, killed = os.getpid(), 0
     for _ in range(100):
-        kids = [k for k in _children(me) if k != keep]
+        kids = _children(me)
         if not kids:
             break
         for kid in kids:
@@ -823,17 +823,17 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
     _exit(0)
 
 
-def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int) -> None:
-    """Fork one grandchild per test; judge its CPU time; report its end with a D line."""
-    import gc
+def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case) -> None:
+    """Fork one grandchild per test or stdin case, judge its CPU time, report its end with a D line.
 
-    gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
+    ``case(idx)`` runs in the grandchild and must end it with ``_exit``. After ``max_consecutive_timeouts`` timeouts
+    in a row the rest is reported unexecuted (a U line); escapees a grandchild left behind are swept after it.
+    """
     cpu_limit = float(job["timeout_s"])
     wall_limit = float(job["wall_timeout_s"])
     budget = job.get("max_consecutive_timeouts")
     streak = 0
     me = _getpid()
-    scope = _test_globals(namespace)  # the program is loaded and S runs none of its code from here on
     for idx in todo:
         if budget and streak >= budget:
             report.send(b"U", idx)
@@ -842,8 +842,7 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
         if pid == 0:
             try:
                 _setpgid(0, 0)
-                status, message, payload = _run_one_test(tests[idx], namespace, max_value, scope=scope)
-                report.send(b"R", idx, status.encode(), message, payload, 0.0)
+                case(idx)
             finally:
                 _exit(0)
         status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit)
@@ -851,6 +850,20 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
         streak = streak + 1 if killed or cpu > cpu_limit else 0
         if _children(me):
             sweep_children()
+
+
+def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int) -> None:
+    """Isolated mode: each test in its own fork of the loaded program."""
+    import gc
+
+    gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
+    scope = _test_globals(namespace)  # the program is loaded and S runs none of its code from here on
+
+    def case(idx: int) -> None:
+        status, message, payload = _run_one_test(tests[idx], namespace, max_value, scope=scope)
+        report.send(b"R", idx, status.encode(), message, payload, 0.0)
+
+    _fork_per_case(job, todo, report, case)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -869,20 +882,7 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
         report.send(b"L", _process_time())
-        cpu_limit, wall_limit = float(job["timeout_s"]), float(job["wall_timeout_s"])
-        budget, streak, me = job.get("max_consecutive_timeouts"), 0, os.getpid()
-        for idx in todo:
-            if budget and streak >= budget:
-                report.send(b"U", idx)
-                break
-            pid = _fork()
-            if pid == 0:
-                _run_stdio_case(code, idx, workdir, report)
-            status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit)
-            report.send(b"D", idx, status, cpu, killed.encode() if killed else None)
-            streak = streak + 1 if killed or cpu > cpu_limit else 0
-            if _children(me):
-                sweep_children()
+        _fork_per_case(job, todo, report, lambda idx: _run_stdio_case(code, idx, workdir, report))
     except _BaseException as err:
         report.send(b"X", b"crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
         _exit(1)
@@ -892,7 +892,6 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
 def _run_stdio_case(code, idx: int, workdir: str, report: _Reporter) -> None:
     status, message = "done", ""
     try:
-        os.setpgid(0, 0)
         fd_in = os.open(os.path.join(workdir, f"in{idx}"), os.O_RDONLY)
         fd_out = os.open(os.path.join(workdir, f"out{idx}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd_in, 0)

@@ -34,14 +34,6 @@ def _strip_thinking(text: str) -> str:
     return re.sub(r"</?(think|thinking|reasoning)>", "", text, flags=re.IGNORECASE)
 
 
-def _parses(code: str) -> bool:
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    return True
-
-
 def _longest_parseable_run(text: str, max_lines: int = 400) -> str:
     """Longest contiguous run of lines that parses as Python and contains a statement beyond a bare name."""
     lines = text.splitlines()
@@ -54,13 +46,14 @@ def _longest_parseable_run(text: str, max_lines: int = 400) -> str:
             chunk = "\n".join(lines[start:end]).strip("\n")
             if len(chunk) <= len(best):
                 break
-            if _parses(chunk) and _looks_like_code(chunk):
+            if _looks_like_code(chunk):
                 best = chunk
                 break
     return best
 
 
 def _looks_like_code(chunk: str) -> bool:
+    """Parses as Python and holds a statement beyond a bare name or constant."""
     try:
         tree = ast.parse(chunk)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -112,7 +105,7 @@ def extract_code(completion: object, *, strategy: str = "last", language: str = 
             return max(code_blocks, key=len)
         return code_blocks[-1]
     stripped = text.strip("\n")
-    if _parses(stripped) and _looks_like_code(stripped):
+    if _looks_like_code(stripped):
         return stripped
     return _longest_parseable_run(text)
 

@@ -455,14 +455,7 @@ class Sandbox:
             ...     sb.pass_matrix(["def f():\\n    return 1", "def f():\\n    return 2"], ["assert f() == 1"]).tolist()
             [[True], [False]]
         """
-        import numpy as np
-
-        reports = self.run_many([Job(p, tests=list(tests)) for p in programs], progress=progress)
-        matrix = np.zeros((len(programs), len(tests)), dtype=bool)
-        for i, report in enumerate(reports):
-            if report.statuses:
-                matrix[i] = report.passed
-        return matrix
+        return self._matrix(programs, tests, "passed", bool, progress)
 
     def status_matrix(self, programs: Sequence[str], tests: Sequence[str]):
         """Int8 matrix of status codes (index into :data:`evolvecoder_datasets.schema.STATUS_NAMES`).
@@ -474,13 +467,17 @@ class Sandbox:
             >>> STATUS_NAMES[codes[0, 0]]
             'syntax_error'
         """
+        return self._matrix(programs, tests, "codes", "int8", False)
+
+    def _matrix(self, programs: Sequence[str], tests: Sequence[str], field: str, dtype, progress: bool):
+        """One row per program, filled from each report's ``field`` (``passed`` or ``codes``)."""
         import numpy as np
 
-        reports = self.run_many([Job(p, tests=list(tests)) for p in programs])
-        matrix = np.zeros((len(programs), len(tests)), dtype=np.int8)
+        reports = self.run_many([Job(p, tests=list(tests)) for p in programs], progress=progress)
+        matrix = np.zeros((len(programs), len(tests)), dtype=dtype)
         for i, report in enumerate(reports):
             if report.statuses:
-                matrix[i] = report.codes
+                matrix[i] = getattr(report, field)
         return matrix
 
     # -- async ------------------------------------------------------------------------------------------------
