@@ -40,12 +40,15 @@ def _python() -> str:
 
 
 def _python_roots() -> list[str]:
-    """Folders the interpreter and its packages live in (re-exposed when the home folders are hidden)."""
+    """Folders the interpreter and its packages live in (re-exposed when the home folders are hidden).
+
+    Only what the fork server needs: the prefixes, the package folders it puts on its path, and this package. Not
+    the caller's ``sys.path`` at large: a script started from ``/tmp`` puts ``/tmp`` there, and binding it back would
+    hand solutions the host's ``/tmp`` instead of a private one.
+    """
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, str(SERVER_SCRIPT.parent.parent)}
     roots.add(str(Path(_python()).parent.parent))
-    for entry in sys.path:
-        if entry and os.path.isdir(entry):
-            roots.add(os.path.realpath(entry))
+    roots.update(p for p in site_paths().split(os.pathsep) if p)
     # Keep only the outermost folders.
     ordered = sorted({os.path.realpath(r) for r in roots if r and os.path.isdir(r)}, key=len)
     kept: list[str] = []
@@ -78,8 +81,8 @@ def bwrap_command(python_args: list[str], *, tmp_size_mb: int = 512) -> list[str
     made: set[str] = set()
     for root in _python_roots():
         # The private /tmp hides a checkout or virtualenv that lives there (CI clones often do) like a home folder.
-        hider = next((h for h in [*hidden, "/tmp"] if root == h or root.startswith(h.rstrip("/") + "/")), None)
-        if hider is None:
+        hider = next((h for h in [*hidden, "/tmp"] if root.startswith(h.rstrip("/") + "/")), None)
+        if hider is None:  # outside the hidden folders (a hidden folder itself is never bound back whole)
             continue
         # bwrap would create the folders leading to the bind with mode 0700, unreadable by the sandbox uid.
         parts = Path(root).relative_to(hider).parts[:-1]

@@ -321,3 +321,16 @@ def test_a_checkout_under_tmp_stays_visible_inside_bubblewrap(tmp_path, monkeypa
     assert cmd.index("--tmpfs") < cmd.index(str(checkout))  # bound after /tmp is replaced
     made = [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--dir"]
     assert str(checkout.parent) in made
+
+
+def test_a_caller_started_from_tmp_still_gets_a_private_tmp(monkeypatch):
+    """A script run from /tmp has /tmp on sys.path; the sandbox must not bind the host's /tmp back in."""
+    import sys
+
+    from evolvecoder_datasets.execution import isolation
+
+    monkeypatch.setattr(sys, "path", ["/tmp", *sys.path])
+    cmd = isolation.bwrap_command(["python3"])
+    assert "/tmp" not in [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--ro-bind"]
+    with Sandbox(workers=1) as sb:
+        assert sb.run("import os\ndef f():\n    return os.getcwd()", ["assert f().startswith('/tmp/')"]).statuses == ["pass"]
