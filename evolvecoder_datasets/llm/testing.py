@@ -350,10 +350,16 @@ class ScriptedOpenAIServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
-        self._send(writer, 200, payload)
         with self._lock:
             self.answered += 1
             dying = self.die_after is not None and self.answered >= self.die_after
+        if dying:
+            # Stop listening before the last answer leaves: a client that reads it and connects again must find
+            # nothing there, never a half-dead listener.
+            self._dead = True
+            if self._server is not None:
+                self._server.close()
+        self._send(writer, 200, payload)
         if dying:
             await writer.drain()
             self._kill()
