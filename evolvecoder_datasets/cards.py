@@ -66,8 +66,8 @@ _ENV_TEMPLATES = "EVOLVECODER_CARD_TEMPLATES"
 def template_path(name: str = "round") -> Path:
     """Path of a card template: ``name`` is a file path or the stem of a template in the ``cards/`` folder.
 
-    The folder is the repository's ``cards/``; the environment variable ``EVOLVECODER_CARD_TEMPLATES`` points
-    elsewhere.
+    The folder is the environment variable ``EVOLVECODER_CARD_TEMPLATES`` when set, else the repository's
+    ``cards/`` (a source checkout or editable install), else the copy of it an installed wheel carries.
 
     Args:
         name (`str`, *optional*, defaults to `"round"`): a path to a ``.jinja`` file, or a template stem
@@ -84,12 +84,20 @@ def template_path(name: str = "round") -> Path:
     candidate = Path(name)
     if candidate.suffix in (".jinja", ".j2", ".md") and candidate.is_file():
         return candidate
-    folder = Path(os.environ.get(_ENV_TEMPLATES) or Path(__file__).resolve().parent.parent / "cards")
+    folder = _templates_folder()
     found = folder / f"{name}.md.jinja"
     if not found.is_file():
         available = sorted(p.name.split(".")[0] for p in folder.glob("*.md.jinja")) if folder.is_dir() else []
         raise ConfigError(f"card template {name!r} not found in {folder} (available: {available})")
     return found
+
+
+def _templates_folder() -> Path:
+    if os.environ.get(_ENV_TEMPLATES):
+        return Path(os.environ[_ENV_TEMPLATES])
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / "cards"
+    return checkout if checkout.is_dir() else here / "_cards"
 
 
 def size_category(num_rows: int) -> str:
