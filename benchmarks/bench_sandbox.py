@@ -4,6 +4,8 @@ Workload: HumanEval canonical solutions and one mutant each (so some are wrong),
 cycled to 30 tests. Measured in this process, one after the other:
 
 * fork floor: fork + immediate exit of a small Python (a fresh ``python -I -S``), one forking process per core;
+* fork-per-test floor: the same workload through the smallest fork-per-test harness (load each program once, fork
+  a child per test that runs the assert and writes one line, wait), one process per core, nothing else;
 * ours, isolated mode (fork per test from the loaded solution) and fast mode (tests in sequence);
 * AceCoder-style harness: a fresh interpreter per solution, asserts exec'd in shared globals under an in-process
   alarm (what the released EvolveCoder/AceCoder evaluation does);
@@ -76,6 +78,50 @@ def fork_floor(n_per_core: int, *, site: bool = True) -> float:
     for p in procs:
         p.communicate()
     return n_per_core * CORES / (time.perf_counter() - start)
+
+
+# The per-test fork floor on the real workload: what any fork-per-test harness must pay. One process per core
+# loads each of its programs once and forks a child per test that runs the assert and writes one line; the parent
+# waits and reads. No isolation, limits, CPU judging or value hardening: only the fork, the test and the exit.
+_FORK_PER_TEST = r"""
+import json, os, sys, time
+jobs = json.loads(sys.stdin.read())
+r, w = os.pipe()
+t = time.perf_counter()
+for program, tests in jobs:
+    g = {}
+    try:
+        exec(program, g)
+    except BaseException:
+        continue
+    codes = [compile(test, "<test>", "exec") for test in tests]
+    for code in codes:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                exec(code, g)
+                os.write(w, b"pass\n")
+            except BaseException:
+                os.write(w, b"fail\n")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        os.read(r, 64)
+print(time.perf_counter() - t)
+"""
+
+
+def fork_per_test_floor(jobs: list[Job]) -> float:
+    """Executions/s of the minimal fork-per-test harness above over ``jobs``, one process per core."""
+    shares = [[(j.program, list(j.tests)) for j in jobs[i::CORES]] for i in range(CORES)]
+    start = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-I", "-S", "-c", _FORK_PER_TEST], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for _ in shares]  # fmt: skip
+    for proc, share in zip(procs, shares):
+        proc.stdin.write(json.dumps(share))
+        proc.stdin.close()
+    for proc in procs:
+        proc.wait()
+    return sum(len(j.tests) for j in jobs) / (time.perf_counter() - start)
 
 
 # --- AceCoder-style baseline ------------------------------------------------------------------------------------
@@ -170,6 +216,7 @@ def main() -> None:
     n_exec = sum(len(j.tests) for j in jobs)
     print(f"workload: {len(jobs)} programs x 30 tests = {n_exec} executions; {CORES} cores; python {sys.version.split()[0]}")
     rates: dict[str, list[float]] = {"fork floor (python -I)": [], "fork floor (python -I -S)": [],
+                                     "fork-per-test floor": [],
                                      "ours isolated": [], "ours fast": [], "AceCoder-style": [],
                                      "code_eval-style per test": []}  # fmt: skip
     verdicts = {}
@@ -181,6 +228,7 @@ def main() -> None:
         for _ in range(args.rounds):
             rates["fork floor (python -I)"].append(fork_floor(2000))
             rates["fork floor (python -I -S)"].append(fork_floor(2000, site=False))
+            rates["fork-per-test floor"].append(fork_per_test_floor(jobs))
             t = time.perf_counter()
             verdicts["isolated"] = [r.passed for r in iso.run_many(jobs)]
             rates["ours isolated"].append(n_exec / (time.perf_counter() - t))
@@ -203,6 +251,7 @@ def main() -> None:
     print("ratios:")
     print(f"  isolated / fork floor -I     {med['ours isolated'] / med['fork floor (python -I)']:.2f}   (target >= 0.7)")
     print(f"  isolated / fork floor -I -S  {med['ours isolated'] / med['fork floor (python -I -S)']:.2f}")
+    print(f"  isolated / fork-per-test     {med['ours isolated'] / med['fork-per-test floor']:.2f}   (target >= 0.7)")
     print(f"  isolated / code_eval-style   {med['ours isolated'] / med['code_eval-style per test']:.1f}   (target >= 10)")
     print(f"  fast / AceCoder-style        {med['ours fast'] / med['AceCoder-style']:.1f}   (target >= 1.5)")
 

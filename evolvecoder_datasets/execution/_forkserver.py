@@ -82,6 +82,22 @@ def _prctl(option: int, value: int) -> bool:
     return bool(_LIBC is not None and _LIBC.prctl(option, value, 0, 0, 0) == 0)
 
 
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the kernel before a process starts forking.
+
+    Start-up (imports, compiling this module when no bytecode cache is readable) leaves megabytes of freed memory
+    in malloc's arenas. Those pages stay mapped, so every fork copies their page table entries and every exit tears
+    them down: trimming them is ~2 MB less per fork. Done once in the server; a solution child does not repeat it
+    (a full collection costs ~1 ms per program, more than its small compile leaves behind).
+    """
+    import gc
+
+    gc.collect()
+    trim = getattr(_LIBC, "malloc_trim", None)  # glibc only
+    if trim is not None:
+        trim(0)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Canonical values: what a program's result *is*, independent of the methods its class defines.
 # ---------------------------------------------------------------------------------------------------------------
@@ -297,9 +313,60 @@ class _ValueUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"forbidden global {module}.{name}")
 
 
+def dump_value(value) -> bytes:
+    """Encode a test's result as one ASCII token for the result line (inverse: :func:`load_value`).
+
+    The common results (exact ``int``, ``bool``, ``None``, ``float``, ``str``) get a one-letter tag and their exact
+    text; anything else is the base64 of a pickle of its canonical form. Tagged atoms matter in isolated mode:
+    pickling allocates a pickler, memo and buffers in the forked grandchild, and each new page it writes is a
+    copy-on-write fault (measured: ~45 fewer faults per test, ~10% more tests per second).
+    """
+    t = _type(value)
+    if t is int:
+        try:
+            return b"I%d" % value
+        except ValueError:  # more digits than int/str conversion allows: pickle it
+            pass
+    elif t is bool:
+        return b"T" if value else b"F"
+    elif value is None:
+        return b"N"
+    elif t is float:
+        return b"D" + float.hex(value).encode("ascii")
+    elif t is str:
+        try:
+            return b"U" + _b2a(value.encode("utf-8"), newline=False)
+        except UnicodeEncodeError:  # lone surrogates: pickle keeps them
+            pass
+    return _b2a(_dumps(canonical(value, transport=True), protocol=4), newline=False)
+
+
 def load_value(payload: bytes):
-    """Decode a canonical value sent by a child (only builtins and an allowlist of value classes)."""
-    return _ValueUnpickler(io.BytesIO(binascii.a2b_base64(payload))).load()
+    """Decode a value sent by a child: a tagged atom, or a pickle of builtins and an allowlist of value classes.
+
+    Example:
+        >>> [load_value(dump_value(v)) for v in (7, True, None, -0.5, "a b", [1, (2,)])]
+        [7, True, None, -0.5, 'a b', [1, (2,)]]
+    """
+    tag = payload[:1]
+    if tag == b"I":
+        return int(payload[1:])
+    if tag in (b"T", b"F", b"N"):
+        if _len(payload) != 1:
+            raise ValueError("malformed atom")
+        return True if tag == b"T" else False if tag == b"F" else None
+    if tag == b"D":
+        return float.fromhex(payload[1:].decode("ascii"))
+    if tag == b"U":
+        return _a2b_strict(payload[1:]).decode("utf-8")
+    return _ValueUnpickler(io.BytesIO(_a2b_strict(payload))).load()
+
+
+def _a2b_strict(data: bytes) -> bytes:
+    try:
+        return binascii.a2b_base64(data, strict_mode=True)
+    except TypeError:  # pragma: no cover - Python 3.10 has no strict mode
+        return binascii.a2b_base64(data)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -470,9 +537,14 @@ def proc_cpu_seconds(pid: int) -> float:
 
 
 def _children(pid: int) -> list[int]:
+    # Read with bare fds: this runs after every forked test, and a file object allocates (so dirties) pages.
     try:
-        with open(f"/proc/{pid}/task/{pid}/children", "rb") as fh:
-            return [int(x) for x in fh.read().split()]
+        fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY)
+        try:
+            data = _read(fd, 65536)
+        finally:
+            _close(fd)
+        return [int(x) for x in data.split()] if data else []
     except OSError:
         kids = []
         for entry in os.listdir("/proc"):
@@ -680,10 +752,17 @@ class _Reporter:
     any other module a program could have rebound. Writes under 4 KiB are atomic.
     """
 
-    __slots__ = ("fd", "prefix")
+    __slots__ = ("fd", "prefix", "bprefix")
 
     def __init__(self, fd: int, nonce: str) -> None:
-        self.fd, self.prefix = fd, nonce + " "
+        self.fd, self.prefix, self.bprefix = fd, nonce + " ", nonce.encode("ascii")
+
+    def result(self, idx: int, status: str, message: str, payload: bytes | None, cpu: float) -> None:
+        """The ``R`` line of one test, built in a single formatting step: it is written by every forked
+        grandchild, where each temporary object may dirty (so copy) a page."""
+        text = _b2a(message.encode("utf-8", "replace"), newline=False) if message else b"="
+        self._write_all(b"%b R %d %b %b %b %a\n" % (self.bprefix, idx, status.encode("ascii"), text,
+                                                    payload or b"-", cpu))  # fmt: skip
 
     def send(self, *fields) -> None:
         parts = [self.prefix]
@@ -699,7 +778,15 @@ class _Reporter:
                 parts.append(repr(field))
             parts.append(" ")
         parts[-1] = "\n"
-        view = memoryview("".join(parts).encode("ascii"))
+        self._write_all("".join(parts).encode("ascii"))
+
+    def done(self, idx: int, wait_status: int, cpu: float, killed: str | None) -> None:
+        """The ``D`` line the solution child writes after each grandchild it waited for (one formatting step)."""
+        self._write_all(b"%b D %d %d %a %b\n" % (self.bprefix, idx, wait_status, cpu,
+                                                  killed.encode("ascii") if killed else b"-"))  # fmt: skip
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
         while view:
             try:
                 n = _write(self.fd, view)
@@ -755,12 +842,12 @@ def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope:
         if test.kind == "probe":
             value = eval(test.code, namespace)
             try:
-                blob = _dumps(canonical(value, transport=True), protocol=4)
+                token = dump_value(value)
             except RecursionError:
                 return "fail", "value too deeply nested to compare", None
-            if _len(blob) > max_value:
-                return "fail", f"value too large to compare ({_len(blob)} bytes)", None
-            return "value", "", _b2a(blob, newline=False)
+            if _len(token) > max_value:
+                return "fail", f"value too large to compare ({_len(token)} bytes)", None
+            return "value", "", token
         # The comparator reaches the test through a closure cell: rebinding a global cannot replace it.
         _FunctionType(test.code, namespace)(hardened_compare, strip_value)()
         return "pass", "", None
@@ -812,7 +899,7 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         if job.get("mode") == "fast":
             for idx in todo:
                 status, message, payload = _run_one_test(tests[idx], namespace, max_value)
-                report.send(b"R", idx, status.encode(), message, payload, _process_time())
+                report.result(idx, status, message, payload, _process_time())
             _exit(0)
         _isolated_loop(job, todo, tests, namespace, report, max_value)
     except _BaseException as err:  # harness failure: say so, the server marks the rest
@@ -846,7 +933,7 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case) -> None:
             finally:
                 _exit(0)
         status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit)
-        report.send(b"D", idx, status, cpu, killed.encode() if killed else None)
+        report.done(idx, status, cpu, killed)
         streak = streak + 1 if killed or cpu > cpu_limit else 0
         if _children(me):
             sweep_children()
@@ -856,12 +943,12 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     """Isolated mode: each test in its own fork of the loaded program."""
     import gc
 
-    gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
     scope = _test_globals(namespace)  # the program is loaded and S runs none of its code from here on
+    gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
 
     def case(idx: int) -> None:
         status, message, payload = _run_one_test(tests[idx], namespace, max_value, scope=scope)
-        report.send(b"R", idx, status.encode(), message, payload, 0.0)
+        report.result(idx, status, message, payload, 0.0)
 
     _fork_per_case(job, todo, report, case)
 
@@ -918,7 +1005,7 @@ def _run_stdio_case(code, idx: int, workdir: str, report: _Reporter) -> None:
     except _BaseException as err:
         status, message = _exception_status(err)
     try:
-        report.send(b"R", idx, status.encode(), message, None, 0.0)
+        report.result(idx, status, message, None, 0.0)
     finally:
         _exit(0)
 
@@ -1337,6 +1424,7 @@ def main() -> None:
     _prepare_server_process(server.workdir)
     _PRISTINE_BUILTINS.update(vars(builtins))  # now with exit()/quit(); still before any untrusted code
     snapshot_stdlib_modules()
+    _trim_heap()
     server.serve()
 
 
