@@ -1133,13 +1133,12 @@ class Server:
                 for i in todo:
                     statuses[i], messages[i] = "unexecuted", "skipped after repeated timeouts"
                 break
-            outcome = self._supervise(job, limits, workdir, todo, tests, statuses, messages, cpu)
+            body = lambda nonce, wfd: _solution_child(job, todo, tests, nonce, wfd, workdir, limits)  # noqa: E731
+            outcome, progressed = self._supervise(job, body, todo, tests, statuses, messages, cpu)
             if outcome == "done":
                 break
-            if outcome == "timeout":
-                timeouts_in_a_row += 1
-            elif outcome == "progress":
-                timeouts_in_a_row = 0
+            # Tests run in order, so the run of timeouts is broken by any test that finished in between.
+            timeouts_in_a_row = (0 if progressed else timeouts_in_a_row) + 1 if outcome == "timeout" else 0
         return {"statuses": statuses, "messages": messages, "cpu": cpu}
 
     def _fork_solution(self, body) -> _Run:
@@ -1156,21 +1155,27 @@ class Server:
         os.set_blocking(rfd, False)
         return _Run(pid, rfd, nonce)
 
-    def _supervise(self, job, limits, workdir, todo, tests, statuses, messages, cpu) -> str:
-        """Run one solution child over ``todo``; fill what it reports; blame the test it ended on.
+    def _supervise(self, job, body, todo, tests, statuses, messages, cpu) -> tuple[str, bool]:
+        """Run one child (``body``, forked) over ``todo``; fill what it reports; blame the test it ended on.
 
-        Returns ``"done"`` (nothing left), or ``"timeout"``/``"crash"`` when a test ended the child early (the
-        caller starts a fresh one for the rest).
+        Used for solution children (assert jobs) and stdin runners alike. Returns ``(outcome, progressed)``:
+        ``outcome`` is ``"done"`` (nothing left to run), or ``"timeout"``/``"crash"`` when a test ended the child
+        early (the caller starts a fresh one for the rest); ``progressed`` says whether a test finished in this child
+        before the one blamed, which breaks a run of consecutive timeouts.
         """
-        fast = job.get("mode") == "fast"
-        run = self._fork_solution(lambda nonce, wfd: _solution_child(job, todo, tests, nonce, wfd, workdir, limits))
+        stdio = job.get("kind") == "stdio"
+        fast = job.get("mode") == "fast" and not stdio  # only then does the child run untrusted code per test
+        run = self._fork_solution(body)
         pending = collections.deque(todo)
         killed_for = self._watch(run, job, pending, tests, statuses, messages, cpu, judge_cpu=fast)
         if not pending:
-            return "done"
+            return "done", True
         current = pending.popleft()
+        progressed = current != todo[0]
         if not run.loaded:
-            if killed_for is not None:
+            if stdio:
+                status, message = "crash", "the runner ended before starting"
+            elif killed_for is not None:
                 what = "CPU time" if killed_for == "cpu" else "wall-clock"
                 status, message = "timeout", f"loading the program hit the {what} limit"
             else:
@@ -1178,16 +1183,19 @@ class Server:
                 message = "the program ended the process while loading (" + _describe_exit(run.exit_status) + ")"
             for i in [current, *pending]:
                 statuses[i], messages[i] = status, message
-            return "done"
+            return "done", progressed
         if killed_for is not None and fast:
             statuses[current] = "timeout"
             messages[current] = "CPU time limit" if killed_for == "cpu" else "wall-clock backstop (blocked or sleeping)"
             cpu[current] = run.killed_after_cpu
-            return "timeout"
+            return "timeout", progressed
         statuses[current] = "crash"
-        messages[current] = ("the solution process stopped answering" if killed_for else
-                             "the solution process died during this test (" + _describe_exit(run.exit_status) + ")")
-        return "crash"
+        if stdio:
+            messages[current] = "the runner stopped answering" if killed_for else "the runner died"
+        else:
+            messages[current] = ("the solution process stopped answering" if killed_for else
+                                 "the solution process died during this test (" + _describe_exit(run.exit_status) + ")")
+        return "crash", progressed
 
     def _watch(self, run: _Run, job, pending, tests, statuses, messages, cpu, *, judge_cpu: bool):
         """Apply S's lines until ``pending`` is empty or S ends; kill S when it overruns. Returns the kill reason.
@@ -1358,17 +1366,8 @@ class Server:
             todo = [i for i in range(n) if statuses[i] is None]
             if not todo:
                 break
-            run = self._fork_solution(lambda nonce, wfd: _stdio_child(job, todo, nonce, wfd, workdir, limits))
-            pending = collections.deque(todo)
-            killed_for = self._watch(run, job, pending, None, statuses, messages, cpu, judge_cpu=False)
-            if pending:
-                current = pending.popleft()
-                if not run.loaded:
-                    for i in [current, *pending]:
-                        statuses[i], messages[i] = "crash", "the runner ended before starting"
-                else:
-                    statuses[current] = "crash"
-                    messages[current] = "the runner stopped answering" if killed_for else "the runner died"
+            body = lambda nonce, wfd: _stdio_child(job, todo, nonce, wfd, workdir, limits)  # noqa: E731
+            self._supervise(job, body, todo, None, statuses, messages, cpu)
         tol = job.get("float_tol")
         cap = int(job.get("max_output_bytes", 1 << 20))
         for i in range(n):

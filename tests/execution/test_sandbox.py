@@ -92,6 +92,18 @@ def test_consecutive_timeout_budget_marks_the_rest_unexecuted(sandbox):
     assert report.statuses == ["pass", "timeout", "timeout"] + ["unexecuted"] * 4
 
 
+def test_timeouts_separated_by_finished_tests_are_not_consecutive(sandbox):
+    # A slow input every few tests must not use up the budget: only an unbroken run of timeouts does. Both modes
+    # agree (fast mode once counted every restart of its child as one more timeout in a row).
+    program = "def f(x):\n    while x < 0:\n        pass\n    return x\n"
+    slow, quick = "assert f(-1) == 1", [f"assert f({i}) == {i}" for i in range(1, 4)]
+    tests = [slow, *quick, slow, *quick, slow, slow, *quick]
+    with Sandbox(workers=1, mode=sandbox.mode, timeout_s=0.2, max_consecutive_timeouts=2) as sb:
+        report = sb.run(program, tests)
+    assert report.statuses == ["timeout", *["pass"] * 3, "timeout", *["pass"] * 3, "timeout", "timeout",
+                               *["unexecuted"] * 3]  # fmt: skip
+
+
 def test_preamble_supplies_forgotten_imports():
     program = "def total(xs: List[int]) -> int:\n    return sum(xs)\n"
     with Sandbox(workers=1) as sb:
