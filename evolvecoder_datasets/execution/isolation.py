@@ -119,7 +119,9 @@ def server_command(isolation: str) -> list[str]:
     """Full command that starts a fork server under ``isolation`` (one of ``bwrap``, ``unshare``, ``none``)."""
     # Imported as a module, not run as a script: a script run keeps ~3 MB more of the heap alive (measured:
     # RssAnon 10.0 MB against 6.8-7.2 MB), and every fork and exit of the server's children pays for each page.
-    bootstrap = f"import sys; sys.path.insert(0, {str(SERVER_SCRIPT.parent)!r}); import _forkserver; _forkserver.main()"
+    # The folder leaves sys.path again at once: a solution's `import report` must not find our modules.
+    bootstrap = (f"import sys; sys.path.insert(0, {str(SERVER_SCRIPT.parent)!r}); import _forkserver; "
+                 "del sys.path[0]; _forkserver.main()")
     args = [_python(), "-I", "-S", "-B", "-c", bootstrap]
     if isolation == "bwrap":
         return bwrap_command(args)

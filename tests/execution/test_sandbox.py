@@ -266,6 +266,16 @@ def test_solutions_can_import_the_stdlib_and_installed_packages(sandbox):
     assert report.statuses == ["pass", "pass", "pass"], report.messages
 
 
+def test_the_sandbox_own_modules_are_not_importable_by_solutions(sandbox):
+    # The server is imported from the package's execution folder; that folder must not stay on sys.path, or a
+    # solution's `import report` or `import extract` would get our modules instead of its own or an ImportError.
+    program = "import importlib.util\ndef probe(name):\n    spec = importlib.util.find_spec(name)\n" \
+              "    return spec.origin if spec else 'missing'\n"
+    tests = [f"assert probe({name!r}) == 'missing'" for name in ("report", "extract", "isolation")]
+    report = sandbox.run(program, tests)
+    assert report.statuses == ["pass"] * 3, report.messages
+
+
 def test_a_forked_copy_of_the_caller_cannot_use_or_close_the_parents_servers():
     from evolvecoder_datasets.errors import SandboxError
 
