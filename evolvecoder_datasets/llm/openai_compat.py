@@ -190,9 +190,12 @@ class OpenAICompatible(Backend):
             raise _Retryable(f"connection failed: {type(err).__name__}: {err}") from err
         if status == 200:
             try:
-                return json.loads(raw)
+                data = json.loads(raw)
             except ValueError as err:
                 raise _Retryable(f"invalid JSON in a 200 answer: {raw[:200]!r}", status=status) from err
+            if not isinstance(data, dict):  # a proxy's or a broken server's answer, never a chat completion
+                raise _Retryable(f"a 200 answer that is not a JSON object: {raw[:200]!r}", status=status)
+            return data
         message = _error_message(raw)
         if status in RETRY_STATUSES or status >= 500:
             raise _Retryable(f"HTTP {status}: {message}", status=status, retry_after=parse_retry_after(headers))
@@ -233,8 +236,7 @@ class OpenAICompatible(Backend):
                 await self._sleep(delay)
                 continue
             if self.limiter.enabled:
-                usage = data.get("usage") or {}
-                actual = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+                actual = sum(_usage_tokens(data))
                 if actual:
                     self.limiter.settle(reserved, actual)
             return data
@@ -266,10 +268,10 @@ class OpenAICompatible(Backend):
             except _NUnsupported:
                 pass  # remembered in self._native_n; every sample is requested with n=1 below
             else:
-                choices.extend(sorted(data.get("choices") or [], key=lambda c: c.get("index", 0)))
-                usage = data.get("usage") or {}
-                prompt_tokens += int(usage.get("prompt_tokens") or 0)
-                completion_tokens += int(usage.get("completion_tokens") or 0)
+                choices.extend(sorted(_choices(data, self.url), key=_choice_index))
+                used_prompt, used_completion = _usage_tokens(data)
+                prompt_tokens += used_prompt
+                completion_tokens += used_completion
                 model = data.get("model") or model
         missing = request.n - len(choices)
         if missing > 0:
@@ -282,10 +284,10 @@ class OpenAICompatible(Backend):
                 )
             )
             for data in answers:
-                choices.extend((data.get("choices") or [])[:1])
-                usage = data.get("usage") or {}
-                prompt_tokens += int(usage.get("prompt_tokens") or 0)
-                completion_tokens += int(usage.get("completion_tokens") or 0)
+                choices.extend(_choices(data, self.url)[:1])
+                used_prompt, used_completion = _usage_tokens(data)
+                prompt_tokens += used_prompt
+                completion_tokens += used_completion
                 model = data.get("model") or model
         choices = choices[: request.n]
         if len(choices) < request.n:
@@ -308,7 +310,7 @@ class OpenAICompatible(Backend):
                 j = queue.pop()
                 try:
                     completion = await self._complete(session, requests[j])
-                except (LLMRequestError, ValueError, KeyError, TypeError) as err:
+                except (LLMRequestError, ValueError, KeyError, TypeError, AttributeError) as err:
                     if not isinstance(err, LLMRequestError):
                         err = LLMRequestError(f"malformed answer from {self.url}: {type(err).__name__}: {err}")
                     on_result(j, err)
@@ -322,11 +324,68 @@ class OpenAICompatible(Backend):
             await session.close()
 
 
+def _choices(data: dict, url: str) -> list[dict]:
+    """The answer's choices; a ``choices`` field of the wrong shape is a malformed answer, not a crash."""
+    choices = data.get("choices") or []
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise LLMRequestError(f"malformed answer from {url}: choices is {str(choices)[:200]}")
+    return choices
+
+
+def _choice_index(choice: dict) -> int:
+    index = choice.get("index", 0)
+    return index if isinstance(index, int) else 0
+
+
+def _usage_tokens(data: dict) -> tuple[int, int]:
+    """``(prompt_tokens, completion_tokens)`` of an answer; 0 for what is missing or unreadable.
+
+    Servers omit ``usage``, send ``null`` or put odd values there; the answer is still good, so counting must not
+    fail it (a paid call would then be lost and sent again).
+
+    Example:
+        >>> _usage_tokens({"usage": {"prompt_tokens": 7, "completion_tokens": "3"}}), _usage_tokens({"usage": None})
+        ((7, 3), (0, 0))
+    """
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        return 0, 0
+
+    def count(name: str) -> int:
+        try:
+            return max(0, int(usage.get(name) or 0))
+        except (TypeError, ValueError, OverflowError):
+            return 0
+
+    return count("prompt_tokens"), count("completion_tokens")
+
+
 def _choice_text(choice: dict) -> str:
     message = choice.get("message")
     if isinstance(message, dict):
-        return message.get("content") or ""
-    return str(choice.get("text") or "")
+        return _content_text(message.get("content"))
+    return _content_text(choice.get("text"))
+
+
+def _content_text(content: Any) -> str:
+    """A message's text: a string as is, a list of content parts joined (their ``text`` parts), else ``""``.
+
+    Some OpenAI-compatible servers (Mistral's reasoning models, multimodal gateways) answer with a list of parts
+    instead of a string; ``null`` comes with tool calls and refusals.
+
+    Example:
+        >>> _content_text([{"type": "text", "text": "a"}, {"type": "thinking", "thinking": "?"}, {"type": "text",
+        ...                "text": "b"}]), _content_text(None)
+        ('ab', '')
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
+        return "".join(p for p in parts if isinstance(p, str))
+    return str(content)
 
 
 def _error_message(raw: bytes) -> str:

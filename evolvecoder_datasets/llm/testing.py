@@ -3,8 +3,9 @@
 Tests, demos and end-to-end runs point any client (ours, the ``openai`` SDK, ``curl``) at ``server.base_url`` and
 script what the "model" says with a responder ``(request_json) -> answer``. The server speaks HTTP/1.1 with
 keep-alive on a raw asyncio socket in a background thread, needs only the standard library, and can misbehave on
-purpose: HTTP errors with ``Retry-After``, slow answers, dropped connections, ignoring or rejecting ``n``, and dying
-for good after N requests (the crash-resume scenario).
+purpose: HTTP errors with ``Retry-After``, slow answers, dropped connections, answers cut off mid-body, any raw
+status and body (non-JSON, no ``usage``, ``content: null``), ignoring or rejecting ``n``, and dying for good after
+N requests (the crash-resume scenario).
 
 A responder returns one of:
 
@@ -49,15 +50,17 @@ __all__ = ["Fault", "ScriptedOpenAIServer", "Answer", "Responder"]
 class Fault:
     """A misbehaviour of the scripted server for one request.
 
-    Build one with :meth:`http`, :meth:`disconnect` or :meth:`slow`.
+    Build one with :meth:`http`, :meth:`disconnect`, :meth:`slow`, :meth:`raw` or :meth:`cut`.
 
     Args:
-        kind (`str`): ``"http"``, ``"disconnect"`` or ``"slow"``.
+        kind (`str`): ``"http"``, ``"disconnect"``, ``"slow"``, ``"raw"`` or ``"cut"``.
         status (`int`, defaults to 500): HTTP status for ``"http"``.
         message (`str`, defaults to ``""``): error message in the JSON body for ``"http"``.
         retry_after (`float`, *optional*): ``Retry-After`` header value in seconds for ``"http"``.
         delay_s (`float`, defaults to 0): wait before acting (``"slow"``: before answering ``then``).
         then (`str | list[str]`, *optional*): the answer sent after a ``"slow"`` delay.
+        body (`bytes`, *optional*): the exact response body for ``"raw"`` and ``"cut"``.
+        headers (`tuple`, *optional*): extra ``(name, value)`` response headers for ``"raw"``.
 
     Example:
         >>> Fault.http(429, retry_after=0.05).status
@@ -70,6 +73,8 @@ class Fault:
     retry_after: float | None = None
     delay_s: float = 0.0
     then: Any = None
+    body: bytes | None = None
+    headers: tuple = ()
 
     @classmethod
     def http(cls, status: int, message: str = "", *, retry_after: float | None = None) -> Fault:
@@ -85,6 +90,28 @@ class Fault:
     def slow(cls, delay_s: float, then: Any) -> Fault:
         """Wait ``delay_s`` seconds, then answer ``then`` (a text or list of texts)."""
         return cls("slow", delay_s=delay_s, then=then)
+
+    @classmethod
+    def raw(cls, status: int, body: bytes | str | dict, *, headers: dict | None = None) -> Fault:
+        """Answer with exactly this status and body (a ``dict`` is sent as JSON): malformed or unusual answers.
+
+        Example:
+            >>> Fault.raw(200, {"choices": [{"message": {"content": None}}]}).body
+            b'{"choices": [{"message": {"content": null}}]}'
+        """
+        data = json.dumps(body).encode() if isinstance(body, dict) else body.encode() if isinstance(body, str) else body
+        return cls("raw", status=status, body=bytes(data), headers=tuple((headers or {}).items()))
+
+    @classmethod
+    def cut(cls, body: bytes | str | dict, *, keep: int | None = None) -> Fault:
+        """Start a 200 answer announcing all of ``body``, send only its first ``keep`` bytes, then drop the line.
+
+        Example:
+            >>> len(Fault.cut("0123456789", keep=4).body[:4])
+            4
+        """
+        data = json.dumps(body).encode() if isinstance(body, dict) else body.encode() if isinstance(body, str) else body
+        return cls("cut", status=200, body=bytes(data), delay_s=0.0, then=len(data) // 2 if keep is None else keep)
 
 
 Answer = Union[str, list, Fault]
@@ -315,6 +342,15 @@ class ScriptedOpenAIServer:
                 extra = {} if answer.retry_after is None else {"Retry-After": f"{answer.retry_after:g}"}
                 self._send(writer, answer.status, _error(answer.message), extra)
                 return True
+            if answer.kind == "raw":
+                self._send(writer, answer.status, answer.body or b"", dict(answer.headers))
+                return True
+            if answer.kind == "cut":
+                data = answer.body or b""
+                self._send(writer, 200, data[: int(answer.then)], content_length=len(data))
+                await writer.drain()
+                writer.transport.abort()
+                return False
             answer = answer.then
         if self._dead:
             writer.transport.abort()
@@ -367,10 +403,14 @@ class ScriptedOpenAIServer:
         return True
 
     @staticmethod
-    def _send(writer: asyncio.StreamWriter, status: int, payload: dict, headers: dict | None = None) -> None:
-        data = json.dumps(payload).encode()
+    def _send(
+        writer: asyncio.StreamWriter, status: int, payload: dict | bytes, headers: dict | None = None,
+        *, content_length: int | None = None,
+    ) -> None:  # fmt: skip
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        length = len(data) if content_length is None else content_length
         head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "Content-Type: application/json",
-                f"Content-Length: {len(data)}", "Connection: keep-alive"]
+                f"Content-Length: {length}", "Connection: keep-alive"]
         head += [f"{k}: {v}" for k, v in (headers or {}).items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
 
