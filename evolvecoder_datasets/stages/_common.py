@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigError, LLMCacheMissError
+from ..errors import ConfigError, LLMCacheMissError, SchemaError
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -37,7 +37,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "LLMStageConfig",
     "called_names",
+    "check_list_cells",
     "check_on_llm_error",
+    "check_text_cells",
     "config_digest",
     "defined_names",
     "drop_reason_counts",
@@ -66,7 +68,12 @@ def _semantic(value: Any) -> Any:
     from ..llm.config import LLMConfig
 
     if isinstance(value, LLMConfig):
-        return {name: _semantic(getattr(value, name)) for name in LLM_ANSWER_FIELDS}
+        fields = {name: _semantic(getattr(value, name)) for name in LLM_ANSWER_FIELDS}
+        try:  # the model actually asked: a default or $OPENAI_MODEL counts, or a changed one would reuse old answers
+            fields["model"] = value.resolved_model()
+        except ConfigError:
+            pass
+        return fields
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _semantic(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
@@ -79,8 +86,8 @@ def _semantic(value: Any) -> Any:
 def config_digest(config: Any) -> str:
     """A short, stable hex digest of what a (possibly nested) dataclass config decides, for checkpoint keys.
 
-    Of an ``LLMConfig`` only :data:`LLM_ANSWER_FIELDS` count: the same model reached through another URL is the
-    same stage.
+    Of an ``LLMConfig`` only :data:`LLM_ANSWER_FIELDS` count, with the model as resolved (``$OPENAI_MODEL`` or a
+    backend default when unset): the same model reached through another URL is the same stage, another model is not.
 
     Example:
         >>> from evolvecoder_datasets.llm import LLMConfig
@@ -257,6 +264,80 @@ def normalise_test(test: str) -> str:
     if tree is not None:
         return ast.dump(tree)
     return " ".join(test.split())
+
+
+def _row_label(batch: Mapping[str, Any], i: int) -> str:
+    ids = batch.get("id")
+    return f"row {i} (id {ids[i]!r})" if ids is not None and i < len(ids) else f"row {i}"
+
+
+def check_list_cells(
+    batch: Mapping[str, Any],
+    column: str,
+    *,
+    stage: str,
+    items: str = "text",
+    rows: Iterable[int] | None = None,
+) -> None:
+    """Raise :class:`SchemaError` naming ``column`` and the row when a cell is not a list of the expected items.
+
+    A missing column and a ``None`` cell pass (the stages treat them as empty). A plain string is refused: iterated,
+    it would silently become one test (or program) per character.
+
+    Args:
+        batch (`Mapping[str, Any]`): the batch a stage received.
+        column (`str`): the column to check.
+        stage (`str`): the stage name, for the message.
+        items (`str`, defaults to ``"text"``): ``"text"`` (every item a string) or ``"solutions"`` (every item a
+            string, ``None``, or a mapping whose ``code`` is a string or ``None``).
+        rows (`Iterable[int]`, *optional*): only these rows (default: all).
+
+    Raises:
+        SchemaError: a cell is not a list, or holds an item of the wrong type.
+
+    Example:
+        >>> check_list_cells({"id": ["X_1"], "tests": [["assert f() == 1"]]}, "tests", stage="execute")
+        >>> check_list_cells({"id": ["X_1"], "tests": ["assert f() == 1"]}, "tests", stage="execute")
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.errors.SchemaError: stage 'execute': column 'tests' must hold a list per row, got str in row 0 (id 'X_1')
+    """
+    cells = batch.get(column)
+    if cells is None:
+        return
+    for i in range(len(cells)) if rows is None else rows:
+        cell = cells[i]
+        if cell is None:
+            continue
+        if isinstance(cell, (str, bytes, Mapping)) or not isinstance(cell, (Sequence, np.ndarray)):
+            raise SchemaError(f"stage {stage!r}: column {column!r} must hold a list per row, got "
+                              f"{type(cell).__name__} in {_row_label(batch, i)}")
+        for k, item in enumerate(cell):
+            if isinstance(item, str):
+                continue
+            if items == "solutions" and (item is None or (isinstance(item, Mapping)
+                                                          and isinstance(item.get("code") or "", str))):
+                continue
+            raise SchemaError(f"stage {stage!r}: column {column!r} item {k} of {_row_label(batch, i)} must be a "
+                              f"{'program' if items == 'solutions' else 'string'}, got {type(item).__name__}")
+
+
+def check_text_cells(batch: Mapping[str, Any], column: str, *, stage: str, rows: Iterable[int] | None = None) -> None:
+    """Raise :class:`SchemaError` naming ``column`` and the row when a cell is not a string (``None`` included).
+
+    Example:
+        >>> check_text_cells({"id": ["X_1"], "question": [None]}, "question", stage="sample")
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.errors.SchemaError: stage 'sample': column 'question' must hold a string, got NoneType in row 0 (id 'X_1')
+    """
+    cells = batch.get(column)
+    if cells is None:
+        return
+    for i in range(len(cells)) if rows is None else rows:
+        if not isinstance(cells[i], str):
+            raise SchemaError(f"stage {stage!r}: column {column!r} must hold a string, got "
+                              f"{type(cells[i]).__name__} in {_row_label(batch, i)}")
 
 
 def drop_reason_counts(reasons: Iterable[str | None]) -> dict[str, int]:

@@ -50,7 +50,9 @@ from ._common import (
     as_origin_list,
     check_fraction,
     check_on_llm_error,
+    check_list_cells,
     check_positive,
+    check_text_cells,
     get_backend,
     get_sandbox,
     independent_tests,
@@ -346,7 +348,8 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
         ``statuses`` when the batch has it).
 
     Raises:
-        SchemaError: a required column is missing, or a pass matrix does not match its solutions and tests.
+        SchemaError: a required column is missing, a live row's ``question`` is not a string or its ``tests`` or
+            ``solutions`` not a list, or a pass matrix does not match its solutions and tests.
         ConfigError: ``config.llm`` is unset.
         LLMCacheMissError: a replayed run met a request its cache does not hold.
 
@@ -375,6 +378,10 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     reference_ok = batch.get("reference_ok") or [False] * n
     logs = [list(log or ()) for log in (batch.get(EVOLVE_LOG) or [None] * n)]
     rounds = list(batch.get(schema.ROUND) or [0] * n)
+    live_rows = [i for i in range(n) if not drops[i]]
+    check_text_cells(batch, schema.QUESTION, stage="evolve", rows=live_rows)
+    check_list_cells(batch, schema.TESTS, stage="evolve", rows=live_rows)
+    check_list_cells(batch, schema.SOLUTIONS, stage="evolve", items="solutions", rows=live_rows)
 
     problems: list[_Problem | None] = []
     for i in range(n):

@@ -25,6 +25,7 @@ from ..errors import ConfigError, SandboxCrashed
 from ..execution import Job, shared_sandbox
 from ..execution.sandbox import MODES
 from ..schema import INPUTS, OUTPUTS, PASS_MATRIX, SOLUTIONS, STATUSES, TESTS, check_columns
+from ._common import check_list_cells
 
 __all__ = ["ExecuteConfig", "execute", "execute_dataset", "solution_codes"]
 
@@ -95,7 +96,8 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
         config (`ExecuteConfig`): sandbox settings.
 
     Raises:
-        SchemaError: ``solutions`` is missing, or neither ``tests`` nor ``inputs``/``outputs`` is present.
+        SchemaError: ``solutions`` is missing, neither ``tests`` nor ``inputs``/``outputs`` is present, or a cell
+            is not a list of strings (a bare string would otherwise run as one test per character).
         SandboxCrashed: a fork server died twice on the same job; nothing of the batch is recorded.
 
     Example:
@@ -107,6 +109,9 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
     check_columns(batch, [SOLUTIONS], stage="execute")
     if TESTS not in batch and INPUTS not in batch:
         check_columns(batch, [TESTS], stage="execute")
+    check_list_cells(batch, SOLUTIONS, stage="execute", items="solutions")
+    for column in (TESTS, INPUTS, OUTPUTS):
+        check_list_cells(batch, column, stage="execute")
     sandbox = shared_sandbox(**config.sandbox_settings())
 
     n_rows = len(batch[SOLUTIONS])

@@ -5,6 +5,7 @@ Per problem, on the pass matrix of the last round (see
 solutions pass are removed (probably wrong); at most ``max_per_group`` tests (seeded random choice) are kept per
 group of tests with identical pass vectors; the problem is dropped with ``drop_reason = "too_few_tests"`` when fewer
 than ``min_tests`` remain, or ``"too_many_perfect"`` when more than ``max_perfect`` solutions pass every kept test.
+A problem whose pool has no counted solution (none sampled, or only mutants) is dropped as ``"no_solutions"``.
 
 Mutants are adversaries, not attempts at the problem: by default their rows (model ``"mutant"``) are left out of the
 pass rates and of the perfect-solution count, but their columns are still pruned with the tests.
@@ -32,7 +33,7 @@ import numpy as np
 
 from .. import passmatrix, schema
 from ..errors import SchemaError
-from ._common import as_origin_list, check_fraction, check_positive, problem_rng
+from ._common import as_origin_list, check_fraction, check_list_cells, check_positive, problem_rng
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -43,8 +44,11 @@ LOW_RATE = "final_low_rate_tests"
 DUPLICATES = "final_duplicate_tests"
 PERFECT = "final_perfect"
 
+NO_SOLUTIONS = "no_solutions"
+
 #: Drop reasons this stage writes.
 DROP_REASONS = {
+    NO_SOLUTIONS: "no counted solution in the pool (none sampled, or only excluded models): nothing judges the tests",
     passmatrix.TOO_FEW_TESTS: "fewer than min_tests tests survive the final filter",
     passmatrix.TOO_MANY_PERFECT: "more than max_perfect solutions pass every kept test (too easy)",
 }
@@ -112,7 +116,8 @@ def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, lis
         `dict[str, list]`: the pruned per-test columns, ``drop_reason`` and the three counters.
 
     Raises:
-        SchemaError: a required column is missing, or a pass matrix does not match its tests.
+        SchemaError: a required column is missing, a per-test cell is not a list of strings, or a pass matrix
+            does not match its tests or solutions.
 
     Example:
         >>> out = finalize({"id": ["X_1"], "tests": [["assert a", "assert b", "assert c"]],
@@ -134,6 +139,9 @@ def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, lis
     out[LOW_RATE], out[DUPLICATES], out[PERFECT] = [], [], []
     drops = batch.get(schema.DROP_REASON) or [None] * n
     solutions = batch.get(schema.SOLUTIONS) or [None] * n
+    live = [i for i in range(n) if not drops[i]]
+    for column in (schema.TESTS, schema.INPUTS, schema.OUTPUTS):
+        check_list_cells(batch, column, stage="finalize", rows=live)
 
     for i in range(n):
         tests = list(batch[schema.TESTS][i] or ()) if schema.TESTS in batch else []
@@ -152,10 +160,27 @@ def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, lis
             out[PERFECT].append(0)
             continue
         M = passmatrix.as_pass_matrix(matrix) if n_tests else np.zeros((len(matrix or ()), 0), dtype=bool)
+        if M.size == 0 and M.shape[0] == 0:  # an empty pool: execute writes [] whatever the number of tests
+            M = np.zeros((0, n_tests), dtype=bool)
         if M.shape[1] != n_tests:
             raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix has {M.shape[1]} columns for "
                               f"{n_tests} tests")
+        if solutions[i] is not None and len(solutions[i]) != M.shape[0]:
+            raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix has {M.shape[0]} rows for "
+                              f"{len(solutions[i])} solutions")
         counted = _counted_rows(solutions[i], M.shape[0], config.exclude_models)
+        if counted.size == 0:  # nothing judges the tests: keep them as they are and say why the problem goes
+            for column in per_test:
+                values = batch[column][i]
+                out[column].append(as_origin_list(values) if column == schema.TEST_ORIGIN else values)
+            out[schema.PASS_MATRIX].append(M.tolist())
+            if schema.STATUSES in batch:
+                out[schema.STATUSES].append(batch[schema.STATUSES][i])
+            out[schema.DROP_REASON].append(NO_SOLUTIONS)
+            out[LOW_RATE].append(0)
+            out[DUPLICATES].append(0)
+            out[PERFECT].append(0)
+            continue
         outcome = passmatrix.final_filter_outcome(
             M[counted],
             rng=problem_rng(config.seed, batch[schema.ID][i], "finalize"),

@@ -47,6 +47,7 @@ from ..prompts import refine as refine_prompt
 from ._common import (
     LLMStageConfig,
     called_names,
+    check_list_cells,
     check_on_llm_error,
     check_positive,
     get_backend,
@@ -75,6 +76,7 @@ REFERENCE_CHECKS = ("auto", "off")
 
 #: Drop reasons this stage writes (``refine_<parser reason>`` covers every reason of the prompt parser).
 DROP_REASONS = {
+    "seed_no_question": "the seed row has no question text (nothing to refine; no request sent)",
     "refine_llm_error": "the test-writer request failed after all retries",
     "refine_empty": "the model answered nothing usable",
     "refine_no_json": "the answer held no JSON object",
@@ -179,7 +181,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
         `dict[str, list]`: the columns this stage writes (``Dataset.map`` keeps the others).
 
     Raises:
-        SchemaError: ``id`` or ``question`` is missing.
+        SchemaError: ``id`` or ``question`` is missing, or ``solutions``/``tests`` is not a list of strings per row.
         ConfigError: ``config.llm`` is unset.
         LLMCacheMissError: a replayed run met a request its cache does not hold.
 
@@ -196,10 +198,15 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
     schema.check_columns(batch, [schema.ID, schema.QUESTION], stage="refine")
     llm_config = config.require_llm()
     n = len(batch[schema.ID])
+    check_list_cells(batch, schema.SOLUTIONS, stage="refine")
+    check_list_cells(batch, schema.TESTS, stage="refine")
     references = [list(r or ()) for r in _column(batch, schema.SOLUTIONS, n)]
     seed_tests = [list(t or ()) for t in _column(batch, schema.TESTS, n)]
     previous = _column(batch, schema.DROP_REASON, n)
     rows = [_Row(question=q or "", drop_reason=d or None) for q, d in zip(batch[schema.QUESTION], previous)]
+    for row, question in zip(rows, batch[schema.QUESTION]):
+        if row.drop_reason is None and not (isinstance(question, str) and question.strip()):
+            row.question, row.drop_reason = "", "seed_no_question"  # nothing to refine: no paid request
 
     # 1. one refine request per live row, all sent together
     live = [i for i, row in enumerate(rows) if row.drop_reason is None]

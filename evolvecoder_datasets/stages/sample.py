@@ -39,7 +39,15 @@ from ..errors import ConfigError, SchemaError
 from ..llm.config import LLMConfig
 from ..llm.types import ChatRequest
 from ..mutants import OPERATORS, generate_mutants
-from ._common import check_on_llm_error, check_positive, get_backend, raise_unrecordable, stable_int
+from ._common import (
+    check_list_cells,
+    check_on_llm_error,
+    check_positive,
+    check_text_cells,
+    get_backend,
+    raise_unrecordable,
+    stable_int,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -243,7 +251,8 @@ def sample(batch: dict[str, list], *, config: SampleConfig) -> dict[str, list]:
         `dict[str, list]`: ``solutions`` and ``sample_errors``.
 
     Raises:
-        SchemaError: ``id`` or ``question`` is missing.
+        SchemaError: ``id`` or ``question`` is missing, a live row's question is not a string, or ``tests``,
+            ``inputs`` or ``reference_solutions`` is not a list of strings per row.
         LLMCacheMissError: a replayed run met a request its cache does not hold.
 
     Example:
@@ -266,6 +275,9 @@ def sample(batch: dict[str, list], *, config: SampleConfig) -> dict[str, list]:
     references = batch.get("reference_solutions") or [None] * n
     reference_ok = batch.get("reference_ok") or [False] * n
     live = [i for i in range(n) if not drops[i]]
+    check_text_cells(batch, schema.QUESTION, stage="sample", rows=live)
+    for column in (schema.TESTS, schema.INPUTS, "reference_solutions"):
+        check_list_cells(batch, column, stage="sample", rows=live)
     pools: list[list[dict]] = [[] for _ in range(n)]
     errors: list[list[str]] = [[] for _ in range(n)]
 
