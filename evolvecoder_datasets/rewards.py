@@ -506,9 +506,11 @@ class CodeReward:
         for i, completion in enumerate(completions):
             row = _Row()
             rows.append(row)
-            row_tests = _as_list(tests[i] if tests is not None else None, cfg.tests_column)
-            row_inputs = _as_list(inputs[i] if inputs is not None else None, cfg.inputs_column)
-            row_outputs = _as_list(outputs[i] if outputs is not None else None, cfg.outputs_column)
+            row_tests, row_inputs, row_outputs = _stdio_cases(tests[i] if tests is not None else None,
+                                                              cfg.tests_column)  # fmt: skip
+            if not row_inputs:
+                row_inputs = _as_list(inputs[i] if inputs is not None else None, cfg.inputs_column)
+                row_outputs = _as_list(outputs[i] if outputs is not None else None, cfg.outputs_column)
             if not row_tests and not row_inputs:
                 row.unscored = "no tests"
                 continue
@@ -527,9 +529,10 @@ class CodeReward:
         return rows
 
     def _program(self, completion: Any) -> str:
+        text = _last_assistant_text(completion)
         if self.config.extract == "none":
-            return _last_assistant_text(completion)
-        return extract_code(completion, strategy=self.config.extract)
+            return text
+        return extract_code(text, strategy=self.config.extract)
 
     def _execute(self, rows: list[_Row]) -> None:
         runnable = [row for row in rows if row.job is not None]
@@ -697,25 +700,84 @@ def make_pass_rate_reward(*, asynchronous: bool = False, name: str | None = None
     return make_code_reward(kind="pass_rate", asynchronous=asynchronous, name=name, **settings)
 
 
-def _as_list(value: Any, column: str) -> list[str]:
+def _as_list(value: Any, column: str, *, code: bool = False) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, (str, bytes, dict)):
         raise SchemaError(f"column {column!r} must hold a list of strings per row, got a single {type(value).__name__}")
-    return [str(item) for item in value]
+    items = list(value)
+    if not code:  # stdin/stdout texts are compared, not run: a number or a list of lines reads as its text
+        return [_case_text(item) for item in items]
+    for item in items:
+        if not isinstance(item, str):
+            # str() of a dict, a number or None is an expression statement that always "passes": refuse it.
+            raise SchemaError(f"column {column!r} must hold strings, got a {type(item).__name__}: {str(item)[:80]}")
+    return items
+
+
+def _case_text(value: Any) -> str:
+    return value if isinstance(value, str) else "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _stdio_cases(value: Any, column: str) -> tuple[list[str], list[str], list[str]]:
+    """``(asserts, inputs, outputs)`` of one row's tests value.
+
+    Assert strings come back as the first list. Stdin/stdout cases stored in the tests column, as lists of
+    ``{"input": ..., "output": ...}`` or as one ``{"inputs": [...], "outputs": [...]}`` (the APPS layout), come back
+    as the other two.
+
+    Example:
+        >>> _stdio_cases([{"input": "1\\n", "output": "2\\n"}], "tests")
+        ([], ['1\\n'], ['2\\n'])
+    """
+    if isinstance(value, dict):
+        if "inputs" in value and "outputs" in value:
+            ins, outs = value["inputs"] or [], value["outputs"] or []
+            return [], [_case_text(x) for x in ins], [_case_text(x) for x in outs]
+        raise SchemaError(f"column {column!r} holds a dict without 'inputs'/'outputs' lists: {str(value)[:80]}")
+    if value is not None and not isinstance(value, (str, bytes)):
+        items = list(value)
+        if items and all(isinstance(item, dict) for item in items):
+            if not all("input" in item and "output" in item for item in items):
+                raise SchemaError(f"column {column!r} holds dicts without 'input'/'output' keys: {str(items[0])[:80]}")
+            return [], [_case_text(item["input"]) for item in items], [_case_text(item["output"]) for item in items]
+        value = items
+    return _as_list(value, column, code=True), [], []
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, (list, tuple)):  # content parts: {"type": "text", "text": ...}
+        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
+        return "".join(p for p in parts if isinstance(p, str))
+    return ""
 
 
 def _last_assistant_text(completion: Any) -> str:
-    # extract_code's message handling without the extraction: the last assistant message's text.
-    if isinstance(completion, (list, tuple)):
-        assistant = [m for m in completion if isinstance(m, dict) and m.get("role") in (None, "assistant")]
-        if assistant:
-            content = assistant[-1].get("content", "")
-            return content if isinstance(content, str) else ""
+    """The answer's text: a string as is; of a conversation, the content of the last assistant message.
+
+    Content may be a string or a list of content parts (``{"type": "text", "text": ...}``), whose texts are joined.
+
+    Example:
+        >>> _last_assistant_text([{"role": "user", "content": "Set x."},
+        ...                       {"role": "assistant", "content": [{"type": "text", "text": "x = 1"}]}])
+        'x = 1'
+    """
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return completion
     if isinstance(completion, dict):
-        content = completion.get("content", "")
-        return content if isinstance(content, str) else ""
-    return "" if completion is None else str(completion)
+        return _content_text(completion.get("content"))
+    if isinstance(completion, (list, tuple)):
+        dicts = [m for m in completion if isinstance(m, dict)]
+        messages = [m for m in dicts if "role" in m or "content" in m]
+        if not messages:  # a bare list of content parts
+            return _content_text(dicts)
+        assistant = [m for m in messages if m.get("role") in (None, "assistant")]
+        return _content_text(assistant[-1].get("content")) if assistant else ""
+    return str(completion)
 
 
 # -- ready-made functions with TRL's protocol --------------------------------------------------------------------
