@@ -230,22 +230,52 @@ class _Checkpoints:
         self.root = Path(root) / "stages"
         self.root.mkdir(parents=True, exist_ok=True)
 
-    def stage(self, name: str, key: str, compute: Callable[[], Dataset]) -> Dataset:
+    def stage(self, name: str, key: str, compute: Callable[[], Dataset],
+              failed: Callable[[Dataset], list[str]] | None = None) -> Dataset:
+        """The stage's saved output when its key matches and no request of it failed, else ``compute()`` saved.
+
+        ``failed`` lists the problems whose request failed and was recorded (``on_llm_error="record"``): such a
+        stage is computed again by the next run, which replays the answered requests from the request cache and
+        sends only the failed ones, so a passing outage does not freeze the drops into the checkpoint.
+        """
         from datasets import load_from_disk
 
         folder = self.root / name
         meta = folder / "checkpoint.json"
-        if meta.is_file() and json.loads(meta.read_text()).get("key") == key:
-            logger.info("stage %s: reusing %s", name, folder)
-            return load_from_disk(str(folder))
+        if meta.is_file():
+            saved = json.loads(meta.read_text())
+            if saved.get("key") == key and not saved.get("failed"):
+                logger.info("stage %s: reusing %s", name, folder)
+                return load_from_disk(str(folder))
+            if saved.get("key") == key:
+                logger.info("stage %s: asking again for %d failed request(s)", name, len(saved["failed"]))
         ds = compute()
         partial = self.root / f".{name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         ds.save_to_disk(str(partial))
-        (partial / "checkpoint.json").write_text(json.dumps({"key": key, "stage": name, "rows": len(ds)}))
+        record = {"key": key, "stage": name, "rows": len(ds), "failed": failed(ds) if failed else []}
+        (partial / "checkpoint.json").write_text(json.dumps(record))
         shutil.rmtree(folder, ignore_errors=True)
         partial.rename(folder)
         return load_from_disk(str(folder))
+
+
+def _refine_failures(ds: Dataset) -> list[str]:
+    return sorted(str(i) for i, d in zip(ds[schema.ID], ds[schema.DROP_REASON]) if d == "refine_llm_error")
+
+
+def _evolve_failures(round: int) -> Callable[[Dataset], list[str]]:
+    def failed(ds: Dataset) -> list[str]:
+        return sorted(str(i) for i, log in zip(ds[schema.ID], ds[EVOLVE_LOG])
+                      if any(e["round"] == round and (e["error"] or "").startswith("llm:") for e in log or ()))
+    return failed
+
+
+def _checkpoint_failures(root: str, name: str) -> list[str]:
+    """The failed requests a stage checkpoint recorded (part of the next stage's key: when they are asked again
+    and answered, every later stage is computed again)."""
+    meta = Path(root) / "stages" / name / "checkpoint.json"
+    return json.loads(meta.read_text()).get("failed", []) if meta.is_file() else []
 
 
 def _chain(*parts: Any) -> str:
@@ -525,7 +555,9 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
 
     refine_cfg = config.refine_config()
     key = _chain(key, "refine", config_digest(refine_cfg))
-    refined = checkpoints.stage("01_refine", key, lambda: refine_dataset(seeds, refine_cfg, **common))
+    refined = checkpoints.stage("01_refine", key, lambda: refine_dataset(seeds, refine_cfg, **common),
+                                _refine_failures)
+    key = _chain(key, _checkpoint_failures(config.output_dir, "01_refine"))
     drops = drop_reason_counts(refined[schema.DROP_REASON])
     live = without_dropped(refined)
     if len(live) == 0:
@@ -553,7 +585,9 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
             key = _chain(key, f"evolve{r}", config_digest(evolve_cfg))
             previous = current
             current = checkpoints.stage(f"{3 + r:02d}_round{r}", key,
-                                        lambda previous=previous, cfg=evolve_cfg: evolve_dataset(previous, cfg, **common))
+                                        lambda previous=previous, cfg=evolve_cfg: evolve_dataset(previous, cfg, **common),
+                                        _evolve_failures(r))
+            key = _chain(key, _checkpoint_failures(config.output_dir, f"{3 + r:02d}_round{r}"))
         rounds.append(current)
         round_stats = _round_stats(current, r, config, history, key, drops, dedup_info)
         figures = _figures(config, rounds, history, None, f"round{r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -143,3 +144,91 @@ def test_an_interrupted_run_resumes_without_repeating_a_request(tmp_path):
         assert server.requests == []
     assert again.final["tests"] == first.final["tests"]
     assert again.commits == []  # every revision already holds this run's key
+
+
+def _is_evolve(body: dict) -> bool:
+    return body.get("model") == "writer" and "Seed problem:" not in body["messages"][-1]["content"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("evolve_answers_before_death", [3, 13])
+def test_a_run_killed_inside_an_evolution_round_resumes_to_the_uninterrupted_result(tmp_path,
+                                                                                       evolve_answers_before_death):
+    with ScriptedOpenAIServer(ScriptedResponder()) as server:
+        whole = run_recipe(_config(server.base_url, tmp_path / "whole"))
+        before_evolve = sum(1 for body in server.requests if not _is_evolve(body))
+    close_backends()
+
+    output = tmp_path / "killed"
+    responder = ScriptedResponder()
+    die_after = before_evolve + evolve_answers_before_death
+    with ScriptedOpenAIServer(responder, die_after=die_after) as server:
+        with pytest.raises(LLMRequestError):
+            run_recipe(_config(server.base_url, output))
+        answered = {_request_key(body) for body in server.requests[:die_after]}
+        assert sum(_is_evolve(body) for body in server.requests[:die_after]) == evolve_answers_before_death
+    close_backends()
+
+    with ScriptedOpenAIServer(responder) as server:
+        resumed = run_recipe(_config(server.base_url, output, store=""))
+        assert server.requests and not [body for body in server.requests if _request_key(body) in answered]
+        assert all(_is_evolve(body) for body in server.requests)  # refine and sample came from their checkpoints
+    for a, b in zip(whole.rounds, resumed.rounds, strict=True):
+        for column in ("id", "tests", "test_origin", "pass_matrix"):
+            assert a[column] == b[column]
+    assert resumed.final["tests"] == whole.final["tests"]
+    assert resumed.drop_reasons == whole.drop_reasons
+
+
+def test_a_changed_temperature_or_model_is_asked_again_not_replayed_from_the_old_run(tmp_path):
+    output = tmp_path / "run"
+    responder = ScriptedResponder()
+    with ScriptedOpenAIServer(responder) as server:
+        run_recipe(_config(server.base_url, output, rounds=0, store=""))
+        first = len(server.requests)
+    close_backends()
+
+    with ScriptedOpenAIServer(responder) as server:
+        cfg = _config(server.base_url, output, rounds=0, store="")
+        run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(temperature=0.2)))
+        refine_asked = [b for b in server.requests if "Seed problem:" in b["messages"][-1]["content"]]
+        assert len(refine_asked) == len(PROBLEM_IDS) and {b["temperature"] for b in refine_asked} == {0.2}
+    close_backends()
+
+    with ScriptedOpenAIServer(responder) as server:
+        cfg = _config(server.base_url, output, rounds=0, store="")
+        alpha, beta = cfg.models
+        changed = dataclasses.replace(cfg, refine=cfg.refine.replace(temperature=0.2),
+                                      models=(dataclasses.replace(alpha, temperature=0.9), beta))
+        run_recipe(changed)
+        assert {b["model"] for b in server.requests} == {"alpha"}  # beta and the writer are unchanged: replayed
+        assert {b["temperature"] for b in server.requests} == {0.9}
+    assert first > 0
+
+
+def test_a_recorded_failed_request_is_asked_again_by_the_next_run(tmp_path):
+    from evolvecoder_datasets.llm.testing import Fault
+
+    responder = ScriptedResponder()
+
+    def outage(body):  # HumanEval_0's refine request fails; everything else is answered
+        content = body["messages"][-1]["content"]
+        return Fault.http(503) if "Seed problem:" in content and "has_close_elements" in content else responder(body)
+
+    output = tmp_path / "run"
+    with ScriptedOpenAIServer(outage) as server:
+        cfg = _config(server.base_url, output, rounds=0, store="")
+        first = run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(on_llm_error="record")))
+    close_backends()
+    assert first.drop_reasons.get("refine_llm_error") == 1
+
+    with ScriptedOpenAIServer(responder) as server:
+        cfg = _config(server.base_url, output, rounds=0, store="")
+        again = run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(on_llm_error="record")))
+        contents = [b["messages"][-1]["content"] for b in server.requests]
+        assert contents and all("has_close_elements" in c for c in contents)  # only the failed problem is asked
+    with ScriptedOpenAIServer(ScriptedResponder()) as server:
+        cfg = _config(server.base_url, tmp_path / "whole", rounds=0, store="")
+        whole = run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(on_llm_error="record")))
+    assert "refine_llm_error" not in again.drop_reasons
+    assert again.final["tests"] == whole.final["tests"] and again.rounds[0]["id"] == whole.rounds[0]["id"]
