@@ -119,6 +119,9 @@ class TestsResult:
     from_json: bool = True
 
 
+_TESTS_KEYS = ("tests", "new_tests", "test_cases", "asserts")
+
+
 def parse_tests_answer(text: str) -> TestsResult:
     """Parse ``{"tests": [...]}`` (or a bare list of strings); salvage asserts from free text when that fails.
 
@@ -128,9 +131,9 @@ def parse_tests_answer(text: str) -> TestsResult:
     failure: LLMResponseError | None = None
     items: Any = None
     try:
-        data = extract_json(text, expect=dict)
+        data = extract_json(text, expect=dict, keys=_TESTS_KEYS)
         lowered = {str(k).lower(): v for k, v in data.items()}
-        items = next((lowered[k] for k in ("tests", "new_tests", "test_cases", "asserts") if k in lowered), None)
+        items = next((lowered[k] for k in _TESTS_KEYS if k in lowered), None)
         if items is None:
             failure = LLMResponseError("the JSON answer has no 'tests'", reason="no_tests")
     except LLMResponseError as err:

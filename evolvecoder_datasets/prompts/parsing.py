@@ -175,6 +175,11 @@ def repair_json(text: str) -> str:
         >>> repair_json('{"question": "q", "tests": ["assert f(1) == 1", "assert f(2) =')
         '{"question": "q", "tests": ["assert f(1) == 1"]}'
     """
+    return _repair(text)[0]
+
+
+def _repair(text: str) -> tuple[str, bool]:
+    """:func:`repair_json`'s result and whether the value closed by itself (``False``: brackets were made up)."""
     stack: list[str] = []
     in_string = escaped = False
     cut: tuple[int, tuple[str, ...]] | None = None
@@ -195,31 +200,40 @@ def repair_json(text: str) -> str:
             if stack:
                 stack.pop()
             if not stack:
-                return text[: i + 1]
+                return text[: i + 1], True
         elif ch == ",":
             cut = (i, tuple(stack))
     if cut is not None:
-        return text[: cut[0]] + "".join(reversed(cut[1]))
+        return text[: cut[0]] + "".join(reversed(cut[1])), False
     closing = "".join(reversed(stack))
-    return text + ('"' if in_string else "") + closing
+    return text + ('"' if in_string else "") + closing, False
 
 
-def _loads(candidate: str) -> Any:
+def _loads(candidate: str) -> tuple[Any, bool]:
+    """Parse JSON-ish text that starts at a bracket; returns the value and whether it was complete (not cut off)."""
     attempts = (candidate, _normalise(candidate))
     for attempt in attempts:
         try:
-            return json.loads(attempt, strict=False)
+            return json.loads(attempt, strict=False), True
         except ValueError:
             pass
     try:
-        return ast.literal_eval(candidate)
+        return ast.literal_eval(candidate), True
     except (SyntaxError, ValueError, MemoryError, RecursionError, TypeError):
         pass
-    start = next((i for i, c in enumerate(attempts[1]) if c in "{["), None)
-    if start is not None:
+    for attempt in attempts[::-1]:
+        start = next((i for i, c in enumerate(attempt) if c in "{["), None)
+        if start is None:
+            continue
+        fixed, complete = _repair(attempt[start:])
+        for text in (fixed, _normalise(fixed)):
+            try:
+                return json.loads(text, strict=False), complete
+            except ValueError:
+                pass
         try:
-            return json.loads(repair_json(attempts[1][start:]), strict=False)
-        except ValueError:
+            return ast.literal_eval(fixed), complete
+        except (SyntaxError, ValueError, MemoryError, RecursionError, TypeError):
             pass
     raise ValueError("unparseable")
 
@@ -228,16 +242,32 @@ def _json_starts(text: str, kinds: str) -> list[int]:
     return [i for i, c in enumerate(text) if c in kinds]
 
 
-def extract_json(text: str, *, expect: type = dict) -> Any:
+def _is_placeholder(value: Any) -> bool:
+    """Whether a parsed value holds ``...`` (a format example echoed from the prompt, ``{"tests": [...]}``)."""
+    if value is Ellipsis:
+        return True
+    if isinstance(value, dict):
+        return any(_is_placeholder(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_is_placeholder(v) for v in value)
+    return False
+
+
+def extract_json(text: str, *, expect: type = dict, keys: Sequence[str] | None = None) -> Any:
     """Find and parse the JSON value (an object by default) in a model answer.
 
-    Tries, in order: each fenced block, the whole answer, then every ``{`` (or ``[``) from the first on, each first
-    as strict JSON, then normalised (single quotes, trailing commas, Python literals, bad escapes), then as a
-    Python literal, then repaired if truncated.
+    Looks in each fenced block, then in the whole answer, at every ``{`` (or ``[``): each first as strict JSON,
+    then normalised (single quotes, trailing commas, Python literals, bad escapes), then as a Python literal, then
+    repaired if truncated. A value that closes by itself beats one whose end was made up, so a fence cut short by
+    another fence inside a JSON string (a problem statement with a code example) does not win over the whole value.
 
     Args:
         text (`str`): the raw model answer.
         expect (`type`, defaults to `dict`): ``dict`` or ``list``; values of the other kind are skipped.
+        keys (`Sequence[str]`, *optional*): for objects, the keys an answer is expected to have (any one, any case).
+            Objects holding one are preferred; among complete ones, those with the most of the keys, and of those the
+            last (models write a draft or echo the requested format before the final answer). Format echoes holding
+            ``...`` come last.
 
     Raises:
         LLMResponseError: reason ``empty``, ``no_json`` (nothing JSON-like) or ``invalid_json`` (found, unparseable).
@@ -247,6 +277,8 @@ def extract_json(text: str, *, expect: type = dict) -> Any:
         {'tests': ['assert g() == 0']}
         >>> extract_json('["assert h(1)"]', expect=list)
         ['assert h(1)']
+        >>> extract_json('Format: {"tests": [...]}. Draft {"tests": ["x"]}, final {"tests": ["y"]}', keys=["tests"])
+        {'tests': ['y']}
     """
     body = strip_think(text or "")
     if not body:
@@ -254,6 +286,10 @@ def extract_json(text: str, *, expect: type = dict) -> Any:
     opener = "{" if expect is dict else "["
     candidates = [b for lang, b in fenced_blocks(body) if lang in ("json", "", "javascript", "python", "py")]
     candidates.append(body)
+    wanted = {k.lower() for k in keys} if keys else None
+    # rank: 0 complete with a wanted key, 1 cut off with one, 2 complete without, 3 cut off without, 4 placeholder
+    best: dict[int, Any] = {}
+    best_matched = 0
     seen_json_like = False
     for candidate in candidates:
         candidate = candidate.strip()
@@ -263,14 +299,27 @@ def extract_json(text: str, *, expect: type = dict) -> Any:
         seen_json_like = True
         for start in starts[:20]:
             try:
-                value = _loads(candidate[start:])
+                value, complete = _loads(candidate[start:])
             except ValueError:
-                try:
-                    value = _loads(repair_json(candidate[start:]))
-                except ValueError:
-                    continue
-            if isinstance(value, expect):
-                return value
+                continue
+            if not isinstance(value, expect):
+                continue
+            if _is_placeholder(value):
+                best.setdefault(4, value)
+                continue
+            matched = len({str(k).lower() for k in value} & wanted) if wanted and isinstance(value, dict) else 0
+            keyed = wanted is None or matched > 0
+            rank = (0 if complete else 1) if keyed else (2 if complete else 3)
+            if rank == 0 and wanted is None:
+                return value  # no preference asked: the first complete value, as found
+            if rank == 0:
+                # the last complete answer with the most asked keys (an outer object beats the items it holds)
+                if matched >= best_matched:
+                    best[0], best_matched = value, matched
+            else:
+                best.setdefault(rank, value)
+    if best:
+        return best[min(best)]
     if not seen_json_like:
         raise LLMResponseError(f"no JSON {expect.__name__} in the answer", reason="no_json")
     raise LLMResponseError(f"found JSON-like text but could not parse a {expect.__name__}", reason="invalid_json")

@@ -141,7 +141,7 @@ def parse(text: str) -> RefineResult:
         ...       "'tests': 'assert sq(2) == 4\\\\nassert sq(-3) == 9'}\\n```").tests
         ['assert sq(2) == 4', 'assert sq(-3) == 9']
     """
-    data = extract_json(text, expect=dict)
+    data = extract_json(text, expect=dict, keys=_QUESTION_KEYS + _TEST_KEYS)
     question = _first(data, _QUESTION_KEYS)
     if not isinstance(question, str) or len(question.strip()) < _MIN_QUESTION_CHARS:
         raise LLMResponseError("the answer has no usable 'question'", reason="missing_question")
