@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -130,34 +131,63 @@ def _k_key(key: Any) -> int | str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)  # numpy scalars included
+
+
+def _number(value: Any) -> int | float | None:
+    """A statistic as a Python number: ints stay ints (numpy ones too), numeric text is parsed, else ``None``."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if _is_number(value):
+        return float(value)
+    if isinstance(value, str):
+        for parse in (int, float):
+            try:
+                return parse(value.strip())
+            except ValueError:
+                pass
+    return None
+
+
+def _known(value: Any) -> bool:
+    """Whether a number carries information (not missing, not NaN)."""
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _entries(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _totals(stats: Mapping[str, Any]) -> tuple[int | None, int | None]:
-    by_source = stats.get("problems_by_source") or {}
-    problems = stats.get("num_problems")
-    tests = stats.get("num_tests")
+    by_source = {k: v for k, v in _entries(stats.get("problems_by_source")).items() if isinstance(v, Mapping)}
+    problems = _number(stats.get("num_problems"))
+    tests = _number(stats.get("num_tests"))
     if problems is None and by_source:
-        problems = sum(int(v.get("problems", 0)) for v in by_source.values())
-    if tests is None and by_source and all("tests" in v for v in by_source.values()):
-        tests = sum(int(v["tests"]) for v in by_source.values())
+        problems = sum(_number(v.get("problems")) or 0 for v in by_source.values())
+    if tests is None and by_source and all(_number(v.get("tests")) is not None for v in by_source.values()):
+        tests = sum(_number(v["tests"]) for v in by_source.values())
     return problems, tests
 
 
-def _pass_at_k_table(stats: Mapping[str, Any]) -> dict[int | str, dict[int | str, float]]:
-    raw = stats.get("pass_at_k") or {}
-    if raw and all(_is_number(v) for v in raw.values()):
-        return {_round_key(stats.get("round", "this round")): {_k_key(k): float(v) for k, v in raw.items()}}
-    return {_round_key(r): {_k_key(k): float(v) for k, v in ks.items()} for r, ks in raw.items()}
+def _pass_at_k_table(stats: Mapping[str, Any]) -> dict[int | str, dict[int | str, float | None]]:
+    raw = _entries(stats.get("pass_at_k"))
+    if raw and not any(isinstance(v, Mapping) for v in raw.values()):
+        return {_round_key(stats.get("round", "this round")): {_k_key(k): _number(v) for k, v in raw.items()}}
+    return {_round_key(r): {_k_key(k): _number(v) for k, v in ks.items()}
+            for r, ks in raw.items() if isinstance(ks, Mapping)}
 
 
-def _mutation_scores(stats: Mapping[str, Any]) -> dict[int | str, float]:
+def _mutation_scores(stats: Mapping[str, Any]) -> dict[int | str, float | None]:
     raw = stats.get("mutation_score")
-    if raw is None:
-        return {}
-    if _is_number(raw):
-        return {_round_key(stats.get("round", "this round")): float(raw)}
-    return {_round_key(r): float(v) for r, v in raw.items()}
+    if isinstance(raw, Mapping):
+        return {_round_key(r): _number(v) for r, v in raw.items()}
+    value = _number(raw)
+    return {} if value is None else {_round_key(stats.get("round", "this round")): value}
+
+
+def _order(key: int | str) -> tuple[bool, int | str]:
+    """Round and k keys in numeric order (``round10`` after ``round9``), named ones last."""
+    return isinstance(key, str), key
 
 
 def headline(stats: Mapping[str, Any]) -> dict[str, Any]:
@@ -176,13 +206,13 @@ def headline(stats: Mapping[str, Any]) -> dict[str, Any]:
     problems, tests = _totals(stats)
     this_round = _round_key(stats.get("round", "this round"))
     pass_table = _pass_at_k_table(stats)
-    row = pass_table.get(this_round) or (pass_table[max(pass_table, key=str)] if pass_table else {})
+    row = pass_table.get(this_round) or (pass_table[max(pass_table, key=_order)] if pass_table else {})
     mutation = _mutation_scores(stats)
     return {
         "round": stats.get("round"),
         "problems": problems,
         "tests": tests,
-        "mean_tests": (tests / problems) if problems and tests is not None else None,
+        "mean_tests": (tests / problems) if problems and _known(tests) else None,
         "pass@1": row.get(1),
         "mutation_score": mutation.get(this_round),
     }
@@ -192,13 +222,19 @@ def headline(stats: Mapping[str, Any]) -> dict[str, Any]:
 def _fmt(value: Any, digits: int = 3) -> str:
     if value is None:
         return "–"
-    if isinstance(value, float):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return f"{int(value):,}"
+    if _is_number(value):
+        value = float(value)
         if math.isnan(value):
             return "nan"
         return f"{value:.{digits}f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
     return str(value)
+
+
+def _cell(value: Any) -> str:
+    """Text for a Markdown table cell: a ``|`` or a line break in a name (a source, a model) would split the row."""
+    return " ".join(str(value).split("\n")).replace("|", "\\|")
 
 
 def _signed(value: float | int, digits: int = 3) -> str:
@@ -214,18 +250,21 @@ def _changes(stats: Mapping[str, Any], previous: Mapping[str, Any] | None) -> li
         for key, label in (("problems", "problems"), ("tests", "tests"), ("mean_tests", "mean tests per problem"),
                            ("pass@1", "pass@1"), ("mutation_score", "mutation score")):
             a, b = before.get(key), now.get(key)
-            if a is None or b is None:
+            if not (_known(a) and _known(b)):  # a delta from or to "no evidence" says nothing
                 continue
             digits = 2 if key == "mean_tests" else 3
             notes.append(f"{label}: {_fmt(a, digits)} → {_fmt(b, digits)} ({_signed(b - a, digits)} "
                          f"since round {prev_round})")
-        methods_now = stats.get("tests_by_method") or {}
-        methods_before = previous.get("tests_by_method") or {}
-        for method in sorted(methods_now):
-            delta = int(methods_now[method].get("retained", 0)) - int(methods_before.get(method, {}).get("retained", 0))
-            if delta:
+        methods_now = _entries(stats.get("tests_by_method"))
+        methods_before = _entries(previous.get("tests_by_method"))
+        for method in sorted(methods_now, key=str):
+            now_kept = _number(_entries(methods_now[method]).get("retained")) or 0
+            before_kept = _number(_entries(methods_before.get(method)).get("retained")) or 0
+            delta = now_kept - before_kept
+            if delta and _known(delta):
                 notes.append(f"{method} tests retained: {_signed(delta)}")
-    notes.extend(str(note) for note in stats.get("changes") or [])
+    changes = stats.get("changes") or []
+    notes.extend([changes] if isinstance(changes, str) else (str(note) for note in changes))  # one note as text
     return notes
 
 
@@ -269,37 +308,38 @@ def card_context(
     """
     round_ = stats.get("round")
     problems, tests = _totals(stats)
-    by_source = stats.get("problems_by_source") or {}
+    by_source = _entries(stats.get("problems_by_source"))
     source_rows = []
-    for source in sorted(by_source):
-        entry = by_source[source]
-        n, t = entry.get("problems"), entry.get("tests")
-        mean = entry.get("mean_tests", (t / n) if n and t is not None else None)
-        source_rows.append([source, _fmt(n), _fmt(t), _fmt(mean, 2)])
+    for source in sorted(by_source, key=str):
+        entry = _entries(by_source[source])
+        n, t = _number(entry.get("problems")), _number(entry.get("tests"))
+        mean = _number(entry["mean_tests"]) if "mean_tests" in entry else (t / n if n and _known(t) else None)
+        source_rows.append([_cell(source), _fmt(n), _fmt(t), _fmt(mean, 2)])
     if source_rows and problems is not None:
         source_rows.append(["**total**", _fmt(problems), _fmt(tests),
-                            _fmt(tests / problems if problems and tests is not None else None, 2)])
-    methods = stats.get("tests_by_method") or {}
+                            _fmt(tests / problems if problems and _known(tests) else None, 2)])
+    methods = _entries(stats.get("tests_by_method"))
     method_rows = []
-    for method in sorted(methods):
-        gen, kept = methods[method].get("generated"), methods[method].get("retained")
-        share = kept / gen if gen and kept is not None else None
-        method_rows.append([method, _fmt(gen), _fmt(kept), _fmt(share, 2)])
+    for method in sorted(methods, key=str):
+        entry = _entries(methods[method])
+        gen, kept = _number(entry.get("generated")), _number(entry.get("retained"))
+        share = kept / gen if gen and _known(kept) else None
+        method_rows.append([_cell(method), _fmt(gen), _fmt(kept), _fmt(share, 2)])
     pass_table = _pass_at_k_table(stats)
-    ks = sorted({k for row in pass_table.values() for k in row}, key=lambda k: (isinstance(k, str), k))
-    pass_rows = [[str(r)] + [_fmt(pass_table[r].get(k)) for k in ks]
-                 for r in sorted(pass_table, key=lambda r: (isinstance(r, str), r))]
-    by_model = stats.get("pass_at_k_by_model") or {}
-    model_ks = sorted({_k_key(k) for row in by_model.values() for k in row}, key=lambda k: (isinstance(k, str), k))
-    model_rows = [[model] + [_fmt({_k_key(k): v for k, v in by_model[model].items()}.get(k)) for k in model_ks]
-                  for model in sorted(by_model)]
+    ks = sorted({k for row in pass_table.values() for k in row}, key=_order)
+    pass_rows = [[str(r)] + [_fmt(pass_table[r].get(k)) for k in ks] for r in sorted(pass_table, key=_order)]
+    by_model = {m: {_k_key(k): _number(v) for k, v in row.items()}
+                for m, row in _entries(stats.get("pass_at_k_by_model")).items() if isinstance(row, Mapping)}
+    model_ks = sorted({k for row in by_model.values() for k in row}, key=_order)
+    model_rows = [[_cell(model)] + [_fmt(by_model[model].get(k)) for k in model_ks] for model in sorted(by_model, key=str)]
     mutation = _mutation_scores(stats)
-    mutation_rows = [[str(r), _fmt(v)] for r, v in sorted(mutation.items(), key=lambda i: (isinstance(i[0], str), i[0]))]
-    dedup = stats.get("dedup") or {}
-    drops = stats.get("drop_reasons") or {}
-    drop_rows = [[reason, _fmt(int(count))] for reason, count in sorted(drops.items(), key=lambda i: (-i[1], i[0]))]
-    provenance = stats.get("provenance") or {}
-    captions = stats.get("figure_captions") or {}
+    mutation_rows = [[str(r), _fmt(v)] for r, v in sorted(mutation.items(), key=lambda i: _order(i[0]))]
+    dedup = _entries(stats.get("dedup"))
+    drops = {str(reason): _number(count) for reason, count in _entries(stats.get("drop_reasons")).items()}
+    drop_rows = [[_cell(reason), _fmt(count)]
+                 for reason, count in sorted(drops.items(), key=lambda i: (-(i[1] if _known(i[1]) else 0), i[0]))]
+    provenance = _entries(stats.get("provenance"))
+    captions = _entries(stats.get("figure_captions"))
     figure_rows = []
     for fig in figures:
         path = PurePosixPath(str(fig).replace(os.sep, "/"))
@@ -323,9 +363,9 @@ def card_context(
         "model_ks": [f"pass@{k}" for k in model_ks],
         "model_rows": model_rows,
         "mutation_rows": mutation_rows,
-        "dedup_rows": [[str(k), f"{v:g}" if isinstance(v, float) else _fmt(v)] for k, v in dedup.items()],
+        "dedup_rows": [[_cell(k), f"{v:g}" if isinstance(v, float) else _cell(_fmt(v))] for k, v in dedup.items()],
         "drop_rows": drop_rows,
-        "provenance_rows": [[k, v] for k, v in _flatten("", provenance)],
+        "provenance_rows": [[_cell(k), _cell(v)] for k, v in _flatten("", provenance)],
         "figures": figure_rows,
     }
 
@@ -365,7 +405,7 @@ def render_round_card(
         `huggingface_hub.DatasetCard`: the card; ``str(card)`` is the README text.
 
     Raises:
-        ConfigError: the template does not exist.
+        ConfigError: the template does not exist or cannot be rendered (a Jinja syntax error, an unknown filter).
 
     Example:
         >>> from evolvecoder_datasets.cards import render_round_card
@@ -388,7 +428,16 @@ def render_round_card(
     )
     context = card_context(stats, previous=previous, figures=figures, repo_id=repo_id, final=final,
                            pretty_name=name)
-    return DatasetCard.from_template(data, template_path=str(path), **context)
+    from jinja2 import TemplateError
+
+    try:
+        return DatasetCard.from_template(data, template_path=str(path), **context)
+    except TemplateError as err:
+        line = getattr(err, "lineno", None)
+        where = f"{path}, line {line}" if line else str(path)
+        raise ConfigError(f"card template {where} cannot be rendered: {err.message or err}") from err
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"card template {path} is not a UTF-8 text file") from err
 
 
 def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | None = None) -> str:
@@ -411,7 +460,7 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
     def table(title: str, header: list[str], rows: list[list[str]]) -> None:
         if not rows:
             return
-        rows = [[cell.replace("**", "") for cell in row] for row in rows]
+        rows = [[cell.replace("**", "").replace("\\|", "|") for cell in row] for row in rows]
         widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
         lines.append("")
         lines.append(title)

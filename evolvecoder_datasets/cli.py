@@ -169,6 +169,14 @@ def config_from_dict(config_cls: type, data: Mapping[str, Any], *, where: str = 
         raise ConfigError(f"{where}: {err}") from err
 
 
+def _yaml_problem(err: Exception) -> str:
+    """A YAML parse error on one line: where and what (PyYAML's own text spans several lines)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or getattr(err, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + (problem or " ".join(str(err).split()))
+
+
 def load_recipe_config(path: str | os.PathLike, config_cls: type) -> Any:
     """Read a YAML file and build ``config_cls`` from it with :func:`config_from_dict`.
 
@@ -190,10 +198,12 @@ def load_recipe_config(path: str | os.PathLike, config_cls: type) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(f"cannot read {path}: {err.strerror or err}") from err
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path} is not a UTF-8 text file (byte {err.start}: {err.reason})") from err
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path} is not valid YAML: {err}") from err
+        raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(err)}") from err
     return config_from_dict(config_cls, data if data is not None else {}, where=path.name)
 
 
@@ -238,7 +248,10 @@ def _run_card(args: argparse.Namespace) -> int:
     repo, revision = split_repo_revision(args.target)
     card = rerender_card(repo, revision, template=args.template, push=args.push, token=args.token)
     if args.output is not None:
-        args.output.write_text(str(card), encoding="utf-8")
+        try:
+            args.output.write_text(str(card), encoding="utf-8")
+        except OSError as err:
+            raise ConfigError(f"cannot write the card to {args.output}: {err.strerror or err}") from err
     elif not args.push:
         print(str(card))
     return 0

@@ -49,6 +49,29 @@ __all__ = [
 DEFAULT_KS = (1, 4, 8)
 
 
+def _check_k(k: Any) -> int:
+    """``k`` as an int >= 1 (an integral float or numpy integer is accepted); anything else is a ConfigError."""
+    try:
+        integral = not isinstance(k, bool | str | bytes) and float(k) == int(k)
+    except (TypeError, ValueError, OverflowError):  # None, text, nan, inf
+        integral = False
+    if not integral or int(k) < 1:
+        raise ConfigError(f"k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def _counts(values: Any, name: str) -> np.ndarray:
+    """Sample counts as int64, refusing what a cast would silently change (2.5 samples, text, None)."""
+    raw = np.asarray(values)
+    try:
+        as_int = raw.astype(np.int64)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise ConfigError(f"pass_at_k: {name} must hold whole numbers, got {raw.dtype} values") from err
+    if raw.dtype.kind not in "biu" and not np.array_equal(raw, as_int):
+        raise ConfigError(f"pass_at_k: {name} must hold whole numbers, got {raw.dtype} values")
+    return as_int
+
+
 def pass_at_k(n: Any, c: Any, k: int) -> np.ndarray:
     """Unbiased pass@k per problem, from ``n`` samples of which ``c`` are correct.
 
@@ -70,7 +93,8 @@ def pass_at_k(n: Any, c: Any, k: int) -> np.ndarray:
         `numpy.ndarray`: float64 array of the broadcast shape of ``n`` and ``c``.
 
     Raises:
-        ConfigError: ``k`` < 1, or some ``c`` is negative or larger than its ``n``.
+        ConfigError: ``k`` is not an integer >= 1, ``n`` or ``c`` is not whole numbers, some ``c`` is negative or
+            larger than its ``n``, or ``n`` and ``c`` do not broadcast.
 
     Example:
         >>> from evolvecoder_datasets.metrics import pass_at_k
@@ -79,10 +103,12 @@ def pass_at_k(n: Any, c: Any, k: int) -> np.ndarray:
         >>> pass_at_k([0, 2, 2], [0, 0, 1], 8).tolist()
         [nan, 0.0, 1.0]
     """
-    if isinstance(k, bool) or int(k) != k or k < 1:
-        raise ConfigError(f"k must be an integer >= 1, got {k!r}")
-    k = int(k)
-    n_arr, c_arr = np.broadcast_arrays(np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64))
+    k = _check_k(k)
+    n_counts, c_counts = _counts(n, "n"), _counts(c, "c")
+    try:
+        n_arr, c_arr = np.broadcast_arrays(n_counts, c_counts)
+    except ValueError as err:
+        raise ConfigError(f"pass_at_k: n and c do not match in shape ({err})") from err
     if np.any(c_arr < 0) or np.any(c_arr > n_arr):
         raise ConfigError("pass_at_k needs 0 <= c <= n for every problem")
     out = np.where(c_arr > 0, 1.0, 0.0)
@@ -121,8 +147,7 @@ def any_of_first_k(correct: Sequence[Sequence[bool]] | np.ndarray, k: int) -> np
         >>> any_of_first_k([[0, 0, 1], [1, 0, 0], []], k=2).tolist()
         [0.0, 1.0, nan]
     """
-    if isinstance(k, bool) or int(k) != k or k < 1:
-        raise ConfigError(f"k must be an integer >= 1, got {k!r}")
+    k = _check_k(k)
     if isinstance(correct, np.ndarray) and correct.ndim == 2:
         out = correct[:, :k].any(axis=1).astype(np.float64)
         if correct.shape[1] == 0:

@@ -31,6 +31,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import io
 import json
 import logging
@@ -47,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import schema
-from .errors import ConfigError, RevisionNotFoundError, RoundStoreError
+from .errors import ConfigError, EvolveCoderError, RevisionNotFoundError, RoundStoreError
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -150,7 +152,8 @@ def normalize_revision(revision: str | int | None) -> str:
     if isinstance(revision, int) and not isinstance(revision, bool):
         return round_branch(revision)
     text = str(revision).strip()
-    return f"round{text}" if text.isdigit() and len(text) < 7 else text
+    # ASCII digits only ("³".isdigit() is true); "03" is round 3, the branch is named without the zero.
+    return f"round{int(text)}" if text.isascii() and text.isdigit() and len(text) < 7 else text
 
 
 def split_repo_revision(text: str) -> tuple[str, str]:
@@ -249,7 +252,10 @@ def _merge_card(card: DatasetCard, generated: DatasetCard | None, keep_configs: 
         if value is None:
             continue
         entries = value if isinstance(value, list) else [value]
-        entries = [e for e in entries if e.get("config_name", "default") in keep_configs]
+        # `datasets` writes a lone default config without `config_name`, but reads a list of entries only when
+        # every entry names its config: name them all, or the next push_to_hub on this branch fails.
+        entries = [{"config_name": e.get("config_name", "default"), **e} for e in entries
+                   if isinstance(e, Mapping) and e.get("config_name", "default") in keep_configs]
         if entries:
             merged.data[key] = entries
     return merged
@@ -610,6 +616,33 @@ def _figure_files(figures: Sequence[str | os.PathLike]) -> dict[str, bytes]:
     return out
 
 
+def _plain(value: Any) -> Any:
+    """``value`` as JSON-ready Python: numpy scalars and arrays become numbers and lists, keys strings, tuples lists.
+
+    ``json.dumps(default=str)`` alone would store a numpy integer as the *string* ``"3"``, which the next round
+    then reads back as text (its card and deltas break); a float stays a float, NaN included.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, str | bool | int | float) or value is None:
+        return value
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy scalars and arrays
+        return _plain(value.tolist())
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)
+
+
+def _version_tag_of(store: _Store, stem: str, commit: str) -> str | None:
+    """The ``{stem}-v{n}`` tag already on ``commit`` (the highest n), if any."""
+    pattern = re.compile(rf"^{re.escape(stem)}-v(\d+)$")
+    on_commit = [(int(m.group(1)), name) for name, sha in store.tags().items()
+                 if sha == commit and (m := pattern.match(name))]
+    return max(on_commit)[1] if on_commit else None
+
+
 def _next_tag(store: _Store, stem: str) -> str:
     pattern = re.compile(rf"^{re.escape(stem)}-v(\d+)$")
     versions = [int(m.group(1)) for name in store.tags() if (m := pattern.match(name))]
@@ -647,6 +680,7 @@ def _publish(
     from .cards import headline, render_round_card
 
     figure_files = _figure_files(figures)
+    stats = _plain(stats)
     if card is None:
         card = render_round_card(stats, previous=previous, figures=list(figure_files), repo_id=store.repo_id,
                                  final=final)
@@ -658,13 +692,61 @@ def _publish(
                                   convert_file_size_to_int(max_shard_size))
     tag_name = None
     if tag:
-        tag_name = tag if isinstance(tag, str) else _next_tag(store, tag_stem)
-        head = headline(stats)
-        store.tag(tag_name, commit, f"{message}: {head['problems']} problems, {head['tests']} tests")
+        # Re-pushing identical content yields the same commit; it keeps its version tag instead of gaining
+        # a second one, so round{r}-v{n} counts distinct versions and a retried push is idempotent.
+        reused = None if isinstance(tag, str) else _version_tag_of(store, tag_stem, commit)
+        tag_name = tag if isinstance(tag, str) else (reused or _next_tag(store, tag_stem))
+        if reused is None:
+            head = headline(stats)
+            store.tag(tag_name, commit, f"{message}: {head['problems']} problems, {head['tests']} tests")
     return RoundCommit(repo_id=store.repo_id, revision=branch, commit=commit, tag=tag_name)
 
 
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes a Hub call raises when the Hub is unreachable or refuses the request."""
+    found: list[type[BaseException]] = []
+    for module, name in (("huggingface_hub.errors", "HfHubHTTPError"), ("huggingface_hub.errors",
+                         "OfflineModeIsEnabled"), ("httpx2", "HTTPError"), ("httpx", "HTTPError"),
+                         ("requests", "RequestException")):
+        try:
+            found.append(getattr(__import__(module, fromlist=[name]), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+def _typed_hub_errors(fn):
+    """Turn what ``huggingface_hub``/``httpx`` raise into this library's typed errors, naming the repository.
+
+    An invalid repository id (e.g. ``"@1"`` or a typo in a local path that then reads as a Hub id) becomes a
+    :class:`ConfigError`; an unreachable Hub, offline mode or a refused request (401, 403, 5xx) a
+    :class:`RoundStoreError`, so the CLI prints one ``error:`` line instead of a traceback.
+    """
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except EvolveCoderError:
+            raise
+        except Exception as err:
+            from huggingface_hub.errors import HFValidationError
+
+            repo = signature.bind_partial(*args, **kwargs).arguments.get("repo_id")
+            detail = " ".join(str(err).split()) or type(err).__name__
+            if isinstance(err, HFValidationError):
+                raise ConfigError(f"{repo!r} is neither a Hub dataset repository id nor a local store path "
+                                  f"(use ./name for a folder): {detail}") from err
+            if isinstance(err, _transport_errors()):
+                raise RoundStoreError(f"the Hub request for {repo!r} failed ({type(err).__name__}): {detail}") from err
+            raise
+
+    return wrapper
+
+
 # ---------------------------------------------------------------------------- public API
+@_typed_hub_errors
 def push_round(
     ds: Dataset,
     repo_id: str | os.PathLike,
@@ -750,6 +832,7 @@ def push_round(
                     message=commit_message or f"Round {round}", max_shard_size=max_shard_size)
 
 
+@_typed_hub_errors
 def push_final(
     ds: Dataset,
     repo_id: str | os.PathLike,
@@ -813,6 +896,7 @@ def push_final(
                     message=commit_message or f"Final dataset (round {round})", max_shard_size=max_shard_size)
 
 
+@_typed_hub_errors
 def load_round(
     repo_id: str | os.PathLike,
     round: int | str | None = None,
@@ -854,12 +938,37 @@ def load_round(
     if raw_card is not None:
         from huggingface_hub import DatasetCard
 
-        names = [c.get("config_name", "default") for c in DatasetCard(raw_card.decode()).data.get("configs") or []]
+        card_data = DatasetCard(raw_card.decode()).data
+        names = [c.get("config_name", "default") for c in card_data.get("configs") or []]
         if names and config not in names:
             raise ConfigError(f"{revision} of {store.repo_id} has no config {config!r} (configs: {names})")
+        empty = _empty_split(card_data.get("dataset_info"), config, split)
+        if empty is not None:
+            return empty
     return store.load(commit, revision, config, split, cache_dir)
 
 
+def _empty_split(dataset_info: Any, config: str, split: str) -> Dataset | None:
+    """A 0-row split recorded in the card's ``dataset_info``, as an empty Dataset with its features.
+
+    ``load_dataset`` refuses a split whose only file has no rows ("corresponds to no data"), so a round whose
+    filters dropped every problem could be pushed but not loaded back.
+    """
+    from datasets import Dataset, DatasetInfo
+
+    entries = dataset_info if isinstance(dataset_info, list) else [dataset_info] if dataset_info else []
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("config_name", "default") != config:
+            continue
+        splits = {s.get("name"): s for s in entry.get("splits") or [] if isinstance(s, Mapping)}
+        if split not in splits or splits[split].get("num_examples") != 0 or not entry.get("features"):
+            return None
+        info = DatasetInfo._from_yaml_dict({k: v for k, v in entry.items() if k != "config_name"})
+        return Dataset.from_dict({name: [] for name in info.features}, features=info.features)
+    return None
+
+
+@_typed_hub_errors
 def load_round_stats(repo_id: str | os.PathLike, round: int | str | None = None, *,
                      token: str | bool | None = None) -> dict[str, Any]:
     """The ``stats.json`` of a revision (an empty dict when the revision has none).
@@ -881,6 +990,7 @@ def load_round_stats(repo_id: str | os.PathLike, round: int | str | None = None,
     return store.read_json(store.require(normalize_revision(round)), STATS_FILENAME)
 
 
+@_typed_hub_errors
 def list_rounds(repo_id: str | os.PathLike, *, token: str | bool | None = None) -> list[RoundInfo]:
     """The round branches (in round order) and ``main``, with their heads, tags and statistics.
 
@@ -912,6 +1022,7 @@ def list_rounds(repo_id: str | os.PathLike, *, token: str | bool | None = None) 
     ]
 
 
+@_typed_hub_errors
 def rerender_card(
     repo_id: str | os.PathLike,
     revision: str | int | None = None,
@@ -969,6 +1080,7 @@ def rerender_card(
     return card
 
 
+@_typed_hub_errors
 def describe_round(repo_id: str | os.PathLike, revision: str | int | None = None, *,
                    token: str | bool | None = None) -> str:
     """A terminal rendering of a revision's statistics, with the deltas from the previous round.

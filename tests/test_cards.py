@@ -87,3 +87,51 @@ def test_a_local_store_card_shows_load_round_not_load_dataset_with_a_revision(tm
     hub = str(render_round_card({"round": 1, "num_problems": 2, "num_tests": 9}, repo_id="me/evolve"))
     assert "load_round(" in local and "revision=" not in local.split("---", 2)[-1]
     assert 'load_dataset("me/evolve", revision="round1"' in hub
+
+
+def test_numpy_none_text_and_odd_shapes_in_the_statistics_render_without_error():
+    import numpy as np
+
+    stats = {
+        "round": np.int64(1),
+        "num_problems": np.int64(21_642),
+        "num_tests": "40000",                     # a stats.json written by an older version
+        "pass_at_k": {"0": {"1": 0.6}, "1": {"1": np.float32(0.5), "4": None}, "2": 0.3},
+        "pass_at_k_by_model": {"qwen": {"1": None}},
+        "mutation_score": {"0": 0.5, "1": None},
+        "tests_by_method": {"adversarial": {"generated": 5}, "refine": None},
+        "drop_reasons": {"few_tests": "3", "too_easy": None},
+    }
+    card = render_round_card(stats)
+    content = card.content
+    assert "**21,642 problems, 40,000 tests.**" in content
+    assert "| 1 | 0.500 | – |" in content and "| adversarial | 5 | – | – |" in content
+    assert "| few_tests | 3 |" in content and card.data.size_categories == ["10K<n<100K"]
+    assert stats_summary(stats).startswith("round 1: 21,642 problems, 40,000 tests (1.85 per problem)")
+
+
+def test_nan_is_shown_but_gives_no_delta():
+    stats = {"round": 1, "num_problems": 2, "pass_at_k": {"1": float("nan")}}
+    content = render_round_card(stats, previous={"round": 0, "num_problems": 3, "pass_at_k": {"1": 0.5}}).content
+    assert "| 1 | nan |" in content
+    assert "problems: 3 → 2" in content and "pass@1:" not in content and "+nan" not in content
+
+
+def test_a_single_change_note_given_as_text_is_one_bullet():
+    content = render_round_card({"round": 0, "changes": "new seed sources"}).content
+    assert "- new seed sources" in content and "\n- n\n" not in content
+
+
+def test_unicode_and_pipes_in_names_keep_the_tables_intact():
+    stats = {"round": 0, "problems_by_source": {"数据|集": {"problems": 1, "tests": 2}},
+             "pass_at_k_by_model": {"模型\nβ": {"1": 0.5}}}
+    content = render_round_card(stats).content
+    assert "| 数据\\|集 | 1 | 2 | 2.00 |" in content and "| 模型 β | 0.500 |" in content
+    assert "数据|集" in stats_summary(stats)
+
+
+def test_a_template_with_a_syntax_error_is_a_config_error(tmp_path):
+    template = tmp_path / "broken.md.jinja"
+    template.write_text("---\n{{ card_data }}\n---\n{% for x in %}\n")
+    with pytest.raises(ConfigError, match="broken.md.jinja, line 4"):
+        render_round_card({"round": 0}, template=template)

@@ -141,3 +141,50 @@ def test_the_module_runs_as_a_command():
     proc = subprocess.run([sys.executable, "-m", "evolvecoder_datasets.cli", "--help"], capture_output=True,
                           text=True)
     assert proc.returncode == 0 and all(c in proc.stdout for c in ("run", "card", "inspect", "rounds"))
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_an_unreachable_hub_is_one_error_line_not_a_traceback(capsys):
+    # The test session runs with HF_HUB_OFFLINE=1: huggingface_hub raises OfflineModeIsEnabled (an OSError).
+    assert main(["rounds", "org/evolve-run"]) == 1
+    assert "'org/evolve-run'" in _one_error_line(capsys)
+    assert main(["inspect", "org/evolve-run@2"]) == 1
+    _one_error_line(capsys)
+
+
+def test_an_invalid_repository_id_exits_2_with_one_error_line(capsys):
+    assert main(["inspect", "@1"]) == 2
+    assert "neither a Hub dataset repository id nor a local store path" in _one_error_line(capsys)
+
+
+def test_an_unwritable_card_output_exits_2_with_one_error_line(store, tmp_path, capsys):
+    assert main(["card", f"{store}@1", "-o", str(tmp_path / "no" / "such" / "README.md")]) == 2
+    assert "cannot write the card" in _one_error_line(capsys)
+    assert main(["card", f"{store}@1", "-o", str(tmp_path)]) == 2
+    _one_error_line(capsys)
+
+
+def test_a_broken_card_template_exits_2_naming_the_line(store, tmp_path, capsys):
+    template = tmp_path / "mine.md.jinja"
+    template.write_text("---\n{{ card_data }}\n---\n{% if round %}\nno endif\n")
+    assert main(["card", f"{store}@1", "--template", str(template)]) == 2
+    assert "mine.md.jinja, line" in _one_error_line(capsys)
+
+
+def test_a_binary_config_file_exits_2_with_one_error_line(recipe, tmp_path, capsys):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_bytes(b"\xff\xfe\x00r\x00o")
+    assert main(["run", str(cfg)]) == 2
+    assert "not a UTF-8 text file" in _one_error_line(capsys)
+
+
+def test_a_yaml_syntax_error_is_one_line_with_its_position(recipe, tmp_path, capsys):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("repo_id: x\nmodels: [a,\n")
+    assert main(["run", str(cfg)]) == 2
+    assert "run.yaml is not valid YAML: line 3, column 1" in _one_error_line(capsys)

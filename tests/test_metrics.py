@@ -174,3 +174,25 @@ def test_figures_are_written_as_png_files(pool, tmp_path):
         data = path.read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 2000
     assert metrics.save_figures(tmp_path / "none", difficulty=[]) == {}
+
+
+@pytest.mark.parametrize("k", [0, -1, None, "2", 2.5, float("nan"), float("inf"), True])
+def test_pass_at_k_refuses_a_k_that_is_not_a_positive_integer_with_a_typed_error(k):
+    with pytest.raises(ConfigError, match="k must be an integer >= 1"):
+        metrics.pass_at_k(4, 1, k)
+
+
+def test_pass_at_k_accepts_integral_floats_and_numpy_integers_for_k():
+    assert metrics.pass_at_k(4, 1, 2.0).item() == metrics.pass_at_k(4, 1, np.int64(2)).item() == 0.5
+
+
+@pytest.mark.parametrize(("n", "c"), [(2.5, 1), (4, 0.5), (None, 1), ("4", 1), ([4, 4], [1, 2, 3])])
+def test_pass_at_k_refuses_counts_that_are_not_whole_numbers_or_do_not_match(n, c):
+    with pytest.raises(ConfigError, match="pass_at_k"):
+        metrics.pass_at_k(n, c, 1)
+
+
+def test_pass_at_k_edge_cases_follow_the_documented_definition():
+    n, c = [3, 3, 5, 5, 5, 10], [0, 1, 0, 5, 5, 1]
+    assert metrics.pass_at_k(n, c, 5).tolist() == [0.0, 1.0, 0.0, 1.0, 1.0, pytest.approx(0.5)]
+    assert metrics.pass_at_k([4.0, 10], [1, 1], 1).tolist() == [0.25, 0.1]

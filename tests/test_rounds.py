@@ -157,3 +157,44 @@ def test_relative_store_paths_are_local_folders_not_hub_ids(tmp_path, monkeypatc
     store = RecipeConfig(output_dir="demo-output", mutants=1).store_location()
     assert os.path.isabs(store) and is_local_store(store)
     assert is_local_store("runs/demo/store") and not is_local_store("org/EvolveCoder-22k")
+
+
+def test_numpy_statistics_are_stored_as_numbers_and_the_next_round_still_pushes(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "store"
+    push_round(problems(2, 0), path, 0, stats={"num_problems": np.int64(2), "num_tests": np.int64(21_642),
+                                              "pass_at_k": {"1": np.float32(0.5)}})
+    assert load_round_stats(path, 0)["num_tests"] == 21_642  # an int, not the string "21642"
+    assert "21,642 tests" in git(path, "show", "round0:README.md").stdout
+    pushed = push_round(problems(2, 1), path, 1, stats={"num_problems": 2, "num_tests": 6})
+    assert "tests: 21,642 → 6" in git(path, "show", f"{pushed.commit}:README.md").stdout
+
+
+def test_pushing_the_same_round_twice_is_idempotent(tmp_path):
+    path = tmp_path / "store"
+    first = push_round(problems(2, 0), path, 0, stats={"num_problems": 2})
+    again = push_round(problems(2, 0), path, 0, stats={"num_problems": 2})
+    assert (again.commit, again.tag) == (first.commit, "round0-v1")
+    assert [i.tags for i in list_rounds(path) if i.revision == "round0"] == [["round0-v1"]]
+    changed = push_round(problems(3, 0), path, 0, stats={"num_problems": 3})
+    assert changed.tag == "round0-v2" and changed.commit != first.commit
+
+
+def test_a_round_that_kept_no_problem_loads_back_empty_with_its_columns(tmp_path):
+    path = tmp_path / "store"
+    push_round(problems(2, 0), path, 0)
+    push_round(problems(2, 1).select([]), path, 1, stats={"num_problems": 0})
+    empty = load_round(path, 1)
+    assert len(empty) == 0 and empty.column_names == problems(1, 1).column_names
+    assert empty.features == problems(1, 1).features
+
+
+def test_round_numbers_with_leading_zeros_or_non_ascii_digits():
+    assert normalize_revision("03") == "round3" and normalize_revision(" 2 ") == "round2"
+    assert normalize_revision("³") == "³"  # str.isdigit() is true for it, int() is not
+
+
+def test_an_invalid_hub_id_is_a_config_error_naming_it():
+    with pytest.raises(ConfigError, match="'bad id!'"):
+        list_rounds("bad id!")
