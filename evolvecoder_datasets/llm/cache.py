@@ -25,6 +25,7 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -67,6 +68,28 @@ def request_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _connect_read_only(path: str) -> sqlite3.Connection:
+    """Open an existing cache without writing to it, so a replay works from a read-only copy of a run.
+
+    ``mode=ro`` reads a live cache while another process writes it; where the directory is read-only too, sqlite
+    cannot create the WAL index, and the file is opened as immutable (nothing can be writing it there).
+    """
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    last: sqlite3.Error | None = None
+    for suffix in ("", "&immutable=1"):
+        conn = sqlite3.connect(uri + suffix, uri=True, timeout=60.0, check_same_thread=False, isolation_level=None)
+        try:
+            conn.execute("SELECT COUNT(*) FROM completions").fetchone()
+        except sqlite3.OperationalError as err:
+            conn.close()
+            last = err
+            if "no such table" in str(err):
+                break
+            continue
+        return conn
+    raise sqlite3.OperationalError(f"cannot read the request cache {path!r}: {last}")
+
+
 class RequestCache:
     """Completions stored by request key in ``<run_dir>/llm_cache.sqlite``.
 
@@ -75,7 +98,8 @@ class RequestCache:
 
     Args:
         run_dir (`str` or `os.PathLike`): directory of the run (created if missing).
-        read_only (`bool`, defaults to `False`): refuse writes (replay).
+        read_only (`bool`, defaults to `False`): refuse writes (replay); an existing file is then opened read-only,
+            so a run directory on a read-only mount replays.
 
     Example:
         >>> import tempfile
@@ -90,6 +114,9 @@ class RequestCache:
         self.path = os.path.join(os.fspath(run_dir), CACHE_FILENAME)
         self.read_only = read_only
         self._lock = threading.Lock()
+        if read_only and os.path.exists(self.path):
+            self._conn = _connect_read_only(self.path)
+            return
         self._conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
