@@ -58,3 +58,23 @@ def test_soak_with_hostile_programs_leaks_nothing(mode):
     assert after[0] == before[0], f"file descriptors {before[0]} -> {after[0]}"
     assert after[1] == before[1], f"child processes {before[1]} -> {after[1]}"
     assert after[2] - before[2] < 16 * 1024 * 1024, f"RSS grew by {(after[2] - before[2]) / 2**20:.1f} MiB"
+
+
+def _rss_anon_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        return int(fh.read().split("RssAnon:")[1].split()[0])
+
+
+def test_fork_server_memory_stays_bounded_over_many_distinct_tests():
+    # Every child is a fork of the server, so whatever the server keeps (its cache of compiled tests) is paid again
+    # by each fork and exit. Thousands of distinct tests, as a long run sends, must not grow it without bound.
+    program = "def f(x):\n    return x\n"
+    with Sandbox(workers=1, mode="fast", isolation="none") as sb:
+        sb.run(program, ["assert f(1) == 1"])
+        pid = sb._workers[0].proc.pid  # no isolation: the server is our direct child
+        before = _rss_anon_kib(pid)
+        for chunk in range(40):
+            tests = [f"assert f({k}) == {k} and [{k}] != ['pad']" for k in range(chunk * 200, chunk * 200 + 200)]
+            assert all(sb.run(program, tests).passed)
+        growth_mib = (_rss_anon_kib(pid) - before) / 1024
+    assert growth_mib < 4, f"fork server grew by {growth_mib:.1f} MiB over 8,000 distinct tests"
