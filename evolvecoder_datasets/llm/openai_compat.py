@@ -197,6 +197,8 @@ class OpenAICompatible(Backend):
                 raise _Retryable(f"a 200 answer that is not a JSON object: {raw[:200]!r}", status=status)
             return data
         message = _error_message(raw)
+        if status == 429 and _is_quota_exhausted(raw):  # OpenAI's "insufficient_quota": no wait will fix it
+            raise _Rejected(f"HTTP {status}: {message}", status)
         if status in RETRY_STATUSES or status >= 500:
             raise _Retryable(f"HTTP {status}: {message}", status=status, retry_after=parse_retry_after(headers))
         raise _Rejected(f"HTTP {status}: {message}", status)
@@ -399,6 +401,25 @@ def _error_message(raw: bytes) -> str:
             return str(error.get("message") or error)
         return str(error)
     return str(data)[:300]
+
+
+def _is_quota_exhausted(raw: bytes) -> bool:
+    """Whether a 429 body says the account is out of quota (not a rate limit that passes).
+
+    Example:
+        >>> _is_quota_exhausted(b'{"error": {"code": "insufficient_quota", "type": "insufficient_quota"}}')
+        True
+        >>> _is_quota_exhausted(b'{"error": {"code": "rate_limit_exceeded"}}')
+        False
+    """
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return False
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return False
+    return "insufficient_quota" in (str(error.get("code")), str(error.get("type")))
 
 
 def _mentions_n(text: str) -> bool:

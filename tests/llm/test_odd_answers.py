@@ -98,3 +98,13 @@ def test_5xx_and_429_with_non_json_bodies_are_retried(headers):
 def test_a_4xx_with_a_plain_text_body_is_reported_with_that_text():
     result, calls = _generate_one(Fault.raw(401, "invalid api key"))
     assert isinstance(result, LLMRequestError) and "invalid api key" in str(result) and calls == 1
+
+
+def test_an_exhausted_quota_429_is_not_retried_but_a_rate_limit_429_is():
+    quota = {"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota",
+                       "code": "insufficient_quota"}}  # fmt: skip
+    result, calls = _generate_one(Fault.raw(429, quota, headers={"Retry-After": "0.01"}), times=10)
+    assert isinstance(result, LLMRequestError) and result.status == 429 and "quota" in str(result) and calls == 1
+    limited = {"error": {"message": "Rate limit reached.", "type": "requests", "code": "rate_limit_exceeded"}}
+    result, calls = _generate_one(Fault.raw(429, limited, headers={"Retry-After": "0.01"}))
+    assert result.texts == ("fallback",) and calls == 2
