@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import schema
+from .chat import completion_text
 from .errors import ConfigError, SandboxCrashed, SandboxError, SchemaError
 from .execution import MODES, Job, extract_code, shared_sandbox
 from .execution.extract import STRATEGIES
@@ -529,7 +530,7 @@ class CodeReward:
         return rows
 
     def _program(self, completion: Any) -> str:
-        text = _last_assistant_text(completion)
+        text = completion_text(completion)
         if self.config.extract == "none":
             return text
         return extract_code(text, strategy=self.config.extract)
@@ -743,41 +744,6 @@ def _stdio_cases(value: Any, column: str) -> tuple[list[str], list[str], list[st
             return [], [_case_text(item["input"]) for item in items], [_case_text(item["output"]) for item in items]
         value = items
     return _as_list(value, column, code=True), [], []
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, (list, tuple)):  # content parts: {"type": "text", "text": ...}
-        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
-        return "".join(p for p in parts if isinstance(p, str))
-    return ""
-
-
-def _last_assistant_text(completion: Any) -> str:
-    """The answer's text: a string as is; of a conversation, the content of the last assistant message.
-
-    Content may be a string or a list of content parts (``{"type": "text", "text": ...}``), whose texts are joined.
-
-    Example:
-        >>> _last_assistant_text([{"role": "user", "content": "Set x."},
-        ...                       {"role": "assistant", "content": [{"type": "text", "text": "x = 1"}]}])
-        'x = 1'
-    """
-    if completion is None:
-        return ""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, dict):
-        return _content_text(completion.get("content"))
-    if isinstance(completion, (list, tuple)):
-        dicts = [m for m in completion if isinstance(m, dict)]
-        messages = [m for m in dicts if "role" in m or "content" in m]
-        if not messages:  # a bare list of content parts
-            return _content_text(dicts)
-        assistant = [m for m in messages if m.get("role") in (None, "assistant")]
-        return _content_text(assistant[-1].get("content")) if assistant else ""
-    return str(completion)
 
 
 # -- ready-made functions with TRL's protocol --------------------------------------------------------------------

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
+from ..chat import completion_text
+
 __all__ = ["extract_code", "STRATEGIES"]
 
 STRATEGIES = ("last", "first", "all", "longest")
@@ -87,7 +89,7 @@ def extract_code(completion: object, *, strategy: str = "last", language: str = 
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-    text = _message_text(completion)
+    text = completion_text(completion)
     if not text:
         return ""
     text = _strip_thinking(text)
@@ -110,20 +112,3 @@ def extract_code(completion: object, *, strategy: str = "last", language: str = 
     return _longest_parseable_run(text)
 
 
-def _message_text(completion: object) -> str:
-    if completion is None:
-        return ""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, dict):
-        content = completion.get("content", "")
-        return content if isinstance(content, str) else _message_text(content)
-    if isinstance(completion, (list, tuple)):
-        messages = [m for m in completion if isinstance(m, dict)]
-        assistant = [m for m in messages if m.get("role") in (None, "assistant")]
-        if assistant:
-            return _message_text(assistant[-1])
-        # A list of content parts ({"type": "text", "text": ...}).
-        parts = [m.get("text", "") for m in messages if m.get("type") == "text"]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return str(completion)

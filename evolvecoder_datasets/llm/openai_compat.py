@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._deps import require
+from ..chat import content_text
 from ..errors import LLMRateLimitError, LLMRequestError
 from .base import Backend, ResultCallback
 from .config import LLMConfig
@@ -365,29 +366,8 @@ def _usage_tokens(data: dict) -> tuple[int, int]:
 def _choice_text(choice: dict) -> str:
     message = choice.get("message")
     if isinstance(message, dict):
-        return _content_text(message.get("content"))
-    return _content_text(choice.get("text"))
-
-
-def _content_text(content: Any) -> str:
-    """A message's text: a string as is, a list of content parts joined (their ``text`` parts), else ``""``.
-
-    Some OpenAI-compatible servers (Mistral's reasoning models, multimodal gateways) answer with a list of parts
-    instead of a string; ``null`` comes with tool calls and refusals.
-
-    Example:
-        >>> _content_text([{"type": "text", "text": "a"}, {"type": "thinking", "thinking": "?"}, {"type": "text",
-        ...                "text": "b"}]), _content_text(None)
-        ('ab', '')
-    """
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
-        return "".join(p for p in parts if isinstance(p, str))
-    return str(content)
+        return content_text(message.get("content"))
+    return content_text(choice.get("text"))
 
 
 def _error_message(raw: bytes) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..chat import content_text
 from ..errors import ConfigError
 
 __all__ = ["ChatRequest", "Completion", "as_requests"]
@@ -177,9 +178,17 @@ class Completion:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], *, cached: bool = False) -> Completion:
-        """Rebuild a completion from :meth:`to_json` output."""
+        """Rebuild a completion from :meth:`to_json` output.
+
+        Texts stored as lists of content parts (by versions before the client joined them) come back as their text.
+
+        Example:
+            >>> Completion.from_json({"texts": [[{"type": "text", "text": "a"}], "b"], "finish_reasons": ["stop"] * 2,
+            ...                       "prompt_tokens": 1, "completion_tokens": 2, "model": "m"}).texts
+            ('a', 'b')
+        """
         return cls(
-            texts=tuple(data["texts"]),
+            texts=tuple(content_text(t) for t in data["texts"]),
             finish_reasons=tuple(data["finish_reasons"]),
             prompt_tokens=int(data["prompt_tokens"]),
             completion_tokens=int(data["completion_tokens"]),

@@ -54,3 +54,21 @@ def test_extract_never_raises_on_random_bytes():
     for _ in range(300):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200)))
         assert isinstance(extract_code(text), str)
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        [{"type": "text", "text": "```python\ndef f():\n    return 1\n```"}],
+        {"role": "assistant", "content": [{"type": "text", "text": "```python\ndef f():\n"},
+                                          {"type": "text", "text": "    return 1\n```"}]},
+        [{"role": "user", "content": "Write f."},
+         {"role": "assistant", "content": [{"type": "thinking", "thinking": "easy"},
+                                           {"type": "text", "text": "```python\ndef f():\n    return 1\n```"}]}],
+    ],
+    ids=["bare-parts", "message-with-parts", "conversation-with-parts"],
+)
+def test_content_given_as_a_list_of_parts_is_read(completion):
+    # Multimodal gateways and some reasoning models answer with content parts; a bare list of parts was once
+    # taken for a list of messages and gave "".
+    assert extract_code(completion) == "def f():\n    return 1"
