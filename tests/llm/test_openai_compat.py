@@ -279,3 +279,37 @@ def test_api_key_from_the_environment_is_sent_as_a_bearer_token(monkeypatch):
         with make_backend(_config(server, api_key_env="MY_KEY")) as llm:
             llm.generate(_requests(1))
     assert server.request_headers[0]["authorization"] == "Bearer sk-test"
+
+
+def test_an_explicit_reasoning_setting_is_asked_again_not_replayed_from_the_cache(tmp_path):
+    # `reasoning` decides whether temperature/top_p are sent at all, so an answer given without them must not be
+    # replayed for a run that sends them (and the other way round); the default (None) keeps the old keys.
+    prompts = _requests(3, temperature=0.7)
+    sent = []
+    with ScriptedOpenAIServer(_answer_from_prompt) as server:
+        for reasoning in (None, None, True, True, False):  # model "m" is no reasoning model by its name
+            before = len(server.requests)
+            with make_backend(_config(server, cache_dir=str(tmp_path), reasoning=reasoning)) as llm:
+                llm.generate(prompts)
+            sent.append(len(server.requests) - before)
+        with_temperature = ["temperature" in body for body in server.requests]
+    # reasoning=False sends what the default sent for "m", so the default's answers replay.
+    assert sent == [3, 0, 3, 0, 0]
+    assert with_temperature == [True] * 3 + [False] * 3
+
+
+def test_local_backend_keys_follow_dtype_and_answer_changing_engine_settings():
+    from evolvecoder_datasets.llm.base import Backend
+
+    class Probe(Backend):
+        name = "vllm"
+
+        async def _run(self, requests, on_result, stop):  # pragma: no cover - never called
+            raise AssertionError
+
+    request = ChatRequest("p", max_tokens=8)
+    key = lambda **changes: Probe(LLMConfig(backend="vllm", model="m", **changes)).key(request)  # noqa: E731
+    base = key()
+    assert key(dtype="bfloat16") != base
+    assert key(engine_kwargs={"quantization": "awq"}) != base
+    assert key(engine_kwargs={"gpu_memory_utilization": 0.5, "tensor_parallel_size": 2}) == base
