@@ -135,3 +135,10 @@ def test_a_template_with_a_syntax_error_is_a_config_error(tmp_path):
     template.write_text("---\n{{ card_data }}\n---\n{% for x in %}\n")
     with pytest.raises(ConfigError, match="broken.md.jinja, line 4"):
         render_round_card({"round": 0}, template=template)
+
+
+@pytest.mark.parametrize(("problems", "tests", "line"), [(1, 1, "**1 problem, 1 test.**"),
+                                                         (2, 1, "**2 problems, 1 test.**"),
+                                                         (1200, 30, "**1,200 problems, 30 tests.**")])
+def test_headline_counts_agree_in_number(problems, tests, line):
+    assert line in render_round_card({"round": 0, "num_problems": problems, "num_tests": tests}).content
