@@ -1047,7 +1047,8 @@ def rerender_card(
 
     Raises:
         RevisionNotFoundError: no such revision.
-        ConfigError: ``push=True`` on a revision that is not a branch, or an unknown template.
+        ConfigError: ``push=True`` on a revision that is not a branch or on ``main`` before
+            :func:`push_final`, or an unknown template.
 
     Example:
         >>> from evolvecoder_datasets.rounds import rerender_card
@@ -1066,7 +1067,10 @@ def rerender_card(
     if number:
         prev_commit = store.resolve(round_branch(number - 1))
         previous = store.read_json(prev_commit, STATS_FILENAME) if prev_commit else None
-    final = name == "main" or "final_round" in stats
+    final = "final_round" in stats  # main holds round branches' data until push_final has run
+    if push and name == "main" and not final:
+        raise ConfigError(f"{store.repo_id}@main holds no published dataset yet (push_final has not run): pushing a "
+                          "card there would describe a round as the final dataset; re-render a round branch")
     card = render_round_card(stats, previous=previous, figures=store.list_files(commit, FIGURES_DIR),
                              repo_id=store.repo_id, final=final, template=template)
     raw = store.read(commit, CARD_FILENAME)

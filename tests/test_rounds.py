@@ -16,6 +16,7 @@ from evolvecoder_datasets.rounds import (
     normalize_revision,
     push_final,
     push_round,
+    rerender_card,
     split_repo_revision,
 )
 
@@ -198,3 +199,17 @@ def test_round_numbers_with_leading_zeros_or_non_ascii_digits():
 def test_an_invalid_hub_id_is_a_config_error_naming_it():
     with pytest.raises(ConfigError, match="'bad id!'"):
         list_rounds("bad id!")
+
+
+def test_a_card_cannot_be_pushed_to_main_before_the_final_dataset(tmp_path):
+    # Before push_final, main only mirrors round data: a card pushed there would present a round as the published
+    # dataset. Refused; re-rendering without pushing still works and says it is a round.
+    path = tmp_path / "store"
+    push_round(problems(3, 0), path, 0, solutions=pool(3), stats={"num_problems": 3, "num_tests": 6})
+    head = git(path, "rev-parse", "main").stdout
+    with pytest.raises(ConfigError, match="push_final"):
+        rerender_card(path, "main", push=True)
+    assert git(path, "rev-parse", "main").stdout == head
+    assert "published dataset" not in rerender_card(path, "main").content
+    push_final(problems(3, 0), path, round=0, stats={"num_problems": 3, "num_tests": 6})
+    assert "published dataset" in rerender_card(path, "main", push=True).content
