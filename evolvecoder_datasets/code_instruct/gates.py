@@ -61,7 +61,8 @@ SKIP_REASONS = {
     "weak_test": "fewer than 3 non-trivial asserts, a trivial assert, no test function, or no pytest.raises for "
     "an error the problem requires",
     "duplicate": "same problem head or same solution symbols as an emitted task",
-    "test_passes_without_solution": "stage A: the test passed without task_module.py",
+    "test_passes_without_solution": "stage A: the test did not fail without task_module.py (passed, skipped, "
+    "xfailed or collected nothing)",
     "stage_a_no_verdict": "stage A: the run without the solution crashed or timed out",
     "solution_fails_test": "stage B: the reference solution fails its own test",
     "no_tests_collected": "stage B: pytest collected no test",

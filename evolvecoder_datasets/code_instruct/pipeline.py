@@ -303,6 +303,9 @@ def verify_task(
 ) -> Verification:
     """Stage A (the test without ``task_module.py`` must fail) then stage B (with it, every test must pass).
 
+    Stage A counts as failing only on a collection error or a failed or errored test; a run where every test
+    passed, skipped or xfailed, or where nothing was collected, is ``test_passes_without_solution``.
+
     Args:
         test (`str`): the pytest module.
         solution (`str`): the reference ``task_module`` source.
@@ -320,10 +323,14 @@ def verify_task(
         (True, 'failed', 'passed')
     """
     stage_a = backend.run_pytest(environment, {TEST_FILE: test}, test_file=TEST_FILE, timeout_s=timeout_s)
-    if stage_a.status == "passed":
-        return Verification(GateResult.failed("test_passes_without_solution", str(stage_a.counts())), stage_a)
     if stage_a.status in ("timeout", "crashed"):
         return Verification(GateResult.failed("stage_a_no_verdict", stage_a.status), stage_a)
+    # Stage A must really fail: a collection error or a failed/errored test. Skips, xfails and "nothing collected"
+    # (``pytest.importorskip("task_module")``, a skip marker set when the import fails) prove nothing.
+    really_failed = bool(stage_a.collect_errors) or any(o in ("failed", "error") for o in stage_a.tests.values())
+    if not really_failed:
+        detail = str(stage_a.counts() or stage_a.status)
+        return Verification(GateResult.failed("test_passes_without_solution", detail), stage_a)
     files = {TEST_FILE: test, SOLUTION_FILE: solution}
     stage_b = backend.run_pytest(environment, files, test_file=TEST_FILE, timeout_s=timeout_s)
     reasons = {"failed": "solution_fails_test", "no_tests": "no_tests_collected", "timeout": "verify_timeout",

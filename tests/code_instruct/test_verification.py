@@ -1,0 +1,49 @@
+"""Two-stage verification against hostile or sloppy tests, run for real in the tinytext environment.
+
+Stage A must see the test *fail* without ``task_module.py``: a test that skips, xfails or collects nothing when the
+oracle is missing proves nothing about the oracle, and must be rejected with a named reason.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evolvecoder_datasets.code_instruct import verify_task
+from evolvecoder_datasets.code_instruct.gates import SKIP_REASONS
+
+SOLUTION = "import tinytext\n\ndef f(text):\n    return tinytext.slugify(text)\n"
+ASSERTS = "    assert f('A b') == 'a-b'\n    assert f('') == ''\n    assert f('X  Y') == 'x-y'\n"
+
+DODGES = {
+    "module_importorskip": "import pytest\npytest.importorskip('task_module')\nfrom task_module import f\n\n"
+    "def test_a():\n" + ASSERTS,
+    "skip_marker": "import pytest\ntry:\n    from task_module import f\nexcept ImportError:\n"
+    "    pytestmark = pytest.mark.skip(reason='no module')\n\ndef test_a():\n" + ASSERTS,
+    "xfail_without_module": "import pytest\ntry:\n    from task_module import f\nexcept ImportError:\n    f = None\n\n"
+    "@pytest.mark.xfail(f is None, reason='no module')\ndef test_a():\n" + ASSERTS,
+    "skip_inside_test": "import pytest\n\ndef test_a():\n    f = pytest.importorskip('task_module').f\n"
+    + ASSERTS.replace("    ", "    ", 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DODGES))
+def test_a_test_that_does_not_fail_without_the_oracle_is_rejected(name, venv_backend, tinytext_env):
+    test = DODGES[name]
+    # With the oracle the test really passes: only stage A can catch it.
+    assert venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": SOLUTION},
+                                   timeout_s=60).passed  # fmt: skip
+    verification = verify_task(test, SOLUTION, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert not verification.result.ok
+    assert verification.result.reason == "test_passes_without_solution"
+    assert verification.stage_b is None
+
+
+def test_a_plain_import_failure_is_still_a_stage_a_failure(venv_backend, tinytext_env):
+    test = "from task_module import f\n\ndef test_a():\n" + ASSERTS
+    verification = verify_task(test, SOLUTION, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert verification.result.ok, verification.result
+    assert verification.stage_a.collect_errors == ("test_task.py",)
+
+
+def test_stage_a_reason_is_documented():
+    assert "test_passes_without_solution" in SKIP_REASONS
