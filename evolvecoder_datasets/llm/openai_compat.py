@@ -215,6 +215,7 @@ class OpenAICompatible(Backend):
             try:
                 data = await self._post_once(session, body)
             except _Rejected as err:
+                self.limiter.settle(reserved, 0)  # a refused attempt used none of the minute's tokens
                 fix = self._adapt_to_rejection(str(err), body, adapted)
                 if fix is None:
                     raise LLMRequestError(f"{self.url} rejected the request: {err}", status=err.status) from err
@@ -223,6 +224,7 @@ class OpenAICompatible(Backend):
                 adapted.add(fix)
                 continue
             except _Retryable as err:
+                self.limiter.settle(reserved, 0)  # nor did a failed one (errors and rate-limit refusals are not billed)
                 if attempt >= self.config.max_retries:
                     cls = LLMRateLimitError if err.status == 429 else LLMRequestError
                     raise cls(

@@ -81,6 +81,17 @@ def test_tpm_reservations_are_refunded_by_the_reported_usage():
     assert clock.now < 2.0
 
 
+def test_failed_attempts_give_their_token_reservation_back():
+    clock = FakeClock()
+    with ScriptedOpenAIServer(lambda body: "ok") as server:
+        server.inject(Fault.http(500), times=3)
+        # 10 tokens/s: were the three failed attempts' 104-token reservations kept, the next request would wait ~30 s
+        llm = OpenAICompatible(_config(server, tpm=600, max_concurrency=1), clock=clock, sleep=clock.sleep)
+        llm.generate([ChatRequest(f"p{i}", max_tokens=100) for i in range(2)])
+    assert len(server.requests) == 5
+    assert clock.now < 3.0
+
+
 def test_429_is_retried_after_exactly_the_retry_after_delay():
     sleep = _RecordingSleep()
     with ScriptedOpenAIServer(lambda body: "ok") as server:
