@@ -127,14 +127,14 @@ class Progress:
 
             self._bar = tqdm(total=total, desc=desc, unit="req", dynamic_ncols=True)
 
-    def update(self, completion: Completion | None) -> None:
-        """Advance by one finished request."""
+    def update(self, completion: Completion | None, count: int = 1) -> None:
+        """Advance by ``count`` finished requests that share one answer (identical requests are sent once)."""
         if self._bar is None:
             return
         if completion is not None:
             self._tokens += completion.completion_tokens
             self._cached += completion.cached
-        self._bar.update(1)
+        self._bar.update(count)
         now = time.monotonic()
         if now - self._last_postfix > 0.5:
             self._last_postfix = now

@@ -206,7 +206,7 @@ class Backend(abc.ABC):
                 self.ledger.record(request.stage, outcome)
             for i in miss_slots[j]:
                 results[i] = outcome
-            progress.update(None if isinstance(outcome, BaseException) else outcome)
+            progress.update(None if isinstance(outcome, BaseException) else outcome, count=len(miss_slots[j]))
 
         try:
             if misses:

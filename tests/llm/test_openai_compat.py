@@ -324,3 +324,12 @@ def test_local_backend_keys_follow_dtype_and_answer_changing_engine_settings():
     assert key(dtype="bfloat16") != base
     assert key(engine_kwargs={"quantization": "awq"}) != base
     assert key(engine_kwargs={"gpu_memory_utilization": 0.5, "tensor_parallel_size": 2}) == base
+
+
+def test_progress_reaches_its_total_when_a_batch_repeats_requests(capsys):
+    # Identical requests are sent once; the bar must still count every slot they fill.
+    with ScriptedOpenAIServer(lambda body: "ok") as server:
+        with make_backend(_config(server, progress=True)) as llm:
+            llm.generate(["same", "same", "same", "other"], desc="probe")
+        assert len(server.requests) == 2
+    assert "probe: 100%" in capsys.readouterr().err
