@@ -69,6 +69,8 @@ RUN_STATUSES = ("passed", "failed", "no_tests", "timeout", "crashed")
 _BUILD_VERSION = "venv-1"
 _LOG_TAIL = 4000
 _PYTEST_INTERNAL_ERROR = 3  # pytest.ExitCode.INTERNAL_ERROR
+# Not copied into the build staging folder (caches and local virtualenvs; never part of a build).
+_COPY_SKIP = ("__pycache__", "*.pyc", ".tox", ".nox", ".venv", "venv", ".mypy_cache", ".pytest_cache")
 
 
 @dataclass(frozen=True)
@@ -372,12 +374,25 @@ class VenvBackend(EnvironmentBackend):
         root.parent.mkdir(parents=True, exist_ok=True)
         self._run_tool([self.python, "-m", "venv", str(root)], "python -m venv")
         python = str(root / "bin" / "python")
-        target = repo.origin if repo.kind == "wheel" else str(repo.root)
-        self._run_tool(
-            [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off",
-             target, *self.requirements, *self.pip_args],
-            f"pip install {repo.name}",
-        )  # fmt: skip
+        # pip builds a source tree in place, and setuptools leaves ``build/`` and ``*.egg-info`` there: that would
+        # edit the user's checkout and change the tree hash, so the next prepare() would build again. Build from a
+        # throwaway copy instead (VCS metadata kept: setuptools-scm and hatch-vcs read it).
+        staging = None if repo.kind == "wheel" else root.with_name(root.name + ".src")
+        try:
+            if staging is None:
+                target = str(Path(repo.origin).resolve())
+            else:
+                shutil.rmtree(staging, ignore_errors=True)
+                shutil.copytree(repo.root, staging, symlinks=True, ignore=shutil.ignore_patterns(*_COPY_SKIP))
+                target = str(staging)
+            self._run_tool(
+                [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar",
+                 "off", target, *self.requirements, *self.pip_args],
+                f"pip install {repo.name}",
+            )  # fmt: skip
+        finally:
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
         probe = (
             "import importlib, importlib.metadata as md, json, sys\n"
             f"importlib.import_module({repo.package!r})\n"

@@ -47,3 +47,33 @@ def test_a_plain_import_failure_is_still_a_stage_a_failure(venv_backend, tinytex
 
 def test_stage_a_reason_is_documented():
     assert "test_passes_without_solution" in SKIP_REASONS
+
+
+def _clean_tinytext_copy(dest):
+    import shutil
+
+    from .conftest import TINYTEXT
+
+    skip = shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    shutil.copytree(TINYTEXT, dest, ignore=skip)
+    return dest
+
+
+@pytest.mark.slow
+def test_building_leaves_the_source_tree_untouched_and_the_key_stable(tmp_path):
+    """pip used to build in place: ``build/`` and ``*.egg-info`` appeared in the checkout and changed its hash."""
+    from evolvecoder_datasets.code_instruct import VenvBackend, open_repository
+    from evolvecoder_datasets.errors import EnvironmentBuildError
+
+    source = _clean_tinytext_copy(tmp_path / "tinytext")
+    before = sorted(p.relative_to(source).as_posix() for p in source.rglob("*"))
+    repo = open_repository(source)
+    backend = VenvBackend(cache_dir=tmp_path / "envs", work_root=tmp_path / "boxes")
+    key = backend.environment_key(repo)
+    try:
+        env = backend.prepare(repo)
+    except EnvironmentBuildError as err:
+        pytest.skip(f"cannot build a venv (PyPI unreachable?): {str(err)[:200]}")
+    assert sorted(p.relative_to(source).as_posix() for p in source.rglob("*")) == before
+    assert backend.environment_key(open_repository(source)) == key == env.key
+    assert [p.name for p in (tmp_path / "envs").iterdir() if p.is_dir()] == [f"tiny-textkit-0.3.1-{key}"]
