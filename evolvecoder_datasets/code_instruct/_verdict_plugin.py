@@ -11,12 +11,24 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 _PATH = os.environ.pop("ECD_VERDICT_PATH", "")
 _NONCE = os.environ.pop("ECD_VERDICT_NONCE", "")
 _RESULTS: dict[str, str] = {}
 _COLLECT_ERRORS: list[str] = []
 _COLLECTED = [0]
+_MISSING: set[str] = set()
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
+
+
+def _note_missing(report) -> None:
+    """Remember modules a failing import could not find (a diagnosis only; never part of the verdict)."""
+    try:
+        text = str(report.longrepr)
+    except Exception:  # noqa: BLE001 - a repr that cannot be rendered just gives no diagnosis
+        text = ""
+    _MISSING.update(_NO_MODULE.findall(text))
 
 # Phase outcomes in increasing severity: a test's verdict is the worst of its phases.
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 1, "failed": 2, "error": 3}
@@ -31,6 +43,7 @@ def _record(nodeid: str, outcome: str) -> None:
 def pytest_collectreport(report):
     if report.failed:
         _COLLECT_ERRORS.append(report.nodeid or "<session>")
+        _note_missing(report)
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -38,6 +51,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_runtest_logreport(report):
+    if report.failed:
+        _note_missing(report)
     if report.when == "call":
         if hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "xpassed"
@@ -61,6 +76,7 @@ def pytest_sessionfinish(session, exitstatus):
         "collected": _COLLECTED[0],
         "collect_errors": _COLLECT_ERRORS,
         "tests": _RESULTS,
+        "missing_modules": sorted(_MISSING),
     }
     partial = _PATH + ".partial"
     with open(partial, "w", encoding="utf-8") as handle:

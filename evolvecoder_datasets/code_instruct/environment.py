@@ -113,6 +113,8 @@ class PytestRun:
         exit_code (`int` or `None`): the process's exit code (for diagnostics only; never the verdict).
         duration_s (`float`): wall time of the run.
         log_tail (`str`): the end of pytest's output, for humans.
+        missing_modules (`tuple[str, ...]`): modules a failing import could not find (``ModuleNotFoundError``),
+            for diagnosis only.
     """
 
     status: str
@@ -121,6 +123,7 @@ class PytestRun:
     exit_code: int | None = None
     duration_s: float = 0.0
     log_tail: str = ""
+    missing_modules: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -564,7 +567,17 @@ class VenvBackend(EnvironmentBackend):
             status = "timeout" if timed_out or (killed and duration >= 0.9 * timeout_s) else "crashed"
             return PytestRun(status, exit_code=code, duration_s=duration, log_tail=tail)
         status, tests, errors = verdict
-        return PytestRun(status, tests, errors, exit_code=code, duration_s=duration, log_tail=tail)
+        return PytestRun(status, tests, errors, exit_code=code, duration_s=duration, log_tail=tail,
+                         missing_modules=_missing_modules(verdict_path))  # fmt: skip
+
+
+def _missing_modules(path: Path) -> tuple[str, ...]:
+    """The ``missing_modules`` the plugin noted (the file's nonce was already checked by :func:`read_verdict`)."""
+    try:
+        names = json.loads(path.read_text(encoding="utf-8")).get("missing_modules") or ()
+    except (OSError, ValueError, AttributeError):
+        return ()
+    return tuple(str(name) for name in names if isinstance(name, str))
 
 
 def _only_test_file(files: Mapping[str, str]) -> str:

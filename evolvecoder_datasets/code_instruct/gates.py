@@ -64,6 +64,7 @@ SKIP_REASONS = {
     "test_passes_without_solution": "stage A: the test did not fail without task_module.py (passed, skipped, "
     "xfailed or collected nothing)",
     "stage_a_no_verdict": "stage A: the run without the solution crashed or timed out",
+    "missing_module": "stage B: the test or the solution imports a module the environment does not have",
     "solution_fails_test": "stage B: the reference solution fails its own test",
     "no_tests_collected": "stage B: pytest collected no test",
     "verify_timeout": "stage B: the run with the solution timed out",

@@ -315,7 +315,7 @@ def verify_task(
 
     Returns:
         `Verification`: passed, or failed with ``test_passes_without_solution``, ``stage_a_no_verdict``,
-        ``solution_fails_test``, ``no_tests_collected``, ``verify_timeout`` or ``verify_crashed``.
+        ``missing_module``, ``solution_fails_test``, ``no_tests_collected``, ``verify_timeout`` or ``verify_crashed``.
 
     Example:
         >>> v = verify_task(test, solution, environment=env, backend=VenvBackend())   # doctest: +SKIP
@@ -335,6 +335,9 @@ def verify_task(
     stage_b = backend.run_pytest(environment, files, test_file=TEST_FILE, timeout_s=timeout_s)
     reasons = {"failed": "solution_fails_test", "no_tests": "no_tests_collected", "timeout": "verify_timeout",
                "crashed": "verify_crashed"}  # fmt: skip
+    missing = [name for name in stage_b.missing_modules if name.split(".")[0] != "task_module"]
+    if stage_b.status == "failed" and missing:
+        return Verification(GateResult.failed("missing_module", f"no module named {missing}"), stage_a, stage_b)
     if stage_b.status != "passed":
         detail = str(stage_b.counts() or stage_b.collect_errors or stage_b.status)
         return Verification(GateResult.failed(reasons[stage_b.status], detail), stage_a, stage_b)

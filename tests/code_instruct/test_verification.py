@@ -77,3 +77,34 @@ def test_building_leaves_the_source_tree_untouched_and_the_key_stable(tmp_path):
     assert sorted(p.relative_to(source).as_posix() for p in source.rglob("*")) == before
     assert backend.environment_key(open_repository(source)) == key == env.key
     assert [p.name for p in (tmp_path / "envs").iterdir() if p.is_dir()] == [f"tiny-textkit-0.3.1-{key}"]
+
+
+@pytest.mark.parametrize(
+    ("test_head", "solution_head", "module"),
+    [
+        ("import numpyzz\n", "", "numpyzz"),  # the test imports a module the environment lacks
+        ("", "import tinytext.nowhere\n", "tinytext.nowhere"),  # so does the solution
+    ],
+)
+def test_an_import_of_a_module_not_installed_has_its_own_reason(venv_backend, tinytext_env, test_head,
+                                                               solution_head, module):  # fmt: skip
+    test = test_head + "from task_module import f\n\ndef test_a():\n" + ASSERTS
+    verification = verify_task(test, solution_head + SOLUTION, environment=tinytext_env, backend=venv_backend,
+                               timeout_s=60)  # fmt: skip
+    assert verification.result.reason == "missing_module"
+    assert module in verification.result.detail
+    assert "missing_module" in SKIP_REASONS
+
+
+def test_a_module_imported_inside_a_test_is_diagnosed_too(venv_backend, tinytext_env):
+    test = "from task_module import f\n\ndef test_a():\n    import yamlzz\n" + ASSERTS
+    verification = verify_task(test, SOLUTION, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert (verification.result.reason, verification.stage_b.missing_modules) == ("missing_module", ("yamlzz",))
+
+
+def test_a_plainly_wrong_oracle_is_still_solution_fails_test(venv_backend, tinytext_env):
+    wrong = "import tinytext\n\ndef f(text):\n    return tinytext.slugify(text) + '!'\n"
+    verification = verify_task("from task_module import f\n\ndef test_a():\n" + ASSERTS, wrong,
+                               environment=tinytext_env, backend=venv_backend, timeout_s=60)  # fmt: skip
+    assert verification.result.reason == "solution_fails_test"
+    assert verification.stage_b.missing_modules == ()
