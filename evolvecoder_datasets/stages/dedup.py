@@ -271,6 +271,8 @@ class DedupResult:
         features = ds.features.copy()
         features[DUP_OF] = Value("string")
         features[DUP_SCORE] = Value("float32")
+        if not len(ds):  # ``map`` over zero rows would not add the columns
+            return ds.add_column(DUP_OF, []).add_column(DUP_SCORE, []).cast(features)
         return ds.map(
             _write_marks,
             batched=True,
@@ -413,15 +415,22 @@ def find_near_duplicates(
         raise SchemaError(f"deduplicate needs unique values in {id_column!r}")
 
     texts = ds[column]
-    hashes = [text_hash(t) for t in texts]
-    first_row: dict[str, int] = {}
+    # One node per distinct normalised text; node k is embedded from its first row, node_rows[k].
+    node_of_text: dict[str, int] = {}
+    first_rows: list[int] = []
     node_of_row = np.empty(len(ds), dtype=np.int64)
-    for row, key in enumerate(hashes):
-        node_of_row[row] = first_row.setdefault(key, len(first_row))
-    node_rows = np.fromiter(first_row.values(), dtype=np.int64, count=len(first_row))
+    for row, text in enumerate(texts):
+        node = node_of_text.setdefault(text_hash(text), len(first_rows))
+        if node == len(first_rows):
+            first_rows.append(row)
+        node_of_row[row] = node
+    node_rows = np.asarray(first_rows, dtype=np.int64)
 
     model_name = None
-    if embedding_column:
+    if not len(node_rows):  # nothing to embed: never load a model or map over zero rows
+        vectors = np.zeros((0, 1), dtype=np.float32)
+        model_name = None if embedding_column or model is None else str(model)
+    elif embedding_column:
         vectors = ds.select(node_rows.tolist()).with_format("numpy")[embedding_column]
     elif model is None or isinstance(model, (str, os.PathLike)):
         model_name = model_key(model)

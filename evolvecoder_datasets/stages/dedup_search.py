@@ -21,6 +21,8 @@ from .._deps import require
 from ..errors import ConfigError
 
 BACKENDS = ("numpy", "faiss")
+# Float32 rounding of a cosine between unit vectors of a few hundred dimensions stays well below this.
+ROUNDING = 1e-5
 
 __all__ = ["BACKENDS", "as_unit_float32", "knn_mean_similarity", "near_duplicate_pairs"]
 
@@ -45,6 +47,9 @@ def near_duplicate_pairs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair ``i < j`` with cosine similarity ``>= threshold``, by exact search in float32 tiles.
 
+    Similarities within float32 rounding (:data:`ROUNDING`) below the threshold count as at it, so
+    ``threshold=1.0`` finds every pair of identical vectors; reported similarities are clipped to [-1, 1].
+
     Only tiles on or above the diagonal are multiplied (half the products of a full ``E @ E.T``), and peak
     memory is one ``block_size`` x ``block_size`` float32 tile plus the pairs found, whatever ``n`` is.
 
@@ -53,7 +58,8 @@ def near_duplicate_pairs(
         threshold (`float`, defaults to 0.9): cosine similarity at or above which two rows are duplicates.
         block_size (`int`, defaults to 4096): tile side (4096 -> 64 MiB per tile).
         backend (`str`, defaults to `"numpy"`): ``"numpy"`` (BLAS matmul tiles) or ``"faiss"`` (``IndexFlatIP``
-            range search, exact too; strictly-above semantics at the threshold itself).
+            range search, exact too; it keeps pairs strictly above the cut, which the rounding margin makes
+            equivalent).
 
     Returns:
         `tuple[np.ndarray, np.ndarray, np.ndarray]`: ``(i, j, similarity)`` as int64, int64, float32 arrays,
@@ -77,12 +83,16 @@ def near_duplicate_pairs(
     if backend not in BACKENDS:
         raise ConfigError(f"backend must be one of {BACKENDS}, got {backend!r}")
     matrix = as_unit_float32(embeddings)
+    # A float32 dot product of two unit vectors is off by a few units in the last place (identical vectors
+    # give 0.99999994 or 1.0000001), so a pair within ROUNDING of the threshold counts as at it; otherwise
+    # threshold=1.0 would miss about half of the identical pairs. Similarities are reported clipped to [-1, 1].
+    cut = threshold - ROUNDING
     if backend == "faiss":
-        first, second, sims = _faiss_pairs(matrix, threshold, block_size)
+        first, second, sims = _faiss_pairs(matrix, cut, block_size)
     else:
-        first, second, sims = _numpy_pairs(matrix, threshold, block_size)
+        first, second, sims = _numpy_pairs(matrix, cut, block_size)
     order = np.lexsort((second, first))
-    return first[order], second[order], sims[order]
+    return first[order], second[order], np.clip(sims[order], -1.0, 1.0)
 
 
 def _numpy_pairs(
