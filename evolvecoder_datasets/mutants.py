@@ -167,7 +167,8 @@ class _SiteFinder(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._mark_docstring(node)
-        self.generic_visit(node)
+        for stmt in node.body:  # skip decorators, base classes and keywords (`@dataclass(frozen=True)`)
+            self.visit(stmt)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._mark_docstring(node)
@@ -372,11 +373,17 @@ class _SiteFinder(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _normalise(source: str) -> str:
+def _parse(source: str) -> tuple[ast.Module, str]:
+    """The tree of ``source`` and its ``ast.unparse`` form; a source Python cannot take is a SchemaError."""
     try:
-        return ast.unparse(ast.parse(source))
+        tree = ast.parse(source)
+        return tree, ast.unparse(tree)
     except SyntaxError as err:
         raise SchemaError(f"reference solution does not parse: {err.msg} (line {err.lineno})") from err
+    except (ValueError, RecursionError, MemoryError) as err:
+        # NUL bytes (ValueError before 3.12); expressions nested too deeply for the parser (MemoryError) or for
+        # the recursive AST builder and unparser (RecursionError), e.g. a sum of a few thousand terms.
+        raise SchemaError(f"reference solution cannot be mutated: {type(err).__name__}: {err}") from err
 
 
 def generate_mutants(
@@ -437,10 +444,12 @@ def generate_mutants(
     if max_mutants is not None and (isinstance(max_mutants, bool) or max_mutants < 0):
         raise ConfigError(f"max_mutants must be a non-negative integer or None, got {max_mutants!r}")
 
-    original = _normalise(source)
-    tree = ast.parse(source)
+    tree, original = _parse(source)
     finder = _SiteFinder(wanted)
-    finder.visit(tree)
+    try:
+        finder.visit(tree)
+    except RecursionError as err:
+        raise SchemaError(f"reference solution cannot be mutated: {type(err).__name__}: {err}") from err
 
     seen = {original}
     mutants: list[Mutant] = []
@@ -448,6 +457,8 @@ def generate_mutants(
         undo = site.edit()
         try:
             code = ast.unparse(tree)
+        except RecursionError:  # the edit nested the tree one level past what the unparser can take
+            continue
         finally:
             undo()
         if code in seen:

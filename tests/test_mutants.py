@@ -234,3 +234,69 @@ def test_mutation_score_runs_through_the_sandbox():
         via_sandbox = mutation_score(reference, tests, sandbox=sb)
     via_runner = mutation_score(reference, tests, runner=subprocess_runner)
     assert via_sandbox.killed == via_runner.killed and via_sandbox.considered == via_runner.considered
+
+
+def test_class_decorators_bases_and_keywords_are_not_mutated():
+    source = (
+        "import dataclasses\n"
+        "@dataclasses.dataclass(frozen=True, order=True)\n"
+        "class Point(tuple, metaclass=type, flag=1):\n"
+        "    x: int = 0\n"
+    )
+    descriptions = [m.description for m in generate_mutants(source)]
+    assert descriptions == ["`0` -> `1`", "`0` -> `-1`"]  # only the field default in the class body
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f():\n    return " + " + ".join(["1"] * 3000) + "\n",  # too deep for the AST builder
+        "x = " + "-" * 200_000 + "1\n",  # too deep for the parser
+        "def f():\n    return 1\x00\n",  # a NUL byte
+    ],
+    ids=["long_sum", "deep_unary", "nul_byte"],
+)
+def test_a_reference_python_cannot_take_is_a_schema_error(source):
+    with pytest.raises(SchemaError):
+        generate_mutants(source)
+
+
+def test_async_match_and_f_string_code_yields_mutants_that_compile_and_repeat_under_a_seed():
+    source = (
+        "import asyncio\n"
+        "async def count(n):\n"
+        "    await asyncio.sleep(0)\n"
+        "    async with lock():\n"
+        "        total = 0\n"
+        "    for i in range(n):\n"
+        "        if i > 2:\n"
+        "            total += i\n"
+        "    return total\n"
+        "def kind(x):\n"
+        "    match x:\n"
+        "        case 1:\n"
+        "            return f'{x + 1:>{10}} one'\n"
+        "        case [a, b] if a < b:\n"
+        "            return 'pair'\n"
+        "        case -1 | True:\n"
+        "            return 'odd'\n"
+        "        case _:\n"
+        "            return f\"{x!r} {'big' if x > 100 else 'small'}\"\n"
+    )
+    mutants = generate_mutants(source)
+    assert len(mutants) > 20
+    assert {"early_return", "comparison_flip", "boundary_constant", "negate_condition"} <= {
+        m.operator for m in mutants
+    }
+    for mutant in mutants:
+        compile(mutant.code, "<mutant>", "exec")
+    assert "case 2:" in {line.strip() for m in mutants for line in m.code.splitlines()}
+    sample = [m.code for m in generate_mutants(source, max_mutants=7, seed=11)]
+    assert sample == [m.code for m in generate_mutants(source, max_mutants=7, seed=11)]
+    code = "from evolvecoder_datasets.mutants import generate_mutants\nimport sys\n" \
+           "print([m.code for m in generate_mutants(sys.stdin.read(), max_mutants=7, seed=11)])"
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run([sys.executable, "-c", code], input=source, capture_output=True, text=True,
+                             check=True, env=env).stdout  # fmt: skip
+        assert out.strip() == repr(sample)
