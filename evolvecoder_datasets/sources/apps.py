@@ -45,7 +45,8 @@ def apps_like_row(
         max_solutions (`int`, *optional*): keep at most this many reference solutions.
 
     Raises:
-        SourceFormatError: ``input_output`` or ``solutions`` cannot be decoded, or the cases are inconsistent.
+        SourceFormatError: ``input_output`` or ``solutions`` cannot be decoded, or the cases are inconsistent
+            (inputs and outputs of unequal length or not lists, a non-string ``fn_name``, a null payload).
 
     Example:
         >>> record = {"question": "Print the sum.", "solutions": '["print(sum(map(int, input().split())))"]',
@@ -55,7 +56,9 @@ def apps_like_row(
         ['3\\n']
     """
     stage = source.lower()
-    number = row[id_column] if id_column else index
+    number = row.get(id_column) if id_column else index
+    if number is None or (isinstance(number, str) and not number.strip()):
+        raise SourceFormatError(f"{source} row {index}: {id_column!r} is empty, so the row has no stable id")
     out = empty_row(f"{source}_{number}", source, require_text(row, "question", stage=stage))
     out[STARTER_CODE] = row.get("starter_code") or ""
     out[DIFFICULTY] = str(row["difficulty"]) if row.get("difficulty") not in (None, "") else None
@@ -70,14 +73,13 @@ def apps_like_row(
     cases = parse_structured(row.get("input_output"), what=f"{source} input_output") or {}
     if not isinstance(cases, dict):
         raise SourceFormatError(f"{source} row {number}: input_output must be an object")
-    inputs, outputs = cases.get("inputs") or [], cases.get("outputs") or []
-    if len(inputs) != len(outputs):
-        raise SourceFormatError(f"{source} row {number}: {len(inputs)} inputs but {len(outputs)} outputs")
-    add_input_output(out, cases)
+    add_input_output(out, cases, what=f"{source} row {number} input_output")
     return out
 
 
-def from_apps(ds: Dataset, *, max_solutions: int | None = None, num_proc: int | None = None) -> Dataset:
+def from_apps(
+    ds: Dataset, *, max_solutions: int | None = None, num_proc: int | None = None, on_error: str = "raise"
+) -> Dataset:
     """Adapt ``codeparrot/apps`` rows (ids ``APPS_<problem_id>``).
 
     Args:
@@ -85,10 +87,12 @@ def from_apps(ds: Dataset, *, max_solutions: int | None = None, num_proc: int | 
             ``difficulty``, ``url``, ``starter_code``).
         max_solutions (`int`, *optional*): keep at most this many reference solutions per problem.
         num_proc (`int`, *optional*): processes for ``map``.
+        on_error (`str`, defaults to `"raise"`): ``"skip"`` leaves out rows that cannot be read, logging each
+            reason, instead of raising at the first one.
 
     Raises:
         SchemaError: a column is missing.
-        SourceFormatError: a row cannot be decoded.
+        SourceFormatError: a row cannot be decoded (with ``on_error="raise"``).
 
     Example:
         >>> from datasets import load_dataset
@@ -101,11 +105,14 @@ def from_apps(ds: Dataset, *, max_solutions: int | None = None, num_proc: int | 
         required=APPS_COLUMNS,
         stage="apps",
         num_proc=num_proc,
+        on_error=on_error,
         fn_kwargs={"source": "APPS", "id_column": "problem_id", "max_solutions": max_solutions},
     )
 
 
-def from_taco(ds: Dataset, *, max_solutions: int | None = None, num_proc: int | None = None) -> Dataset:
+def from_taco(
+    ds: Dataset, *, max_solutions: int | None = None, num_proc: int | None = None, on_error: str = "raise"
+) -> Dataset:
     """Adapt ``BAAI/TACO`` rows (ids ``TACO_<row index>``, as in the released EvolveCoder data).
 
     Args:
@@ -113,10 +120,12 @@ def from_taco(ds: Dataset, *, max_solutions: int | None = None, num_proc: int | 
             ``difficulty``, and TACO's metadata columns, which are dropped).
         max_solutions (`int`, *optional*): keep at most this many reference solutions per problem.
         num_proc (`int`, *optional*): processes for ``map``.
+        on_error (`str`, defaults to `"raise"`): ``"skip"`` leaves out rows that cannot be read, logging each
+            reason, instead of raising at the first one.
 
     Raises:
         SchemaError: a column is missing.
-        SourceFormatError: a row cannot be decoded.
+        SourceFormatError: a row cannot be decoded (with ``on_error="raise"``).
 
     Example:
         >>> from datasets import load_dataset
@@ -129,5 +138,6 @@ def from_taco(ds: Dataset, *, max_solutions: int | None = None, num_proc: int | 
         required=TACO_COLUMNS,
         stage="taco",
         num_proc=num_proc,
+        on_error=on_error,
         fn_kwargs={"source": "TACO", "id_column": None, "max_solutions": max_solutions},
     )

@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
-from ..errors import SourceFormatError
+from ..errors import ConfigError, SourceFormatError
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
+
+logger = logging.getLogger(__name__)
 
 STARTER_CODE = "starter_code"
 ENTRY_POINT = "entry_point"
@@ -54,17 +57,20 @@ SEED_COLUMNS = (
 )
 
 __all__ = [
+    "ON_ERROR",
     "SEED_COLUMNS",
     "adapt",
     "add_input_output",
     "as_text_block",
     "call_assert",
     "call_based_tests",
+    "case_lists",
     "check_seed_rows",
     "empty_row",
     "parse_structured",
     "require_text",
     "seed_features",
+    "stdio_text",
     "strip_code_fences",
 ]
 
@@ -121,6 +127,10 @@ def empty_row(row_id: str, source: str, question: str) -> dict[str, Any]:
     }
 
 
+ON_ERROR = ("raise", "skip")
+SKIP_REASON = "_skip_reason"
+
+
 def adapt(
     ds: Dataset,
     convert: Callable[..., dict[str, Any]],
@@ -129,11 +139,13 @@ def adapt(
     stage: str,
     num_proc: int | None = None,
     fn_kwargs: Mapping[str, Any] | None = None,
+    on_error: str = "raise",
 ) -> Dataset:
     """Map a source ``Dataset`` to seed rows with ``convert(row, index, **fn_kwargs)``.
 
     Runs as one fingerprinted ``Dataset.map`` (cached like any other), drops the source's own columns and casts
-    to :func:`seed_features`.
+    to :func:`seed_features`. With ``on_error="skip"``, rows that ``convert`` refuses are left out and each is
+    logged (a warning with the count and the first reasons) instead of stopping the whole load.
 
     Args:
         ds (`datasets.Dataset`): rows in the source's layout.
@@ -142,10 +154,15 @@ def adapt(
         stage (`str`): adapter name, for error messages.
         num_proc (`int`, *optional*): processes for ``map``.
         fn_kwargs (`Mapping`, *optional*): extra keyword arguments for ``convert``.
+        on_error (`str`, defaults to `"raise"`): ``"raise"`` stops at the first unreadable row with its
+            :class:`SourceFormatError`; ``"skip"`` drops such rows and logs why.
 
     Raises:
         SchemaError: a required source column is missing.
-        SourceFormatError: a row cannot be read (raised by ``convert``).
+        ConfigError: ``on_error`` is not ``"raise"`` or ``"skip"``.
+        SourceFormatError: a row cannot be read (raised by ``convert``), or a converted row holds text that
+            is not valid Unicode (a lone surrogate decoded from JSON), which Arrow cannot store; only with
+            ``on_error="raise"``.
 
     Example:
         >>> from datasets import Dataset
@@ -154,16 +171,89 @@ def adapt(
         >>> list(adapt(Dataset.from_dict({"text": ["a"]}), convert, required=["text"], stage="x")["id"])
         ['X_0']
     """
+    if on_error not in ON_ERROR:
+        raise ConfigError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
     schema.check_columns(ds.column_names, required, stage=stage)
-    return ds.map(
-        convert,
+    features = seed_features()
+    if on_error == "skip":
+        from datasets import Value
+
+        features[SKIP_REASON] = Value("string")
+    converted = ds.map(
+        _convert_checked,
         with_indices=True,
         remove_columns=ds.column_names,
-        features=seed_features(),
-        fn_kwargs=dict(fn_kwargs or {}),
+        features=features,
+        fn_kwargs={
+            "_convert": convert,
+            "_stage": stage,
+            "_skip": on_error == "skip",
+            **dict(fn_kwargs or {}),
+        },
         num_proc=num_proc,
         desc=f"adapting {stage}",
     )
+    if on_error == "raise":
+        return converted
+    reasons = [r for r in converted[SKIP_REASON] if r is not None]
+    if reasons:
+        logger.warning(
+            "%s: skipped %d of %d rows that cannot be adapted, e.g. %s",
+            stage,
+            len(reasons),
+            len(converted),
+            "; ".join(reasons[:3]),
+        )
+        converted = converted.filter(
+            _not_skipped, input_columns=SKIP_REASON, num_proc=num_proc, desc=f"{stage}: skipping bad rows"
+        )
+    return converted.remove_columns(SKIP_REASON)
+
+
+def _not_skipped(reason: str | None) -> bool:
+    return reason is None
+
+
+def _convert_checked(
+    row: dict[str, Any],
+    index: int,
+    *,
+    _convert: Callable[..., dict[str, Any]],
+    _stage: str,
+    _skip: bool = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Run ``convert``; with ``_skip``, turn a :class:`SourceFormatError` into a placeholder row that carries
+    the reason in :data:`SKIP_REASON` (``adapt`` filters it out)."""
+    if not _skip:
+        return _convert_strict(row, index, _convert=_convert, _stage=_stage, **kwargs)
+    try:
+        out = _convert_strict(row, index, _convert=_convert, _stage=_stage, **kwargs)
+    except SourceFormatError as err:
+        out = empty_row(f"{_stage}_skipped_{index}", _stage, "")
+        out[SKIP_REASON] = f"row {index}: {err}"
+        return out
+    out[SKIP_REASON] = None
+    return out
+
+
+def _convert_strict(
+    row: dict[str, Any], index: int, *, _convert: Callable[..., dict[str, Any]], _stage: str, **kwargs: Any
+) -> dict[str, Any]:
+    """Run ``convert`` and refuse a row Arrow cannot store, naming it (a lone surrogate decoded from JSON text
+    such as ``"\\ud800"`` would otherwise fail deep inside the ``datasets`` writer with no row named)."""
+    out = _convert(row, index, **kwargs)
+    for column, value in out.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as err:
+                    raise SourceFormatError(
+                        f"{_stage}: row {out.get(schema.ID)!r} has text in {column!r} that is not valid "
+                        f"Unicode ({err.reason} at position {err.start})"
+                    ) from err
+    return out
 
 
 def parse_structured(value: Any, *, what: str) -> Any:
@@ -301,7 +391,7 @@ def call_based_tests(
     return tests
 
 
-def add_input_output(out: dict[str, Any], cases: Mapping[str, Any]) -> None:
+def add_input_output(out: dict[str, Any], cases: Mapping[str, Any], *, what: str = "input_output") -> None:
     """Put an APPS-style ``input_output`` object (``{"inputs", "outputs", "fn_name"?}``) into a seed row.
 
     With ``fn_name`` the cases become asserts appended to ``out["tests"]`` (through ``Solution()`` when
@@ -311,9 +401,11 @@ def add_input_output(out: dict[str, Any], cases: Mapping[str, Any]) -> None:
     Args:
         out (`dict`): the seed row being built (see :func:`empty_row`); changed in place.
         cases (`Mapping`): the decoded ``input_output`` object.
+        what (`str`, defaults to `"input_output"`): where the object comes from, for error messages.
 
     Raises:
-        SourceFormatError: call-based ``inputs`` and ``outputs`` differ in length.
+        SourceFormatError: ``inputs`` and ``outputs`` are not lists of equal length, ``fn_name`` is not a
+            string, or a stdin/stdout payload is missing (None) or not text.
 
     Example:
         >>> row = empty_row("X_0", "X", "Double x.")
@@ -321,14 +413,74 @@ def add_input_output(out: dict[str, Any], cases: Mapping[str, Any]) -> None:
         >>> row["tests"], row["entry_point"]
         (['assert double(2) == 4'], 'double')
     """
-    inputs, outputs = cases.get("inputs") or [], cases.get("outputs") or []
+    inputs, outputs = case_lists(cases, what=what)
     fn_name = cases.get("fn_name")
-    if fn_name:
-        out[schema.TESTS] += call_based_tests(fn_name, inputs, outputs, starter_code=out[STARTER_CODE])
-        out[ENTRY_POINT] = fn_name
+    if fn_name is not None and not isinstance(fn_name, str):
+        raise SourceFormatError(f"{what}: fn_name must be a string, got {type(fn_name).__name__}")
+    if fn_name and fn_name.strip():
+        out[schema.TESTS] += call_based_tests(
+            fn_name.strip(), inputs, outputs, starter_code=out[STARTER_CODE]
+        )
+        out[ENTRY_POINT] = fn_name.strip()
     else:
-        out[schema.INPUTS] = [as_text_block(x) for x in inputs]
-        out[schema.OUTPUTS] = [as_text_block(x) for x in outputs]
+        out[schema.INPUTS] = [stdio_text(x, what=f"{what} input") for x in inputs]
+        out[schema.OUTPUTS] = [stdio_text(x, what=f"{what} output") for x in outputs]
+
+
+def case_lists(cases: Mapping[str, Any], *, what: str = "input_output") -> tuple[list[Any], list[Any]]:
+    """The ``inputs`` and ``outputs`` lists of an APPS-style ``input_output`` object, checked to pair up.
+
+    Missing or null lists read as empty.
+
+    Args:
+        cases (`Mapping`): the decoded ``input_output`` object.
+        what (`str`, defaults to `"input_output"`): where the object comes from, for the error message.
+
+    Raises:
+        SourceFormatError: ``inputs`` or ``outputs`` is not a list, or they differ in length.
+
+    Example:
+        >>> case_lists({"inputs": ["1\\n"], "outputs": ["2\\n"]})
+        (['1\\n'], ['2\\n'])
+    """
+    inputs, outputs = cases.get("inputs"), cases.get("outputs")
+    inputs = [] if inputs is None else inputs
+    outputs = [] if outputs is None else outputs
+    if not isinstance(inputs, list) or not isinstance(outputs, list):
+        raise SourceFormatError(
+            f"{what}: inputs and outputs must be lists, got {type(inputs).__name__} and {type(outputs).__name__}"
+        )
+    if len(inputs) != len(outputs):
+        raise SourceFormatError(f"{what}: {len(inputs)} inputs but {len(outputs)} outputs")
+    return inputs, outputs
+
+
+def stdio_text(value: Any, *, what: str) -> str:
+    """One stdin or expected-stdout payload as text: a string, or a list of lines (see :func:`as_text_block`).
+
+    Unlike :func:`as_text_block`, a missing payload is an error: an expected output of ``None`` would otherwise
+    become ``""`` and silently demand that a correct program print nothing.
+
+    Args:
+        value (`Any`): the raw payload.
+        what (`str`): field name, for the error message.
+
+    Raises:
+        SourceFormatError: the payload is None, an object, or a list holding anything but strings and numbers.
+
+    Example:
+        >>> stdio_text(["1 2", "3"], what="input")
+        '1 2\\n3\\n'
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(line, (str, int, float)) and not isinstance(line, bool) for line in value
+    ):
+        return as_text_block(value)
+    raise SourceFormatError(f"{what} must be text or a list of lines, got {value!r:.60}")
 
 
 def require_text(row: Mapping[str, Any], column: str, *, stage: str) -> str:

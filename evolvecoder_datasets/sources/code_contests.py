@@ -1,7 +1,8 @@
 """CodeContests (``deepmind/code_contests``): stdin/stdout problems with public, private and generated tests.
 
 Solutions come as parallel lists ``solutions.language`` / ``solutions.solution``; only ``PYTHON3`` (3) programs
-are kept (``PYTHON`` (1) is Python 2). ``difficulty`` is an enum index, written out by name.
+are kept (``PYTHON`` (1) is Python 2); exports that write the language as its name (``"PYTHON3"``) work
+too. ``difficulty`` is an enum index, written out by name.
 
 Example:
     >>> from datasets import load_dataset
@@ -31,12 +32,17 @@ DIFFICULTY_NAMES = ("UNKNOWN_DIFFICULTY", "EASY", "MEDIUM", "HARD", "HARDER", "H
 __all__ = ["DIFFICULTY_NAMES", "SOURCE", "code_contests_row", "from_code_contests"]
 
 
-def _pairs(tests: Any, which: str) -> tuple[list[str], list[str]]:
+def _pairs(tests: Any, which: str, index: int) -> tuple[list[str], list[str]]:
     if not tests:
         return [], []
+    where = f"CodeContests row {index} {which}"
+    if not isinstance(tests, dict):
+        raise SourceFormatError(f"{where}: expected {{'input': [...], 'output': [...]}}, got {tests!r:.60}")
     inputs, outputs = list(tests.get("input") or []), list(tests.get("output") or [])
     if len(inputs) != len(outputs):
-        raise SourceFormatError(f"CodeContests {which}: {len(inputs)} inputs but {len(outputs)} outputs")
+        raise SourceFormatError(f"{where}: {len(inputs)} inputs but {len(outputs)} outputs")
+    if not all(isinstance(text, str) for text in inputs + outputs):
+        raise SourceFormatError(f"{where}: every input and output must be text (found a null or non-string)")
     return inputs, outputs
 
 
@@ -49,7 +55,8 @@ def code_contests_row(row: dict[str, Any], index: int, *, include_generated: boo
         include_generated (`bool`, defaults to `False`): also keep ``generated_tests`` (often hundreds).
 
     Raises:
-        SourceFormatError: a test set has unequal input and output lists.
+        SourceFormatError: a test set is not an ``{input, output}`` object, its lists differ in length, or
+            they hold a null or non-string case.
 
     Example:
         >>> record = {"description": "Echo.", "public_tests": {"input": ["1\\n"], "output": ["1\\n"]},
@@ -64,13 +71,17 @@ def code_contests_row(row: dict[str, Any], index: int, *, include_generated: boo
     inputs, outputs = [], []
     kinds = ["public_tests", "private_tests"] + (["generated_tests"] if include_generated else [])
     for kind in kinds:
-        more_in, more_out = _pairs(row.get(kind), kind)
+        more_in, more_out = _pairs(row.get(kind), kind, index)
         inputs += more_in
         outputs += more_out
     out["inputs"], out["outputs"] = inputs, outputs
     solutions = row.get("solutions") or {}
     languages, programs = solutions.get("language") or [], solutions.get("solution") or []
-    out["solutions"] = [code for lang, code in zip(languages, programs) if lang == PYTHON3]
+    out["solutions"] = [
+        code
+        for lang, code in zip(languages, programs)
+        if lang in (PYTHON3, "PYTHON3") and isinstance(code, str)
+    ]
     level = row.get("difficulty")
     if isinstance(level, int) and 0 <= level < len(DIFFICULTY_NAMES):
         out[DIFFICULTY] = DIFFICULTY_NAMES[level]
@@ -80,7 +91,7 @@ def code_contests_row(row: dict[str, Any], index: int, *, include_generated: boo
 
 
 def from_code_contests(
-    ds: Dataset, *, include_generated: bool = False, num_proc: int | None = None
+    ds: Dataset, *, include_generated: bool = False, num_proc: int | None = None, on_error: str = "raise"
 ) -> Dataset:
     """Adapt ``deepmind/code_contests`` rows.
 
@@ -88,10 +99,12 @@ def from_code_contests(
         ds (`datasets.Dataset`): CodeContests rows.
         include_generated (`bool`, defaults to `False`): also keep the generated tests.
         num_proc (`int`, *optional*): processes for ``map``.
+        on_error (`str`, defaults to `"raise"`): ``"skip"`` leaves out rows that cannot be read, logging each
+            reason, instead of raising at the first one.
 
     Raises:
         SchemaError: a column is missing.
-        SourceFormatError: a row cannot be decoded.
+        SourceFormatError: a row cannot be decoded (with ``on_error="raise"``).
 
     Example:
         >>> from datasets import load_dataset
@@ -104,5 +117,6 @@ def from_code_contests(
         required=CODE_CONTESTS_COLUMNS,
         stage="code_contests",
         num_proc=num_proc,
+        on_error=on_error,
         fn_kwargs={"include_generated": include_generated},
     )

@@ -61,18 +61,33 @@ def _is_judgeable(*values: Any, names: list[str]) -> bool:
     return unjudgeable_reason(dict(zip(names, values))) is None
 
 
-def _statement(row: dict[str, Any]) -> str:
-    parts = [f"{row['title']}\n", require_text(row, "description", stage="codeforces").strip()]
-    for heading, column in (("Input", "input_format"), ("Output", "output_format")):
-        if row.get(column):
-            parts.append(f"{heading}\n{row[column].strip()}")
-    for number, example in enumerate(row.get("examples") or [], start=1):
-        parts.append(
-            f"Example {number}\nInput\n{example['input'].rstrip()}\nOutput\n{example['output'].rstrip()}"
-        )
-    if row.get("note"):
-        parts.append(f"Note\n{row['note'].strip()}")
-    return "\n\n".join(parts)
+def _cases(value: Any, *, problem_id: str, column: str) -> list[tuple[str, str]]:
+    """``[{"input", "output"}, ...]`` as checked ``(input, output)`` text pairs."""
+    pairs = []
+    for number, case in enumerate(value or []):
+        stdin = case.get("input") if isinstance(case, dict) else None
+        stdout = case.get("output") if isinstance(case, dict) else None
+        if not isinstance(stdin, str) or not isinstance(stdout, str):
+            raise SourceFormatError(
+                f"Codeforces {problem_id}: {column}[{number}] needs text input and output, got {case!r:.80}"
+            )
+        pairs.append((stdin, stdout))
+    return pairs
+
+
+def _section(row: dict[str, Any], heading: str, column: str) -> list[str]:
+    text = row.get(column)
+    return [f"{heading}\n{text.strip()}"] if isinstance(text, str) and text.strip() else []
+
+
+def _statement(row: dict[str, Any], examples: list[tuple[str, str]]) -> str:
+    title = row.get("title")
+    parts = [f"{title.strip()}\n"] if isinstance(title, str) and title.strip() else []
+    parts.append(require_text(row, "description", stage="codeforces").strip())
+    parts += _section(row, "Input", "input_format") + _section(row, "Output", "output_format")
+    for number, (stdin, stdout) in enumerate(examples, start=1):
+        parts.append(f"Example {number}\nInput\n{stdin.rstrip()}\nOutput\n{stdout.rstrip()}")
+    return "\n\n".join(parts + _section(row, "Note", "note"))
 
 
 def codeforces_row(row: dict[str, Any], index: int) -> dict[str, Any]:
@@ -86,7 +101,8 @@ def codeforces_row(row: dict[str, Any], index: int) -> dict[str, Any]:
         index (`int`): its position (unused: ids come from the problem id).
 
     Raises:
-        SourceFormatError: the record has no id or no statement.
+        SourceFormatError: the record has no id or no statement, or an example or official test lacks a text
+            input or output.
 
     Example:
         >>> record = {"id": "4/A", "title": "Watermelon", "description": "Split w.", "input_format": "w",
@@ -97,29 +113,32 @@ def codeforces_row(row: dict[str, Any], index: int) -> dict[str, Any]:
         ('Codeforces_4A', ['8\\n'], '800')
     """
     problem_id = require_text(row, "id", stage="codeforces")
-    out = empty_row(f"{SOURCE}_{problem_id.replace('/', '')}", SOURCE, _statement(row))
-    cases = row.get("official_tests") or row.get("examples") or []
-    try:
-        out["inputs"] = [case["input"] for case in cases]
-        out["outputs"] = [case["output"] for case in cases]
-    except (KeyError, TypeError) as err:
-        raise SourceFormatError(f"Codeforces {problem_id}: a test lacks input or output") from err
+    examples = _cases(row.get("examples"), problem_id=problem_id, column="examples")
+    out = empty_row(f"{SOURCE}_{problem_id.replace('/', '')}", SOURCE, _statement(row, examples))
+    official = _cases(row.get("official_tests"), problem_id=problem_id, column="official_tests")
+    cases = official or examples
+    out["inputs"] = [stdin for stdin, _ in cases]
+    out["outputs"] = [stdout for _, stdout in cases]
     rating = row.get("rating")
     out[DIFFICULTY] = str(int(rating)) if isinstance(rating, (int, float)) and math.isfinite(rating) else None
     return out
 
 
-def from_codeforces(ds: Dataset, *, judgeable_only: bool = True, num_proc: int | None = None) -> Dataset:
+def from_codeforces(
+    ds: Dataset, *, judgeable_only: bool = True, num_proc: int | None = None, on_error: str = "raise"
+) -> Dataset:
     """Adapt ``open-r1/codeforces`` rows (default config).
 
     Args:
         ds (`datasets.Dataset`): Codeforces rows.
         judgeable_only (`bool`, defaults to `True`): drop interactive, checker-judged and file-I/O problems.
         num_proc (`int`, *optional*): processes for ``map``/``filter``.
+        on_error (`str`, defaults to `"raise"`): ``"skip"`` leaves out rows that cannot be read, logging each
+            reason, instead of raising at the first one.
 
     Raises:
         SchemaError: a column is missing.
-        SourceFormatError: a row cannot be decoded.
+        SourceFormatError: a row cannot be decoded (with ``on_error="raise"``).
 
     Example:
         >>> from datasets import load_dataset
@@ -146,4 +165,11 @@ def from_codeforces(ds: Dataset, *, judgeable_only: bool = True, num_proc: int |
                 num_proc=num_proc,
                 desc="codeforces: judgeable",
             )
-    return adapt(ds, codeforces_row, required=CODEFORCES_COLUMNS, stage="codeforces", num_proc=num_proc)
+    return adapt(
+        ds,
+        codeforces_row,
+        required=CODEFORCES_COLUMNS,
+        stage="codeforces",
+        num_proc=num_proc,
+        on_error=on_error,
+    )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import SourceFormatError
 from .base import (
     STARTER_CODE,
     adapt,
@@ -54,7 +55,8 @@ def evolvecoder_seed_row(row: dict[str, Any], index: int) -> dict[str, Any]:
         index (`int`): its position (unused).
 
     Raises:
-        SourceFormatError: ``id`` or ``question`` is missing, or ``input_output`` cannot be decoded.
+        SourceFormatError: ``id`` or ``question`` is missing, ``tests`` is not a list of strings (a JSON text
+            of one is decoded), or ``input_output`` cannot be decoded or its cases do not pair up.
 
     Example:
         >>> evolvecoder_seed_row({"id": "primeintellect_7", "question": "Q", "starter_code": "",
@@ -69,26 +71,33 @@ def evolvecoder_seed_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     out[STARTER_CODE] = row.get("starter_code") or ""
     if isinstance(row.get("solution"), str) and row["solution"].strip():
         out["solutions"] = [strip_code_fences(row["solution"])]
-    if row.get("tests"):
-        out["tests"] = [t for t in row["tests"] if isinstance(t, str)]
+    tests = parse_structured(row.get("tests"), what=f"{row_id} tests") if row.get("tests") else None
+    if tests is not None:
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            raise SourceFormatError(f"evolvecoder_seed row {row_id!r}: tests must be a list of strings")
+        out["tests"] = [t for t in tests if t.strip()]
     cases = (
         parse_structured(row.get("input_output"), what="input_output") if row.get("input_output") else None
     )
-    if isinstance(cases, dict):
-        add_input_output(out, cases)
+    if cases is not None:
+        if not isinstance(cases, dict):
+            raise SourceFormatError(f"evolvecoder_seed row {row_id!r}: input_output must be an object")
+        add_input_output(out, cases, what=f"evolvecoder_seed row {row_id!r} input_output")
     return out
 
 
-def from_evolvecoder_seed(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
+def from_evolvecoder_seed(ds: Dataset, *, num_proc: int | None = None, on_error: str = "raise") -> Dataset:
     """Adapt rows of the EvolveCoder pre-filtered seed set (any of its configs, or them concatenated).
 
     Args:
         ds (`datasets.Dataset`): seed-set rows.
         num_proc (`int`, *optional*): processes for ``map``.
+        on_error (`str`, defaults to `"raise"`): ``"skip"`` leaves out rows that cannot be read, logging each
+            reason, instead of raising at the first one.
 
     Raises:
         SchemaError: ``id``, ``question`` or ``solution`` is missing.
-        SourceFormatError: a row cannot be decoded.
+        SourceFormatError: a row cannot be decoded (with ``on_error="raise"``).
 
     Example:
         >>> from datasets import load_dataset
@@ -96,5 +105,10 @@ def from_evolvecoder_seed(ds: Dataset, *, num_proc: int | None = None) -> Datase
         >>> seeds = from_evolvecoder_seed(load_dataset("CodeDPO/filtered_original_acecoderv3", "TACO", split="train"))  # doctest: +SKIP
     """
     return adapt(
-        ds, evolvecoder_seed_row, required=SEED_COLUMNS_READ, stage="evolvecoder_seed", num_proc=num_proc
+        ds,
+        evolvecoder_seed_row,
+        required=SEED_COLUMNS_READ,
+        stage="evolvecoder_seed",
+        num_proc=num_proc,
+        on_error=on_error,
     )

@@ -133,13 +133,15 @@ def humaneval_rows(row: dict[str, Any], index: int) -> dict[str, Any]:
     return out
 
 
-def from_humaneval(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
+def from_humaneval(ds: Dataset, *, num_proc: int | None = None, on_error: str = "raise") -> Dataset:
     """Adapt a HumanEval ``Dataset`` (the package file, or ``openai/openai_humaneval`` from the Hub).
 
     Args:
         ds (`datasets.Dataset`): rows with ``task_id``, ``prompt``, ``canonical_solution``, ``test``,
             ``entry_point``.
         num_proc (`int`, *optional*): processes for ``map``.
+        on_error (`str`, defaults to `"raise"`): ``"skip"`` leaves out rows that cannot be read, logging each
+            reason, instead of raising at the first one.
 
     Raises:
         SchemaError: a column is missing.
@@ -150,7 +152,14 @@ def from_humaneval(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
         >>> from evolvecoder_datasets.sources import from_humaneval
         >>> seeds = from_humaneval(load_dataset("openai/openai_humaneval", split="test"))  # doctest: +SKIP
     """
-    return adapt(ds, humaneval_rows, required=HUMANEVAL_COLUMNS, stage="humaneval", num_proc=num_proc)
+    return adapt(
+        ds,
+        humaneval_rows,
+        required=HUMANEVAL_COLUMNS,
+        stage="humaneval",
+        num_proc=num_proc,
+        on_error=on_error,
+    )
 
 
 def humaneval_path() -> Path:

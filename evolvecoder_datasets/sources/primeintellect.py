@@ -22,11 +22,11 @@ from .base import (
     DIFFICULTY,
     ENTRY_POINT,
     adapt,
-    as_text_block,
     call_based_tests,
     empty_row,
     parse_structured,
     require_text,
+    stdio_text,
     strip_code_fences,
 )
 
@@ -47,8 +47,9 @@ def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:
         index (`int`): its position.
 
     Raises:
-        SourceFormatError: ``verification_info`` cannot be decoded, a test case has an unknown ``type``, or
-            function-call cases name more than one function.
+        SourceFormatError: ``verification_info`` cannot be decoded, ``test_cases`` is not a list of objects, a
+            test case has an unknown ``type`` or a missing expected output, or function-call cases name more
+            than one function.
 
     Example:
         >>> record = {"prompt": "Double n.", "gold_standard_solution": "```python\\ndef f(n):\\n    return 2*n\\n```",
@@ -65,11 +66,16 @@ def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     if language.startswith("python") and row.get("gold_standard_solution"):
         out["solutions"] = [strip_code_fences(row["gold_standard_solution"])]
     calls: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
-    for case in info.get("test_cases") or []:
-        kind = case.get("type", "stdin_stdout")
+    cases = info.get("test_cases") or []
+    if not isinstance(cases, list) or not all(isinstance(case, dict) for case in cases):
+        raise SourceFormatError(f"PrimeIntellect row {index}: test_cases must be a list of objects")
+    for case in cases:
+        kind = case.get("type") or "stdin_stdout"
         if kind == "stdin_stdout":
-            out["inputs"].append(as_text_block(case.get("input")))
-            out["outputs"].append(as_text_block(case.get("output")))
+            where = f"PrimeIntellect row {index} test case {len(out['inputs'])}"
+            stdin = case.get("input")
+            out["inputs"].append("" if stdin is None else stdio_text(stdin, what=f"{where} input"))
+            out["outputs"].append(stdio_text(case.get("output"), what=f"{where} output"))
         elif kind == "function_call":
             args, expected = calls[case.get("fn_name") or ""]
             args.append(case.get("input"))
@@ -91,17 +97,19 @@ def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     return out
 
 
-def from_primeintellect(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
+def from_primeintellect(ds: Dataset, *, num_proc: int | None = None, on_error: str = "raise") -> Dataset:
     """Adapt SYNTHETIC-1 coding rows (``verifiable_code`` tasks).
 
     Args:
         ds (`datasets.Dataset`): rows with ``prompt``, ``gold_standard_solution``, ``verification_info`` (and
             optionally ``metadata``).
         num_proc (`int`, *optional*): processes for ``map``.
+        on_error (`str`, defaults to `"raise"`): ``"skip"`` leaves out rows that cannot be read, logging each
+            reason, instead of raising at the first one.
 
     Raises:
         SchemaError: a column is missing.
-        SourceFormatError: a row cannot be decoded.
+        SourceFormatError: a row cannot be decoded (with ``on_error="raise"``).
 
     Example:
         >>> from datasets import load_dataset
@@ -109,5 +117,10 @@ def from_primeintellect(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
         >>> seeds = from_primeintellect(load_dataset("PrimeIntellect/verifiable-coding-problems", split="train"))  # doctest: +SKIP
     """
     return adapt(
-        ds, primeintellect_row, required=PRIMEINTELLECT_COLUMNS, stage="primeintellect", num_proc=num_proc
+        ds,
+        primeintellect_row,
+        required=PRIMEINTELLECT_COLUMNS,
+        stage="primeintellect",
+        num_proc=num_proc,
+        on_error=on_error,
     )
