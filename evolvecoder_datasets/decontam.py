@@ -166,7 +166,18 @@ def _normalise_extra(
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not extra_texts:
         return ()
-    return tuple(sorted((str(name), tuple(str(t) for t in texts)) for name, texts in extra_texts.items()))
+    for name, texts in extra_texts.items():
+        if isinstance(texts, (str, bytes)) or not isinstance(texts, Iterable):
+            # A bare string would be read as one benchmark problem per character, i.e. checked against nothing.
+            raise ConfigError(
+                f"extra_texts[{name!r}] must be a list of statements, got {type(texts).__name__}; "
+                f"wrap a single statement as [text]"
+            )
+    return tuple(
+        sorted(
+            (str(name), tuple(str(t) for t in texts if t is not None)) for name, texts in extra_texts.items()
+        )
+    )
 
 
 def _mark_batch(
@@ -205,7 +216,8 @@ def mark_contaminated(
 
     Raises:
         SchemaError: ``column`` is missing.
-        ConfigError: an unknown benchmark name or ``n < 1``.
+        ConfigError: an unknown benchmark name, ``n < 1``, or an ``extra_texts`` value that is not a list of
+            statements (a bare string).
         MissingExtraError: a packaged benchmark's package is not installed.
 
     Example:

@@ -72,3 +72,13 @@ def test_bad_arguments_raise_typed_errors():
         mark_contaminated(training_rows(), n=0)
     with pytest.raises(SchemaError):
         mark_contaminated(training_rows(), column="prompt")
+
+
+def test_a_bare_string_as_an_extra_benchmark_is_refused_not_read_one_character_per_problem():
+    statement = "Write a function that returns the running maximum of a list of integers."
+    ds = Dataset.from_dict({"question": [statement]})
+    with pytest.raises(ConfigError, match=r"extra_texts\['mine'\] must be a list"):
+        mark_contaminated(ds, benchmarks=(), extra_texts={"mine": statement})
+    assert mark_contaminated(ds, benchmarks=(), extra_texts={"mine": [statement, None]})[
+        "contaminated_by"
+    ] == ["mine:0"]

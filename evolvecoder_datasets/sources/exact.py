@@ -82,7 +82,13 @@ def mark_exact_duplicates(
         >>> list(mark_exact_duplicates(ds)["dup_of"])
         [None, 'a', None]
     """
+    from datasets import Dataset, Value
+
     schema.check_columns(ds.column_names, [column, id_column], stage="mark_exact_duplicates")
+    if not len(ds):  # ``map`` and casts do not add or type columns of a table with no rows
+        features = ds.features.copy()
+        features[DUP_OF], features[DUP_SCORE] = Value("string"), Value("float32")
+        return Dataset.from_dict({name: [] for name in features}, features=features)
     hashed = ds.map(
         _hash_batch, batched=True, fn_kwargs={"column": column}, num_proc=num_proc, desc="hashing texts"
     )
@@ -99,8 +105,10 @@ def mark_exact_duplicates(
     for name in (DUP_OF, DUP_SCORE):
         if name in hashed.column_names:
             hashed = hashed.remove_columns(name)
-    hashed = hashed.add_column(DUP_OF, dup_of)
-    return hashed.add_column(DUP_SCORE, [None if d is None else 1.0 for d in dup_of])
+    # Typed as deduplicate() types them: with no duplicate, all-None columns would otherwise be Arrow nulls.
+    hashed = hashed.add_column(DUP_OF, dup_of).cast_column(DUP_OF, Value("string"))
+    scores = [None if d is None else 1.0 for d in dup_of]
+    return hashed.add_column(DUP_SCORE, scores).cast_column(DUP_SCORE, Value("float32"))
 
 
 def merge_sources(*datasets: Dataset) -> Dataset:

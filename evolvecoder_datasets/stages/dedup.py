@@ -266,13 +266,13 @@ class DedupResult:
         stale = [c for c in (DUP_OF, DUP_SCORE) if c in ds.column_names]
         if stale:
             ds = ds.remove_columns(stale)
-        from datasets import Value
+        from datasets import Dataset, Value
 
         features = ds.features.copy()
         features[DUP_OF] = Value("string")
         features[DUP_SCORE] = Value("float32")
-        if not len(ds):  # ``map`` over zero rows would not add the columns
-            return ds.add_column(DUP_OF, []).add_column(DUP_SCORE, []).cast(features)
+        if not len(ds):  # ``map`` and casts do not add or type columns of a table with no rows
+            return Dataset.from_dict({name: [] for name in features}, features=features)
         return ds.map(
             _write_marks,
             batched=True,

@@ -48,7 +48,19 @@ def test_an_empty_dataset_gets_empty_marks_without_loading_anything():
     result = find_near_duplicates(empty, model="/no/such/model")
     assert result.dup_of == [] and result.summary()["kept"] == 0
     marked = deduplicate(empty, model="/no/such/model")
-    assert len(marked) == 0 and {"dup_of", "dup_score"} <= set(marked.column_names)
+    assert len(marked) == 0 and marked.features == mark_exact_duplicates(empty).features
+    assert (
+        str(marked.features["dup_of"].dtype) == "string"
+        and str(marked.features["dup_score"].dtype) == "float32"
+    )
+
+
+def test_exact_marks_have_the_semantic_marks_types_even_when_nothing_repeats():
+    vectors = np.eye(2, dtype=np.float32)
+    ds = rows(["One", "Two"], vectors)
+    exact, semantic = mark_exact_duplicates(ds), deduplicate(ds, embedding_column="emb")
+    assert exact["dup_of"] == [None, None]
+    assert exact.features == semantic.features
 
 
 def test_a_single_row_is_kept():
