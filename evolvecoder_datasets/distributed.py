@@ -246,6 +246,11 @@ def init_ray(config: DistributedConfig | None = None) -> ModuleType:
         2.0
     """
     config = config or DistributedConfig()
+    ray = sys.modules.get("ray")
+    if ray is not None and getattr(ray, "is_initialized", None) is not None and ray.is_initialized():
+        # Joined as is: setting a fresh auth token or loopback-only constants now would not change this
+        # session, but would break the next ``ray.init`` the user makes in this process.
+        return ray
     ray = _import_ray(config)
     if ray.is_initialized():
         return ray
@@ -304,10 +309,19 @@ def _run_shard(job: tuple[Callable[..., dict], dict[str, Any]], table: pa.Table)
     """
     fn, fn_kwargs = job
     batch = table.to_pydict()
+    given = dict(batch)  # the lists handed to fn, to tell a column returned as is from a new one
     out = fn(batch, **fn_kwargs)
     if not isinstance(out, Mapping):
         raise SchemaError(f"{_qualname(fn)} returned {type(out).__name__}, expected a dict of columns")
-    changed = {name: values for name, values in out.items() if name not in batch or values is not batch[name]}
+    changed = {name: values for name, values in out.items() if name not in given or values is not given[name]}
+    # A column handed back as is (or not returned at all) may still have been edited in place, which
+    # ``Dataset.map`` keeps: compare it with the shard's original values, and send it back when they differ.
+    for name, original in given.items():
+        if name in changed:
+            continue
+        current = out[name] if name in out else batch.get(name, original)
+        if current is not original or not _same(original, table.column(name).to_pylist()):
+            changed[name] = current
     for name, values in changed.items():
         if len(values) != table.num_rows:
             raise SchemaError(
@@ -315,6 +329,22 @@ def _run_shard(job: tuple[Callable[..., dict], dict[str, Any]], table: pa.Table)
                 f"{table.num_rows} rows; distributed stages must keep one output row per input row"
             )
     return _to_arrow(changed)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two cell values are equal, NaN equal to NaN (a float column handed back as is stays unsent)."""
+    try:
+        if a is b or a == b:
+            return True
+    except (ValueError, TypeError):  # e.g. a numpy array put into a cell: no single truth value
+        return False
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isnan(a) and math.isnan(b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
+    return False
 
 
 def _qualname(fn: Callable) -> str:
@@ -413,13 +443,14 @@ def map_shards(
     """Run a batched stage function over ``ds`` on the configured engine; returns ``ds`` with its new columns.
 
     The function has the ``Dataset.map(batched=True)`` shape: it takes a batch ``dict[str, list]`` and returns
-    a dict of columns, one value per input row (columns it returns unchanged are not copied back). It must be a
-    module-level function (Ray and ``datasets`` both pickle it by reference) and should take its settings as a
+    a dict of columns, one value per input row (columns it returns unchanged are not copied back; columns it
+    edits in place count as changed, as with ``Dataset.map``). It must be a module-level function (Ray and ``datasets`` both pickle it by reference) and should take its settings as a
     frozen config in ``fn_kwargs`` rather than capture live objects.
 
     On Ray each shard of ``config.shard_size`` rows is one task reserving ``config.cpus_per_task`` CPUs; tasks
     are retried only after infrastructure failures (see the module docstring), results come back in row order,
-    and with ``config.results_dir`` finished shards survive a crash of the driver.
+    and with ``config.results_dir`` finished shards survive a crash of the driver. An empty ``ds`` runs nothing
+    and comes back with the columns declared in ``features`` (none otherwise), on either engine.
 
     Args:
         ds (`datasets.Dataset`): the rows.
@@ -454,13 +485,19 @@ def map_shards(
     fn_kwargs = dict(fn_kwargs or {})
     columns = list(input_columns) if input_columns is not None else list(ds.column_names)
     schema.check_columns(ds.column_names, columns, stage=desc or getattr(fn, "__name__", "map_shards"))
+    if len(ds) == 0:
+        # Nothing to run (``Dataset.map`` returns an empty dataset as is); declared columns are still added.
+        for name, feature in (features or {}).items():
+            if name in ds.column_names:
+                ds = ds.cast_column(name, feature)
+            else:
+                ds = ds.add_column(name, [], feature=feature)
+        return ds
     if config.engine == "local":
         mapped = ds.map(fn, batched=True, batch_size=config.shard_size, fn_kwargs=fn_kwargs, desc=desc)
         for name, feature in (features or {}).items():
             mapped = mapped.cast_column(name, feature)
         return mapped
-    if len(ds) == 0:
-        return ds
     new = _run_on_ray(ds, fn, fn_kwargs, columns, config, desc)
     return _attach(ds, new, features)
 

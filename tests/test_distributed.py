@@ -55,6 +55,17 @@ def ray_config(tmp_path_factory):
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
+@pytest.fixture
+def short_tmp():
+    """A temp folder with a short path: Ray's socket paths under it must stay within AF_UNIX's 107 bytes."""
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="ecd-t-", dir="/tmp")
+    yield Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def _problems(n: int, *, slow: bool = False) -> Dataset:
     """Problems whose solutions differ on exactly one input each, so every pass matrix is distinctive."""
     burn = "    for _ in range(400000):\n        pass\n" if slow else ""
@@ -123,6 +134,64 @@ def test_local_engine_is_plain_dataset_map():
 
 def _count_tests(batch):
     return {"n_tests": [len(t) for t in batch["tests"]]}
+
+
+def _embed_stub(batch):
+    return {"embedding": [[1.0, 0.0] for _ in batch["question"]]}
+
+
+@pytest.mark.parametrize("engine", ["local", "ray"])
+def test_an_empty_dataset_comes_back_with_the_declared_columns_on_both_engines(engine):
+    from datasets import Features, List, Value
+
+    ds = Dataset.from_dict({"question": []}, features=Features({"question": Value("string")}))
+    features = Features({"embedding": List(Value("float32"))})
+    out = map_shards(ds, _embed_stub, config=DistributedConfig(engine=engine, progress=False),
+                     input_columns=["question"], features=features)  # fmt: skip
+    assert len(out) == 0 and out.column_names == ["question", "embedding"]
+    assert out.features["embedding"] == features["embedding"]
+    assert map_shards(ds, _embed_stub, config=DistributedConfig(engine=engine, progress=False)) is ds
+
+
+def test_score_mutants_scores_nan_for_a_reference_too_deep_to_mutate():
+    from evolvecoder_datasets.distributed import score_mutants
+
+    deep = "def f():\n    return " + " + ".join(["1"] * 3000) + "\n"
+    out = score_mutants({"reference": [deep], "tests": [["assert f() == 3000"]]},
+                        config=MutationConfig(execute=ExecuteConfig(mode="fast", workers=1)))  # fmt: skip
+    assert math.isnan(out["mutation_score"][0]) and out["mutants_considered"] == [0]
+
+
+def test_init_ray_leaves_a_users_own_ray_session_and_environment_alone(short_tmp):
+    """A user who started Ray, ran a stage, then restarts Ray must not find a foreign auth token in the env."""
+    tmp_path = short_tmp
+    code = textwrap.dedent(
+        f"""
+        import os, ray
+        os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+        kwargs = dict(num_cpus=1, include_dashboard=False, _node_ip_address="127.0.0.1",
+                      object_store_memory=80 * 2**20, log_to_driver=False)
+        ray.init(_temp_dir={str(tmp_path / "a")!r}, **kwargs)  # the user's own session (token under ~/.ray)
+        before = dict(os.environ)
+        from evolvecoder_datasets.distributed import DistributedConfig, init_ray
+        assert init_ray(DistributedConfig()) is ray
+        assert dict(os.environ) == before, set(os.environ.items()) ^ set(before.items())
+        ray.shutdown()
+        ray.init(_temp_dir={str(tmp_path / "b")!r}, **kwargs)  # the user restarts Ray in the same process
+        print(ray.get(ray.remote(lambda: 41 + 1).remote()))
+        ray.shutdown()
+        """
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "42"
 
 
 # ------------------------------------------------------------------------------------------------ real Ray
@@ -290,6 +359,28 @@ def test_a_stage_error_is_not_retried_and_keeps_its_type(ray_config, tmp_path):
         map_shards(ds, _fails_on_row_four, fn_kwargs={"log_dir": str(tmp_path)}, config=config)
     attempts = [p.name.split("-")[1] for p in tmp_path.iterdir()]
     assert attempts.count("3") == 1, attempts
+
+
+def _edits_in_place(batch):
+    for i, x in enumerate(batch["x"]):
+        batch["x"][i] = x * 10  # edits the list it was given, as Dataset.map allows
+    for i, v in enumerate(batch["v"]):
+        batch["v"][i] = v  # touches but does not change a float column with NaN
+    batch["tag"] = [f"t{x}" for x in batch["x"]]  # rebinds a column of the batch without returning it
+    return {"x": batch["x"], "y": [x + 1 for x in batch["x"]]}
+
+
+def test_columns_edited_in_place_come_back_as_with_dataset_map(ray_config):
+    ds = Dataset.from_dict({"x": list(range(7)), "v": [0.5, float("nan")] * 3 + [1.0], "tag": ["-"] * 7,
+                            "name": [f"r{i}" for i in range(7)]})  # fmt: skip
+    local = map_shards(
+        ds, _edits_in_place, config=DistributedConfig(engine="local", shard_size=3, progress=False)
+    )
+    remote = map_shards(ds, _edits_in_place, config=ray_config)
+    assert remote["x"] == local["x"] == [x * 10 for x in range(7)]
+    assert remote["tag"] == local["tag"] == [f"t{x * 10}" for x in range(7)]
+    assert remote["y"] == local["y"] and remote.column_names == local.column_names
+    assert remote.features == local.features
 
 
 def _drops_a_row(batch):

@@ -293,8 +293,10 @@ def test_async_match_and_f_string_code_yields_mutants_that_compile_and_repeat_un
     assert "case 2:" in {line.strip() for m in mutants for line in m.code.splitlines()}
     sample = [m.code for m in generate_mutants(source, max_mutants=7, seed=11)]
     assert sample == [m.code for m in generate_mutants(source, max_mutants=7, seed=11)]
-    code = "from evolvecoder_datasets.mutants import generate_mutants\nimport sys\n" \
-           "print([m.code for m in generate_mutants(sys.stdin.read(), max_mutants=7, seed=11)])"
+    code = (
+        "from evolvecoder_datasets.mutants import generate_mutants\nimport sys\n"
+        "print([m.code for m in generate_mutants(sys.stdin.read(), max_mutants=7, seed=11)])"
+    )
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         out = subprocess.run([sys.executable, "-c", code], input=source, capture_output=True, text=True,
