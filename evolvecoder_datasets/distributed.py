@@ -511,6 +511,7 @@ def _run_on_ray(
     desc: str | None,
 ) -> pa.Table:
     ray = init_ray(config)
+    _check_task_fits(ray, config)
     n_rows = len(ds)
     n_shards = math.ceil(n_rows / config.shard_size)
     bounds = [(i * config.shard_size, min(n_rows, (i + 1) * config.shard_size)) for i in range(n_shards)]
@@ -582,6 +583,24 @@ def _run_on_ray(
             bar.close()
     logger.info("%s: %d shards in %.1f s", desc or _qualname(fn), len(todo), time.monotonic() - started)
     return _concat([results[index] for index in range(n_shards)])
+
+
+def _check_task_fits(ray: ModuleType, config: DistributedConfig) -> None:
+    """Refuse a ``cpus_per_task`` no node of a local instance can give: Ray would wait for it forever, silently."""
+    cpus = [node.get("Resources", {}).get("CPU", 0) for node in ray.nodes() if node.get("Alive", True)]
+    if cpus and max(cpus) >= config.cpus_per_task:
+        return
+    largest = int(max(cpus, default=0))
+    if config.is_local_instance:
+        raise ConfigError(
+            f"DistributedConfig.cpus_per_task={config.cpus_per_task} but the local Ray instance has "
+            f"{largest} CPUs, so no task could ever start; lower cpus_per_task or raise num_cpus"
+        )
+    logger.warning(
+        "no node of the cluster has %d CPUs (the largest has %d): tasks wait until such a node joins",
+        config.cpus_per_task,
+        largest,
+    )
 
 
 def _abandon(ray: ModuleType, refs: list[Any]) -> None:
@@ -694,6 +713,9 @@ class MutationConfig:
         seed (`int`, defaults to 0): seed of that sample.
         operators (`tuple[str, ...]`): mutation operators (see :data:`evolvecoder_datasets.mutants.OPERATORS`).
         execute (`ExecuteConfig`, *optional*): sandbox settings; defaults to ``ExecuteConfig(mode="fast")``.
+        version (`str`): enters the fingerprint of cached and ``results_dir`` results (the stage function is
+            hashed by name only); bumped whenever mutant generation or scoring changes, so old scores are
+            recomputed rather than reused.
 
     Raises:
         ConfigError: an unknown operator or a negative ``max_mutants``.
@@ -710,6 +732,7 @@ class MutationConfig:
     seed: int = 0
     operators: tuple[str, ...] = OPERATORS
     execute: ExecuteConfig | None = None
+    version: str = "2"  # 2: class decorators no longer mutated; too-deep references score NaN
 
     def __post_init__(self) -> None:
         unknown = set(self.operators) - set(OPERATORS)

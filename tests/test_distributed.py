@@ -383,6 +383,16 @@ def test_columns_edited_in_place_come_back_as_with_dataset_map(ray_config):
     assert remote.features == local.features
 
 
+def test_a_task_bigger_than_the_local_instance_is_refused_instead_of_waiting_forever(ray_config):
+    config = DistributedConfig(**{**_fields(ray_config), "cpus_per_task": 4})
+    with pytest.raises(ConfigError, match="cpus_per_task=4 but the local Ray instance has 2 CPUs"):
+        map_shards(Dataset.from_dict({"x": [1, 2]}), _count_x, config=config)
+
+
+def _count_x(batch):
+    return {"y": batch["x"]}
+
+
 def _drops_a_row(batch):
     return {"y": batch["x"][1:]}
 
