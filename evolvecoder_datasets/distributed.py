@@ -110,8 +110,10 @@ class DistributedConfig:
             store never holds the whole dataset). Defaults to twice the cluster's task slots.
         results_dir (`str`, *optional*): folder for finished shards, making reruns resume; ``None`` keeps
             results in memory only.
-        temp_dir (`str`, *optional*): session folder of a local instance (sockets, logs, spilled objects).
-            Defaults to a fresh folder under the system temp dir, removed at exit.
+        temp_dir (`str`, *optional*): session folder of a local instance (sockets, logs, spilled objects), at
+            most 43 characters as an absolute path (Ray's socket paths under it must fit in 107 bytes).
+            Defaults to a fresh folder under the system temp dir (``/tmp`` when that one's path is too long),
+            removed at exit.
         loopback (`bool`, defaults to True): a local instance registers and listens on 127.0.0.1 only.
         object_store_memory_mb (`int`, *optional*): object store size of a local instance.
         runtime_env (`dict`, *optional*): Ray runtime environment for remote clusters, e.g.
@@ -215,6 +217,22 @@ def _import_ray(config: DistributedConfig) -> ModuleType:
     return ray
 
 
+# Ray puts sockets at <temp_dir>/session_<date>_<time>_<usec>_<pid>/sockets/plasma_store, at most 64 characters
+# after temp_dir, and a Unix socket path holds 107 bytes.
+_MAX_TEMP_DIR = 107 - 64
+
+
+def _short_temp_root() -> str | None:
+    """The system temp folder, or ``/tmp`` when the former is too long for Ray's socket paths (a long ``TMPDIR``
+    on a batch scheduler, macOS's ``/var/folders/...``)."""
+    root = tempfile.gettempdir()
+    if len(os.path.abspath(root)) + len("/ecd-ray-xxxxxxxx") <= _MAX_TEMP_DIR:
+        return None
+    if os.path.isdir("/tmp") and os.access("/tmp", os.W_OK | os.X_OK):
+        return "/tmp"
+    return None  # nothing shorter: Ray will say why it cannot start
+
+
 def _shutdown_local(ray: ModuleType, temp_dir: str) -> None:
     try:
         ray.shutdown()
@@ -239,6 +257,7 @@ def init_ray(config: DistributedConfig | None = None) -> ModuleType:
     Raises:
         MissingExtraError: Ray is not installed (``pip install 'evolvecoder-datasets[ray]'``).
         DistributedError: the cluster cannot be reached.
+        ConfigError: ``config.temp_dir`` is too long for Ray's socket paths.
 
     Example:
         >>> ray = init_ray(DistributedConfig(num_cpus=2))  # doctest: +SKIP
@@ -264,9 +283,15 @@ def init_ray(config: DistributedConfig | None = None) -> ModuleType:
         if config.is_local_instance:
             temp_dir = config.temp_dir
             if temp_dir is None:
-                temp_dir = tempfile.mkdtemp(prefix="ecd-ray-")
+                temp_dir = tempfile.mkdtemp(prefix="ecd-ray-", dir=_short_temp_root())
                 _LOCAL_TEMP_DIRS.append(temp_dir)
                 atexit.register(_shutdown_local, ray, temp_dir)
+            elif len(os.path.abspath(temp_dir)) > _MAX_TEMP_DIR:
+                raise ConfigError(
+                    f"DistributedConfig.temp_dir {os.path.abspath(temp_dir)!r} is {len(os.path.abspath(temp_dir))} "
+                    f"characters; Ray's socket files under it need it at most {_MAX_TEMP_DIR} (AF_UNIX paths are "
+                    "limited to 107 bytes): pick a shorter folder, or leave temp_dir unset"
+                )
             ray.init(
                 num_cpus=config.num_cpus,
                 include_dashboard=False,

@@ -361,6 +361,39 @@ def test_a_stage_error_is_not_retried_and_keeps_its_type(ray_config, tmp_path):
     assert attempts.count("3") == 1, attempts
 
 
+def test_a_long_tmpdir_does_not_stop_a_local_instance_and_a_long_temp_dir_is_named(short_tmp):
+    """Ray's socket paths live under the session folder and a Unix socket path holds 107 bytes."""
+    long_tmp = short_tmp / ("scratch-of-a-batch-job-" + "x" * 40)
+    long_tmp.mkdir()
+    code = textwrap.dedent(
+        f"""
+        from datasets import Dataset
+        from evolvecoder_datasets.distributed import DistributedConfig, init_ray, map_shards
+        from evolvecoder_datasets.errors import ConfigError
+
+        def double(batch):
+            return {{"y": [2 * x for x in batch["x"]]}}
+
+        try:
+            init_ray(DistributedConfig(num_cpus=1, temp_dir={str(long_tmp)!r}))
+        except ConfigError as err:
+            print("refused:", "temp_dir" in str(err) and "107" in str(err))
+        config = DistributedConfig(num_cpus=1, object_store_memory_mb=80, progress=False)
+        print(list(map_shards(Dataset.from_dict({{"x": [1, 2, 3]}}), double, config=config)["y"]))
+        """
+    )
+    home = short_tmp / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(long_tmp)}
+    for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-2:] == ["refused: True", "[2, 4, 6]"]
+
+
 def _edits_in_place(batch):
     for i, x in enumerate(batch["x"]):
         batch["x"][i] = x * 10  # edits the list it was given, as Dataset.map allows
