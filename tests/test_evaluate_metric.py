@@ -99,6 +99,21 @@ def test_split_reference_splits_only_runs_of_top_level_asserts():
     assert split_reference("\n  \n") == []
 
 
+def test_asserts_that_share_a_walrus_name_stay_one_test_and_pass_as_in_code_eval(code_eval):
+    reference = "assert (r := f(1)) == 2\nassert r > 1"
+    assert split_reference(reference) == [reference]
+    assert split_reference("assert f(1) == 2\nassert [y for x in [1] if (y := x)]") == [
+        "assert f(1) == 2\nassert [y for x in [1] if (y := x)]"
+    ]
+    scores, results = code_eval.compute(
+        predictions=[["def f(x):\n    return x + 1", "def f(x):\n    return x"]],
+        references=[reference],
+        k=[1],
+    )
+    assert scores == {"pass@1": 0.5}
+    assert [r["statuses"] for _, r in results[0]] == [["pass"], ["fail"]]
+
+
 def test_list_like_reference_runs_one_test_per_element(code_eval):
     scores, results = code_eval.compute(
         predictions=[["def f(x):\n    return x + 1"]],

@@ -40,7 +40,8 @@ def split_reference(reference: str) -> list[str]:
     - a list-like string (``"['assert f(1) == 2', 'assert f(2) == 3']"``): one test per element, each element
       split in turn;
     - a block whose top-level statements are all ``assert``: one test per assert (its exact source, so
-      multi-line asserts and ``assert a; assert b`` work);
+      multi-line asserts and ``assert a; assert b`` work), unless one binds a name with ``:=`` that the next
+      ones may read: then the block stays one test;
     - anything else (set-up code, a ``check`` function and its call, code that does not parse): the whole
       block as one test, as ``code_eval`` would run it;
     - an empty or blank reference: no tests.
@@ -69,6 +70,11 @@ def split_reference(reference: str) -> list[str]:
     items = _string_list(tree)
     if items is not None:
         return [test for item in items for test in split_reference(item)]
-    if all(isinstance(node, ast.Assert) for node in tree.body):
+    if all(isinstance(node, ast.Assert) for node in tree.body) and not _binds_names(tree):
         return [ast.get_source_segment(reference, node) or ast.unparse(node) for node in tree.body]
     return [reference]
+
+
+def _binds_names(tree: ast.Module) -> bool:
+    """Whether an assert binds a module name (``assert (r := f(1)) == 2``) that a later one may read."""
+    return any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree))
