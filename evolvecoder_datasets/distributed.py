@@ -779,7 +779,8 @@ def score_mutants(batch: dict[str, list], *, config: MutationConfig) -> dict[str
         config (`MutationConfig`): columns, sample size and sandbox settings.
 
     Raises:
-        SchemaError: a configured column is missing.
+        SchemaError: a configured column is missing, a suite cell is not a list of strings (a bare string would
+            be scored as one test per character), or a reference is not a string.
 
     Example:
         >>> from evolvecoder_datasets.distributed import MutationConfig, score_mutants
@@ -791,12 +792,22 @@ def score_mutants(batch: dict[str, list], *, config: MutationConfig) -> dict[str
     """
     from .execution import shared_sandbox
     from .mutants import mutation_score
+    from .stages._common import check_list_cells
     from .stages.execute import ExecuteConfig
 
     needed = [config.reference_column, config.tests_column]
     if config.reference_tests_column:
         needed.append(config.reference_tests_column)
     schema.check_columns(batch, needed, stage="score_mutants")
+    # A plain-string suite (e.g. HumanEval's `test` block) would be scored as one test per character.
+    for column in needed[1:]:
+        check_list_cells(batch, column, stage="score_mutants")
+    for row, reference in enumerate(batch[config.reference_column]):
+        if reference is not None and not isinstance(reference, str):
+            raise SchemaError(
+                f"stage 'score_mutants': column {config.reference_column!r} must hold one program (a string) per "
+                f"row, got {type(reference).__name__} in row {row}"
+            )
     execute_config = config.execute or ExecuteConfig(mode="fast")
     if execute_config.workers is None:
         execute_config = dataclasses.replace(

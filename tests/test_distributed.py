@@ -162,6 +162,21 @@ def test_score_mutants_scores_nan_for_a_reference_too_deep_to_mutate():
     assert math.isnan(out["mutation_score"][0]) and out["mutants_considered"] == [0]
 
 
+def test_score_mutants_refuses_a_suite_given_as_one_string_and_a_reference_that_is_not_a_program():
+    from evolvecoder_datasets.distributed import score_mutants
+
+    config = MutationConfig(max_mutants=4, execute=ExecuteConfig(mode="fast", workers=1))
+    reference = "def f(x):\n    return x > 1\n"
+    with pytest.raises(SchemaError, match="column 'tests' must hold a list per row, got str in row 1"):
+        score_mutants({"reference": [reference] * 2, "tests": [["assert f(2)"], "assert f(2)\nassert not f(1)"]},
+                      config=config)  # fmt: skip
+    with pytest.raises(SchemaError, match="column 'reference' must hold one program"):
+        score_mutants({"reference": [[reference]], "tests": [["assert f(2)"]]}, config=config)
+    out = score_mutants({"reference": [reference, None], "tests": [["assert f(2)", "assert not f(1)"], None]},
+                        config=config)  # fmt: skip
+    assert out["mutation_score"][0] == 1.0 and math.isnan(out["mutation_score"][1])
+
+
 def test_init_ray_leaves_a_users_own_ray_session_and_environment_alone(short_tmp):
     """A user who started Ray, ran a stage, then restarts Ray must not find a foreign auth token in the env."""
     tmp_path = short_tmp
