@@ -584,7 +584,8 @@ def mutation_score(
 
     Raises:
         ConfigError: both ``runner`` and ``sandbox`` are given.
-        SchemaError: the reference does not parse, or the runner returns a matrix of the wrong shape.
+        SchemaError: the reference does not parse, ``tests`` or ``reference_tests`` is a single string, or the
+            runner returns a matrix of the wrong shape.
         SandboxError: the default sandbox cannot run.
 
     Example:
@@ -609,6 +610,11 @@ def mutation_score(
         >>> weak.score, strong.score, [m.description for m in weak.survivors]
         (0.25, 1.0, ['`>=` -> `>`', '`18` -> `19`', '`18` -> `17`'])
     """
+    for name, value in (("tests", tests), ("reference_tests", reference_tests)):
+        if isinstance(value, (str, bytes)):  # iterated, it would be one test per character
+            raise SchemaError(
+                f"mutation_score: {name} must be a sequence of tests, got one {type(value).__name__}"
+            )
     tests = list(tests)
     extra = list(reference_tests or [])
     if mutants is None:

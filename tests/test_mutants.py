@@ -302,3 +302,13 @@ def test_async_match_and_f_string_code_yields_mutants_that_compile_and_repeat_un
         out = subprocess.run([sys.executable, "-c", code], input=source, capture_output=True, text=True,
                              check=True, env=env).stdout  # fmt: skip
         assert out.strip() == repr(sample)
+
+
+def test_a_suite_given_as_one_string_is_refused_not_split_into_characters():
+    ref = "def is_adult(age):\n    return age >= 18\n"
+    with pytest.raises(SchemaError, match="tests must be a sequence of tests"):
+        mutation_score(ref, "assert is_adult(18)\nassert not is_adult(17)", runner=subprocess_runner)
+    with pytest.raises(SchemaError, match="reference_tests must be a sequence of tests"):
+        mutation_score(
+            ref, ["assert is_adult(18)"], reference_tests="assert is_adult(30)", runner=subprocess_runner
+        )
