@@ -196,6 +196,7 @@ class DistributedConfig:
 
 # --------------------------------------------------------------------------------------------------- Ray setup
 _LOCAL_TEMP_DIRS: list[str] = []
+_OWN_SESSIONS: set[str] = set()  # GCS addresses of the local instances init_ray started (no autoscaler there)
 
 
 def _import_ray(config: DistributedConfig) -> ModuleType:
@@ -300,6 +301,7 @@ def init_ray(config: DistributedConfig | None = None) -> ModuleType:
                 _node_ip_address="127.0.0.1" if config.loopback else None,
                 **common,
             )
+            _OWN_SESSIONS.add(_session_address(ray))
         else:
             ray.init(address=config.address, **common)
     except ConnectionError as err:
@@ -610,13 +612,23 @@ def _run_on_ray(
     return _concat([results[index] for index in range(n_shards)])
 
 
+def _session_address(ray: ModuleType) -> str | None:
+    try:
+        return ray.get_runtime_context().gcs_address
+    except (AttributeError, RuntimeError):  # a Ray without the call
+        return None
+
+
 def _check_task_fits(ray: ModuleType, config: DistributedConfig) -> None:
-    """Refuse a ``cpus_per_task`` no node of a local instance can give: Ray would wait for it forever, silently."""
+    """Refuse a ``cpus_per_task`` no node of a local instance can give: Ray would wait for it forever, silently.
+
+    On a session this module did not start (a cluster, or the user's own ``ray.init``) it only warns: an
+    autoscaler may still add a node that big."""
     cpus = [node.get("Resources", {}).get("CPU", 0) for node in ray.nodes() if node.get("Alive", True)]
     if cpus and max(cpus) >= config.cpus_per_task:
         return
     largest = int(max(cpus, default=0))
-    if config.is_local_instance:
+    if _session_address(ray) in _OWN_SESSIONS - {None}:
         raise ConfigError(
             f"DistributedConfig.cpus_per_task={config.cpus_per_task} but the local Ray instance has "
             f"{largest} CPUs, so no task could ever start; lower cpus_per_task or raise num_cpus"
