@@ -494,6 +494,7 @@ def map_shards(
         `datasets.Dataset`: ``ds`` plus the added or changed columns.
 
     Raises:
+        ConfigError: ``input_columns`` is empty.
         MissingExtraError: ``engine="ray"`` and Ray is not installed.
         SchemaError: ``fn`` changed the number of rows, or shards disagree on a column's type.
         DistributedError: a task still failed after ``max_retries`` infrastructure retries, or the cluster is
@@ -511,6 +512,9 @@ def map_shards(
     config = config or DistributedConfig()
     fn_kwargs = dict(fn_kwargs or {})
     columns = list(input_columns) if input_columns is not None else list(ds.column_names)
+    if not columns and ds.column_names:
+        # Shards of no columns have no rows in Arrow: the function could not tell how many values to return.
+        raise ConfigError("map_shards: input_columns must name at least one column the function reads")
     schema.check_columns(ds.column_names, columns, stage=desc or getattr(fn, "__name__", "map_shards"))
     if len(ds) == 0:
         # Nothing to run (``Dataset.map`` returns an empty dataset as is); declared columns are still added.

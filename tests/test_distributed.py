@@ -433,6 +433,13 @@ def test_columns_edited_in_place_come_back_as_with_dataset_map(ray_config):
     assert remote.features == local.features
 
 
+def test_empty_input_columns_are_refused_rather_than_shipping_shards_without_rows(ray_config):
+    ds = Dataset.from_dict({"x": [1, 2, 3, 4]})
+    for config in (ray_config, DistributedConfig(engine="local", progress=False)):
+        with pytest.raises(ConfigError, match="input_columns must name at least one column"):
+            map_shards(ds, _count_x, config=config, input_columns=[])
+
+
 def test_a_task_bigger_than_the_local_instance_is_refused_instead_of_waiting_forever(ray_config):
     config = DistributedConfig(**{**_fields(ray_config), "cpus_per_task": 4})
     with pytest.raises(ConfigError, match="cpus_per_task=4 but the local Ray instance has 2 CPUs"):
