@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 from . import schema
 from ._deps import require
 from .errors import ConfigError, DistributedError, SandboxCrashed, SchemaError
-from .mutants import OPERATORS
+from .mutants import MUTATOR_VERSION, OPERATORS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -773,7 +773,7 @@ class MutationConfig:
     seed: int = 0
     operators: tuple[str, ...] = OPERATORS
     execute: ExecuteConfig | None = None
-    version: str = "2"  # 2: class decorators no longer mutated; too-deep references score NaN
+    version: str = MUTATOR_VERSION  # the mutator decides what is scored
 
     def __post_init__(self) -> None:
         unknown = set(self.operators) - set(OPERATORS)

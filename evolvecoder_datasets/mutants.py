@@ -29,7 +29,11 @@ import numpy as np
 
 from .errors import ConfigError, SchemaError
 
-__all__ = ["OPERATORS", "Mutant", "MutationScore", "generate_mutants", "mutation_score"]
+__all__ = ["MUTATOR_VERSION", "OPERATORS", "Mutant", "MutationScore", "generate_mutants", "mutation_score"]
+
+# What the mutator produces for a given program and seed. Stages that cache mutants or their scores put it in their
+# keys. 2: class decorators, bases and keywords are left alone; references too deep to parse are a SchemaError.
+MUTATOR_VERSION = "2"
 
 OPERATORS = (
     "comparison_flip",

@@ -38,7 +38,7 @@ from .. import schema
 from ..errors import ConfigError, SchemaError
 from ..llm.config import LLMConfig
 from ..llm.types import ChatRequest
-from ..mutants import OPERATORS, generate_mutants
+from ..mutants import MUTATOR_VERSION, OPERATORS, generate_mutants
 from ._common import (
     check_list_cells,
     check_on_llm_error,
@@ -162,7 +162,7 @@ class SampleConfig:
     extract: str = "last"
     seed: int = 0
     on_llm_error: str = "raise"
-    version: str = f"sample-stage-{_STAGE_VERSION}+{SOLVE_VERSION}"
+    version: str = f"sample-stage-{_STAGE_VERSION}+{SOLVE_VERSION}+mutants-{MUTATOR_VERSION}"
 
     def __post_init__(self) -> None:
         check_on_llm_error(self.on_llm_error)
