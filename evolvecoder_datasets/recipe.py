@@ -259,6 +259,12 @@ class _Checkpoints:
         partial.rename(folder)
         return load_from_disk(str(folder))
 
+    def failures(self, name: str) -> list[str]:
+        """The failed requests a stage checkpoint recorded (part of the next stage's key: when they are asked
+        again and answered, every later stage is computed again)."""
+        meta = self.root / name / "checkpoint.json"
+        return json.loads(meta.read_text()).get("failed", []) if meta.is_file() else []
+
 
 def _refine_failures(ds: Dataset) -> list[str]:
     return sorted(str(i) for i, d in zip(ds[schema.ID], ds[schema.DROP_REASON]) if d == "refine_llm_error")
@@ -269,13 +275,6 @@ def _evolve_failures(round: int) -> Callable[[Dataset], list[str]]:
         return sorted(str(i) for i, log in zip(ds[schema.ID], ds[EVOLVE_LOG])
                       if any(e["round"] == round and (e["error"] or "").startswith("llm:") for e in log or ()))
     return failed
-
-
-def _checkpoint_failures(root: str, name: str) -> list[str]:
-    """The failed requests a stage checkpoint recorded (part of the next stage's key: when they are asked again
-    and answered, every later stage is computed again)."""
-    meta = Path(root) / "stages" / name / "checkpoint.json"
-    return json.loads(meta.read_text()).get("failed", []) if meta.is_file() else []
 
 
 def _chain(*parts: Any) -> str:
@@ -557,7 +556,7 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
     key = _chain(key, "refine", config_digest(refine_cfg))
     refined = checkpoints.stage("01_refine", key, lambda: refine_dataset(seeds, refine_cfg, **common),
                                 _refine_failures)
-    key = _chain(key, _checkpoint_failures(config.output_dir, "01_refine"))
+    key = _chain(key, checkpoints.failures("01_refine"))
     drops = drop_reason_counts(refined[schema.DROP_REASON])
     live = without_dropped(refined)
     if len(live) == 0:
@@ -587,7 +586,7 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
             current = checkpoints.stage(f"{3 + r:02d}_round{r}", key,
                                         lambda previous=previous, cfg=evolve_cfg: evolve_dataset(previous, cfg, **common),
                                         _evolve_failures(r))
-            key = _chain(key, _checkpoint_failures(config.output_dir, f"{3 + r:02d}_round{r}"))
+            key = _chain(key, checkpoints.failures(f"{3 + r:02d}_round{r}"))
         rounds.append(current)
         round_stats = _round_stats(current, r, config, history, key, drops, dedup_info)
         figures = _figures(config, rounds, history, None, f"round{r}")
