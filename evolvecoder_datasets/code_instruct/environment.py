@@ -434,17 +434,20 @@ class VenvBackend(EnvironmentBackend):
             base = str(Path(os.path.realpath(env.python)).parent.parent)
             binds = {env.root: os.path.realpath(env.root), base: base}  # destination -> source
             extra: list[str] = []
+            # Folders leading to our binds that the sandbox's own layout does not create would be made by bwrap with
+            # mode 0700 (and the host's may be private, like /root): create them 0755 first, so the dropped uid
+            # reaches the interpreter it execs. Folders the layout already makes or binds are left alone.
+            ops = {"--ro-bind": 2, "--bind": 2, "--dir": 1, "--tmpfs": 1, "--symlink": 2}
+            made = {cmd[i + n].rstrip("/") or "/" for i, arg in enumerate(cmd[:cut]) for a, n in ops.items() if arg == a}
+            bound = {cmd[i + 2].rstrip("/") for i, arg in enumerate(cmd[:cut]) if arg in ("--ro-bind", "--bind")}
+            targets = [*binds, str(box)]
+            parents = {str(q) for dest in targets for q in Path(dest).parents if str(q) != "/"}
+            for parent in sorted(parents - made, key=len):
+                if not any(parent.startswith(b + "/") for b in bound):
+                    extra += ["--perms", "0755", "--dir", parent]
             for dest in sorted(binds):
                 extra += ["--ro-bind", binds[dest], dest]
             extra += ["--bind", str(box), str(box)]
-            # bwrap creates the folders leading to a bind inside a tmpfs with mode 0700: open them to the dropped
-            # uid, which must reach the interpreter it execs.
-            tmpfs = [cmd[i + 1].rstrip("/") + "/" for i, arg in enumerate(cmd[:cut]) if arg == "--tmpfs"]
-            bound = {cmd[i + 2] for i, arg in enumerate(cmd[:cut]) if arg == "--ro-bind"} | set(binds) | {str(box)}
-            opened = {str(parent) for path in bound for parent in Path(path).parents
-                      if any(str(parent).startswith(prefix) for prefix in tmpfs)}  # fmt: skip
-            for parent in sorted(opened, key=len):
-                extra += ["--chmod", "0755", parent]
             cmd[cut:cut] = extra
             chdir = cmd.index("--chdir")
             cmd[chdir + 1] = str(box / "work")

@@ -10,7 +10,9 @@ In order (:func:`run_gates`):
 4. ``symbol_collision``: the solution defines a top-level name equal to a public symbol of the repository;
 5. ``weak_test``: fewer than three non-trivial asserts, any trivial one (``assert True``, ``assert x == x``,
    literals only), no test function, or no ``pytest.raises`` although the problem speaks of errors or invalid input;
-6. ``duplicate``: a task already emitted has the same normalised problem head or the same sorted public symbol names
+6. ``oracle_unreached``: no assert of the test depends on what it imports from ``task_module`` (values followed
+   through variables, helpers and fixtures), so the test checks the repository or constants, not the task;
+7. ``duplicate``: a task already emitted has the same normalised problem head or the same sorted public symbol names
    of its solution (:class:`Deduplicator`).
 
 Everything here is static (AST and text); nothing generated is executed.
@@ -39,9 +41,11 @@ __all__ = [
     "GateResult",
     "check_decontamination",
     "check_imports_task_module",
+    "check_asserts_reach_oracle",
     "check_repo_anchoring",
     "check_symbol_collision",
     "check_test_strength",
+    "count_oracle_checks",
     "is_trivial_assert",
     "mentions_errors",
     "run_gates",
@@ -60,6 +64,7 @@ SKIP_REASONS = {
     "symbol_collision": "the solution redefines a public symbol of the repository",
     "weak_test": "fewer than 3 non-trivial asserts, a trivial assert, no test function, or no pytest.raises for "
     "an error the problem requires",
+    "oracle_unreached": "no assert, assert* call or pytest.raises block of the test depends on task_module",
     "duplicate": "same problem head or same solution symbols as an emitted task",
     "test_passes_without_solution": "stage A: the test did not fail without task_module.py (passed, skipped, "
     "xfailed or collected nothing)",
@@ -72,7 +77,8 @@ SKIP_REASONS = {
     "no_window": "no acceptable code window could be drawn for this seed",
 }
 #: The static gates in the order :func:`run_gates` applies them.
-GATE_ORDER = ("decontamination", "imports_task_module", "repo_anchoring", "symbol_collision", "test_strength", "dedup")
+GATE_ORDER = ("decontamination", "imports_task_module", "repo_anchoring", "symbol_collision", "test_strength",
+              "oracle_reach", "dedup")
 
 _WORD = re.compile(r"[a-z0-9]+")
 _ERROR_WORDS = re.compile(
@@ -287,7 +293,10 @@ def check_repo_anchoring(solution: str, import_names: Iterable[str]) -> GateResu
 
     Args:
         solution (`str`): the reference ``task_module`` source.
-        import_names (`Iterable[str]`): the repository's top-level import names (``Repository.import_names``).
+        import_names (`Iterable[str]`): the repository's top-level import names (``Repository.import_names``);
+            a dotted name is a package inside a namespace, matched with its submodules only (``zope.interface``
+            is anchored by ``from zope.interface import implementer`` or ``from zope import interface``, not by
+            ``import zope.event``).
 
     Example:
         >>> check_repo_anchoring("import click\\ndef f(x: click.Context) -> None:\\n    return None\\n", ["click"]).detail
@@ -296,6 +305,10 @@ def check_repo_anchoring(solution: str, import_names: Iterable[str]) -> GateResu
         True
     """
     packages = set(import_names)
+
+    def ours(module: str) -> bool:  # dotted names are namespace members (``zope.interface``)
+        return any(module == name or module.startswith(name + ".") for name in packages)
+
     tree = _parse(solution)
     if tree is None:
         return GateResult.failed("syntax_error", "the solution does not parse")
@@ -303,10 +316,12 @@ def check_repo_anchoring(solution: str, import_names: Iterable[str]) -> GateResu
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] in packages:
+                if ours(alias.name):
                     bound.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in packages:
-            bound.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if alias.name != "*" and (ours(node.module) or ours(f"{node.module}.{alias.name}")):
+                    bound.add(alias.asname or alias.name)
     if not bound:
         return GateResult.failed("not_anchored", f"no import of {' / '.join(sorted(packages))}")
     annotations = _annotation_nodes(tree)
@@ -437,7 +452,152 @@ def check_test_strength(test: str, problem: str, *, min_asserts: int = 3) -> Gat
     return GateResult.passed()
 
 
-# -- 6. dedup -----------------------------------------------------------------------------------------------------
+# -- 6. the asserts reach the oracle -----------------------------------------------------------------------------
+
+
+def _names_loaded(node: ast.AST) -> set[str]:
+    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+
+
+def _names_stored(node: ast.AST | None) -> set[str]:
+    if node is None:
+        return set()
+    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store)}
+
+
+def _oracle_names(tree: ast.Module) -> set[str]:
+    """Names bound to ``task_module`` or to what it exports (a star import: every free name of the test)."""
+    names: set[str] = set()
+    star = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.asname or "task_module" for alias in node.names if alias.name.split(".")[0] == "task_module")
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "task_module":
+            star |= any(alias.name == "*" for alias in node.names)
+            names.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+    if star:
+        import builtins
+
+        bound: set[str] = set(dir(builtins))
+        for node in ast.walk(tree):
+            bound |= _names_stored(node) if isinstance(node, ast.Name) else set()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+        names |= _names_loaded(tree) - bound
+    return names
+
+
+def _tainted_names(tree: ast.Module, oracle: set[str]) -> set[str]:
+    """Every name whose value may come from the oracle: a fixed point over assignments, loops, ``with`` targets,
+    mutating calls (``out.append(f(x))``), helpers and fixtures whose body uses a tainted name.
+
+    Scopes are merged (a name tainted anywhere is tainted everywhere): the analysis may call a test connected that
+    is not, never the reverse, so the gate only rejects tests that cannot reach the oracle at all.
+    """
+    tainted = set(oracle)
+    changed = True
+    while changed:
+        before = len(tainted)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                if node.value is not None and _names_loaded(node.value) & tainted:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        tainted |= _names_stored(target)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                if _names_loaded(node.iter) & tainted:
+                    tainted |= _names_stored(node.target)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if _names_loaded(item.context_expr) & tainted:
+                        tainted |= _names_stored(item.optional_vars)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                root = node.func.value
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    root = root.value
+                args = [*node.args, *(kw.value for kw in node.keywords)]
+                if isinstance(root, ast.Name) and any(_names_loaded(arg) & tainted for arg in args):
+                    tainted.add(root.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if any(_names_loaded(stmt) & tainted for stmt in node.body):
+                    tainted.add(node.name)  # a helper, a fixture (its name is the test's parameter) or a class
+        changed = len(tainted) != before
+    return tainted
+
+
+def _is_raises(call: ast.AST) -> bool:
+    if not isinstance(call, ast.Call):
+        return False
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr in ("raises", "assertRaises", "assertRaisesRegex")) or (
+        isinstance(func, ast.Name) and func.id == "raises"
+    )
+
+
+def count_oracle_checks(test: str) -> tuple[int, int]:
+    """``(reaching, total)`` checks of a pytest module: asserts, ``assert*`` method calls and ``pytest.raises``
+    blocks, and how many of them depend on a name taken from ``task_module`` (directly, or through variables,
+    helpers and fixtures). A syntax error counts as ``(0, 0)``.
+
+    Example:
+        >>> count_oracle_checks("from task_module import f\\nimport json\\n"
+        ...                     "def test_a():\\n    out = f(2)\\n    assert out == 4\\n    assert json.dumps(1) == '1'\\n")
+        (1, 2)
+    """
+    tree = _parse(test)
+    if tree is None:
+        return 0, 0
+    tainted = _tainted_names(tree, _oracle_names(tree))
+    reaching = total = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            total += 1
+            reaching += bool(_names_loaded(node.test) & tainted)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr.startswith("assert") and not node.func.attr.startswith("assertRaises")):  # fmt: skip
+            total += 1
+            reaching += any(_names_loaded(arg) & tainted for arg in node.args)
+        elif isinstance(node, (ast.With, ast.AsyncWith)) and any(_is_raises(i.context_expr) for i in node.items):
+            total += 1
+            reaching += any(_names_loaded(stmt) & tainted for stmt in node.body)
+        elif _is_raises(node) and len(node.args) > 1:  # pytest.raises(E, f, x): the callable form
+            total += 1
+            reaching += any(_names_loaded(arg) & tainted for arg in node.args[1:])
+    return reaching, total
+
+
+def check_asserts_reach_oracle(test: str) -> GateResult:
+    """Gate 6: at least one check of the test must depend on the oracle (``task_module``).
+
+    Stage A proves little here: a test that imports ``task_module`` at the top fails without it at collection, so
+    a test whose asserts only exercise the repository (or constants) passes both stages while testing nothing of
+    the task. This gate follows values from ``task_module``'s names through assignments, loops, ``with`` targets,
+    mutating calls, helpers and fixtures (:func:`count_oracle_checks`) and rejects the test when no assert, ``assert*``
+    call or ``pytest.raises`` block depends on them.
+
+    Example:
+        >>> check_asserts_reach_oracle("import os\\nfrom task_module import f\\n"
+        ...                            "def test_a():\\n    assert os.sep\\n    assert len('ab') == 2\\n").reason
+        'oracle_unreached'
+    """
+    tree = _parse(test)
+    if tree is None:
+        return GateResult.failed("syntax_error", "the test does not parse")
+    reaching, total = count_oracle_checks(test)
+    if reaching == 0:
+        return GateResult.failed(
+            "oracle_unreached", f"none of the {total} check(s) depends on a name taken from task_module"
+        )
+    return GateResult.passed()
+
+
+# -- 7. dedup -----------------------------------------------------------------------------------------------------
 
 
 class Deduplicator:
@@ -473,7 +633,7 @@ class Deduplicator:
         return head_fp, symbols_fp
 
     def check(self, problem: str, solution: str) -> GateResult:
-        """Gate 6: fail when either fingerprint was already emitted."""
+        """Gate 7: fail when either fingerprint was already emitted."""
         head, symbols = self.fingerprints(problem, solution)
         if head in self.heads:
             return GateResult.failed("duplicate", "same problem head as an emitted task")
@@ -501,7 +661,7 @@ def run_gates(
     max_overlap: float = 0.02,
     min_asserts: int = 3,
 ) -> GateResult:
-    """All six gates in :data:`GATE_ORDER`; the first failure is returned.
+    """All seven gates in :data:`GATE_ORDER`; the first failure is returned.
 
     Args:
         problem (`str`): the problem description.
@@ -526,6 +686,7 @@ def run_gates(
         lambda: check_repo_anchoring(solution, import_names),
         lambda: check_symbol_collision(solution, public_symbols),
         lambda: check_test_strength(test, problem, min_asserts=min_asserts),
+        lambda: check_asserts_reach_oracle(test),
         lambda: dedup.check(problem, solution) if dedup is not None else GateResult.passed(),
     )
     for check in checks:

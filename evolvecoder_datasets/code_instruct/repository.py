@@ -33,7 +33,9 @@ from pathlib import Path
 from ..errors import RepositoryError
 
 __all__ = [
+    "BUILD_FILES",
     "Repository",
+    "check_installable",
     "default_cache_dir",
     "find_packages",
     "normalize_name",
@@ -258,34 +260,133 @@ def _dist_metadata(root: Path) -> tuple[str | None, str | None]:
 # -- packages and symbols -----------------------------------------------------------------------------------------
 
 
-def find_packages(root: str | os.PathLike) -> dict[str, Path]:
+def _is_namespace_declaration(init: Path) -> bool:
+    """Whether an ``__init__.py`` only declares a pkgutil/pkg_resources namespace (``extend_path``)."""
+    try:
+        text = init.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "extend_path" in text or "declare_namespace" in text
+
+
+def _namespace_members(folder: Path, prefix: str, depth: int = 3) -> dict[str, Path]:
+    """Regular packages and modules under a namespace folder, as dotted names (``zope.interface``)."""
+    found: dict[str, Path] = {}
+    if depth == 0:
+        return found
+    for entry in sorted(folder.iterdir()):
+        name = entry.name
+        if entry.is_dir() and name.isidentifier() and name.lower() not in _NOT_PACKAGES:
+            init = entry / "__init__.py"
+            if init.is_file() and not _is_namespace_declaration(init):
+                found[f"{prefix}.{name}"] = entry
+            elif not init.is_file() or _is_namespace_declaration(init):
+                found.update(_namespace_members(entry, f"{prefix}.{name}", depth - 1))
+        elif entry.suffix == ".py" and entry.stem.isidentifier() and entry.stem != "__init__":
+            found[f"{prefix}.{entry.stem}"] = entry
+    return found
+
+
+def find_packages(root: str | os.PathLike, *, dist_name: str | None = None) -> dict[str, Path]:
     """Top-level importable packages and modules of a source tree: ``{import_name: folder or file}``.
 
     Looks in ``src/`` when it holds packages, else at the root; skips tests, docs, examples, build scripts and
-    anything that is not a valid identifier.
+    anything that is not a valid identifier. Namespace packages are resolved to the regular packages inside them,
+    under dotted names: a PEP 420 folder without ``__init__.py`` (``src/zope/interface/__init__.py`` gives
+    ``zope.interface``) and a pkgutil / pkg_resources namespace (an ``__init__.py`` calling ``extend_path`` or
+    ``declare_namespace``). At the top level of a flat layout, a folder without ``__init__.py`` counts as a namespace
+    only when the distribution name starts with it (``zope.interface``, ``jaraco-functools``), since such folders are
+    usually not packages at all.
 
     Args:
         root (`str` or `os.PathLike`): the source tree.
+        dist_name (`str`, *optional*): the distribution name, which admits a flat-layout namespace folder.
 
     Example:
-        >>> sorted(find_packages("tests/data/code_instruct/tinytext"))     # doctest: +SKIP
-        ['tinytext']
+        >>> import pathlib, tempfile
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> (root / "src" / "acme" / "widgets").mkdir(parents=True)
+        >>> _ = (root / "src" / "acme" / "widgets" / "__init__.py").write_text("def run(): ...\\n")
+        >>> sorted(find_packages(root))
+        ['acme.widgets']
     """
     root = Path(root)
+    wanted = normalize_name(dist_name or "")
     found: dict[str, Path] = {}
     for base in (root / "src", root):
         if not base.is_dir():
             continue
+        in_src = base.name == "src" and base != root
         for entry in sorted(base.iterdir()):
             name = entry.name
             if entry.is_dir():
-                if name.isidentifier() and name.lower() not in _NOT_PACKAGES and (entry / "__init__.py").is_file():
+                if not name.isidentifier() or name.lower() in _NOT_PACKAGES:
+                    continue
+                init = entry / "__init__.py"
+                if init.is_file() and not _is_namespace_declaration(init):
                     found.setdefault(name, entry)
+                elif in_src or init.is_file() or wanted.startswith(normalize_name(name) + "-"):
+                    for dotted, path in _namespace_members(entry, name).items():
+                        found.setdefault(dotted, path)
             elif entry.suffix == ".py" and entry.stem.isidentifier() and entry.stem not in _NOT_MODULES:
                 found.setdefault(entry.stem, entry)  # a single-module distribution (``six.py``)
         if found:
             break
     return found
+
+
+def _init_less_folders(root: Path) -> list[str]:
+    """Top-level folders holding Python files but no ``__init__.py`` (namespace candidates, for error messages)."""
+    names = []
+    for base in (root / "src", root):
+        if base.is_dir():
+            for entry in sorted(base.iterdir()):
+                if (entry.is_dir() and entry.name.isidentifier() and entry.name.lower() not in _NOT_PACKAGES
+                        and not (entry / "__init__.py").exists() and any(entry.rglob("*.py"))):  # fmt: skip
+                    names.append(entry.relative_to(root).as_posix())
+    return names
+
+
+#: Files that make a source tree installable with ``pip install <tree>``.
+BUILD_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def check_installable(root: str | os.PathLike) -> None:
+    """Refuse a source tree that ``pip install`` cannot build, before any environment is made.
+
+    A tree needs ``setup.py``, or ``setup.cfg``, or a ``pyproject.toml`` with a ``[build-system]`` or ``[project]``
+    table (a ``pyproject.toml`` holding only tool settings makes setuptools build a nameless ``UNKNOWN``
+    distribution). Wheels are installable by construction and are not checked.
+
+    Args:
+        root (`str` or `os.PathLike`): the source tree.
+
+    Raises:
+        RepositoryError: no build file, or a ``pyproject.toml`` that declares nothing to build.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> check_installable(root)
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.errors.RepositoryError: ... has no pyproject.toml, setup.py or setup.cfg ...
+    """
+    root = Path(root)
+    if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+        return
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file():
+        raise RepositoryError(
+            f"{root} has no pyproject.toml, setup.py or setup.cfg at its root, so pip cannot install it and no "
+            "task environment can be built; open the folder that holds the build files (or a release sdist/wheel)"
+        )
+    data = _read_toml(pyproject)
+    if "build-system" not in data and "project" not in data:
+        raise RepositoryError(
+            f"{pyproject} declares neither [build-system] nor [project] and there is no setup.py or setup.cfg: "
+            "pip would build a nameless 'UNKNOWN' distribution; add the build metadata first"
+        )
 
 
 def _choose_package(dist_name: str | None, packages: dict[str, Path]) -> str:
@@ -388,7 +489,8 @@ def open_repository(
             is extracted once under ``cache_dir`` (keyed by its sha256; links, devices and paths leaving the tree
             are refused).
         package (`str`, *optional*): the main import name, when the heuristic (normalised distribution name, then
-            the largest package) picks the wrong one.
+            the largest package) picks the wrong one; a dotted name selects a package inside a namespace
+            (``"zope.interface"``).
         cache_dir (`str` or `os.PathLike`, *optional*): where archives are extracted. Defaults to
             ``$EVOLVECODER_CACHE/sources`` (``~/.cache/evolvecoder_datasets/sources``).
 
@@ -396,8 +498,9 @@ def open_repository(
         `Repository`: names, version, packages and public symbols.
 
     Raises:
-        RepositoryError: the path does not exist, the archive is unsafe or broken, no importable package is found,
-            or ``package`` is not one of them.
+        RepositoryError: the path does not exist, the archive is unsafe or broken, a source tree has no build files
+            (:func:`check_installable`), no importable package is found (the message names folders that look like
+            PEP 420 namespace packages), or ``package`` is not one of them.
 
     Example:
         >>> repo = open_repository("downloads/attrs-23.2.0.tar.gz")     # doctest: +SKIP
@@ -417,10 +520,23 @@ def open_repository(
         root = _extract(origin.resolve(), base)
     elif (root / "PKG-INFO").is_file():
         kind = "sdist"
+    if kind != "wheel":
+        check_installable(root)
     dist_name, version = _dist_metadata(root)
-    packages = find_packages(root)
+    packages = find_packages(root, dist_name=dist_name)
+    if package is not None and package not in packages and "." in package:
+        # A namespace member named explicitly (``package="zope.interface"``) is taken as given when it exists.
+        target = next((base.joinpath(*package.split(".")) for base in (root / "src", root)
+                       if base.joinpath(*package.split(".")).is_dir()), None)  # fmt: skip
+        if target is not None and (target / "__init__.py").is_file():
+            packages[package] = target
     if not packages:
-        raise RepositoryError(f"no importable package found in {root} (looked in src/ and at the top level)")
+        hint = ""
+        candidates = _init_less_folders(root)
+        if candidates:
+            hint = (f"; {candidates} hold Python files but no __init__.py and hold no regular package either: if "
+                    "one is a PEP 420 namespace package, pass package='<namespace>.<name>' naming the package inside it")
+        raise RepositoryError(f"no importable package found in {root} (looked in src/ and at the top level){hint}")
     if package is not None and package not in packages:
         raise RepositoryError(f"package {package!r} is not in {root}; found {sorted(packages)}")
     main = package or _choose_package(dist_name, packages)

@@ -12,6 +12,7 @@ from evolvecoder_datasets.code_instruct.gates import (
     check_repo_anchoring,
     check_symbol_collision,
     check_test_strength,
+    count_oracle_checks,
     is_trivial_assert,
 )
 from evolvecoder_datasets.errors import ConfigError
@@ -27,6 +28,7 @@ REASON_OF = {
     "symbol_collision": "symbol_collision",
     "weak_trivial": "weak_test",
     "errors_without_raises": "weak_test",
+    "passes_without_oracle": "oracle_unreached",
 }
 
 
@@ -42,7 +44,7 @@ def _gates(name, repo, index, dedup=None):
 
 
 @pytest.mark.parametrize("name", ["good_caption", "good_slugs", "good_top_words", "oracle_fails",
-                                  "passes_without_oracle", "exit_zero", "duplicate_of_caption"])  # fmt: skip
+                                  "fallback_without_oracle", "exit_zero", "duplicate_of_caption"])  # fmt: skip
 def test_good_and_execution_only_failures_pass_every_static_gate(name, tinytext_repo, humaneval_index):
     assert _gates(name, tinytext_repo, humaneval_index).ok
 
@@ -137,3 +139,55 @@ def test_gates_run_in_order_first_failure_wins(tinytext_repo):
                        "def slugify(x):\n    return x\n", import_names=["tinytext"],
                        public_symbols=tinytext_repo.public_symbols)  # fmt: skip
     assert result.reason == "not_anchored"
+
+
+ORACLE_CONNECTED = {
+    "helper and fixture": (
+        "import pytest\nfrom task_module import Parser\n\n@pytest.fixture\ndef parser():\n    return Parser(strict=True)\n\n"
+        "def check(p, text, expected):\n    assert p.parse(text) == expected\n\n"
+        "def test_a(parser):\n    check(parser, 'a', ['a'])\n    assert parser.strict\n"
+    ),
+    "mutating call and loop": (
+        "import task_module as tm\n\ndef test_a():\n    seen = []\n    for word in ['x', 'y']:\n"
+        "        seen.append(tm.shout(word))\n    assert seen == ['X', 'Y']\n"
+    ),
+    "raises block only": (
+        "import pytest\nfrom task_module import parse\n\ndef test_a():\n    with pytest.raises(ValueError):\n"
+        "        parse('')\n"
+    ),
+    "star import": "from task_module import *\n\ndef test_a():\n    assert double(2) == 4\n",
+    "unittest style": (
+        "import unittest\nfrom task_module import double\n\nclass TestD(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertEqual(double(2), 4)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORACLE_CONNECTED))
+def test_oracle_gate_follows_values_through_helpers_fixtures_loops_and_raises(name):
+    reaching, total = count_oracle_checks(ORACLE_CONNECTED[name])
+    assert reaching >= 1 and total >= reaching
+
+
+def test_oracle_gate_rejects_asserts_on_the_repository_or_constants_only():
+    test = (
+        "import tinytext\nfrom task_module import wrap_count\n\n"
+        "def test_a():\n    n = len(tinytext.wrap_words('a b', 1))\n    assert n == 2\n    assert wrap_count\n"
+        "    assert tinytext.slugify('A B') == 'a-b'\n"
+    )
+    # `assert wrap_count` reaches the name itself: a truthiness check still counts as reaching (weak_test judges
+    # strength); drop it and nothing reaches.
+    assert count_oracle_checks(test) == (1, 3)
+    unreached = test.replace("    assert wrap_count\n", "")
+    from evolvecoder_datasets.code_instruct.gates import check_asserts_reach_oracle
+
+    result = check_asserts_reach_oracle(unreached)
+    assert (result.reason, result.detail) == ("oracle_unreached", "none of the 2 check(s) depends on a name taken from task_module")
+
+
+def test_anchoring_matches_namespace_members_by_their_dotted_name():
+    names = ["acme.widgets"]
+    assert check_repo_anchoring("from acme.widgets import Gear\ndef f():\n    return Gear()\n", names).ok
+    assert check_repo_anchoring("from acme import widgets\ndef f():\n    return widgets.Gear()\n", names).ok
+    assert check_repo_anchoring("import acme.widgets.core\ndef f():\n    return acme.widgets.core.turn()\n", names).ok
+    assert check_repo_anchoring("import acme.other\ndef f():\n    return acme.other.x()\n", names).reason == "not_anchored"

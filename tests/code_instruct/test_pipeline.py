@@ -1,9 +1,10 @@
 """The whole pipeline on the tinytext fixture, driven by scripted answers over the real HTTP client path.
 
 Six seeds, three attempts each. The script gives every seed a story: a task accepted at once; tasks accepted after
-rejected attempts; a seed whose three answers fail three different gates; a seed whose answers fail verification
-three ways (the oracle fails its own test, the test passes without the oracle, the oracle calls ``os._exit(0)``);
-a twin of an accepted task caught by dedup in the same batch.
+rejected attempts; a seed whose three answers fail three different gates (the last one's asserts never reach
+``task_module``); a seed whose answers fail verification three ways (the oracle fails its own test, the test
+passes without the oracle through an ``except ImportError`` fallback, the oracle calls ``os._exit(0)``); a twin of
+an accepted task caught by dedup in the same batch.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from .conftest import answer
 SCRIPT = [
     ["good_caption"],
     ["contaminated", "not_anchored", "good_slugs"],
-    ["no_task_import", "symbol_collision", "weak_trivial"],
-    ["oracle_fails", "passes_without_oracle", "exit_zero"],
+    ["no_task_import", "symbol_collision", "passes_without_oracle"],
+    ["oracle_fails", "fallback_without_oracle", "exit_zero"],
     ["duplicate_of_caption", "errors_without_raises", "annotation_only"],
     ["missing_section", "syntax_error", "good_top_words"],
 ]
@@ -85,12 +86,13 @@ def test_yield_report_counts_every_call_and_reason(pipeline_run):
     assert report.emitted == 3
     assert report.skip_reasons == Counter({
         "contaminated": 1, "not_anchored": 2, "test_not_importing_task_module": 1, "symbol_collision": 1,
-        "weak_test": 2, "solution_fails_test": 1, "test_passes_without_solution": 1, "verify_crashed": 1,
+        "oracle_unreached": 1, "weak_test": 1, "solution_fails_test": 1, "test_passes_without_solution": 1, "verify_crashed": 1,
         "duplicate": 1, "missing_section": 1, "syntax_error": 1,
     })  # fmt: skip
     assert sum(report.skip_reasons.values()) + report.emitted == report.attempts
-    assert report.seed_outcomes == Counter({"emitted": 3, "weak_test": 1, "verify_crashed": 1, "not_anchored": 1})
-    # Verified: attempt 1 (caption, oracle_fails, duplicate twin), 2 (passes_without_oracle), 3 (slugs, exit, top).
+    assert report.seed_outcomes == Counter({"emitted": 3, "oracle_unreached": 1, "verify_crashed": 1,
+                                            "not_anchored": 1})
+    # Verified: attempt 1 (caption, oracle_fails, duplicate twin), 2 (fallback_without_oracle), 3 (slugs, exit, top).
     assert report.verified == 7
     assert "emitted              3" in str(report) and report.to_dict()["yield_rate"] == round(3 / 16, 4)
 

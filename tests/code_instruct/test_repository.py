@@ -98,6 +98,7 @@ def test_src_layout_wins_and_test_folders_are_not_packages(tmp_path):
 def test_missing_source_and_unknown_package_raise_repository_error(tmp_path):
     with pytest.raises(RepositoryError, match="does not exist"):
         open_repository(tmp_path / "nope")
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
     with pytest.raises(RepositoryError, match="no importable package"):
         open_repository(tmp_path)
     with pytest.raises(RepositoryError, match="is not in"):
@@ -105,9 +106,53 @@ def test_missing_source_and_unknown_package_raise_repository_error(tmp_path):
 
 
 def test_tree_hash_changes_with_any_file(tmp_path):
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = pkg\n")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("A = 1\n")
     first = open_repository(tmp_path).tree_hash()
     assert open_repository(tmp_path).tree_hash() == first
     (tmp_path / "pkg" / "__init__.py").write_text("A = 2\n")
     assert open_repository(tmp_path).tree_hash() != first
+
+
+def test_tree_without_build_files_is_refused_at_intake_with_the_reason(tmp_path):
+    (tmp_path / "lonely").mkdir()
+    (tmp_path / "lonely" / "__init__.py").write_text("def f(): ...\n")
+    with pytest.raises(RepositoryError, match="no pyproject.toml, setup.py or setup.cfg"):
+        open_repository(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
+    with pytest.raises(RepositoryError, match=r"neither \[build-system\] nor \[project\].*UNKNOWN"):
+        open_repository(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "lonely"\nversion = "1"\n')
+    assert open_repository(tmp_path).package == "lonely"
+
+
+def _namespace_tree(root, *, src: bool, pkgutil: bool = False):
+    base = root / "src" if src else root
+    member = base / "acme" / "widgets"
+    member.mkdir(parents=True)
+    (member / "__init__.py").write_text("__all__ = ['Gear']\nclass Gear: ...\n")
+    (member / "core.py").write_text("def turn(): ...\n")
+    if pkgutil:
+        (base / "acme" / "__init__.py").write_text("__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "acme.widgets"\nversion = "0.1"\n')
+
+
+@pytest.mark.parametrize("src, pkgutil", [(True, False), (False, False), (False, True)])
+def test_namespace_packages_resolve_to_the_dotted_package_inside(tmp_path, src, pkgutil):
+    _namespace_tree(tmp_path, src=src, pkgutil=pkgutil)
+    repo = open_repository(tmp_path)
+    assert (repo.dist_name, repo.package, repo.import_names) == ("acme.widgets", "acme.widgets", ("acme.widgets",))
+    assert repo.package_dir == (tmp_path / "src" if src else tmp_path) / "acme" / "widgets"
+    assert repo.public_symbols == {"Gear"}
+
+
+def test_flat_namespace_folder_unrelated_to_the_distribution_is_refused_with_a_hint(tmp_path):
+    member = tmp_path / "acme" / "widgets"
+    member.mkdir(parents=True)
+    (member / "__init__.py").write_text("class Gear: ...\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "gearbox"\nversion = "0.1"\n')
+    with pytest.raises(RepositoryError, match=r"\['acme'\] hold Python files but no __init__.py.*PEP 420.*package="):
+        open_repository(tmp_path)
+    repo = open_repository(tmp_path, package="acme.widgets")
+    assert repo.package == "acme.widgets" and repo.public_symbols == {"Gear"}

@@ -36,6 +36,7 @@ def test_a_later_run_extends_the_earlier_seeds(tinytext_repo):
 
 
 def test_mostly_comment_and_import_files_yield_no_window(tmp_path):
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='noisy')\n")
     pkg = tmp_path / "noisy"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
