@@ -2,8 +2,8 @@
 
 Commands:
 
-- ``run CONFIG.yaml``: validate a recipe configuration against ``evolvecoder_datasets.recipe.RecipeConfig`` and
-  call ``evolvecoder_datasets.recipe.run(config)`` (``--check`` validates only);
+- ``run CONFIG.yaml``: load a recipe configuration of any kind with :func:`evolvecoder_datasets.config.load_config`
+  (the EvolveCoder recipe or code_instruct) and call that recipe's ``run(config)`` (``--check`` validates only);
 - ``card REPO@REV``: re-render a revision's card from its ``stats.json`` (``--push`` commits it, ``-o`` writes it);
 - ``inspect REPO@REV``: a revision's statistics in the terminal;
 - ``rounds REPO``: the revisions with their headline numbers.
@@ -24,187 +24,18 @@ Example:
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import difflib
-import enum
-import os
+import importlib
 import sys
-import types
-import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, EvolveCoderError
+from .config import RECIPES, config_from_dict, load_config, load_recipe_config
+from .errors import ConfigError, exit_status
 
+# config_from_dict, load_recipe_config and exit_status are importable from here as before; they live in
+# evolvecoder_datasets.config and evolvecoder_datasets.errors, which the recipes and the engine import instead.
 __all__ = ["COMMANDS", "build_parser", "config_from_dict", "exit_status", "load_recipe_config", "main"]
-
-_RECIPE_MODULE = "evolvecoder_datasets.recipe"
-
-
-# ---------------------------------------------------------------------------- typed configuration files
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
-
-
-def _coerce(value: Any, tp: Any, where: str) -> Any:
-    """Check ``value`` against the annotation ``tp`` (converting where YAML cannot express the type)."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any or tp is object:
-        return value
-    if origin is typing.Union or (hasattr(types, "UnionType") and isinstance(tp, types.UnionType)):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for option in (a for a in args if a is not type(None)):
-            try:
-                return _coerce(value, option, where)
-            except ConfigError as err:
-                errors.append(str(err))
-        raise ConfigError(f"{where}: {value!r} matches none of {' | '.join(_type_name(a) for a in args)}")
-    if origin is typing.Literal:
-        if value not in args:
-            raise ConfigError(f"{where}: {value!r} is not one of {list(args)}")
-        return value
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if isinstance(value, tp):
-            return value
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}: expected a mapping for {tp.__name__}, got {type(value).__name__}")
-        return config_from_dict(tp, value, where=where)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        try:
-            return tp(value)
-        except ValueError:
-            raise ConfigError(f"{where}: {value!r} is not one of {[m.value for m in tp]}") from None
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true/false, got {value!r}")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {value!r}")
-        return value
-    if tp in (Path, os.PathLike):
-        if not isinstance(value, str | os.PathLike):
-            raise ConfigError(f"{where}: expected a path, got {value!r}")
-        return Path(value)
-    if origin in (list, tuple, set, frozenset, Sequence, typing.Sequence) or tp in (list, tuple):
-        if not isinstance(value, list | tuple):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(args) != len(value):
-                raise ConfigError(f"{where}: expected {len(args)} items, got {len(value)}")
-            return tuple(_coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
-        item = args[0] if args else Any
-        items = [_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-        if origin in (set, frozenset):
-            return origin(items)
-        return tuple(items) if origin is tuple or tp is tuple else items
-    if origin in (dict, Mapping, typing.Mapping) or tp is dict:
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
-        key_tp, val_tp = args if len(args) == 2 else (Any, Any)
-        return {_coerce(k, key_tp, f"{where} key"): _coerce(v, val_tp, f"{where}.{k}") for k, v in value.items()}
-    if isinstance(tp, type) and not isinstance(value, tp):
-        raise ConfigError(f"{where}: expected {tp.__name__}, got {type(value).__name__}")
-    return value
-
-
-def config_from_dict(config_cls: type, data: Mapping[str, Any], *, where: str = "config") -> Any:
-    """Build the dataclass ``config_cls`` from ``data`` (parsed YAML), rejecting unknown keys and wrong types.
-
-    Args:
-        config_cls (`type`): a dataclass; nested dataclass fields are built from nested mappings.
-        data (`Mapping[str, Any]`): the values.
-        where (`str`, *optional*, defaults to `"config"`): the prefix of error messages.
-
-    Raises:
-        ConfigError: an unknown key (with the closest known one), a value of the wrong type, a missing required
-            key, or a value the dataclass's own validation rejects.
-
-    Example:
-        >>> from dataclasses import dataclass
-        >>> from evolvecoder_datasets.cli import config_from_dict
-        >>> @dataclass
-        ... class Cfg:
-        ...     rounds: int = 4
-        ...     models: list[str] = None
-        >>> config_from_dict(Cfg, {"rounds": 2, "models": ["a"]})
-        Cfg(rounds=2, models=['a'])
-        >>> config_from_dict(Cfg, {"round": 2})
-        Traceback (most recent call last):
-        ...
-        evolvecoder_datasets.errors.ConfigError: config: unknown key 'round' (did you mean 'rounds'?); known keys: models, rounds
-    """
-    if not (dataclasses.is_dataclass(config_cls) and isinstance(config_cls, type)):
-        raise ConfigError(f"{config_cls!r} is not a dataclass")
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{where}: expected a mapping of keys to values, got {type(data).__name__}")
-    fields = {f.name: f for f in dataclasses.fields(config_cls) if f.init}
-    hints = typing.get_type_hints(config_cls)
-    for key in data:
-        if key not in fields:
-            close = difflib.get_close_matches(str(key), list(fields), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(sorted(fields))}")
-    missing = [name for name, f in fields.items() if name not in data and f.default is dataclasses.MISSING
-               and f.default_factory is dataclasses.MISSING]
-    if missing:
-        raise ConfigError(f"{where}: missing required key(s) {missing}")
-    values = {key: _coerce(value, hints.get(key, Any), f"{where}.{key}") for key, value in data.items()}
-    try:
-        return config_cls(**values)
-    except EvolveCoderError:
-        raise
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"{where}: {err}") from err
-
-
-def _yaml_problem(err: Exception) -> str:
-    """A YAML parse error on one line: where and what (PyYAML's own text spans several lines)."""
-    mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None) or getattr(err, "context", None)
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return where + (problem or " ".join(str(err).split()))
-
-
-def load_recipe_config(path: str | os.PathLike, config_cls: type) -> Any:
-    """Read a YAML file and build ``config_cls`` from it with :func:`config_from_dict`.
-
-    Args:
-        path (`str` or `os.PathLike`): the YAML file.
-        config_cls (`type`): the recipe's configuration dataclass.
-
-    Raises:
-        ConfigError: the file is missing, is not valid YAML, or does not fit ``config_cls``.
-
-    Example:
-        >>> from evolvecoder_datasets.cli import load_recipe_config
-        >>> cfg = load_recipe_config("recipes/configs/evolvecoder.yaml", RecipeConfig)   # doctest: +SKIP
-    """
-    import yaml
-
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"cannot read {path}: {err.strerror or err}") from err
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path} is not a UTF-8 text file (byte {err.start}: {err.reason})") from err
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(err)}") from err
-    return config_from_dict(config_cls, data if data is not None else {}, where=path.name)
 
 
 # ---------------------------------------------------------------------------- commands
@@ -214,21 +45,13 @@ def _register_run(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_run(args: argparse.Namespace) -> int:
-    import importlib
-
-    try:
-        recipe = importlib.import_module(_RECIPE_MODULE)
-    except ModuleNotFoundError as err:
-        if err.name != _RECIPE_MODULE:
-            raise
-        raise ConfigError(f"this installation has no recipe runner ({_RECIPE_MODULE}); "
-                          "`run` needs it to execute a recipe configuration") from err
-    config = load_recipe_config(args.config, recipe.RecipeConfig)
+    kind, config = load_config(args.config)
     if args.check:
-        print(f"{args.config}: valid {type(config).__name__}")
+        print(f"{args.config}: valid {kind} recipe ({type(config).__name__})")
         print(config)
         return 0
-    result = recipe.run(config)
+    module, _ = RECIPES[kind]  # type: ignore[misc]  # load_config refuses the kinds without a runner
+    result = importlib.import_module(module).run(config)
     if result is not None:
         print(result)
     return 0
@@ -341,38 +164,6 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (help_text, register, _) in COMMANDS.items():
         register(sub.add_parser(name, help=help_text, description=help_text))
     return parser
-
-
-def exit_status(action: Callable[[], int | None]) -> int:
-    """Call ``action`` and turn the library's errors into the exit status every entry point uses.
-
-    A bad configuration (:class:`ConfigError`) gives 2 and any other library error (:class:`EvolveCoderError`)
-    gives 1, each after one ``error:`` line on stderr; other exceptions propagate. Otherwise the status is what
-    ``action`` returns (0 when it returns None).
-
-    Args:
-        action (`Callable[[], int | None]`): the work of the command, without arguments.
-
-    Returns:
-        `int`: the exit status.
-
-    Example:
-        >>> from evolvecoder_datasets.cli import exit_status
-        >>> from evolvecoder_datasets.errors import ConfigError
-        >>> def bad():
-        ...     raise ConfigError("rounds must be >= 1")
-        >>> exit_status(bad), exit_status(lambda: None)
-        (2, 0)
-    """
-    try:
-        status = action()
-    except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except EvolveCoderError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0 if status is None else status
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -184,7 +184,7 @@ class DistributedConfig:
             >>> DistributedConfig.from_dict(section).address
             'ray://head:10001'
         """
-        from .cli import config_from_dict
+        from .config import config_from_dict
 
         return config_from_dict(cls, data or {}, where="distributed")
 

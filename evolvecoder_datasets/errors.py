@@ -15,6 +15,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = [
     "EvolveCoderError",
     "ConfigError",
@@ -138,3 +140,39 @@ class EmptyRunError(EvolveCoderError, RuntimeError):
 
 
 __all__.append("EmptyRunError")
+
+
+def exit_status(action: Callable[[], int | None]) -> int:
+    """Call ``action`` and turn the library's errors into the exit status every command-line entry point uses.
+
+    A bad configuration (:class:`ConfigError`) gives 2 and any other library error (:class:`EvolveCoderError`)
+    gives 1, each after one ``error:`` line on stderr; other exceptions propagate. Otherwise the status is what
+    ``action`` returns (0 when it returns None).
+
+    Args:
+        action (`Callable[[], int | None]`): the work of the command, without arguments.
+
+    Returns:
+        `int`: the exit status.
+
+    Example:
+        >>> from evolvecoder_datasets.errors import ConfigError, exit_status
+        >>> def bad():
+        ...     raise ConfigError("rounds must be >= 1")
+        >>> exit_status(bad), exit_status(lambda: None)
+        (2, 0)
+    """
+    import sys
+
+    try:
+        status = action()
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except EvolveCoderError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0 if status is None else status
+
+
+__all__.append("exit_status")

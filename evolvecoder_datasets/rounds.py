@@ -78,6 +78,7 @@ RECIPE_FILENAME = "recipe.yaml"
 CARD_FILENAME = "README.md"
 FIGURES_DIR = "figures"
 SOLUTIONS_CONFIG = "solutions"
+DROPPED_CONFIG = "dropped"
 _ROUND_RE = re.compile(r"^round(\d+)$")
 _GITATTRIBUTES = b"*.parquet binary\n*.png binary\n*.jpg binary\n"
 _GIT_IDENTITY = {
@@ -606,6 +607,11 @@ def _config_bytes(config: Any) -> bytes | None:
     return yaml.safe_dump(json.loads(json.dumps(data, default=str)), sort_keys=False).encode()
 
 
+def _check_dropped(dropped: Dataset | None, stage: str) -> None:
+    if dropped is not None:
+        schema.check_columns(dropped.column_names, schema.DROPPED_COLUMNS, stage=f"{stage} (dropped)")
+
+
 def _figure_files(figures: Sequence[str | os.PathLike]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for fig in figures:
@@ -753,6 +759,7 @@ def push_round(
     round: int,
     *,
     solutions: Dataset | None = None,
+    dropped: Dataset | None = None,
     stats: Mapping[str, Any] | None = None,
     card: DatasetCard | str | None = None,
     config: Any = None,
@@ -775,6 +782,8 @@ def push_round(
         round (`int`): the round number (0 = after refinement).
         solutions (`datasets.Dataset`, *optional*): solution-pool rows (``id``, ``solutions``, ``pass_matrix``,
             ...), pushed as config ``solutions``.
+        dropped (`datasets.Dataset`, *optional*): the problems removed so far (``id``, ``stage``, ``reason``),
+            pushed as config ``dropped``.
         stats (`Mapping[str, Any]`, *optional*): the round's statistics (keys of
             :data:`evolvecoder_datasets.cards.STATS_KEYS`), committed as ``stats.json`` and rendered in the card.
         card (`huggingface_hub.DatasetCard` or `str`, *optional*): the card; rendered from ``stats`` (with the
@@ -810,6 +819,7 @@ def push_round(
     schema.check_columns(ds.column_names, schema.PUBLISHED_COLUMNS, stage="push_round")
     if solutions is not None:
         schema.check_columns(solutions.column_names, [schema.ID], stage="push_round (solutions)")
+    _check_dropped(dropped, "push_round")
     store = _open_store(repo_id, token=token)
     store.ensure(private=private)
     base_revision = "main" if round == 0 else round_branch(round - 1)
@@ -826,6 +836,8 @@ def push_round(
     parts = {"default": _Part(ds, "data")}
     if solutions is not None:
         parts[SOLUTIONS_CONFIG] = _Part(solutions, SOLUTIONS_CONFIG)
+    if dropped is not None:
+        parts[DROPPED_CONFIG] = _Part(dropped, DROPPED_CONFIG)
     full_stats = {**dict(stats or {}), "round": round}
     return _publish(store, branch, parts, stats=full_stats, previous=previous, card=card, config=config,
                     figures=figures, final=False, tag=tag, tag_stem=branch,
@@ -839,6 +851,7 @@ def push_final(
     *,
     round: int,
     keep_source: bool = False,
+    dropped: Dataset | None = None,
     stats: Mapping[str, Any] | None = None,
     card: DatasetCard | str | None = None,
     config: Any = None,
@@ -856,6 +869,8 @@ def push_final(
         repo_id (`str` or `os.PathLike`): a Hub dataset repository or a local store folder.
         round (`int`): the round these rows come from (recorded in ``stats.json`` as ``final_round``).
         keep_source (`bool`, *optional*, defaults to `False`): also keep the ``source`` column.
+        dropped (`datasets.Dataset`, *optional*): every problem the run removed (``id``, ``stage``, ``reason``),
+            pushed as config ``dropped``.
         stats (`Mapping[str, Any]`, *optional*): statistics for the card; defaults to ``round{round}``'s
             ``stats.json`` when that branch exists.
         card (`huggingface_hub.DatasetCard` or `str`, *optional*): the card; rendered when omitted.
@@ -884,6 +899,7 @@ def push_final(
     round_branch(round)
     columns = list(schema.PUBLISHED_COLUMNS) + ([schema.SOURCE] if keep_source else [])
     schema.check_columns(ds.column_names, columns, stage="push_final")
+    _check_dropped(dropped, "push_final")
     store = _open_store(repo_id, token=token)
     store.ensure(private=private)
     if stats is None:
@@ -891,7 +907,10 @@ def push_final(
         stats = store.read_json(source_round, STATS_FILENAME) if source_round else {}
     published = ds.select_columns(columns)
     full_stats = {**dict(stats), "round": round, "final_round": round, "num_problems": len(published)}
-    return _publish(store, "main", {"default": _Part(published, "data")}, stats=full_stats, previous=None,
+    parts = {"default": _Part(published, "data")}
+    if dropped is not None:
+        parts[DROPPED_CONFIG] = _Part(dropped.select_columns(list(schema.DROPPED_COLUMNS)), DROPPED_CONFIG)
+    return _publish(store, "main", parts, stats=full_stats, previous=None,
                     card=card, config=config, figures=figures, final=True, tag=tag, tag_stem="final",
                     message=commit_message or f"Final dataset (round {round})", max_shard_size=max_shard_size)
 

@@ -35,6 +35,11 @@ STATUSES = "statuses"
 
 PUBLISHED_COLUMNS = (ID, QUESTION, TESTS)
 
+# The ``dropped`` config of a published revision: one row per problem the run removed, with where and why.
+STAGE = "stage"
+REASON = "reason"
+DROPPED_COLUMNS = (ID, STAGE, REASON)
+
 TEST_METHODS = ("seed", "refine", "adversarial", "discriminative", "mutant")
 
 # Typed per-cell outcomes of the sandbox, in the order of their int8 codes.

@@ -16,7 +16,8 @@ import argparse
 import dataclasses
 import sys
 
-from evolvecoder_datasets.cli import exit_status, load_recipe_config
+from evolvecoder_datasets.config import load_recipe_config
+from evolvecoder_datasets.errors import exit_status
 from evolvecoder_datasets.recipe import RecipeConfig, demo_config, run_recipe
 
 

@@ -116,6 +116,20 @@ def test_two_rounds_harden_the_tests_and_every_drop_has_a_reason(tmp_path):
     assert {"round0", "round1", "round2", "main"} <= set(revisions)
     published = load_round(store)
     assert sorted(published["id"]) == sorted(result.final["id"])
+    assert published.column_names == ["id", "question", "tests"]  # keep_source is off by default
+
+    # why each problem left is published beside the rows, and returned
+    assert len(result.dropped) == sum(result.drop_reasons.values())
+    assert {(d["id"], d["stage"], d["reason"]) for d in result.dropped if d["stage"] == "refine"} == {
+        (d["id"], "refine", d["reason"]) for d in result.dropped if d["reason"] in ("refine_no_json",
+                                                                                   "reference_rejected_tests")}
+    assert {d["stage"] for d in result.dropped} <= {"refine", "final"}
+    dropped_main = load_round(store, config="dropped")
+    assert dropped_main.column_names == ["id", "stage", "reason"]
+    assert sorted(dropped_main["id"]) == sorted(d["id"] for d in result.dropped)
+    assert not set(dropped_main["id"]) & set(published["id"])
+    dropped_round0 = load_round(store, round=0, config="dropped")
+    assert set(dropped_round0["stage"]) == {"refine"} and len(dropped_round0) == 10 - len(round0)
     solutions = load_round(store, round=2, config="solutions")
     assert len(solutions) == len(last)
     stats = result.stats[-1]
@@ -170,7 +184,7 @@ def test_a_run_killed_inside_an_evolution_round_resumes_to_the_uninterrupted_res
     close_backends()
 
     with ScriptedOpenAIServer(responder) as server:
-        resumed = run_recipe(_config(server.base_url, output, store=""))
+        resumed = run_recipe(_config(server.base_url, output, store="none"))
         assert server.requests and not [body for body in server.requests if _request_key(body) in answered]
         assert all(_is_evolve(body) for body in server.requests)  # refine and sample came from their checkpoints
     for a, b in zip(whole.rounds, resumed.rounds, strict=True):
@@ -184,19 +198,19 @@ def test_a_changed_temperature_or_model_is_asked_again_not_replayed_from_the_old
     output = tmp_path / "run"
     responder = ScriptedResponder()
     with ScriptedOpenAIServer(responder) as server:
-        run_recipe(_config(server.base_url, output, rounds=0, store=""))
+        run_recipe(_config(server.base_url, output, rounds=0, store="none"))
         first = len(server.requests)
     close_backends()
 
     with ScriptedOpenAIServer(responder) as server:
-        cfg = _config(server.base_url, output, rounds=0, store="")
+        cfg = _config(server.base_url, output, rounds=0, store="none")
         run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(temperature=0.2)))
         refine_asked = [b for b in server.requests if "Seed problem:" in b["messages"][-1]["content"]]
         assert len(refine_asked) == len(PROBLEM_IDS) and {b["temperature"] for b in refine_asked} == {0.2}
     close_backends()
 
     with ScriptedOpenAIServer(responder) as server:
-        cfg = _config(server.base_url, output, rounds=0, store="")
+        cfg = _config(server.base_url, output, rounds=0, store="none")
         alpha, beta = cfg.models
         changed = dataclasses.replace(cfg, refine=cfg.refine.replace(temperature=0.2),
                                       models=(dataclasses.replace(alpha, temperature=0.9), beta))
@@ -217,18 +231,18 @@ def test_a_recorded_failed_request_is_asked_again_by_the_next_run(tmp_path):
 
     output = tmp_path / "run"
     with ScriptedOpenAIServer(outage) as server:
-        cfg = _config(server.base_url, output, rounds=0, store="")
+        cfg = _config(server.base_url, output, rounds=0, store="none")
         first = run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(on_llm_error="record")))
     close_backends()
     assert first.drop_reasons.get("refine_llm_error") == 1
 
     with ScriptedOpenAIServer(responder) as server:
-        cfg = _config(server.base_url, output, rounds=0, store="")
+        cfg = _config(server.base_url, output, rounds=0, store="none")
         again = run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(on_llm_error="record")))
         contents = [b["messages"][-1]["content"] for b in server.requests]
         assert contents and all("has_close_elements" in c for c in contents)  # only the failed problem is asked
     with ScriptedOpenAIServer(ScriptedResponder()) as server:
-        cfg = _config(server.base_url, tmp_path / "whole", rounds=0, store="")
+        cfg = _config(server.base_url, tmp_path / "whole", rounds=0, store="none")
         whole = run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(on_llm_error="record")))
     assert "refine_llm_error" not in again.drop_reasons
     assert again.final["tests"] == whole.final["tests"] and again.rounds[0]["id"] == whole.rounds[0]["id"]

@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..errors import ConfigError, LLMCacheMissError, SchemaError
+from ..llm.config import LLMConfig  # at run time: typing.get_type_hints of every stage config resolves `llm`
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
     from ..execution import Sandbox
-    from ..llm import Backend, LLMConfig
+    from ..llm import Backend
     from .execute import ExecuteConfig
 
 __all__ = [

@@ -1,0 +1,26 @@
+"""The recipes as library calls: the EvolveCoder recipe (this package's top level) and code_instruct.
+
+One concern per module: :mod:`~evolvecoder_datasets.recipe.config` (what a YAML file maps onto),
+:mod:`~evolvecoder_datasets.recipe.seeds` (seed rows, dedup), :mod:`~evolvecoder_datasets.recipe.checkpoints`
+(stage outputs saved with their keys), :mod:`~evolvecoder_datasets.recipe.stats` (typed round statistics) and
+:mod:`~evolvecoder_datasets.recipe.run` (the run and its publishing); :mod:`~evolvecoder_datasets.recipe.code_instruct`
+is the repository-grounded recipe.
+
+The CLI runs a recipe as ``evolvecoder-datasets run CONFIG.yaml``; ``recipes/evolvecoder.py`` is a thin script over
+:func:`run_recipe`.
+
+Example:
+    >>> from evolvecoder_datasets.recipe import RecipeConfig, run_recipe, demo_config
+    >>> result = run_recipe(demo_config("runs/demo"))  # doctest: +SKIP
+    >>> print(result)  # doctest: +SKIP
+    EvolveCoder run in runs/demo: 6 seeds -> 5 problems after round 0 -> 4 final problems (1 rounds)
+"""
+
+from __future__ import annotations
+
+from .config import RECIPE_VERSION, SOURCES, RecipeConfig, demo_config
+from .run import RecipeResult, run, run_recipe
+from .seeds import load_seeds
+
+__all__ = ["RECIPE_VERSION", "SOURCES", "RecipeConfig", "RecipeResult", "demo_config", "load_seeds", "run",
+           "run_recipe"]

@@ -1,0 +1,128 @@
+"""Stage checkpoints of a recipe run: each stage's output saved with the key of everything that produced it.
+
+A stage's key chains its configuration's digest onto its input's key (:func:`chain`), so a changed setting
+recomputes that stage and every later one, and an unchanged prefix of the run is reloaded from disk.
+
+Example:
+    >>> import tempfile
+    >>> from datasets import Dataset
+    >>> from evolvecoder_datasets.recipe.checkpoints import Checkpoints, chain
+    >>> store = Checkpoints(tempfile.mkdtemp())
+    >>> key = chain("seeds", 3)
+    >>> ds = store.stage("00_seeds", key, lambda: Dataset.from_dict({"id": ["A_1"]}))
+    >>> store.stage("00_seeds", key, lambda: 1 / 0)["id"]   # reloaded, not computed
+    ['A_1']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import schema
+from ..stages.evolve import EVOLVE_LOG
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+__all__ = ["Checkpoints", "chain", "evolve_failures", "refine_failures"]
+
+logger = logging.getLogger(__name__)
+
+
+def chain(*parts: Any) -> str:
+    """The key of a stage: a short digest of its input's key and what the stage adds.
+
+    Example:
+        >>> chain("a", 1) == chain("a", 1) != chain("a", 2)
+        True
+    """
+    return hashlib.sha256(json.dumps([str(p) for p in parts]).encode()).hexdigest()[:20]
+
+
+class Checkpoints:
+    """Stage outputs saved under ``<output_dir>/stages/<name>`` with the key that produced them.
+
+    Args:
+        root (`str`): the run folder.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = Path(root) / "stages"
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def stage(self, name: str, key: str, compute: Callable[[], Dataset | tuple[Dataset, dict[str, Any]]],
+              failed: Callable[[Dataset], list[str]] | None = None) -> Dataset:
+        """The stage's saved output when its key matches and no request of it failed, else ``compute()`` saved.
+
+        ``compute`` returns the stage's dataset, or the dataset and a JSON-able summary kept beside it
+        (:meth:`info`). ``failed`` lists the problems whose request failed and was recorded
+        (``on_llm_error="record"``): such a stage is computed again by the next run, which replays the answered
+        requests from the request cache and sends only the failed ones, so a passing outage does not freeze the
+        drops into the checkpoint.
+
+        Args:
+            name (`str`): the stage's folder name.
+            key (`str`): the key of everything the stage depends on.
+            compute (`Callable`): computes the stage.
+            failed (`Callable[[Dataset], list[str]]`, *optional*): the ids whose requests failed.
+
+        Example:
+            >>> import tempfile
+            >>> from datasets import Dataset
+            >>> Checkpoints(tempfile.mkdtemp()).stage("s", "k", lambda: Dataset.from_dict({"x": [1]}))["x"]
+            [1]
+        """
+        from datasets import load_from_disk
+
+        folder = self.root / name
+        saved = self.record(name)
+        if saved.get("key") == key and not saved.get("failed"):
+            logger.info("stage %s: reusing %s", name, folder)
+            return load_from_disk(str(folder))
+        if saved.get("key") == key:
+            logger.info("stage %s: asking again for %d failed request(s)", name, len(saved["failed"]))
+        out = compute()
+        ds, info = out if isinstance(out, tuple) else (out, None)
+        partial = self.root / f".{name}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        ds.save_to_disk(str(partial))
+        record = {"key": key, "stage": name, "rows": len(ds), "failed": failed(ds) if failed else []}
+        if info is not None:
+            record["info"] = info
+        (partial / "checkpoint.json").write_text(json.dumps(record))
+        shutil.rmtree(folder, ignore_errors=True)
+        partial.rename(folder)
+        return load_from_disk(str(folder))
+
+    def record(self, name: str) -> dict[str, Any]:
+        """The saved ``checkpoint.json`` of a stage (empty when the stage was never saved)."""
+        meta = self.root / name / "checkpoint.json"
+        return json.loads(meta.read_text()) if meta.is_file() else {}
+
+    def failures(self, name: str) -> list[str]:
+        """The failed requests a stage checkpoint recorded (part of the next stage's key: when they are asked
+        again and answered, every later stage is computed again)."""
+        return self.record(name).get("failed", [])
+
+    def info(self, name: str) -> dict[str, Any] | None:
+        """The summary a stage's ``compute`` returned beside its dataset (``None`` when it returned none)."""
+        return self.record(name).get("info")
+
+
+def refine_failures(ds: Dataset) -> list[str]:
+    """Ids of the problems whose refine request failed and was recorded."""
+    return sorted(str(i) for i, d in zip(ds[schema.ID], ds[schema.DROP_REASON]) if d == "refine_llm_error")
+
+
+def evolve_failures(round: int) -> Callable[[Dataset], list[str]]:
+    """A ``failed`` callable for round ``round``: ids whose evolve request of that round failed."""
+    def failed(ds: Dataset) -> list[str]:
+        return sorted(str(i) for i, log in zip(ds[schema.ID], ds[EVOLVE_LOG])
+                      if any(e["round"] == round and (e["error"] or "").startswith("llm:") for e in log or ()))
+    return failed

@@ -1,0 +1,174 @@
+"""The recipe's configuration: :class:`RecipeConfig` (what ``recipes/configs/*.yaml`` map onto) and the demo's.
+
+Example:
+    >>> from evolvecoder_datasets.llm import LLMConfig
+    >>> from evolvecoder_datasets.recipe.config import RecipeConfig
+    >>> RecipeConfig(output_dir="runs/x", llm=LLMConfig(model="m"), mutants=8, store="none").store_location() is None
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+
+from ..config import resolve_store, store_location
+from ..errors import ConfigError
+from ..llm.config import LLMConfig
+from ..stages.evolve import EvolveConfig
+from ..stages.execute import ExecuteConfig
+from ..stages.finalize import FinalizeConfig
+from ..stages.refine import RefineConfig
+from ..stages.sample import ModelSpec, SampleConfig
+
+__all__ = ["RECIPE_VERSION", "SOURCES", "RecipeConfig", "demo_config"]
+
+#: Seed sources known by name (anything else in ``RecipeConfig.sources`` is a local dataset path).
+SOURCES = ("humaneval", "leetcode")
+RECIPE_VERSION = "evolvecoder-recipe-1"
+
+
+@dataclass(frozen=True)
+class RecipeConfig:
+    """Everything a run of the recipe depends on; the YAML files in ``recipes/configs/`` map onto it.
+
+    Args:
+        output_dir (`str`, defaults to ``"runs/evolvecoder"``): run folder: stage checkpoints, the LLM request cache,
+            figures, and the default round store.
+        store (`str`, *optional*): where rounds are published: a Hub dataset repository (``"org/name"``) or a
+            folder. Defaults to ``<output_dir>/store``; ``"none"`` publishes nowhere (the old spelling ``""`` is
+            accepted with a ``FutureWarning``).
+        sources (`tuple[str, ...]`, defaults to ``("humaneval",)``): seed sources: ``"humaneval"``, ``"leetcode"``, or
+            a path to a ``save_to_disk`` folder, a ``.jsonl``/``.json`` or a ``.parquet`` file in the seed schema.
+        limit_per_source (`int`, *optional*): keep the first N seeds of each source (after ``problem_ids``).
+        problem_ids (`tuple[str, ...]`, *optional*): keep only these seed ids.
+        dedup (`bool`, defaults to `True`): drop near-duplicate seeds first (embedding cosine, one kept per group).
+        dedup_threshold (`float`, defaults to 0.9): cosine similarity at or above which seeds are duplicates.
+        dedup_model (`str`, *optional*): embedding model; default the offline all-MiniLM-L6-v2.
+        rounds (`int`, defaults to 3): evolution rounds after round 0.
+        seed (`int`, defaults to 0): seed of every random choice (dedup, selections, mutants, final filter).
+        llm (`LLMConfig`): the test writer (refine and evolve prompts). Its ``cache_dir`` defaults to
+            ``<output_dir>/llm``.
+        models (`tuple[ModelSpec, ...]`): the solution pool's models (sampled once, at round 0).
+        mutants (`int`, defaults to 0): AST mutants of the reference per problem added to the pool (model
+            ``"mutant"``); they also give the mutation score of every round.
+        refine (`RefineConfig`): refine settings (its ``llm`` defaults to ``llm``).
+        evolve (`EvolveConfig`): round settings (``llm`` and ``round`` are filled in per round).
+        finalize (`FinalizeConfig`): final filter settings.
+        execute (`ExecuteConfig`): sandbox settings of every stage.
+        figures (`bool`, defaults to `True`): draw the round figures (extra ``viz``).
+        batch_size (`int`, defaults to 16): problems per ``Dataset.map`` batch (requests sent together).
+        num_proc (`int`, *optional*): processes for the stages.
+        keep_source (`bool`, defaults to `False`): also publish the ``source`` column in ``main`` (by default
+            ``main`` has exactly ``id``, ``question`` and ``tests``, as the released dataset).
+
+    Raises:
+        ConfigError: an unknown named source, ``rounds < 0``, or no model and no mutants.
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> cfg = RecipeConfig(output_dir="runs/x", llm=LLMConfig(model="gpt-4o-mini"), mutants=8, rounds=2)
+        >>> cfg.store_location().endswith("runs/x/store")
+        True
+    """
+
+    output_dir: str = "runs/evolvecoder"
+    store: str | None = None
+    sources: tuple[str, ...] = ("humaneval",)
+    limit_per_source: int | None = None
+    problem_ids: tuple[str, ...] = ()
+    dedup: bool = True
+    dedup_threshold: float = 0.9
+    dedup_model: str | None = None
+    rounds: int = 3
+    seed: int = 0
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    models: tuple[ModelSpec, ...] = ()
+    mutants: int = 0
+    refine: RefineConfig = field(default_factory=RefineConfig)
+    evolve: EvolveConfig = field(default_factory=EvolveConfig)
+    finalize: FinalizeConfig = field(default_factory=FinalizeConfig)
+    execute: ExecuteConfig = field(default_factory=ExecuteConfig)
+    figures: bool = True
+    batch_size: int = 16
+    num_proc: int | None = None
+    keep_source: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "output_dir", os.fspath(self.output_dir))
+        object.__setattr__(self, "store", resolve_store(self.store, where="RecipeConfig.store"))
+        for name in ("sources", "problem_ids", "models"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not self.sources:
+            raise ConfigError("RecipeConfig.sources is empty")
+        for source in self.sources:
+            if source.lower() not in SOURCES and not any(source.endswith(s) for s in (".jsonl", ".json", ".parquet")) \
+                    and os.sep not in source and not source.startswith("."):
+                raise ConfigError(f"unknown seed source {source!r}: use {SOURCES} or a path to a local dataset")
+        if isinstance(self.rounds, bool) or self.rounds < 0:
+            raise ConfigError(f"rounds must be >= 0, got {self.rounds}")
+        if not self.models and not self.mutants:
+            raise ConfigError("RecipeConfig needs at least one model in `models` (or mutants > 0)")
+        if self.limit_per_source is not None and self.limit_per_source < 1:
+            raise ConfigError("limit_per_source must be >= 1 when set")
+
+    def store_location(self) -> str | None:
+        """Where rounds are published (``None`` when ``store`` is ``"none"``)."""
+        return store_location(self.store, self.output_dir)
+
+    def with_cache(self, llm: LLMConfig) -> LLMConfig:
+        """``llm`` with the run's request cache unless it names its own."""
+        return llm if llm.cache_dir else llm.replace(cache_dir=os.path.join(self.output_dir, "llm"))
+
+    def refine_config(self) -> RefineConfig:
+        """The refine stage's configuration, with the run's test writer, sandbox and seed filled in."""
+        return self.refine.replace(llm=self.with_cache(self.refine.llm or self.llm), execute=self.execute,
+                                   seed=self.seed)
+
+    def sample_config(self) -> SampleConfig:
+        """The sample stage's configuration (every model's cache in the run folder)."""
+        models = tuple(dataclasses.replace(m, llm=self.with_cache(m.llm)) for m in self.models)
+        return SampleConfig(models=models, mutants=self.mutants, seed=self.seed)
+
+    def evolve_config(self, round: int) -> EvolveConfig:
+        """Round ``round``'s configuration, with the run's test writer, sandbox and seed filled in."""
+        return self.evolve.replace(llm=self.with_cache(self.evolve.llm or self.llm), round=round,
+                                   execute=self.execute, seed=self.seed)
+
+    def finalize_config(self) -> FinalizeConfig:
+        """The final filter's configuration with the run's seed."""
+        return self.finalize.replace(seed=self.seed)
+
+
+
+def demo_config(output_dir: str = "runs/demo", *, rounds: int = 1) -> RecipeConfig:
+    """The embedded demo: SmolLM2-135M (local, CPU) writes the tests and samples solutions for a handful of
+    HumanEval and LeetCode seeds, with AST mutants in the pool, published to a local store with cards.
+
+    SmolLM2-135M is tiny: expect most of its tests and programs to be wrong. The point is the whole pipeline
+    running offline in minutes; swap ``llm`` and ``models`` for real ones (see ``recipes/configs/``).
+
+    Args:
+        output_dir (`str`, defaults to ``"runs/demo"``): the run folder.
+        rounds (`int`, defaults to 1): evolution rounds.
+
+    Example:
+        >>> demo_config("runs/demo").models[0].name
+        'smollm2'
+    """
+    smol = LLMConfig(backend="transformers", model="smollm2", batch_size=8)
+    return RecipeConfig(
+        output_dir=output_dir,
+        sources=("humaneval", "leetcode"),
+        problem_ids=("HumanEval_0", "HumanEval_13", "HumanEval_55", "LeetCode_1", "LeetCode_9"),
+        dedup=True,
+        rounds=rounds,
+        llm=smol,
+        models=(ModelSpec("smollm2", smol, n=4, temperature=0.8, max_tokens=256),),
+        mutants=8,
+        refine=RefineConfig(num_tests=8, min_tests=1, max_tokens=512, fallback_to_seed=True),
+        evolve=EvolveConfig(num_tests=5, max_tokens=384),
+        finalize=FinalizeConfig(min_tests=1, max_perfect=3),
+        execute=ExecuteConfig(mode="fast", timeout_s=1.0),
+    )

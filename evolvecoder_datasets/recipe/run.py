@@ -1,0 +1,299 @@
+"""The EvolveCoder recipe as a library call: seeds -> dedup -> round 0 -> rounds 1..R -> final filter -> store.
+
+Round 0 refines the seeds (:mod:`~evolvecoder_datasets.stages.refine`), samples the solution pool once
+(:mod:`~evolvecoder_datasets.stages.sample`, optionally with AST mutants as an extra "model") and executes it
+(:mod:`~evolvecoder_datasets.stages.execute`). Each round r = 1..R evolves the tests from the start-of-round matrix
+(:mod:`~evolvecoder_datasets.stages.evolve`); the final filter (:mod:`~evolvecoder_datasets.stages.finalize`) prunes
+them. Each round is published to a revision store (``round{r}`` branches of a Hub repository or a local git-backed
+folder, with statistics, figures, a card and a ``dropped`` config naming every removed problem) and the result goes
+to ``main`` (exactly ``id``, ``question``, ``tests``; ``keep_source`` adds ``source``).
+
+Every stage's output is saved under ``<output_dir>/stages/`` (:mod:`~evolvecoder_datasets.recipe.checkpoints`), and
+every LLM answer is kept in ``<output_dir>/llm``: an interrupted run started again with the same configuration
+reloads the finished stages and sends only the requests that never got an answer. Every random choice derives from
+``seed`` (per problem and round) and is recorded in the round statistics.
+
+Example:
+    >>> from evolvecoder_datasets.recipe import demo_config, run_recipe
+    >>> result = run_recipe(demo_config("runs/demo"))  # doctest: +SKIP
+    >>> print(result)  # doctest: +SKIP
+    EvolveCoder run in runs/demo: 6 seeds -> 5 problems after round 0 -> 4 final problems (1 rounds)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import schema
+from .._deps import require
+from ..errors import EmptyRunError, MissingExtraError, RevisionNotFoundError
+from ..stages._common import config_digest, drop_reason_counts, without_dropped
+from ..stages.sample import MUTANT_MODEL
+from .checkpoints import Checkpoints, chain, evolve_failures, refine_failures
+from .config import RECIPE_VERSION, RecipeConfig
+from .seeds import dedup_seeds, load_seeds
+from .stats import RoundStats, RunHistory, final_stats, ks, llm_matrices, round_stats
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+    from ..rounds import RoundCommit
+
+__all__ = ["RecipeResult", "run", "run_recipe"]
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_COLUMNS = (schema.ID, schema.SOURCE, schema.QUESTION, schema.TESTS, schema.TEST_ORIGIN, schema.ROUND,
+                   schema.DROP_REASON)
+POOL_COLUMNS = (schema.ID, schema.SOLUTIONS, schema.PASS_MATRIX, schema.STATUSES)
+
+
+@dataclass
+class RecipeResult:
+    """What a run produced.
+
+    Attributes:
+        final (`datasets.Dataset`): the published problems (after the final filter).
+        rounds (`list[datasets.Dataset]`): problems with pool and pass matrix after round 0, 1, ..., R.
+        stats (`list[dict]`): each round's statistics (as committed to the store), then the final one.
+        commits (`list[RoundCommit]`): what was pushed (empty when publishing is disabled or nothing changed).
+        drop_reasons (`dict[str, int]`): every removed problem, by reason (seeds included).
+        dropped (`list[dict[str, str]]`): every removed problem: ``id``, ``stage`` (``dedup``, ``refine`` or
+            ``final``) and ``reason``, as published in each revision's ``dropped`` config.
+        output_dir (`str`): the run folder.
+        seeds (`int`): seed problems read.
+
+    Example:
+        >>> result = run_recipe(config)                                       # doctest: +SKIP
+        >>> [d for d in result.dropped if d["stage"] == "refine"][:1]          # doctest: +SKIP
+        [{'id': 'HumanEval_23', 'stage': 'refine', 'reason': 'refine_no_json'}]
+    """
+
+    final: Dataset
+    rounds: list[Dataset]
+    stats: list[dict[str, Any]]
+    commits: list[Any] = field(default_factory=list)
+    drop_reasons: dict[str, int] = field(default_factory=dict)
+    dropped: list[dict[str, str]] = field(default_factory=list)
+    output_dir: str = ""
+    seeds: int = 0
+
+    def pass_at_1(self) -> list[float]:
+        """Mean pass@1 of the LLM samples, per round (0..R)."""
+        return [float(s["pass_at_k"][str(s["round"])]["1"]) for s in self.stats[:-1]]
+
+    def mutation_scores(self) -> list[float | None]:
+        """Pooled mutation score per round (None without mutants)."""
+        return [s.get("mutation_score", {}).get(str(s["round"])) for s in self.stats[:-1]]
+
+    def __str__(self) -> str:
+        lines = [
+            (f"EvolveCoder run in {self.output_dir}: {self.seeds} seeds -> {len(self.rounds[0])} problems after "
+             f"round 0 -> {len(self.final)} final problems ({len(self.rounds) - 1} rounds)"),
+            "pass@1 by round: " + ", ".join(f"{p:.3f}" for p in self.pass_at_1()),
+        ]
+        scores = [s for s in self.mutation_scores() if s is not None]
+        if scores:
+            lines.append("mutation score by round: " + ", ".join(f"{s:.3f}" for s in scores))
+        if self.drop_reasons:
+            lines.append("dropped: " + ", ".join(f"{k} {v}" for k, v in self.drop_reasons.items()))
+        for commit in self.commits:
+            lines.append(f"pushed {commit.revision} of {commit.repo_id} at {commit.commit[:10]}")
+        return "\n".join(lines)
+
+
+def _dropped(ds: Dataset, stage_of: Any) -> list[dict[str, str]]:
+    """The rows of ``ds`` with a drop reason, as ``dropped`` records; ``stage_of(reason)`` names the stage."""
+    return [{schema.ID: str(i), schema.STAGE: stage_of(r), schema.REASON: str(r)}
+            for i, r in zip(ds[schema.ID], ds[schema.DROP_REASON]) if r]
+
+
+def _dropped_dataset(dropped: list[dict[str, str]]) -> Dataset:
+    from datasets import Dataset, Features, Value
+
+    features = Features({name: Value("string") for name in schema.DROPPED_COLUMNS})
+    return Dataset.from_dict({name: [d[name] for d in dropped] for name in schema.DROPPED_COLUMNS},
+                             features=features)
+
+
+# ---------------------------------------------------------------------------------------------- figures
+def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, final: Dataset | None,
+             tag: str) -> list[str]:
+    if not config.figures:
+        return []
+    from ..metrics import difficulty_table, method_table, mutation_table, per_model_table, save_figures
+
+    last = rounds[-1]
+    folder = Path(config.output_dir) / "figures" / tag
+    try:
+        require("matplotlib", extra="viz", feature="round figures")
+    except MissingExtraError as err:
+        logger.warning("no figures in the cards: %s", err)
+        return []
+    drawn = save_figures(
+        folder,
+        difficulty=difficulty_table({r: llm_matrices(ds) for r, ds in enumerate(rounds)}, ks=ks(config)),
+        methods=method_table(last[schema.TEST_ORIGIN], (final or last)[schema.TEST_ORIGIN]),
+        per_model=per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in last[schema.SOLUTIONS]],
+                                  llm_matrices(last), ks=ks(config)) if config.models else None,
+        mutation=mutation_table(history.mutation_rows) if history.mutation_rows else None,
+    )
+    return [str(path) for path in drawn.values()]
+
+
+# ---------------------------------------------------------------------------------------------- publishing
+def _already_pushed(store: str, revision: int | str, run_key: str) -> bool:
+    from ..rounds import load_round_stats
+
+    try:
+        stats = load_round_stats(store, revision)
+    except (RevisionNotFoundError, OSError):
+        return False
+    return (stats.get("provenance") or {}).get("run_key") == run_key
+
+
+def _push_round(ds: Dataset, store: str, r: int, stats: RoundStats, config: RecipeConfig, figures: list[str],
+                dropped: list[dict[str, str]]) -> RoundCommit:
+    from ..rounds import push_round
+
+    problems = ds.select_columns([c for c in PROBLEM_COLUMNS if c in ds.column_names])
+    pool = ds.select_columns([c for c in POOL_COLUMNS if c in ds.column_names])
+    return push_round(problems, store, round=r, solutions=pool, dropped=_dropped_dataset(dropped),
+                      stats=stats.to_dict(), config=config, figures=figures)
+
+
+def _push_final(final: Dataset, store: str, stats: RoundStats, config: RecipeConfig, figures: list[str],
+                dropped: list[dict[str, str]]) -> RoundCommit:
+    from ..rounds import push_final
+
+    return push_final(final, store, round=config.rounds, keep_source=config.keep_source,
+                      dropped=_dropped_dataset(dropped), stats=stats.to_dict(), config=config, figures=figures)
+
+
+# ---------------------------------------------------------------------------------------------- the run
+def run_recipe(config: RecipeConfig) -> RecipeResult:
+    """Run the whole recipe: seeds, dedup, round 0, rounds 1..R, final filter, publishing.
+
+    Args:
+        config (`RecipeConfig`): the run configuration.
+
+    Returns:
+        [`RecipeResult`]: the final dataset, every round's dataset and statistics, the dropped problems with their
+        stage and reason, and what was pushed.
+
+    Raises:
+        ConfigError: the configuration is incomplete (e.g. no test-writer model name).
+        MissingExtraError: a needed optional dependency is not installed.
+        EmptyRunError: no problem survived refinement.
+        LLMRequestError: the test writer or a pool model keeps failing (the answers received so far are cached).
+        RoundStoreError: the round store cannot be written.
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> from evolvecoder_datasets.recipe import RecipeConfig, run_recipe
+        >>> from evolvecoder_datasets.stages.sample import ModelSpec
+        >>> config = RecipeConfig(output_dir="runs/he10", sources=("humaneval",), limit_per_source=10, rounds=2,
+        ...                       llm=LLMConfig(model="gpt-4o-mini"), mutants=8,
+        ...                       models=(ModelSpec("qwen3-4b", LLMConfig(model="Qwen/Qwen3-4B",
+        ...                                         base_url="http://127.0.0.1:8000/v1"), n=8),))
+        >>> result = run_recipe(config)  # doctest: +SKIP
+    """
+    from ..stages.evolve import evolve_dataset
+    from ..stages.execute import execute_dataset
+    from ..stages.finalize import finalize_dataset
+    from ..stages.refine import refine_dataset
+    from ..stages.sample import sample_dataset
+
+    os.makedirs(config.output_dir, exist_ok=True)
+    checkpoints = Checkpoints(config.output_dir)
+    store = config.store_location()
+    common = {"batch_size": config.batch_size, "num_proc": config.num_proc}
+
+    seeds = load_seeds(config)
+    key = chain(RECIPE_VERSION, config.seed, config.sources, config.problem_ids, config.limit_per_source,
+                json.dumps({"id": list(seeds[schema.ID]), "q": list(seeds[schema.QUESTION])}))
+    dedup_info = None
+    if config.dedup:
+        key = chain(key, "dedup", config.dedup_threshold, config.dedup_model)
+        seeds = checkpoints.stage("00_dedup", key, lambda: dedup_seeds(seeds, config))
+        dedup_info = checkpoints.info("00_dedup")
+    n_seeds = len(seeds)
+
+    refine_cfg = config.refine_config()
+    key = chain(key, "refine", config_digest(refine_cfg))
+    refined = checkpoints.stage("01_refine", key, lambda: refine_dataset(seeds, refine_cfg, **common),
+                                refine_failures)
+    key = chain(key, checkpoints.failures("01_refine"))
+    drops = drop_reason_counts(refined[schema.DROP_REASON])
+    dropped = _dropped(refined, lambda reason: "dedup" if reason == "near_duplicate" else "refine")
+    live = without_dropped(refined)
+    if len(live) == 0:
+        reasons = ", ".join(f"{k} {v}" for k, v in drops.items()) or "none recorded"
+        raise EmptyRunError(
+            f"no problem survived refinement ({len(refined)} seeds; drop reasons: {reasons}). The test writer's answers "
+            f"are cached under {config.with_cache(refine_cfg.require_llm()).cache_dir}; use a stronger model, or "
+            "refine.fallback_to_seed to keep seeds whose refinement fails."
+        )
+
+    sample_cfg = config.sample_config()
+    key = chain(key, "sample", config_digest(sample_cfg))
+    pooled = checkpoints.stage("02_sample", key, lambda: sample_dataset(live, sample_cfg, **common))
+    key = chain(key, "execute", config_digest(config.execute))
+    current = checkpoints.stage("03_execute", key,
+                                lambda: execute_dataset(pooled, config.execute, num_proc=config.num_proc))
+
+    history = RunHistory()
+    rounds: list[Dataset] = []
+    stats: list[RoundStats] = []
+    commits: list[RoundCommit] = []
+    for r in range(config.rounds + 1):
+        if r > 0:
+            evolve_cfg = config.evolve_config(r)
+            key = chain(key, f"evolve{r}", config_digest(evolve_cfg))
+            previous = current
+            current = checkpoints.stage(f"{3 + r:02d}_round{r}", key,
+                                        lambda previous=previous, cfg=evolve_cfg: evolve_dataset(previous, cfg, **common),
+                                        evolve_failures(r))
+            key = chain(key, checkpoints.failures(f"{3 + r:02d}_round{r}"))
+        rounds.append(current)
+        stats.append(round_stats(current, r, config, history, run_key=key, drop_reasons=drops, dedup=dedup_info))
+        if store and not _already_pushed(store, r, key):
+            figures = _figures(config, rounds, history, None, f"round{r}")
+            commits.append(_push_round(current, store, r, stats[-1], config, figures, dropped))
+
+    final_cfg = config.finalize_config()
+    key = chain(key, "finalize", config_digest(final_cfg))
+    finalized = checkpoints.stage("99_final", key, lambda: finalize_dataset(current, final_cfg,
+                                                                            num_proc=config.num_proc))
+    all_drops = dict(Counter(drops) + Counter(drop_reason_counts(finalized[schema.DROP_REASON])))
+    dropped += _dropped(finalized, lambda reason: "final")
+    final = without_dropped(finalized)
+    stats.append(final_stats(current, final, config, history, run_key=key, drop_reasons=all_drops, dedup=dedup_info))
+    if store and not _already_pushed(store, "main", key):
+        figures = _figures(config, rounds, history, final, "final")
+        commits.append(_push_final(final, store, stats[-1], config, figures, dropped))
+    return RecipeResult(final=final, rounds=rounds, stats=[s.to_dict() for s in stats], commits=commits,
+                        drop_reasons=all_drops, dropped=dropped, output_dir=config.output_dir, seeds=n_seeds)
+
+
+def run(config: RecipeConfig) -> RecipeResult:
+    """Alias of :func:`run_recipe`, the entry point ``evolvecoder-datasets run CONFIG.yaml`` calls.
+
+    Args:
+        config (`RecipeConfig`): the run configuration.
+
+    Raises:
+        ConfigError: the configuration is incomplete.
+
+    Example:
+        >>> from evolvecoder_datasets.cli import main
+        >>> main(["run", "recipes/configs/demo_smollm2.yaml"])  # doctest: +SKIP
+        0
+    """
+    return run_recipe(config)

@@ -1,0 +1,105 @@
+"""The recipe's seed rows: named sources or local datasets, filtered, cut and merged; then near-duplicates marked.
+
+Example:
+    >>> from evolvecoder_datasets.llm import LLMConfig
+    >>> from evolvecoder_datasets.recipe import RecipeConfig
+    >>> from evolvecoder_datasets.recipe.seeds import load_seeds
+    >>> load_seeds(RecipeConfig(llm=LLMConfig(model="m"), mutants=4, limit_per_source=2))["id"]  # doctest: +SKIP
+    ['HumanEval_0', 'HumanEval_1']
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from .. import schema
+from ..errors import ConfigError
+from .config import SOURCES, RecipeConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+__all__ = ["dedup_seeds", "load_seeds"]
+
+
+def _load_source(name: str) -> Dataset:
+    from datasets import Dataset, load_from_disk
+
+    key = name.lower()
+    if key == "humaneval":
+        from ..sources import load_humaneval
+
+        return load_humaneval()
+    if key == "leetcode":
+        from ..sources import load_leetcode
+
+        return load_leetcode()
+    if name.endswith((".jsonl", ".json")):
+        return Dataset.from_json(name)
+    if name.endswith(".parquet"):
+        return Dataset.from_parquet(name)
+    if os.path.isdir(name):
+        return load_from_disk(name)
+    raise ConfigError(f"seed source {name!r} is neither a known source {SOURCES} nor an existing dataset path")
+
+
+def load_seeds(config: RecipeConfig) -> Dataset:
+    """The seed rows ``config`` asks for: each source loaded, filtered by ``problem_ids``, cut to the limit, merged.
+
+    Args:
+        config (`RecipeConfig`): the run configuration.
+
+    Raises:
+        ConfigError: an unknown source, or no seed left.
+        MissingExtraError: a package-backed source is not installed (extra ``data``).
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> seeds = load_seeds(RecipeConfig(llm=LLMConfig(model="m"), mutants=4, limit_per_source=3))  # doctest: +SKIP
+        >>> seeds["id"]  # doctest: +SKIP
+        ['HumanEval_0', 'HumanEval_1', 'HumanEval_2']
+    """
+    from ..sources import merge_sources
+
+    parts = []
+    wanted = set(config.problem_ids)
+    for name in config.sources:
+        ds = _load_source(name)
+        if wanted:
+            ds = ds.select([i for i, pid in enumerate(list(ds[schema.ID])) if pid in wanted])
+        if config.limit_per_source is not None:
+            ds = ds.select(range(min(config.limit_per_source, len(ds))))
+        parts.append(ds)
+    seeds = merge_sources(*parts)
+    if not len(seeds):
+        raise ConfigError("no seed problem left after problem_ids and limit_per_source")
+    return seeds
+
+
+def dedup_seeds(seeds: Dataset, config: RecipeConfig) -> tuple[Dataset, dict[str, Any]]:
+    """Mark near-duplicate seeds (``drop_reason = "near_duplicate"``, one kept per group) and summarise.
+
+    Args:
+        seeds (`datasets.Dataset`): the seed rows.
+        config (`RecipeConfig`): ``dedup_threshold``, ``dedup_model`` and ``seed`` are used.
+
+    Returns:
+        `tuple[datasets.Dataset, dict]`: the seeds with ``drop_reason``, and the summary the round statistics carry
+        (model, threshold, input rows, kept rows, duplicate groups).
+
+    Example:
+        >>> marked, info = dedup_seeds(load_seeds(config), config)   # doctest: +SKIP
+    """
+    from ..stages.dedup import find_near_duplicates
+
+    result = find_near_duplicates(seeds, threshold=config.dedup_threshold, model=config.dedup_model, seed=config.seed)
+    summary = result.summary()
+    marked = result.apply(seeds)
+    reasons = ["near_duplicate" if dup else None for dup in marked["dup_of"]]
+    marked = marked.remove_columns(["dup_of", "dup_score"]).add_column(schema.DROP_REASON, reasons)
+    info = {"model": summary.get("model"), "threshold": config.dedup_threshold, "input": summary["rows"],
+            "kept": summary["kept"], "groups": summary["pairs"]}
+    return marked, info
+
+

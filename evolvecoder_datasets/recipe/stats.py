@@ -1,0 +1,283 @@
+"""Typed round statistics of a recipe run: what each round's ``stats.json`` and card say.
+
+:class:`RunHistory` is what the rounds accumulate (pass@k and mutation score per round, the reference's verdict on
+every test seen so far); :class:`RoundStats` is one round's statistics, written to the store with
+:meth:`RoundStats.to_dict`. The reference runs once per test over the whole run: a test carried into a later round
+keeps its verdict, so the cost of the statistics grows with the tests, not with rounds x tests.
+
+Example:
+    >>> from evolvecoder_datasets.recipe.stats import RoundStats
+    >>> RoundStats(round=0, num_problems=2, num_tests=10).to_dict()["num_tests"]
+    10
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import schema
+from ..stages._common import get_sandbox
+from ..stages.evolve import EVOLVE_LOG
+from ..stages.sample import MUTANT_MODEL
+from .config import RECIPE_VERSION, RecipeConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+__all__ = [
+    "CAPTIONS",
+    "RoundStats",
+    "RunHistory",
+    "by_source",
+    "final_stats",
+    "ks",
+    "llm_matrices",
+    "round_stats",
+    "tests_by_method",
+]
+
+#: The captions of the round figures, as the cards print them.
+CAPTIONS = {
+    "difficulty.png": "Mean pass@k of the sampled solutions per round: it falls as the tests harden.",
+    "methods.png": "Tests generated and retained per round and method.",
+    "per_model.png": "pass@k per model of the solution pool in the latest round.",
+    "mutation_score.png": "Share of reference mutants killed by the tests, per round.",
+}
+
+
+@dataclass
+class RunHistory:
+    """What the statistics of successive rounds accumulate.
+
+    Attributes:
+        pass_at_k (`dict[str, dict[str, float]]`): round -> k -> mean pass@k of the LLM samples.
+        mutation_score (`dict[str, float | None]`): round -> pooled share of mutants killed by trusted tests.
+        mutation_rows (`dict[int, list[dict[str, int]]]`): round -> per problem ``killed`` and ``considered``.
+        reference_passes (`dict[str, dict[str, bool]]`): problem id -> test -> whether the reference passes it.
+    """
+
+    pass_at_k: dict[str, dict[str, float]] = field(default_factory=dict)
+    mutation_score: dict[str, float | None] = field(default_factory=dict)
+    mutation_rows: dict[int, list[dict[str, int]]] = field(default_factory=dict)
+    reference_passes: dict[str, dict[str, bool]] = field(default_factory=dict)
+
+
+@dataclass
+class RoundStats:
+    """One round's statistics (the final filter's too), as committed with the round as ``stats.json``.
+
+    Attributes:
+        round (`int`): the round.
+        num_problems (`int`), num_tests (`int`): rows and tests published.
+        problems_by_source (`dict`): source -> problems and tests.
+        tests_by_method (`dict`): method -> tests generated and retained.
+        pass_at_k (`dict`): round -> k -> mean pass@k so far.
+        pass_at_k_by_model (`dict`, *optional*): model -> k -> pass@k in this round.
+        mutation_score (`dict`, *optional*): round -> pooled mutation score so far.
+        drop_reasons (`dict[str, int]`): removed problems by reason.
+        provenance (`dict`): recipe version, run key, models, prompt versions, thresholds, seed, sandbox.
+        dedup (`dict`, *optional*): the seed deduplication's summary.
+        figure_captions (`dict[str, str]`): figure file -> caption.
+        changes (`list[str]`, *optional*): what the final filter changed.
+    """
+
+    round: int
+    num_problems: int
+    num_tests: int
+    problems_by_source: dict[str, dict[str, int]] = field(default_factory=dict)
+    tests_by_method: dict[str, dict[str, int]] = field(default_factory=dict)
+    pass_at_k: dict[str, dict[str, float]] = field(default_factory=dict)
+    pass_at_k_by_model: dict[str, dict[str, float]] | None = None
+    mutation_score: dict[str, float | None] | None = None
+    drop_reasons: dict[str, int] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    dedup: dict[str, Any] | None = None
+    figure_captions: dict[str, str] = field(default_factory=lambda: dict(CAPTIONS))
+    changes: list[str] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``stats.json``; optional parts left out when unset).
+
+        Example:
+            >>> "dedup" in RoundStats(round=1, num_problems=0, num_tests=0).to_dict()
+            False
+        """
+        out = {name: value for name, value in vars(self).items() if value is not None}
+        return json.loads(json.dumps(out))
+
+
+# ---------------------------------------------------------------------------------------------- per round
+def _llm_rows(solutions: Sequence[dict]) -> list[int]:
+    return [i for i, s in enumerate(solutions) if s["model"] != MUTANT_MODEL]
+
+
+def llm_matrices(ds: Dataset) -> list[np.ndarray]:
+    """Each problem's pass matrix restricted to the LLM samples (mutants left out)."""
+    from ..passmatrix import as_pass_matrix
+
+    out = []
+    for sols, matrix, tests in zip(ds[schema.SOLUTIONS], ds[schema.PASS_MATRIX], ds[schema.TESTS]):
+        M = as_pass_matrix(matrix) if tests else np.zeros((len(sols), 0), dtype=bool)
+        out.append(M[_llm_rows(sols)])
+    return out
+
+
+def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[dict[str, int]]:
+    """Per problem with mutants: mutants killed by a test the reference passes, out of all mutants.
+
+    The reference runs only on the tests it has not been judged on earlier in the run.
+    """
+    from ..passmatrix import as_pass_matrix
+
+    rows = [i for i, sols in enumerate(ds[schema.SOLUTIONS]) if any(s["model"] == MUTANT_MODEL for s in sols)]
+    if not rows:
+        return []
+    ids = [str(ds[i][schema.ID]) for i in rows]
+    tests = [ds[i][schema.TESTS] for i in rows]
+    jobs, owners = [], []
+    for i, pid, suite in zip(rows, ids, tests):
+        known = history.reference_passes.setdefault(pid, {})
+        new = [t for t in dict.fromkeys(suite) if t not in known]
+        if new:
+            jobs.append((ds[i]["reference_solutions"][0], new))
+            owners.append(pid)
+    if jobs:
+        for pid, (_, new), report in zip(owners, jobs, get_sandbox(config.execute).run_many(jobs)):
+            history.reference_passes[pid].update(zip(new, map(bool, report.passed)))
+    scores = []
+    for i, pid, suite in zip(rows, ids, tests):
+        sols = ds[i][schema.SOLUTIONS]
+        M = as_pass_matrix(ds[i][schema.PASS_MATRIX])
+        mutant_rows = [k for k, s in enumerate(sols) if s["model"] == MUTANT_MODEL]
+        trusted = np.asarray([history.reference_passes[pid][t] for t in suite], dtype=bool)
+        killed = (~M[np.ix_(mutant_rows, np.flatnonzero(trusted))]).any(axis=1)
+        scores.append({"killed": int(killed.sum()), "considered": len(mutant_rows)})
+    return scores
+
+
+def by_source(ds: Dataset) -> dict[str, dict[str, int]]:
+    """Problems and tests per seed source."""
+    out: dict[str, dict[str, int]] = {}
+    for source, tests in zip(ds[schema.SOURCE], ds[schema.TESTS]):
+        slot = out.setdefault(source, {"problems": 0, "tests": 0})
+        slot["problems"] += 1
+        slot["tests"] += len(tests)
+    return out
+
+
+def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[str, dict[str, int]]:
+    """Tests per method: generated (proposed by the model, before any check) and retained (in the dataset)."""
+    retained = Counter(o["method"] for origins in (retained_from or ds)[schema.TEST_ORIGIN] for o in origins)
+    generated: Counter = Counter()
+    for row in ds.select_columns([c for c in (schema.TEST_ORIGIN, "refine_dropped_tests", "reference_failed_tests",
+                                              EVOLVE_LOG) if c in ds.column_names]):
+        methods = Counter(o["method"] for o in row[schema.TEST_ORIGIN])
+        generated["seed"] += methods.get("seed", 0)
+        generated["refine"] += methods.get("refine", 0) + int(row.get("refine_dropped_tests") or 0) + \
+            max(int(row.get("reference_failed_tests") or 0), 0)
+        for entry in row.get(EVOLVE_LOG) or ():
+            if entry["method"] in ("adversarial", "discriminative"):
+                generated[entry["method"]] += int(entry["parsed"])
+    return {m: {"generated": int(generated[m]), "retained": int(retained.get(m, 0))}
+            for m in sorted(set(generated) | set(retained)) if generated[m] or retained.get(m)}
+
+
+def provenance(config: RecipeConfig, run_key: str) -> dict[str, Any]:
+    """What produced a round: recipe version, run key, models, prompt versions, thresholds, seed, sandbox."""
+    from .. import prompts
+    from ..stages.sample import SOLVE_VERSION
+
+    return {
+        "recipe": RECIPE_VERSION,
+        "run_key": run_key,
+        "test_writer": config.llm.model or config.llm.backend,
+        "models": {m.name: {"model": m.llm.model or m.llm.backend, "n": m.n, "temperature": m.temperature,
+                            "top_p": m.top_p} for m in config.models},
+        "mutants_per_problem": config.mutants,
+        "prompt_versions": {**prompts.VERSIONS, "solve": SOLVE_VERSION},
+        "thresholds": {"hide_below": config.evolve.hide_below, "band": list(config.evolve.band),
+                       "final_min_pass_rate": config.finalize.min_pass_rate,
+                       "final_max_per_group": config.finalize.max_per_group,
+                       "final_min_tests": config.finalize.min_tests, "final_max_perfect": config.finalize.max_perfect,
+                       "dedup_threshold": config.dedup_threshold if config.dedup else None},
+        "seeds": {"seed": config.seed},
+        "execution": {"mode": config.execute.mode, "timeout_s": config.execute.timeout_s},
+    }
+
+
+def ks(config: RecipeConfig) -> tuple[int, ...]:
+    """The k of pass@k the statistics report: 1, and 4 and 8 when every model samples that many."""
+    per_model = min((m.n for m in config.models), default=1)
+    return tuple(k for k in (1, 4, 8) if k == 1 or k <= per_model)
+
+
+def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, *, run_key: str,
+                drop_reasons: dict[str, int], dedup: dict[str, Any] | None) -> RoundStats:
+    """Round ``r``'s statistics; ``history`` gains this round's pass@k and mutation score.
+
+    Args:
+        ds (`datasets.Dataset`): the round's problems with pool and pass matrix.
+        r (`int`): the round.
+        config (`RecipeConfig`): the run configuration.
+        history (`RunHistory`): what earlier rounds accumulated (updated in place).
+        run_key (`str`): the key of everything that produced the round.
+        drop_reasons (`dict[str, int]`): the problems removed so far, by reason.
+        dedup (`dict`, *optional*): the seed deduplication's summary.
+
+    Example:
+        >>> stats = round_stats(ds, 0, config, RunHistory(), run_key="k", drop_reasons={}, dedup=None)   # doctest: +SKIP
+    """
+    from ..metrics import pass_at_k, per_model_table, solution_counts
+
+    n, c = solution_counts(llm_matrices(ds))
+    history.pass_at_k[str(r)] = {str(k): float(np.mean(pass_at_k(n, c, k))) if len(n) else float("nan")
+                                 for k in ks(config)}
+    by_model = per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in ds[schema.SOLUTIONS]],
+                               llm_matrices(ds), ks=ks(config)) if config.models else []
+    mutation = _mutation(ds, config, history) if config.mutants else []
+    if mutation:
+        considered = sum(m["considered"] for m in mutation)
+        history.mutation_score[str(r)] = sum(m["killed"] for m in mutation) / considered if considered else None
+        history.mutation_rows[r] = mutation
+    return RoundStats(
+        round=r,
+        num_problems=len(ds),
+        num_tests=int(sum(len(t) for t in ds[schema.TESTS])),
+        problems_by_source=by_source(ds),
+        tests_by_method=tests_by_method(ds),
+        pass_at_k=json.loads(json.dumps(history.pass_at_k)),
+        pass_at_k_by_model={row["model"]: {k.split("@")[1]: row[k] for k in row if k.startswith("pass@")}
+                            for row in by_model},
+        mutation_score=dict(history.mutation_score) or None,
+        drop_reasons=dict(drop_reasons),
+        provenance=provenance(config, run_key),
+        dedup=dedup,
+    )
+
+
+def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: RunHistory, *, run_key: str,
+                drop_reasons: dict[str, int], dedup: dict[str, Any] | None) -> RoundStats:
+    """The statistics of ``main``: the last round's rows after the final filter.
+
+    Example:
+        >>> stats = final_stats(last, final, config, history, run_key="k", drop_reasons={}, dedup=None)   # doctest: +SKIP
+    """
+    return RoundStats(
+        round=config.rounds,
+        num_problems=len(final),
+        num_tests=int(sum(len(t) for t in final[schema.TESTS])),
+        problems_by_source=by_source(final),
+        tests_by_method=tests_by_method(last, final),
+        pass_at_k=json.loads(json.dumps(history.pass_at_k)),
+        mutation_score=dict(history.mutation_score) or None,
+        drop_reasons=dict(drop_reasons),
+        provenance=provenance(config, run_key),
+        dedup=dedup,
+        changes=[f"final filter: {len(last)} -> {len(final)} problems"],
+    )
