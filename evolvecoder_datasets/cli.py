@@ -82,6 +82,8 @@ def _run_card(args: argparse.Namespace) -> int:
 
 def _register_inspect(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="REPO@REV", help="repository (Hub id or local store) and revision")
+    parser.add_argument("--dropped", action="store_true",
+                        help="also list every removed problem with its stage and reason")
     parser.add_argument("--token", default=None, help="Hub token (default: the logged-in one)")
 
 
@@ -89,7 +91,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
     from .rounds import describe_round, split_repo_revision
 
     repo, revision = split_repo_revision(args.target)
-    print(describe_round(repo, revision, token=args.token))
+    print(describe_round(repo, revision, dropped=args.dropped, token=args.token))
     return 0
 
 

@@ -1105,12 +1105,14 @@ def rerender_card(
 
 @_typed_hub_errors
 def describe_round(repo_id: str | os.PathLike, revision: str | int | None = None, *,
-                   token: str | bool | None = None) -> str:
+                   dropped: bool = False, token: str | bool | None = None) -> str:
     """A terminal rendering of a revision's statistics, with the deltas from the previous round.
 
     Args:
         repo_id (`str` or `os.PathLike`): a Hub dataset repository or a local store folder.
         revision (`str` or `int`, *optional*): a round number, ``"round{r}"``, ``"main"`` (default), a tag or a sha.
+        dropped (`bool`, *optional*, defaults to `False`): also list every removed problem with its stage and
+            reason (the revision's ``dropped`` config).
         token (`str` or `bool`, *optional*): Hub token.
 
     Raises:
@@ -1134,4 +1136,26 @@ def describe_round(repo_id: str | os.PathLike, revision: str | int | None = None
     if number:
         prev_commit = store.resolve(round_branch(number - 1))
         previous = store.read_json(prev_commit, STATS_FILENAME) if prev_commit else None
-    return f"{name} of {store.repo_id} ({commit[:10]})\n" + stats_summary(stats, previous=previous)
+    text = f"{name} of {store.repo_id} ({commit[:10]})\n" + stats_summary(stats, previous=previous)
+    if dropped:
+        text += "\n\n" + _dropped_table(store, commit, name)
+    return text
+
+
+def _dropped_table(store: _Store, commit: str, revision: str) -> str:
+    """The ``dropped`` config of a revision as a terminal table (id, stage, reason)."""
+    from huggingface_hub import DatasetCard
+
+    raw = store.read(commit, CARD_FILENAME)
+    configs = [c.get("config_name") for c in DatasetCard(raw.decode()).data.get("configs") or []] if raw else []
+    if DROPPED_CONFIG not in configs:
+        return f"{revision} has no {DROPPED_CONFIG!r} config: it records no removed problem"
+    rows = load_round(store.repo_id, commit, DROPPED_CONFIG)
+    if not len(rows):
+        return "dropped problems: none"
+    records = [(str(r[schema.ID]), str(r[schema.STAGE]), str(r[schema.REASON])) for r in rows]
+    header = ("id", "stage", "reason")
+    widths = [max(len(x[i]) for x in [header, *records]) for i in range(3)]
+    lines = [f"dropped problems: {len(records)}"]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(rec, widths)).rstrip() for rec in [header, *records]]
+    return "\n".join(lines)

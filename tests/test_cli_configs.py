@@ -134,6 +134,11 @@ def test_a_whole_recipe_runs_through_the_cli_against_a_loopback_server(tmp_path)
     assert main.column_names == ["id", "question", "tests"] and len(main) >= 4
     dropped = load_round(store, config="dropped")
     assert len(dropped) + len(main) == 10 and "refine_no_json" in dropped["reason"]
+    proc = _cli("inspect", f"{store}@main", "--dropped")
+    assert proc.returncode == 0, proc.stderr
+    assert "drop reasons" in proc.stdout and f"dropped problems: {len(dropped)}" in proc.stdout
+    for row in dropped:
+        assert any(line.split() == [row["id"], row["stage"], row["reason"]] for line in proc.stdout.splitlines())
 
     # the same file again: every stage and revision is stored, nothing is asked or pushed again
     asked = len(server.requests)
