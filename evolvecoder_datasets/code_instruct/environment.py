@@ -426,34 +426,16 @@ class VenvBackend(EnvironmentBackend):
     def _command(self, argv: list[str], *, box: Path, env: RepoEnvironment) -> list[str]:
         from ..execution.isolation import bwrap_command, unshare_command
 
+        # The venv (at the path the environment records, so a symlinked cache folder keeps working) and its base
+        # interpreter are shown read-only; the box (work folder, result folder, private tmp) is the only writable
+        # place. Everything else of the host stays out (see ``mount_plan``).
+        base = str(Path(os.path.realpath(env.python)).parent.parent)
+        options = {"read_only": [(os.path.realpath(env.root), env.root), base], "writable": [str(box)],
+                   "chdir": str(box / "work")}  # fmt: skip
         if self.isolation == "bwrap":
-            cmd = bwrap_command(argv)
-            cut = cmd.index("--")
-            # The venv and its base interpreter may live under a hidden home folder: show them read-only. The box
-            # (work folder, result folder, private tmp) is the only writable place.
-            base = str(Path(os.path.realpath(env.python)).parent.parent)
-            binds = {env.root: os.path.realpath(env.root), base: base}  # destination -> source
-            extra: list[str] = []
-            # Folders leading to our binds that the sandbox's own layout does not create would be made by bwrap with
-            # mode 0700 (and the host's may be private, like /root): create them 0755 first, so the dropped uid
-            # reaches the interpreter it execs. Folders the layout already makes or binds are left alone.
-            ops = {"--ro-bind": 2, "--bind": 2, "--dir": 1, "--tmpfs": 1, "--symlink": 2}
-            made = {cmd[i + n].rstrip("/") or "/" for i, arg in enumerate(cmd[:cut]) for a, n in ops.items() if arg == a}
-            bound = {cmd[i + 2].rstrip("/") for i, arg in enumerate(cmd[:cut]) if arg in ("--ro-bind", "--bind")}
-            targets = [*binds, str(box)]
-            parents = {str(q) for dest in targets for q in Path(dest).parents if str(q) != "/"}
-            for parent in sorted(parents - made, key=len):
-                if not any(parent.startswith(b + "/") for b in bound):
-                    extra += ["--perms", "0755", "--dir", parent]
-            for dest in sorted(binds):
-                extra += ["--ro-bind", binds[dest], dest]
-            extra += ["--bind", str(box), str(box)]
-            cmd[cut:cut] = extra
-            chdir = cmd.index("--chdir")
-            cmd[chdir + 1] = str(box / "work")
-            return cmd
+            return bwrap_command(argv, **options)
         if self.isolation == "unshare":
-            return unshare_command(argv)
+            return unshare_command(argv, **options)
         return argv
 
     def run_pytest(
@@ -537,7 +519,7 @@ class VenvBackend(EnvironmentBackend):
             "RLIMIT_CORE": (0, 0),
         }
         uid = self.uid if os.geteuid() == 0 else None
-        if uid is not None and self.isolation != "bwrap" and not _traversable_by_others(Path(env.python)):
+        if uid is not None and self.isolation == "none" and not _traversable_by_others(Path(env.python)):
             uid = None  # the venv sits under a private folder the dropped uid could not read
         if uid is not None:
             limits["RLIMIT_NPROC"] = (512, 512)

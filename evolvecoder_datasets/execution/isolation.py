@@ -1,9 +1,16 @@
 """How a fork server is walled off: bubblewrap, then ``unshare``, then nothing (with a loud warning).
 
-bubblewrap gives a read-only view of ``/`` with the home folders and ``/run`` hidden, a private ``/tmp``, no
-network, its own PID/IPC/UTS namespaces, a cleared environment, and dies with its parent. ``unshare`` gives the
-network, PID and mount namespaces (private ``/proc``) but leaves the filesystem as it is, so the uid drop carries
-the rest. Either way the solution children drop to an unprivileged uid when the server runs as root.
+Both namespace levels build the same filesystem from an **allowlist** (:func:`mount_plan`): an empty root on which
+only the interpreter's folders, the package folders the server puts on its path, this package, the shared libraries
+(``/usr/lib*``, ``/lib*``, ``/usr/local/lib``) and ``/etc/ld.so.cache`` are bound read-only, with a fresh ``/dev``,
+a fresh ``/proc`` and private tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``. Nothing else of the host exists
+inside: no home folders, no checkout (``.git`` included), no ``/run`` and its sockets, no ``/work``, ``/srv`` or
+``/opt``. Both also give the server its own network (none), PID, IPC and UTS namespaces, a new session and
+``no_new_privs``. bubblewrap builds it itself; without bubblewrap, ``unshare`` creates the namespaces and a small
+stdlib bootstrap (``_mountns.py``) builds the same tree and pivots into it. When neither can, ``auto`` falls to
+``none`` with an :class:`IsolationWarning` and the report says ``isolation: none``. Either way the solution
+children drop to an unprivileged uid when the server runs as root. ``docs/threat-model.md`` says what each level
+guarantees and what it does not.
 
 Example:
     >>> from evolvecoder_datasets.execution.isolation import detect_isolation
@@ -13,25 +20,63 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import os
 import shutil
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import ConfigError, SandboxUnavailable
 
 ISOLATIONS = ("auto", "bwrap", "unshare", "none")
 SERVER_SCRIPT = Path(__file__).with_name("_forkserver.py")
+MOUNTNS_SCRIPT = Path(__file__).with_name("_mountns.py")
 
 # Environment the server (and so every solution) starts with; nothing of the caller's reaches it.
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
 
+# Shared libraries the interpreter, its C extension modules (ssl, sqlite3, decimal, ctypes...) and compiled packages
+# (numpy) load, and the dynamic loader itself. Where one of these is a symlink on the host (merged /usr), the same
+# symlink is made inside.
+SYSTEM_FOLDERS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/usr/local/lib",
+                  "/lib", "/lib64", "/lib32", "/libx32")  # fmt: skip
+SYSTEM_FILES = ("/etc/ld.so.cache",)
+# Private, empty, writable only by the server (the solution uid cannot leave anything in them for a later program).
+PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+_KERNEL_FOLDERS = ("/dev", "/proc")
+
 
 class IsolationWarning(RuntimeWarning):
     """Emitted when solutions run without namespace isolation."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Mount:
+    """One step of building the sandbox's filesystem, applied in plan order on an empty root.
+
+    ``kind`` is ``"ro"`` / ``"rw"`` (bind ``source`` at ``dest``), ``"symlink"`` (``dest`` points at ``source``),
+    ``"tmpfs"`` (private, ``size_mb`` large, mode 0755, owned by the server), ``"dir"`` (a folder, mode 0755, so an
+    unprivileged uid can reach the binds below it), ``"dev"`` (a minimal fresh ``/dev``) or ``"proc"`` (a fresh
+    procfs of the sandbox's PID namespace).
+
+    Example:
+        >>> Mount("ro", "/usr/lib", "/usr/lib").depth
+        2
+    """
+
+    kind: str
+    dest: str
+    source: str = ""
+    size_mb: int = 0
+
+    @property
+    def depth(self) -> int:
+        return len(Path(self.dest).parts) - 1
 
 
 def _python() -> str:
@@ -40,83 +85,196 @@ def _python() -> str:
 
 
 def _python_roots() -> list[str]:
-    """Folders the interpreter and its packages live in (re-exposed when the home folders are hidden).
+    """Folders the interpreter and its packages live in, bound read-only into the sandbox.
 
-    Only what the fork server needs: the prefixes, the package folders it puts on its path, and this package. Not
-    the caller's ``sys.path`` at large: a script started from ``/tmp`` puts ``/tmp`` there, and binding it back would
-    hand solutions the host's ``/tmp`` instead of a private one.
+    Only what the fork server needs: the base prefixes (the interpreter and its standard library), the package
+    folders it puts on its path, and this package. A virtualenv's own prefix is not needed (the server starts the
+    real interpreter and gets the venv's site-packages through ``ECD_SITE_PATHS``), and neither is the caller's
+    ``sys.path`` at large: a script started from ``/tmp`` puts ``/tmp`` there, and binding it back would hand
+    solutions the host's ``/tmp`` instead of a private one.
     """
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, str(SERVER_SCRIPT.parent.parent)}
-    roots.add(str(Path(_python()).parent.parent))
+    roots = {sys.base_prefix, sys.base_exec_prefix, str(SERVER_SCRIPT.parent.parent), str(Path(_python()).parent.parent)}
     roots.update(p for p in site_paths().split(os.pathsep) if p)
-    # Keep only the outermost folders.
-    ordered = sorted({os.path.realpath(r) for r in roots if r and os.path.isdir(r)}, key=len)
+    return _outermost(os.path.realpath(r) for r in roots if r and os.path.isdir(r))
+
+
+def _outermost(paths: Iterable[str]) -> list[str]:
     kept: list[str] = []
-    for root in ordered:
-        if not any(root == k or root.startswith(k.rstrip("/") + "/") for k in kept):
-            kept.append(root)
+    for path in sorted(set(paths), key=len):
+        if not any(_within(path, k) for k in kept):
+            kept.append(path)
     return kept
 
 
-def bwrap_command(python_args: list[str], *, tmp_size_mb: int = 512) -> list[str]:
-    """The bubblewrap command line that starts ``python_args`` inside the sandbox.
+def _within(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or lies below it."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _pairs(paths: Iterable[str | tuple[str, str]]) -> list[tuple[str, str]]:
+    """``(source, dest)`` pairs from plain paths (bound at their real path) or explicit pairs."""
+    out = []
+    for item in paths:
+        source, dest = (item, item) if isinstance(item, (str, os.PathLike)) else item
+        source, dest = os.path.realpath(source), os.path.abspath(dest)
+        if dest == "/" or any(_within(dest, k) for k in _KERNEL_FOLDERS):
+            raise ConfigError(f"cannot bind {source!r} at {dest!r}: the sandbox's / and {_KERNEL_FOLDERS} are its own")
+        out.append((source, dest))
+    return out
+
+
+def mount_plan(
+    *,
+    tmp_size_mb: int = 512,
+    read_only: Iterable[str | tuple[str, str]] = (),
+    writable: Iterable[str | tuple[str, str]] = (),
+) -> list[Mount]:
+    """The sandbox's filesystem as an ordered list of :class:`Mount` steps (the allowlist both namespace levels apply).
+
+    Args:
+        tmp_size_mb (`int`, defaults to 512): size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``).
+        read_only (iterable of `str` or `(source, dest)`, *optional*): more host folders or files to show read-only
+            (a plain path is bound at its real path).
+        writable (iterable of `str` or `(source, dest)`, *optional*): host folders to show writable.
+
+    Returns:
+        `list[Mount]`: parents before children, so a later step never hides an earlier one.
+
+    Raises:
+        ConfigError: an extra bind targets ``/``, ``/dev`` or ``/proc``.
+
+    Example:
+        >>> plan = mount_plan()
+        >>> [m.kind for m in plan if m.dest == "/tmp"], any(m.dest == "/root" and m.kind == "ro" for m in plan)
+        (['tmpfs'], False)
+    """
+    steps: dict[str, Mount] = {}
+    steps["/dev"] = Mount("dev", "/dev")
+    steps["/proc"] = Mount("proc", "/proc")
+    for folder in PRIVATE_FOLDERS:
+        steps[folder] = Mount("tmpfs", folder, size_mb=tmp_size_mb)
+    binds: list[tuple[str, str, str]] = []  # (kind, source, dest)
+    for folder in SYSTEM_FOLDERS:
+        if os.path.islink(folder):
+            steps[folder] = Mount("symlink", folder, os.readlink(folder))
+        elif os.path.isdir(folder):
+            binds.append(("ro", folder, folder))
+    binds += [("ro", f, f) for f in SYSTEM_FILES if os.path.isfile(f) and not os.path.islink(f)]
+    binds += [("ro", root, root) for root in _python_roots() if root != "/"]
+    binds += [("ro", s, d) for s, d in _pairs(read_only)]
+    binds += [("rw", s, d) for s, d in _pairs(writable)]
+    bound: list[str] = []
+    # Outermost first; a bind inside another bind of the same source tree adds nothing (a writable one still counts).
+    for kind, source, dest in sorted(binds, key=lambda b: (len(b[2]), b[0] != "rw")):
+        covered = next((b for b in bound if _within(dest, b)), None)
+        if covered is not None and steps[covered].kind == "ro" and kind == "ro":
+            if source == steps[covered].source.rstrip("/") + dest[len(covered):]:
+                continue
+        steps[dest] = Mount(kind, dest, source)
+        bound.append(dest)
+    # Folders leading to each step: made 0755 (bubblewrap would make them 0700, closed to the solution uid) unless a
+    # mounted folder already provides them.
+    for dest in list(steps):
+        for parent in map(str, Path(dest).parents):
+            if parent == "/" or parent in steps:
+                continue
+            if any(_within(parent, m.dest) for m in steps.values() if m.kind in ("ro", "rw", "dev", "proc", "symlink")):
+                continue
+            steps[parent] = Mount("dir", parent)
+    order = {"dev": 0, "proc": 0, "tmpfs": 1, "dir": 2, "symlink": 2, "ro": 3, "rw": 3}
+    return sorted(steps.values(), key=lambda m: (m.depth, order[m.kind], m.dest))
+
+
+def _bwrap_mounts(plan: list[Mount]) -> list[str]:
+    args: list[str] = []
+    for m in plan:
+        if m.kind == "dev":
+            args += ["--dev", m.dest]
+        elif m.kind == "proc":
+            args += ["--proc", m.dest]
+        elif m.kind == "tmpfs":
+            args += ["--size", str(m.size_mb * 1024 * 1024), "--tmpfs", m.dest]
+        elif m.kind == "dir":
+            args += ["--perms", "0755", "--dir", m.dest]
+        elif m.kind == "symlink":
+            args += ["--symlink", m.source, m.dest]
+        else:
+            args += ["--ro-bind" if m.kind == "ro" else "--bind", m.source, m.dest]
+    return args
+
+
+def bwrap_command(
+    python_args: list[str],
+    *,
+    tmp_size_mb: int = 512,
+    read_only: Iterable[str | tuple[str, str]] = (),
+    writable: Iterable[str | tuple[str, str]] = (),
+    chdir: str = "/tmp",
+) -> list[str]:
+    """The bubblewrap command line that starts ``python_args`` inside the sandbox (see :func:`mount_plan`).
+
+    Args:
+        python_args (`list[str]`): the command to run inside.
+        tmp_size_mb (`int`, defaults to 512): size of each private tmpfs.
+        read_only, writable: extra binds, as in :func:`mount_plan`.
+        chdir (`str`, defaults to ``"/tmp"``): working folder inside.
 
     Example:
         >>> cmd = bwrap_command(["/usr/bin/python3", "-c", "pass"])
-        >>> cmd[0].endswith("bwrap") and "--unshare-net" in cmd
+        >>> cmd[0].endswith("bwrap") and "--unshare-net" in cmd and ["--ro-bind", "/", "/"] != cmd[1:4]
         True
     """
-    cmd = [
-        shutil.which("bwrap") or "bwrap",
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--size", str(tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp",
-    ]  # fmt: skip
-    hidden = [p for p in {os.path.expanduser("~"), "/root", "/home", "/run", "/var/run"} if os.path.isdir(p)]
-    for path in sorted(hidden):
-        if os.path.islink(path):
-            continue
-        cmd += ["--tmpfs", path]
-    made: set[str] = set()
-    for root in _python_roots():
-        # The private /tmp hides a checkout or virtualenv that lives there (CI clones often do) like a home folder.
-        hider = next((h for h in [*hidden, "/tmp"] if root.startswith(h.rstrip("/") + "/")), None)
-        if hider is None:  # outside the hidden folders (a hidden folder itself is never bound back whole)
-            continue
-        # bwrap would create the folders leading to the bind with mode 0700, unreadable by the sandbox uid.
-        parts = Path(root).relative_to(hider).parts[:-1]
-        for i in range(1, len(parts) + 1):
-            folder = os.path.join(hider, *parts[:i])
-            if folder not in made:
-                made.add(folder)
-                cmd += ["--perms", "0755", "--dir", folder]
-        cmd += ["--ro-bind", root, root]
+    cmd = [shutil.which("bwrap") or "bwrap"]
+    cmd += _bwrap_mounts(mount_plan(tmp_size_mb=tmp_size_mb, read_only=read_only, writable=writable))
     cmd += [
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--die-with-parent", "--new-session", "--clearenv",
     ]  # fmt: skip
     for key, value in BASE_ENV.items():
         cmd += ["--setenv", key, value]
-    cmd += ["--setenv", "ECD_WORKROOT", "/tmp", "--setenv", "ECD_SITE_PATHS", site_paths(), "--chdir", "/tmp", "--"]
+    cmd += ["--setenv", "ECD_WORKROOT", "/tmp", "--setenv", "ECD_SITE_PATHS", site_paths(), "--chdir", chdir, "--"]
     return cmd + python_args
 
 
-def unshare_command(python_args: list[str]) -> list[str]:
-    """The ``unshare`` command line (network, PID and mount namespaces; user namespace when not root).
+def unshare_command(
+    python_args: list[str],
+    *,
+    tmp_size_mb: int = 512,
+    read_only: Iterable[str | tuple[str, str]] = (),
+    writable: Iterable[str | tuple[str, str]] = (),
+    chdir: str = "/tmp",
+) -> list[str]:
+    """The ``unshare`` command line: the namespaces bubblewrap would make, then the same filesystem (see
+    :func:`mount_plan`) built by a small bootstrap, which pivots into it and execs ``python_args``.
+
+    Network, PID, IPC, UTS and mount namespaces always; a user namespace (mapped to root inside) when not run as
+    root. The bootstrap refuses to exec anything when a step fails, so an ``unshare`` that cannot give these
+    guarantees fails its probe (:func:`isolation_available`) instead of running programs with less. The command's
+    environment reaches ``python_args`` unchanged: give it a clean one.
+
+    Args:
+        python_args (`list[str]`): the command to run inside.
+        tmp_size_mb, read_only, writable, chdir: as in :func:`bwrap_command`.
 
     Example:
         >>> unshare_command(["python3"])[:2]
         ['unshare', '--net']
     """
-    cmd = ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "--ipc", "--uts"]
+    cmd = ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount", "--ipc", "--uts"]
     if os.geteuid() != 0:
         cmd[1:1] = ["--user", "--map-root-user"]
-    return cmd + ["--"] + python_args
+    plan = mount_plan(tmp_size_mb=tmp_size_mb, read_only=read_only, writable=writable)
+    spec = {"mounts": [dataclasses.astuple(m) for m in plan], "chdir": chdir, "argv": python_args}
+    return cmd + ["--", _python(), "-I", "-S", "-B", str(MOUNTNS_SCRIPT), json.dumps(spec, separators=(",", ":"))]
 
 
 def server_command(isolation: str) -> list[str]:
-    """Full command that starts a fork server under ``isolation`` (one of ``bwrap``, ``unshare``, ``none``)."""
+    """Full command that starts a fork server under ``isolation`` (one of ``bwrap``, ``unshare``, ``none``).
+
+    Example:
+        >>> server_command("none")[1:4]
+        ['-I', '-S', '-B']
+    """
     # Imported as a module, not run as a script: a script run keeps ~3 MB more of the heap alive (measured:
     # RssAnon 10.0 MB against 6.8-7.2 MB), and every fork and exit of the server's children pays for each page.
     # The folder leaves sys.path again at once: a solution's `import report` must not find our modules.
@@ -149,41 +307,66 @@ def site_paths() -> str:
 
 
 def server_env() -> dict[str, str]:
-    """Environment of a fork server started without bubblewrap (which sets its own)."""
-    return {**BASE_ENV, "ECD_SITE_PATHS": site_paths()}
+    """Environment of a fork server started without bubblewrap (which sets its own).
+
+    Example:
+        >>> sorted(server_env())[:2]
+        ['ECD_SITE_PATHS', 'ECD_WORKROOT']
+    """
+    return {**BASE_ENV, "ECD_WORKROOT": "/tmp", "ECD_SITE_PATHS": site_paths()}
 
 
-def _works(cmd: list[str]) -> bool:
+# What a probe checks from inside, beyond starting: host files are gone and the private folders start empty.
+_PROBE = (
+    "import os, sys\n"
+    "hidden = [p for p in sys.argv[1:] if os.path.lexists(p)]\n"
+    "tmp = all(os.listdir(p) == [] for p in ('/var/tmp', '/dev/shm'))\n"
+    "print('ok' if not hidden and tmp else f'exposed: {hidden} private-tmp: {tmp}')\n"
+)
+
+
+def _probe_args() -> list[str]:
+    # Host files that must not exist inside (never part of the allowlist): if one shows, the filesystem was not built.
+    allowed = [m.dest for m in mount_plan() if m.kind in ("ro", "rw", "symlink")]
+    candidates = ("/etc/passwd", "/etc/hostname", os.path.join(os.getcwd(), ".git"))
+    outside = [p for p in candidates if os.path.lexists(p) and not any(_within(p, a) for a in allowed)]
+    return [_python(), "-I", "-S", "-c", _PROBE, *outside]
+
+
+def _works(cmd: list[str]) -> tuple[bool, str]:
     try:
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env=BASE_ENV)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0 and proc.stdout.strip() == b"ok"
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return False, str(err)
+    ok = proc.returncode == 0 and proc.stdout.strip() == b"ok"
+    return ok, (proc.stdout + proc.stderr).decode(errors="replace").strip()[-300:]
 
 
 @functools.lru_cache(maxsize=None)
 def isolation_available(isolation: str) -> bool:
-    """Whether ``isolation`` can start a Python here (probed once per process, ~10-60 ms).
+    """Whether ``isolation`` can start a Python here with its guarantees in place (probed once per process, ~10-60 ms).
+
+    The probe runs inside the sandbox and checks that the caller's working folder and home folders are not there
+    and that the private folders are empty: an ``unshare`` that starts but cannot build the filesystem says no.
 
     Example:
         >>> isolation_available("none")
         True
     """
-    probe = [_python(), "-I", "-S", "-c", "print('ok')"]
     if isolation == "none":
         return True
     if isolation == "bwrap":
-        return shutil.which("bwrap") is not None and _works(bwrap_command(probe))
+        return shutil.which("bwrap") is not None and _works(bwrap_command(_probe_args()))[0]
     if isolation == "unshare":
-        return shutil.which("unshare") is not None and _works(unshare_command(probe))
+        return shutil.which("unshare") is not None and _works(unshare_command(_probe_args()))[0]
     raise ConfigError(f"unknown isolation {isolation!r}; choose one of {ISOLATIONS}")
 
 
 def detect_isolation(requested: str = "auto") -> str:
     """Resolve ``requested`` to the isolation that will be used.
 
-    ``auto`` takes the strongest available and warns (:class:`IsolationWarning`) when that is ``none``. An explicit
-    choice that cannot run raises.
+    ``auto`` takes the strongest available (``bwrap``, then ``unshare``, which builds the same filesystem) and warns
+    (:class:`IsolationWarning`) when that is ``none``. An explicit choice that cannot run raises.
 
     Raises:
         ConfigError: ``requested`` is not one of ``auto``, ``bwrap``, ``unshare``, ``none``.
@@ -204,8 +387,11 @@ def detect_isolation(requested: str = "auto") -> str:
         if isolation_available(candidate):
             return candidate
     warnings.warn(
-        "No namespace isolation is available (install bubblewrap: apt-get install -y bubblewrap). Untrusted programs "
-        "will run with only rlimits and, as root, a uid drop: they can reach the network and the filesystem.",
+        "No namespace isolation is available: neither bubblewrap nor unshare (user and mount namespaces) can build "
+        "the sandbox here, so untrusted programs run with ISOLATION 'none': only rlimits, a fresh work folder and, "
+        "as root, a uid drop. They can read every host file their uid can, write the host's /tmp, /var/tmp and "
+        "/dev/shm, and reach the network. Verdicts are still decided outside the program. Install bubblewrap "
+        "(apt-get install -y bubblewrap) or allow user namespaces to isolate.",
         IsolationWarning,
         stacklevel=3,
     )
