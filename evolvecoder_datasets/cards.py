@@ -287,6 +287,7 @@ def card_context(
     repo_id: str | None = None,
     final: bool = False,
     pretty_name: str | None = None,
+    local_store: bool = False,
 ) -> dict[str, Any]:
     """The variables the card template receives: preformatted rows and sections computed from ``stats``.
 
@@ -298,6 +299,8 @@ def card_context(
         figures (`Sequence[str | os.PathLike]`, *optional*): figure paths as committed in the repository
             (e.g. ``figures/pass_at_k.png``).
         repo_id (`str`, *optional*): the repository, for the loading snippet.
+        local_store (`bool`, *optional*, defaults to `False`): ``repo_id`` is a local store folder (the snippet
+            then uses ``load_round``; ``load_dataset`` would ignore the revision).
         final (`bool`, *optional*, defaults to `False`): render the card of ``main`` (the published dataset).
         pretty_name (`str`, *optional*): the title.
 
@@ -349,7 +352,7 @@ def card_context(
         "round": round_,
         "final": final,
         "repo_id": repo_id,
-        "local_store": bool(repo_id) and _is_local(repo_id),
+        "local_store": bool(repo_id) and local_store,
         "pretty_name": pretty_name,
         "revision": "main" if final else (f"round{round_}" if round_ is not None else None),
         "headline": headline(stats),
@@ -380,6 +383,7 @@ def render_round_card(
     template: str | os.PathLike = "round",
     license: str = "mit",
     pretty_name: str | None = None,
+    local_store: bool = False,
     tags: Sequence[str] = DEFAULT_TAGS,
     extra_metadata: Mapping[str, Any] | None = None,
 ):
@@ -394,6 +398,7 @@ def render_round_card(
         previous (`Mapping[str, Any]`, *optional*): the previous round's statistics, for "what changed".
         figures (`Sequence[str | os.PathLike]`, *optional*): figure paths as committed next to the card.
         repo_id (`str`, *optional*): the repository, shown in the loading snippet.
+        local_store (`bool`, *optional*, defaults to `False`): ``repo_id`` is a local store folder.
         final (`bool`, *optional*, defaults to `False`): the card of ``main`` (published columns only).
         template (`str` or `os.PathLike`, *optional*, defaults to `"round"`): a template stem in ``cards/`` or a path.
         license (`str`, *optional*, defaults to `"mit"`): the licence id.
@@ -427,7 +432,7 @@ def render_round_card(
         **dict(extra_metadata or {}),
     )
     context = card_context(stats, previous=previous, figures=figures, repo_id=repo_id, final=final,
-                           pretty_name=name)
+                           local_store=local_store, pretty_name=name)
     from jinja2 import TemplateError
 
     try:
@@ -481,9 +486,3 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
     table("drop reasons", ["reason", "count"], ctx["drop_rows"])
     table("provenance", ["", "value"], ctx["provenance_rows"])
     return "\n".join(lines)
-
-
-def _is_local(repo_id: str) -> bool:
-    from .rounds import is_local_store  # rounds imports this module; import late
-
-    return is_local_store(repo_id)

@@ -83,7 +83,8 @@ def test_headline_and_terminal_summary():
 def test_a_local_store_card_shows_load_round_not_load_dataset_with_a_revision(tmp_path):
     from evolvecoder_datasets.cards import render_round_card
 
-    local = str(render_round_card({"round": 1, "num_problems": 2, "num_tests": 9}, repo_id=str(tmp_path / "store")))
+    local = str(render_round_card({"round": 1, "num_problems": 2, "num_tests": 9}, repo_id=str(tmp_path / "store"),
+                                             local_store=True))
     hub = str(render_round_card({"round": 1, "num_problems": 2, "num_tests": 9}, repo_id="me/evolve"))
     assert "load_round(" in local and "revision=" not in local.split("---", 2)[-1]
     assert 'load_dataset("me/evolve", revision="round1"' in hub

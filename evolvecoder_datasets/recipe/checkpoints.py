@@ -10,7 +10,7 @@ Example:
     >>> store = Checkpoints(tempfile.mkdtemp())
     >>> key = chain("seeds", 3)
     >>> ds = store.stage("00_seeds", key, lambda: Dataset.from_dict({"id": ["A_1"]}))
-    >>> store.stage("00_seeds", key, lambda: 1 / 0)["id"]   # reloaded, not computed
+    >>> list(store.stage("00_seeds", key, lambda: 1 / 0)["id"])   # reloaded, not computed
     ['A_1']
 """
 
@@ -75,7 +75,7 @@ class Checkpoints:
         Example:
             >>> import tempfile
             >>> from datasets import Dataset
-            >>> Checkpoints(tempfile.mkdtemp()).stage("s", "k", lambda: Dataset.from_dict({"x": [1]}))["x"]
+            >>> list(Checkpoints(tempfile.mkdtemp()).stage("s", "k", lambda: Dataset.from_dict({"x": [1]}))["x"])
             [1]
         """
         from datasets import load_from_disk

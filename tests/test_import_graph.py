@@ -1,0 +1,140 @@
+"""The package's import graph has no cycle: data flows recipe -> stages -> engines, with no way back up.
+
+The graph is read from the source (every ``import`` and ``from ... import`` of a package module, at module level or
+inside a function; imports only type checkers see are left out), so an import hidden inside a function to dodge a
+cycle at run time counts as the cycle it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "evolvecoder_datasets"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    hidden: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            hidden.update(id(n) for n in ast.walk(node))
+    return hidden
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports (``from pkg import sub`` names ``pkg.sub`` when that is a module)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        hidden = _type_checking_only(tree)
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        edges: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in hidden:
+                continue
+            if isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[: len(package) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    if sub in modules:
+                        edges.add(sub)
+                    elif target in modules:
+                        edges.add(target)
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_package_has_no_import_cycle():
+    graph = import_graph()
+    assert "evolvecoder_datasets.rounds.publish" in graph["evolvecoder_datasets.rounds"]
+    assert cycles(graph) == []
+
+
+def test_nothing_imports_the_cli_and_the_upper_floor_is_not_imported_from_below():
+    graph = import_graph()
+    assert [m for m, edges in graph.items() if "evolvecoder_datasets.cli" in edges] == []
+    upper = ("evolvecoder_datasets.recipe", "evolvecoder_datasets.cli")
+    lower = ("evolvecoder_datasets.stages", "evolvecoder_datasets.execution", "evolvecoder_datasets.llm",
+             "evolvecoder_datasets.rounds", "evolvecoder_datasets.cards", "evolvecoder_datasets.distributed")
+    upward = sorted((m, e) for m, edges in graph.items() if m.startswith(lower) for e in edges if e.startswith(upper))
+    assert upward == []
+
+
+def test_the_recipe_and_rounds_packages_keep_small_modules():
+    for folder in ("recipe", "rounds"):
+        for path in (PACKAGE / folder).glob("*.py"):
+            assert len(path.read_text().splitlines()) <= 600, path
+    for name in ("config.py", "cli.py", "cards.py"):
+        assert len((PACKAGE / name).read_text().splitlines()) <= 600, name
+
+
+def test_importing_the_upper_floor_imports_no_heavy_dependency():
+    code = ("import sys, evolvecoder_datasets.recipe, evolvecoder_datasets.rounds, evolvecoder_datasets.config, "
+            "evolvecoder_datasets.cli; print(sorted(m for m in ('torch', 'transformers', 'ray') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
