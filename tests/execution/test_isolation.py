@@ -1,0 +1,283 @@
+"""The host side of the sandbox, proved from inside a running Sandbox: what a program can read, reach and leave behind.
+
+Each isolation that builds a filesystem (bubblewrap, and ``unshare`` with its bootstrap) is checked with real
+processes; a mechanism this machine lacks is skipped with the reason. The last tests make both unavailable and
+check that ``auto`` then says ``none``, loudly, and still judges.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import warnings
+from pathlib import Path
+
+import pytest
+
+from evolvecoder_datasets.errors import SandboxUnavailable
+from evolvecoder_datasets.execution import Sandbox, isolation
+from evolvecoder_datasets.execution.isolation import IsolationWarning, Mount, isolation_available, mount_plan
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = secrets.token_hex(6)
+
+# Helpers every probing program defines: each returns "blocked" when the access fails.
+PROBES = """
+import os, socket
+
+def read(path):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(200).decode(errors="replace")
+    except OSError:
+        return "blocked"
+
+def listing(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return "blocked"
+
+def connect(address, family=socket.AF_UNIX):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(2)
+    try:
+        s.connect(address)
+        return "connected"
+    except OSError:
+        return "blocked"
+    finally:
+        s.close()
+
+def write(path):
+    try:
+        with open(path, "w") as fh:
+            fh.write("left by a program")
+        return "written"
+    except OSError:
+        return "denied"
+"""
+
+
+@pytest.fixture(scope="module", params=["bwrap", "unshare"])
+def walled(request):
+    """A started sandbox per namespace isolation (isolated mode), skipped where the mechanism cannot run here."""
+    if not isolation_available(request.param):
+        pytest.skip(f"{request.param} cannot build the sandbox on this machine")
+    with Sandbox(workers=1, timeout_s=2.0, memory_mb=1024, isolation=request.param) as sb:
+        yield sb
+
+
+def _passes(report, tests):
+    assert report.statuses == ["pass"] * len(tests), list(zip(tests, report.statuses, report.messages))
+
+
+@pytest.fixture()
+def host_secrets(tmp_path):
+    """Files a program must not read: under the checkout, the home folder, /root, /work and the host's /tmp."""
+    places = [REPO, Path.home(), Path("/root"), Path("/work"), tmp_path]
+    made = []
+    for folder in dict.fromkeys(places):
+        path = folder / f".ecd-isolation-secret-{TOKEN}"
+        try:
+            path.write_text(f"secret {TOKEN}")
+        except OSError:
+            continue  # a folder this user cannot write (or that does not exist) proves nothing here
+        made.append(path)
+    yield made
+    for path in made:
+        path.unlink(missing_ok=True)
+
+
+def test_host_files_outside_the_allowlist_are_unreadable(walled, host_secrets):
+    assert host_secrets, "no host folder to plant a secret in"
+    paths = [str(p) for p in host_secrets] + ["/etc/passwd", "/etc/shadow", "/etc/hostname"]
+    tests = [f"assert read({p!r}) == 'blocked'" for p in paths]
+    tests += [f"assert not os.path.lexists({str(p)!r})" for p in host_secrets]
+    report = walled.run(PROBES, tests)
+    _passes(report, tests)
+    assert report.isolation == walled.isolation
+
+
+def test_a_checkouts_git_folder_and_the_checkout_itself_are_gone(walled):
+    if not (REPO / ".git").exists():
+        pytest.skip("this checkout has no .git folder")
+    tests = [
+        f"assert read({str(REPO / '.git' / 'HEAD')!r}) == 'blocked'",
+        f"assert not os.path.lexists({str(REPO / '.git')!r})",
+        f"assert not os.path.lexists({str(REPO / 'pyproject.toml')!r})",
+        f"assert not os.path.lexists({str(REPO / 'tests')!r})",
+        # What is left of the checkout is only what the allowlist needs (this package, maybe a virtualenv).
+        f"assert set(listing({str(REPO)!r})) <= {{'evolvecoder_datasets', '.venv', 'venv'}} or listing({str(REPO)!r}) == 'blocked'",
+        "assert listing('/') != 'blocked' and 'home' not in listing('/') and 'run' not in listing('/')",
+        "assert 'srv' not in listing('/') and 'opt' not in listing('/') and 'sys' not in listing('/')",
+    ]
+    _passes(walled.run(PROBES, tests), tests)
+
+
+def test_a_unix_socket_bound_at_a_host_path_cannot_be_connected_to(walled, tmp_path):
+    paths = [tmp_path / "host.sock", REPO / f".ecd-isolation-{TOKEN}.sock"]
+    listeners = []
+    try:
+        for path in paths:
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.bind(str(path))
+            os.chmod(path, 0o777)  # reachable for any uid, were the path visible
+            server.listen(8)
+            listeners.append(server)
+        abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # abstract names live in the network namespace
+        abstract.bind(f"\0ecd-isolation-{TOKEN}")
+        abstract.listen(8)
+        listeners.append(abstract)
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp.bind(("127.0.0.1", 0))
+        tcp.listen(8)
+        listeners.append(tcp)
+        # Connectable from here: the probes would notice a visible socket.
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.connect(str(paths[0]))
+        probe.close()
+        tests = [f"assert connect({str(p)!r}) == 'blocked'" for p in paths]
+        tests += [f"assert connect('\\0ecd-isolation-{TOKEN}') == 'blocked'",
+                  f"assert connect(('127.0.0.1', {tcp.getsockname()[1]}), socket.AF_INET) == 'blocked'"]  # fmt: skip
+        _passes(walled.run(PROBES, tests), tests)
+    finally:
+        for server in listeners:
+            server.close()
+        paths[1].unlink(missing_ok=True)
+
+
+def test_writes_to_tmp_var_tmp_and_dev_shm_stay_inside(walled):
+    names = {folder: f"{folder}/ecd-isolation-{TOKEN}-{i}" for i, folder in enumerate(isolation.PRIVATE_FOLDERS)}
+    try:
+        tests = [f"assert write({path!r}) in ('written', 'denied')" for path in names.values()]
+        # The working folder is writable inside: a file left there must not appear in the host's /tmp either.
+        tests.append(f"assert write('ecd-isolation-{TOKEN}-cwd') == 'written' and os.getcwd().startswith('/tmp/')")
+        tests += [f"assert listing({folder!r}) != 'blocked'" for folder in ("/var/tmp", "/dev/shm")]
+        _passes(walled.run(PROBES, tests), tests)
+        for folder, path in names.items():
+            assert not os.path.lexists(path), f"a program's write reached the host's {folder}"
+        assert not list(Path("/tmp").glob(f"ecd-work-*/**/ecd-isolation-{TOKEN}-cwd"))
+    finally:
+        for path in names.values():
+            if os.path.lexists(path):
+                os.unlink(path)
+
+
+def test_private_folders_start_empty_and_hide_what_the_host_keeps_there(walled):
+    planted = [f"{folder}/ecd-isolation-{TOKEN}-planted" for folder in isolation.PRIVATE_FOLDERS]
+    made = []
+    try:
+        for path in planted:
+            try:
+                Path(path).write_text("host")
+                made.append(path)
+            except OSError:
+                pass
+        tests = [f"assert not os.path.lexists({p!r})" for p in made]
+        tests += ["assert listing('/var/tmp') == [] and listing('/dev/shm') == []"]
+        _passes(walled.run(PROBES, tests), tests)
+    finally:
+        for path in made:
+            os.unlink(path)
+
+
+def test_compiled_and_stdlib_extension_modules_still_import(walled):
+    program = (
+        "import numpy, ssl, sqlite3, decimal, hashlib, zlib, lzma, bz2, ctypes, json, math\n"
+        "def probe():\n"
+        "    db = sqlite3.connect(':memory:')\n"
+        "    ssl.create_default_context()\n"
+        "    return [int(numpy.arange(4).sum()), float(numpy.linalg.det(numpy.eye(2))),\n"
+        "            db.execute('select 40 + 2').fetchone()[0], str(decimal.Decimal('1.10') + decimal.Decimal('2.2')),\n"
+        "            hashlib.sha256(b'').hexdigest()[:8], len(zlib.compress(b'a' * 100)) < 100]\n"
+    )
+    tests = ["assert probe() == [6, 1.0, 42, '3.30', 'e3b0c442', True]"]
+    _passes(walled.run(program, tests), tests)
+
+
+def test_no_host_process_or_environment_is_visible(walled, monkeypatch):
+    tests = [
+        "assert [p for p in listing('/proc') if p.isdigit() and 'pytest' in read(f'/proc/{p}/cmdline')] == []",
+        "assert not [k for k in os.environ if k.startswith('ECD_ISOLATION_SECRET')]",
+    ]
+    monkeypatch.setenv(f"ECD_ISOLATION_SECRET_{TOKEN}", "token")  # set before this sandbox starts
+    with Sandbox(workers=1, timeout_s=2.0, isolation=walled.isolation) as sb:
+        _passes(sb.run(PROBES, tests), tests)
+
+
+def test_the_plan_is_an_allowlist():
+    plan = mount_plan()
+    binds = {m.dest: m for m in plan if m.kind in ("ro", "rw")}
+    assert "/" not in binds and not any(m.kind in ("ro", "rw") and m.dest in ("/root", "/home", "/work", "/run") for m in plan)
+    assert not any(str(REPO) == dest or str(REPO / ".git").startswith(dest.rstrip("/") + "/") for dest in binds)
+    assert all(binds[d].kind == "ro" for d in binds)  # nothing writable unless a caller asks
+    assert {m.dest for m in plan if m.kind == "tmpfs"} == set(isolation.PRIVATE_FOLDERS)
+    # Parents before children: /tmp's tmpfs before anything bound below it, /dev before /dev/shm.
+    order = [m.dest for m in plan]
+    assert order.index("/dev") < order.index("/dev/shm")
+    assert [m.depth for m in plan] == sorted(m.depth for m in plan)
+
+
+def test_extra_binds_below_tmp_come_after_the_private_tmp(tmp_path):
+    (tmp_path / "venv").mkdir()
+    plan = mount_plan(read_only=[str(tmp_path / "venv")], writable=[(str(tmp_path), "/tmp/box")])
+    order = [m.dest for m in plan]
+    assert order.index("/tmp") < order.index(str(tmp_path / "venv")) and order.index("/tmp") < order.index("/tmp/box")
+    assert Mount("rw", "/tmp/box", str(tmp_path)) in plan
+    with pytest.raises(ValueError):
+        mount_plan(read_only=["/"])
+
+
+# --- when neither namespace level can run ------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def fresh_probes():
+    """Probes rerun in the test and after it (a test may replace ``isolation_available`` itself meanwhile)."""
+    clear = isolation.isolation_available.cache_clear
+    clear()
+    yield
+    clear()
+
+
+def test_without_bwrap_and_unshare_on_path_auto_is_none_and_says_so(tmp_path, monkeypatch, fresh_probes):
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither tool can be found
+    with pytest.warns(IsolationWarning, match="ISOLATION 'none'"):
+        sandbox = Sandbox(workers=1, timeout_s=1.0)
+        sandbox.start()
+    with sandbox:
+        report = sandbox.run("def f(x):\n    return x + 1\n", ["assert f(1) == 2", "assert f(1) == 3"])
+    assert report.isolation == "none" and sandbox.isolation == "none"
+    assert report.statuses == ["pass", "fail"]  # the verdict does not depend on kernel isolation
+
+
+def test_when_the_probes_fail_auto_is_none_with_the_warning(monkeypatch, fresh_probes):
+    monkeypatch.setattr(isolation, "isolation_available", lambda name: name == "none")
+    with pytest.warns(IsolationWarning):
+        assert isolation.detect_isolation("auto") == "none"
+    with pytest.warns(IsolationWarning), Sandbox(workers=1, timeout_s=1.0) as sb:
+        report = sb.run("def f():\n    return 'ok'\n", ["assert f() == 'ok'"])
+    assert report.isolation == "none" and report.statuses == ["pass"]
+
+
+def test_an_unshare_that_cannot_build_the_filesystem_is_refused_not_used(monkeypatch, fresh_probes):
+    """A failing bootstrap step (here: a bind whose source is missing) must make ``unshare`` unavailable: the
+    explicit request raises, and ``auto`` (bubblewrap refusing the same plan) falls to ``none`` with the warning."""
+    if not isolation_available("unshare"):
+        pytest.skip("unshare cannot build the sandbox on this machine")
+    isolation.isolation_available.cache_clear()
+    real_plan = isolation.mount_plan
+
+    def broken_plan(**kwargs):
+        missing = f"/nonexistent-ecd-{TOKEN}"
+        return [*real_plan(**kwargs), Mount("ro", missing, missing)]
+
+    monkeypatch.setattr(isolation, "mount_plan", broken_plan)
+    with pytest.raises(SandboxUnavailable):
+        Sandbox(workers=1, isolation="unshare").start()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert isolation.detect_isolation("auto") == "none"
+    assert any(issubclass(w.category, IsolationWarning) for w in caught)
