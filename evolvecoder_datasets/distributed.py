@@ -416,11 +416,13 @@ def _fingerprint(
 ) -> str:
     from datasets.fingerprint import Hasher
 
+    from .keys import semantic
+
     return Hasher.hash(
         {
             "data": ds._fingerprint,
             "fn": fn,
-            "fn_kwargs": dict(fn_kwargs),
+            "fn_kwargs": semantic(dict(fn_kwargs)),  # the keys of checkpoints and the request cache
             "shard_size": shard_size,
             "columns": list(columns),
             "version": VERSION,

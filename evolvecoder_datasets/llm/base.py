@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import LLMCacheMissError, LLMError
 from .accounting import Progress, UsageLedger
 from .cache import RequestCache, request_key
-from .config import LLMConfig, is_reasoning_model
+from .config import LLMConfig
 from .types import ChatRequest, Completion, as_requests
 
 __all__ = ["Backend", "run_sync", "ResultCallback"]
@@ -70,11 +70,6 @@ def run_sync(coro_factory: Callable[[], Any]) -> Any:
     return box["value"]
 
 
-# Engine settings that decide where and how fast a model runs, never what it answers.
-_RESOURCE_SETTINGS = frozenset({"gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
-                                "swap_space", "enforce_eager", "max_num_seqs", "disable_log_stats", "device"})
-
-
 class Backend(abc.ABC):
     """Base class of chat backends: cache, accounting, progress, sync and async entry points.
 
@@ -108,30 +103,11 @@ class Backend(abc.ABC):
         never started need no callback.
         """
 
-    def _extra_key(self) -> dict[str, Any] | None:
-        """What changes the answer beyond the request itself, and so belongs in the cache key: ``extra_body``, a
-        ``reasoning`` setting that overrides the model's name (it decides whether sampling parameters are sent), and
-        for the local backends a
-        non-default ``dtype`` and the engine settings that are not mere resources. Defaults add nothing, so caches
-        written under them stay valid."""
-        extra: dict[str, Any] = dict(self.config.extra_body) if self.config.extra_body else {}
-        if self.name == "openai":
-            by_name = is_reasoning_model(self.model)
-            if self.config.is_reasoning() != by_name:  # an explicit setting that overrides the model's name
-                extra["__reasoning__"] = self.config.is_reasoning()
-        else:
-            if self.config.dtype != "auto":
-                extra["__dtype__"] = self.config.dtype
-            engine = {k: v for k, v in (self.config.engine_kwargs or {}).items() if k not in _RESOURCE_SETTINGS}
-            if engine:
-                extra["__engine__"] = engine
-        return extra or None
-
     # -- public API ---------------------------------------------------------------------------------------------
 
     def key(self, request: ChatRequest) -> str:
         """The cache key of ``request`` for this backend and model."""
-        return request_key(request, backend=self.name, model=self.model, extra_body=self._extra_key())
+        return request_key(request, backend=self.name, model=self.model, extra_body=self.config.answer_extra())
 
     async def agenerate(
         self,

@@ -44,6 +44,11 @@ def is_reasoning_model(model: str) -> bool:
     return bool(_REASONING.match(model))
 
 
+#: Engine settings that decide where and how fast a local model runs, never what it answers (left out of keys).
+RESOURCE_SETTINGS = frozenset({"gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
+                               "swap_space", "enforce_eager", "max_num_seqs", "disable_log_stats", "device"})
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     """How to reach a chat model, how hard to push it, and where to remember its answers.
@@ -179,3 +184,46 @@ class LLMConfig:
         if self.reasoning is not None:
             return self.reasoning
         return self.backend == "openai" and is_reasoning_model(self.resolved_model())
+
+    def answer_extra(self) -> dict[str, Any] | None:
+        """What changes the answers beyond the request, the backend and the model: ``extra_body``; a ``reasoning``
+        setting that overrides the model's name (it decides whether sampling parameters are sent); for the local
+        backends a non-default ``dtype`` and the ``engine_kwargs`` that are not mere resources
+        (:data:`RESOURCE_SETTINGS`). Defaults add nothing, so keys written under them stay valid.
+
+        Example:
+            >>> LLMConfig(backend="vllm", model="m", engine_kwargs={"max_model_len": 4096, "tensor_parallel_size": 2}
+            ...           ).answer_extra()
+            {'__engine__': {'max_model_len': 4096}}
+        """
+        extra: dict[str, Any] = dict(self.extra_body) if self.extra_body else {}
+        if self.backend == "openai":
+            if self.is_reasoning() != is_reasoning_model(self.resolved_model()):  # overrides the model's name
+                extra["__reasoning__"] = self.is_reasoning()
+        else:
+            if self.dtype != "auto":
+                extra["__dtype__"] = self.dtype
+            engine = {k: v for k, v in (self.engine_kwargs or {}).items() if k not in RESOURCE_SETTINGS}
+            if engine:
+                extra["__engine__"] = engine
+        return extra or None
+
+    def answer_settings(self) -> dict[str, Any]:
+        """Everything in this configuration that decides what the model answers: the backend, the model as
+        resolved and :meth:`answer_extra`. The rest (URL, keys, limits, retries, cache folder) is transport.
+
+        This is the one definition both keys use: the request cache key
+        (:func:`~evolvecoder_datasets.llm.cache.request_key`) and the checkpoint and shard keys
+        (:func:`evolvecoder_datasets.keys.config_digest`), so a setting that changes one changes the other.
+
+        Example:
+            >>> a = LLMConfig(model="m", base_url="http://127.0.0.1:1/v1", rpm=60)
+            >>> a.answer_settings() == LLMConfig(model="m").answer_settings()
+            True
+        """
+        try:
+            model: str | None = self.resolved_model()
+            extra = self.answer_extra()
+        except ConfigError:  # no model yet: the key says so; building a backend will refuse it
+            model, extra = self.model, None
+        return {"backend": self.backend, "model": model, "extra": extra}

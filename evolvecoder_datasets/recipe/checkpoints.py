@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
+from ..keys import chain
 from ..stages.evolve import EVOLVE_LOG
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,16 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Checkpoints", "chain", "evolve_failures", "refine_failures"]
 
 logger = logging.getLogger(__name__)
-
-
-def chain(*parts: Any) -> str:
-    """The key of a stage: a short digest of its input's key and what the stage adds.
-
-    Example:
-        >>> chain("a", 1) == chain("a", 1) != chain("a", 2)
-        True
-    """
-    return hashlib.sha256(json.dumps([str(p) for p in parts]).encode()).hexdigest()[:20]
 
 
 class Checkpoints:

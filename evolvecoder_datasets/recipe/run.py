@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 from .. import schema
 from .._deps import require
 from ..errors import EmptyRunError, MissingExtraError, RevisionNotFoundError
-from ..stages._common import config_digest, drop_reason_counts, without_dropped
+from ..keys import chain, config_digest
+from ..stages._common import drop_reason_counts, without_dropped
 from ..stages.sample import MUTANT_MODEL
-from .checkpoints import Checkpoints, chain, evolve_failures, refine_failures
+from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
 from .seeds import dedup_seeds, load_seeds
 from .stats import RoundStats, RunHistory, final_stats, ks, llm_matrices, round_stats

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from .. import keys as _keys
 from ..errors import ConfigError, LLMCacheMissError, SchemaError
 from ..llm.config import LLMConfig  # at run time: typing.get_type_hints of every stage config resolves `llm`
 
@@ -60,43 +61,8 @@ _backends: dict[tuple[int, str], Backend] = {}
 _backends_lock = threading.Lock()
 
 
-#: The fields of an ``LLMConfig`` that change what the model answers; the rest (URL, limits, retries, cache folder)
-#: is transport, and a run resumed through another server or port must still find its checkpoints.
-LLM_ANSWER_FIELDS = ("backend", "model", "extra_body", "reasoning", "dtype")
-
-
-def _semantic(value: Any) -> Any:
-    from ..llm.config import LLMConfig
-
-    if isinstance(value, LLMConfig):
-        fields = {name: _semantic(getattr(value, name)) for name in LLM_ANSWER_FIELDS}
-        try:  # the model actually asked: a default or $OPENAI_MODEL counts, or a changed one would reuse old answers
-            fields["model"] = value.resolved_model()
-        except ConfigError:
-            pass
-        return fields
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _semantic(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): _semantic(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_semantic(v) for v in value]
-    return value
-
-
-def config_digest(config: Any) -> str:
-    """A short, stable hex digest of what a (possibly nested) dataclass config decides, for checkpoint keys.
-
-    Of an ``LLMConfig`` only :data:`LLM_ANSWER_FIELDS` count, with the model as resolved (``$OPENAI_MODEL`` or a
-    backend default when unset): the same model reached through another URL is the same stage, another model is not.
-
-    Example:
-        >>> from evolvecoder_datasets.llm import LLMConfig
-        >>> config_digest(LLMConfig(model="a", base_url="http://h:1/v1")) == config_digest(LLMConfig(model="a"))
-        True
-    """
-    text = json.dumps(_semantic(config), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+# Checkpoint keys are defined once, in evolvecoder_datasets.keys (with the request cache key's notion of an answer).
+config_digest = _keys.config_digest
 
 
 def get_backend(config: LLMConfig) -> Backend:
