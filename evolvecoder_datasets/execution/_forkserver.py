@@ -10,11 +10,14 @@ Process tree of one job::
       └─ S: solution child (own session; rlimits; unprivileged uid; loads the program once)
            └─ G: one grandchild per test in "isolated" mode (own process group)
 
-Verdicts travel on a dedicated result pipe as lines that start with a per-run random nonce; a test without a line
-is a crash, and exit codes are never trusted. For ``assert <expr> == <literal>`` tests only ``<expr>`` enters the
-untrusted process: its value comes back in canonical form (built from the builtin base data, so an object whose
-``__eq__`` always answers True cannot pass) and the server compares it with the literal. Other asserts run with
-their comparisons routed through a hardened comparator held in a closure the program cannot reach by name.
+Results travel on a dedicated result pipe as lines that start with a per-run random nonce; a test without a line
+is a crash, and exit codes are never trusted. This server decides no verdict of a split test: the caller's judge
+(``judge.py``) split each test into *probes* (the expressions that need the program) and its own part, and only the
+probes come here. A child evaluates them and sends their values in the wire encoding (``_wire.py``); the server
+passes the bytes on, and the judge, in a process that never ran program code, evaluates the asserts. A test the
+judge could not split arrives whole (``T``) and runs with the older in-process hardening (a comparator held in a
+closure, pristine builtins); its verdict is flagged ``inside`` by the caller. Nothing this process holds is a
+secret: every child is a fork of it, so it never receives a test's expected side.
 
 This file must stay importable without the package and without third-party modules.
 """
@@ -32,7 +35,6 @@ import fractions
 import io
 import json
 import os
-import pickle
 import re
 import resource
 import select
@@ -43,7 +45,12 @@ import sys
 import time
 import types
 
-PROTOCOL_VERSION = 1
+try:  # started by the sandbox: this folder is on the path, the package is not imported
+    import _wire
+except ImportError:  # imported as part of the package (tests, tools)
+    from . import _wire
+
+PROTOCOL_VERSION = 2
 STATUSES = ("pass", "fail", "error", "timeout", "memory", "crash", "syntax_error", "unexecuted")
 MAX_MESSAGE = 300
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -59,7 +66,7 @@ _fork, _exit, _write, _read, _close, _kill, _killpg = os.fork, os._exit, os.writ
 _wait4, _waitpid, _monotonic, _process_time = os.wait4, os.waitpid, time.monotonic, time.process_time
 _getpid, _setpgid, _select = os.getpid, os.setpgid, select.select
 _pidfd_open = getattr(os, "pidfd_open", None)
-_dumps, _b2a = pickle.dumps, binascii.b2a_base64
+_b2a = binascii.b2a_base64
 _FunctionType = types.FunctionType
 # Tests resolve builtins here, not in the (possibly monkeypatched) builtins module the program shares.
 _PRISTINE_BUILTINS = dict(vars(builtins))
@@ -298,70 +305,6 @@ def _stdlib_imports(source: str) -> list[str]:
     return names
 
 
-class _ValueUnpickler(pickle.Unpickler):
-    _ALLOWED = {
-        ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("fractions", "Fraction"),
-        ("decimal", "Decimal"), ("_decimal", "Decimal"), ("collections", "deque"), ("__main__", "Opaque"),
-        ("_forkserver", "Opaque"), ("evolvecoder_datasets.execution._forkserver", "Opaque"),
-    }  # fmt: skip
-
-    def find_class(self, module, name):
-        if (module, name) in self._ALLOWED:
-            if name == "Opaque":
-                return Opaque
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"forbidden global {module}.{name}")
-
-
-def dump_value(value) -> bytes:
-    """Encode a test's result as one ASCII token for the result line (inverse: :func:`load_value`).
-
-    The common results (exact ``int``, ``bool``, ``None``, ``float``, ``str``) get a one-letter tag and their exact
-    text; anything else is the base64 of a pickle of its canonical form. Tagged atoms matter in isolated mode:
-    pickling allocates a pickler, memo and buffers in the forked grandchild, and each new page it writes is a
-    copy-on-write fault (measured: ~45 fewer faults per test, ~10% more tests per second).
-    """
-    t = _type(value)
-    if t is int:
-        try:
-            return b"I%d" % value
-        except ValueError:  # more digits than int/str conversion allows: pickle it
-            pass
-    elif t is bool:
-        return b"T" if value else b"F"
-    elif value is None:
-        return b"N"
-    elif t is float:
-        return b"D" + float.hex(value).encode("ascii")
-    elif t is str:
-        try:
-            return b"U" + _b2a(value.encode("utf-8"), newline=False)
-        except UnicodeEncodeError:  # lone surrogates: pickle keeps them
-            pass
-    return _b2a(_dumps(canonical(value, transport=True), protocol=4), newline=False)
-
-
-def load_value(payload: bytes):
-    """Decode a value sent by a child: a tagged atom, or a pickle of builtins and an allowlist of value classes.
-
-    Example:
-        >>> [load_value(dump_value(v)) for v in (7, True, None, -0.5, "a b", [1, (2,)])]
-        [7, True, None, -0.5, 'a b', [1, (2,)]]
-    """
-    tag = payload[:1]
-    if tag == b"I":
-        return int(payload[1:])
-    if tag in (b"T", b"F", b"N"):
-        if _len(payload) != 1:
-            raise ValueError("malformed atom")
-        return True if tag == b"T" else False if tag == b"F" else None
-    if tag == b"D":
-        return float.fromhex(payload[1:].decode("ascii"))
-    if tag == b"U":
-        return _a2b_strict(payload[1:]).decode("utf-8")
-    return _ValueUnpickler(io.BytesIO(_a2b_strict(payload))).load()
-
-
 def _a2b_strict(data: bytes) -> bytes:
     try:
         return binascii.a2b_base64(data, strict_mode=True)
@@ -411,43 +354,42 @@ class _StripCalls(ast.NodeTransformer):
 
 
 class PreparedTest:
-    """A test ready to run: ``kind`` is ``probe`` (value judged by the server), ``stmt`` or ``invalid``."""
+    """A test ready to run: ``kind`` is ``plan`` (probe steps; values go to the judge), ``stmt`` (a test the judge
+    could not split, run whole) or ``invalid``."""
 
-    __slots__ = ("kind", "code", "op", "expected", "message")
+    __slots__ = ("kind", "code", "steps", "message")
 
-    def __init__(self, kind, code=None, op=None, expected=None, message=""):
-        self.kind, self.code, self.op, self.expected, self.message = kind, code, op, expected, message
+    def __init__(self, kind, code=None, steps=(), message=""):
+        self.kind, self.code, self.steps, self.message = kind, code, steps, message
 
 
-def _literal(node: ast.AST):
+def prepare_test(spec: str) -> PreparedTest:
+    """Compile one test as the caller sent it. Never raises: a broken one becomes kind ``invalid``.
+
+    ``spec`` is ``P`` + probe steps (``x<statement>`` or ``p<expression>``, separated by ``\x1f``), ``T`` + a whole
+    test the judge could not split, or ``E`` + the reason a test is invalid.
+    """
+    tag, body = spec[:1], spec[1:]
+    if tag == "E":
+        return PreparedTest("invalid", message=body[:MAX_MESSAGE])
+    if tag == "P":
+        try:
+            steps = []
+            for part in body.split("\x1f") if body else ():
+                kind, src = part[:1], part[1:]
+                mode = "eval" if kind == "p" else "exec"
+                if kind not in ("p", "x"):
+                    raise ValueError(f"unknown step {kind!r}")
+                steps.append((kind, compile(src, "<test>", mode, dont_inherit=True)))
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as err:
+            return PreparedTest("invalid", message=f"probe does not compile: {type(err).__name__}: {err}"[:MAX_MESSAGE])
+        return PreparedTest("plan", steps=tuple(steps))
+    if tag != "T":
+        return PreparedTest("invalid", message="unknown test encoding")
     try:
-        return True, ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False, None
-
-
-def prepare_test(source: str) -> PreparedTest:
-    """Classify and compile one test string. Never raises: a broken test becomes kind ``invalid``."""
-    try:
-        tree = ast.parse(source, "<test>", "exec")
+        tree = ast.parse(body, "<test>", "exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
         return PreparedTest("invalid", message=f"test does not parse: {type(err).__name__}: {err}"[:MAX_MESSAGE])
-    body = tree.body
-    if _len(body) == 1 and _type(body[0]) is ast.Assert and _type(body[0].test) is ast.Compare:
-        cmp = body[0].test
-        if _len(cmp.ops) == 1 and _type(cmp.ops[0]) in (ast.Eq, ast.NotEq):
-            op = "eq" if _type(cmp.ops[0]) is ast.Eq else "ne"
-            left_lit, left_val = _literal(cmp.left)
-            right_lit, right_val = _literal(cmp.comparators[0])
-            if left_lit != right_lit:
-                expr = cmp.comparators[0] if left_lit else cmp.left
-                expected = left_val if left_lit else right_val
-                try:
-                    expr = ast.fix_missing_locations(_StripCalls().visit(expr))
-                    code = compile(ast.Expression(expr), "<test>", "eval", dont_inherit=True)
-                    return PreparedTest("probe", code=code, op=op, expected=expected)
-                except (SyntaxError, ValueError, MemoryError, RecursionError):
-                    pass
     # General statements: run inside a function whose closure holds the comparator, so a program cannot swap it
     # through globals(); names the test uses resolve in the program's namespace exactly as at module level.
     try:
@@ -671,6 +613,58 @@ def _devnull_std() -> None:
         _close(fd)
 
 
+_IPC_TABLES = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
+_TRACE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def remove_traces(uid: int) -> int:
+    """Remove what a job's uid left behind: System V IPC objects and entries in the shared scratch folders.
+
+    Runs in the server after every job, so the next program (another model's, another problem's) starts from
+    nothing the last one made. Files are matched by owner: the uid is the sandbox's own, so this never touches a
+    file of anyone else, even where ``/tmp`` is the host's (isolation ``none``). Returns how many were removed.
+    """
+    removed = 0
+    for table, call in _IPC_TABLES:
+        try:
+            with open(f"/proc/sysvipc/{table}", "rb") as fh:
+                header, *rows = fh.read().split(b"\n")
+        except OSError:
+            continue
+        cols = header.split()
+        try:
+            id_col = cols.index(b"shmid" if table == "shm" else b"msqid" if table == "msg" else b"semid")
+            uid_cols = [cols.index(b"uid"), cols.index(b"cuid")]
+        except ValueError:
+            continue
+        fn = getattr(_LIBC, call, None) if _LIBC is not None else None
+        for row in rows:
+            fields = row.split()
+            if _len(fields) <= max(id_col, *uid_cols) or not any(int(fields[c]) == uid for c in uid_cols):
+                continue
+            if fn is not None:  # IPC_RMID is 0: semctl(id, 0, IPC_RMID), shmctl/msgctl(id, IPC_RMID, NULL)
+                ident = int(fields[id_col])
+                removed += (fn(ident, 0, 0) if table == "sem" else fn(ident, 0, None)) == 0
+    for folder in _TRACE_DIRS:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for name in entries:
+            path = os.path.join(folder, name)
+            try:
+                if os.lstat(path).st_uid != uid:
+                    continue
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+                removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 class Limits:
     """Resource limits applied in the solution child (and inherited by its grandchildren)."""
 
@@ -680,6 +674,12 @@ class Limits:
         self.nofile = int(job.get("max_open_files", 64))
         self.nproc = int(job.get("max_processes", 32))
         self.uid = job.get("uid")
+        # The kernel's CPU cap per process: a backstop that holds even when the supervising child runs the
+        # program's code. In fast mode the solution child runs every test; otherwise each process runs one.
+        timeout, load = float(job.get("timeout_s", 1.0)), float(job.get("load_timeout_s") or 2.0)
+        n = _len(job.get("tests") or job.get("inputs") or ())
+        share = n * timeout if job.get("mode") == "fast" and job.get("kind") != "stdio" else timeout + 0.01 * n
+        self.cpu = int(load + share + 2.0) + 1
 
     def apply(self) -> None:
         for limit, value in (
@@ -688,10 +688,11 @@ class Limits:
             (resource.RLIMIT_NOFILE, self.nofile),
             (resource.RLIMIT_CORE, 0),
             (resource.RLIMIT_NPROC, self.nproc),
+            (resource.RLIMIT_CPU, self.cpu),
         ):
             if value and value > 0:
                 try:
-                    resource.setrlimit(limit, (value, value))
+                    resource.setrlimit(limit, (value, value + 1 if limit == resource.RLIMIT_CPU else value))
                 except (ValueError, OSError):
                     pass
 
@@ -836,23 +837,51 @@ def _test_globals(namespace: dict) -> dict:
     return scope
 
 
+_STEP_OK = b"t2:s1:vN"
+
+
+def _step_error(tag: bytes, err: BaseException) -> bytes:
+    status, message = _exception_status(err)
+    return b"t3:s1:%b%b%b" % (tag, _wire._str_token(status), _wire._str_token(message))
+
+
+def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
+    """Evaluate a split test's probe steps; the wire encoding of one entry per step that ran (see ``judge.judge``).
+
+    A probe that raises is recorded and the next one still runs (the judge decides whether its value was needed,
+    as ``and``/``or`` would); a set-up statement that raises ends the test there.
+    """
+    parts = []
+    for kind, code in test.steps:
+        if kind == "x":
+            try:
+                exec(code, namespace)
+            except _BaseException as err:
+                parts.append(_step_error(b"x", err))
+                break
+            parts.append(_STEP_OK)
+            continue
+        try:
+            value = eval(code, namespace)
+            parts.append(b"t2:s1:v" + _wire.encode(value, max_value))
+        except _wire.TooLarge as err:
+            parts.append(b"t3:s1:e" + _wire._str_token("fail") + _wire._str_token(str(err)))
+        except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
+            parts.append(_step_error(b"e", err))
+    return b"l%d:%b" % (_len(parts), b"".join(parts))
+
+
 def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope: dict | None = None):
     """Run one prepared test in the current process. Returns ``(status, message, payload)``.
 
     ``scope`` is a test namespace already built with :func:`_test_globals` (isolated mode builds it once in the
     solution child, so each forked grandchild does not write, and so copy, every page the namespace touches).
+    A split test always ends with status ``value``: its payload is the judge's to read.
     """
     try:
         namespace = scope if scope is not None else _test_globals(namespace)
-        if test.kind == "probe":
-            value = eval(test.code, namespace)
-            try:
-                token = dump_value(value)
-            except RecursionError:
-                return "fail", "value too deeply nested to compare", None
-            if _len(token) > max_value:
-                return "fail", f"value too large to compare ({_len(token)} bytes)", None
-            return "value", "", token
+        if test.kind == "plan":  # (fast mode builds a fresh scope per test: a test's names do not reach the next)
+            return "value", "", _b2a(_run_plan(test, namespace, max_value), newline=False)
         # The comparator reaches the test through a closure cell: rebinding a global cannot replace it.
         _FunctionType(test.code, namespace)(hardened_compare, strip_value)()
         return "pass", "", None
@@ -934,6 +963,9 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case) -> None:
         if pid == 0:
             try:
                 _setpgid(0, 0)
+                folder = "t%d" % idx  # a fresh working folder per test: no file a test writes is seen by the next
+                os.mkdir(folder, 0o700)
+                os.chdir(folder)
                 case(idx)
             finally:
                 _exit(0)
@@ -1034,6 +1066,8 @@ class _Run:
         self.last_cpu = 0.0
         self.exit_status = 0
         self.killed_after_cpu = 0.0
+        self.max_payload = 1 << 20
+        self.bytes_read = 0
 
 
 class Server:
@@ -1114,6 +1148,8 @@ class Server:
         finally:
             sweep_children()
             shutil.rmtree(workdir, ignore_errors=True)
+            if limits.uid is not None and os.geteuid() == 0:
+                remove_traces(limits.uid)
         result["id"] = job.get("id")
         return result
 
@@ -1122,6 +1158,7 @@ class Server:
         sources = job["tests"]
         n = _len(sources)
         tests = [_TESTS.get_or(src, prepare_test) for src in sources]
+        self.payloads: list = [None] * n
         statuses: list = [None] * n
         messages = [""] * n
         cpu = [0.0] * n
@@ -1144,7 +1181,7 @@ class Server:
                 break
             # Tests run in order, so the run of timeouts is broken by any test that finished in between.
             timeouts_in_a_row = (0 if progressed else timeouts_in_a_row) + 1 if outcome == "timeout" else 0
-        return {"statuses": statuses, "messages": messages, "cpu": cpu}
+        return {"statuses": statuses, "messages": messages, "cpu": cpu, "values": self.payloads}
 
     def _fork_solution(self, body) -> _Run:
         rfd, wfd = os.pipe()
@@ -1171,6 +1208,10 @@ class Server:
         stdio = job.get("kind") == "stdio"
         fast = job.get("mode") == "fast" and not stdio  # only then does the child run untrusted code per test
         run = self._fork_solution(body)
+        max_value = int(job.get("max_value_bytes", 4 << 20))
+        run.max_payload = 8 * max_value + 65536
+        # Everything a child may legitimately write: a line per test (its values base64-encoded) and a few more.
+        run.max_bytes = (_len(todo) + 4) * (run.max_payload + 4096)
         pending = collections.deque(todo)
         killed_for = self._watch(run, job, pending, tests, statuses, messages, cpu, judge_cpu=fast)
         if not pending:
@@ -1189,7 +1230,11 @@ class Server:
             for i in [current, *pending]:
                 statuses[i], messages[i] = status, message
             return "done", progressed
-        if killed_for is not None and fast:
+        if killed_for == "flood":
+            for i in [current, *pending]:
+                statuses[i], messages[i] = "crash", "the program flooded the result pipe"
+            return "done", progressed
+        if killed_for == "cpu" or (killed_for is not None and fast):
             statuses[current] = "timeout"
             messages[current] = "CPU time limit" if killed_for == "cpu" else "wall-clock backstop (blocked or sleeping)"
             cpu[current] = run.killed_after_cpu
@@ -1205,9 +1250,11 @@ class Server:
     def _watch(self, run: _Run, job, pending, tests, statuses, messages, cpu, *, judge_cpu: bool):
         """Apply S's lines until ``pending`` is empty or S ends; kill S when it overruns. Returns the kill reason.
 
-        While S loads the program (and in fast mode, while it runs a test) S itself runs untrusted code, so its
-        CPU time since the last line is judged against the limit. Otherwise S only supervises grandchildren and
-        a generous wall-clock backstop catches a wedged S.
+        S's own CPU time since its last line is always judged against the limit: while it loads the program (and in
+        fast mode, while it runs a test) it runs untrusted code, and in isolated mode it has run the program's
+        module code, so nothing it does afterwards is trusted either (a program may make it compute instead of
+        supervising). Grandchildren are capped by the kernel (``RLIMIT_CPU``) and a wall-clock backstop. Lines are
+        read as they come, but a child that floods its pipe neither starves these checks nor gets past a byte cap.
         """
         cpu_limit = float(job["timeout_s"])
         wall_limit = float(job["wall_timeout_s"])
@@ -1218,7 +1265,7 @@ class Server:
             next_check = None
             while pending:
                 untrusted_running = judge_cpu or not run.loaded
-                cpu_budget = (cpu_limit if run.loaded else load_cpu) if untrusted_running else float("inf")
+                cpu_budget = cpu_limit if run.loaded else load_cpu
                 wall_budget = wall_limit if untrusted_running else wall_limit * 1.5 + 2.0
                 if next_check is None:
                     next_check = run.last_event + min(cpu_budget, wall_budget)
@@ -1227,15 +1274,19 @@ class Server:
                     before = run.last_event
                     if not self._drain(run, job, tests, pending, statuses, messages, cpu, values):
                         break  # EOF: S is gone
+                    if run.bytes_read > run.max_bytes:
+                        killed_for = "flood"
+                        break
                     if run.last_event != before:
                         next_check = None
                     if not untrusted_running and _len(pending) > 2:
                         # S and its grandchildren write two short lines per test; reading each as it lands costs
                         # two wake-ups per test on cores the tests need. Let a few accumulate (the pipe holds 64 KiB).
                         time.sleep(_BATCH_READ_S)
-                    continue
+                    if next_check is None or _monotonic() < next_check:
+                        continue
                 elapsed = _monotonic() - run.last_event
-                used = proc_cpu_seconds(run.pid) - run.last_cpu if untrusted_running else 0.0
+                used = proc_cpu_seconds(run.pid) - run.last_cpu
                 if used >= cpu_budget or elapsed >= wall_budget:
                     killed_for = "cpu" if used >= cpu_budget else "wall"
                     run.killed_after_cpu = used
@@ -1268,6 +1319,10 @@ class Server:
             if not chunk:
                 eof = True
                 break
+            run.bytes_read += _len(chunk)
+            if run.bytes_read > run.max_bytes:
+                run.buf = b""
+                return not final  # past what any honest child writes: stop reading (the watch kills it)
             run.buf += chunk
             if _len(run.buf) > (64 << 20):
                 run.buf = b""  # a flood on the result pipe: drop it; the lines it hid become crashes
@@ -1290,7 +1345,7 @@ class Server:
         timeout = float(job["timeout_s"])
         if tag == "L":
             run.loaded = True
-            run.last_cpu = float(fields[1])
+            run.last_cpu = min(float(fields[1]), proc_cpu_seconds(run.pid) or float(fields[1]))
         elif tag in ("X", "U"):
             if tag == "U":
                 status, message = "unexecuted", "skipped after repeated timeouts"
@@ -1305,17 +1360,23 @@ class Server:
             payload, cpu_mark = (None if fields[4] == b"-" else fields[4]), float(fields[5])
             if not pending or idx != pending[0] or idx in values:
                 return  # only the first line for the test being run counts
+            kind = tests[idx].kind if tests is not None else "stdio"
             if status == "value":
-                try:
-                    status = "pass" if self._judge_value(tests[idx], payload) else "fail"
-                    message = "" if status == "pass" else "returned value differs from the expected one"
-                except Exception as err:
-                    status, message = "crash", f"unreadable result ({type(err).__name__})"
+                # A split test's values: the caller's judge reads them. Only a split test may send them.
+                if kind != "plan" or payload is None or _len(payload) > run.max_payload:
+                    status, message, payload = "crash", "malformed report", None
+                else:
+                    self.payloads[idx] = payload.decode("ascii")
+            elif status == "pass" and kind != "stmt":
+                status, message = "crash", "a child claimed a verdict it does not decide"
             elif status not in STATUSES and status != "done":
                 status, message = "crash", "unknown status"
             if job.get("mode") == "fast" and job.get("kind") != "stdio":
-                used = max(0.0, float(cpu_mark) - run.last_cpu)
-                run.last_cpu = float(cpu_mark)
+                # The child's CPU mark is only believed downwards: a lying child cannot move the baseline past the
+                # CPU time the kernel has counted for it, so the watch below still sees every second it spends.
+                mark = min(float(cpu_mark), proc_cpu_seconds(run.pid) or float(cpu_mark))
+                used = max(0.0, mark - run.last_cpu)
+                run.last_cpu = mark
                 cpu[idx] = used
                 if used > timeout:
                     status, message = "timeout", f"CPU time {used:.2f} s over the limit"
@@ -1329,6 +1390,7 @@ class Server:
             if not pending or idx != pending[0]:
                 return
             pending.popleft()
+            run.last_cpu = proc_cpu_seconds(run.pid) or run.last_cpu  # S's own time is judged per test
             cpu[idx] = float(used)
             reported = values.pop(idx, None)
             if killed or float(used) > timeout:
@@ -1348,12 +1410,6 @@ class Server:
                     messages[idx] = "segmentation fault"
                 else:
                     messages[idx] = _describe_exit(wstatus)
-
-    @staticmethod
-    def _judge_value(test: PreparedTest, payload: bytes) -> bool:
-        value = load_value(payload)
-        equal = not _has_opaque(value) and value == test.expected
-        return equal if test.op == "eq" else not equal
 
     # -- stdio jobs ------------------------------------------------------------------------------------------
     def _run_stdio(self, job: dict, limits: Limits, workdir: str) -> dict:
@@ -1378,15 +1434,37 @@ class Server:
         for i in range(n):
             if statuses[i] != "done":
                 continue
-            try:
-                with open(os.path.join(workdir, f"out{i}"), "rb") as fh:
-                    out = fh.read(cap + 1).decode("utf-8", errors="replace")
-            except OSError:
-                out = ""
+            out = _read_output(os.path.join(workdir, f"out{i}"), cap, limits.uid)
             ok = outputs_match(out, expected[i], tol)
             statuses[i] = "pass" if ok else "fail"
             messages[i] = "" if ok else "wrong output: " + repr(out[:120])
         return {"statuses": statuses, "messages": messages, "cpu": cpu}
+
+
+def _read_output(path: str, cap: int, uid) -> str:
+    """A case's output file, read safely by a server that may be root: never through a symlink, a FIFO or a
+    device the program put in its place, never a file someone else owns, never more than ``cap`` bytes."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return ""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (uid is not None and os.geteuid() == 0 and info.st_uid != uid) \
+                or info.st_nlink != 1:  # fmt: skip
+            return ""
+        chunks, left = [], cap + 1
+        while left > 0:
+            chunk = _read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= _len(chunk)
+        return b"".join(chunks).decode("utf-8", errors="replace")
+    finally:
+        _close(fd)
 
 
 def _setup_imports() -> None:

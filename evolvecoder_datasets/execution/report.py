@@ -31,6 +31,9 @@ class ExecutionReport:
         uid_dropped (`bool`): whether solutions ran as an unprivileged uid.
         infra_error (`str`, *optional*): set when the sandbox itself failed; the cells are then not the program's
             fault and callers (rewards) should not score them.
+        judged (`list[str]`): per test, where its verdict was decided: ``outside`` (by the judge, in a process that
+            never ran program code, from the values of the program's calls) or ``inside`` (a test the judge could
+            not split, run whole in the sandbox with in-process hardening only).
     """
 
     statuses: list[str]
@@ -39,6 +42,12 @@ class ExecutionReport:
     isolation: str = "none"
     uid_dropped: bool = False
     infra_error: str | None = None
+    judged: list[str] = field(default_factory=list)
+
+    @property
+    def judged_inside(self) -> int:
+        """How many verdicts were decided inside the sandbox (tests the judge could not split)."""
+        return sum(j == "inside" for j in self.judged)
 
     @property
     def passed(self) -> list[bool]:

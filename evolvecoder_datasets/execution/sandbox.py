@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import binascii
 import itertools
 import json
 import logging
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError, SandboxCrashed, SandboxError
 from .isolation import detect_isolation, server_command, server_env
+from .judge import JUDGED_INSIDE, JUDGED_OUTSIDE, judge, plan_test
 from .report import ExecutionReport
 
 logger = logging.getLogger(__name__)
@@ -172,6 +174,34 @@ class _Worker:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
+
+
+def _verdicts(job: Job, reply: dict) -> tuple[list[str], list[str], list[str]]:
+    """Statuses, messages and where each verdict was decided, from a fork server's reply.
+
+    A split test's values are judged here (see :mod:`.judge`); the server and its children decide only what they
+    observe from outside a program (timeouts, crashes, a program that did not load). No ``pass`` of a split test
+    can come from the sandbox: one that claims it is a crash.
+    """
+    statuses, messages = list(reply["statuses"]), list(reply["messages"])
+    if job.kind == "stdio":
+        return statuses, messages, [JUDGED_OUTSIDE] * len(statuses)
+    values = reply.get("values") or [None] * len(statuses)
+    judged = []
+    for i, test in enumerate(job.tests or ()):
+        plan = plan_test(str(test))
+        judged.append(JUDGED_OUTSIDE if plan.outside or plan.invalid is not None else JUDGED_INSIDE)
+        status = statuses[i]
+        if status == "value" and plan.outside and isinstance(values[i], str):
+            try:
+                payload = binascii.a2b_base64(values[i].encode("ascii"), strict_mode=True)
+            except (binascii.Error, ValueError, UnicodeEncodeError):
+                statuses[i], messages[i] = "crash", "unreadable report from the sandbox"
+                continue
+            statuses[i], messages[i] = judge(plan, payload)
+        elif status == "value" or (status == "pass" and plan.outside):
+            statuses[i], messages[i] = "crash", "the sandbox sent a verdict it does not decide"
+    return statuses, messages, judged
 
 
 def _shutdown(workers: list[_Worker], owner_pid: int) -> None:
@@ -348,7 +378,8 @@ class Sandbox:
                 raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
             message.update(inputs=list(job.inputs or ()), outputs=list(job.outputs), float_tol=job.float_tol)
         else:
-            message["tests"] = [str(t) for t in job.tests or ()]
+            # Only the program's part of each test leaves this process: its expected side stays with the judge.
+            message["tests"] = [plan_test(str(t)).wire for t in job.tests or ()]
         return message
 
     def _deadline(self, job: Job) -> float:
@@ -364,13 +395,15 @@ class Sandbox:
             for _attempt in range(2):  # a dead server is restarted once; the job is then retried
                 try:
                     reply = worker.call(self._job_message(job, worker.uid), self._deadline(job))
+                    statuses, messages, judged = _verdicts(job, reply)
                     return ExecutionReport(
-                        statuses=reply["statuses"],
-                        messages=reply["messages"],
+                        statuses=statuses,
+                        messages=messages,
                         cpu_s=reply["cpu"],
                         isolation=self.isolation or "none",
                         uid_dropped=bool(worker.hello.get("uid_drop")),
                         infra_error=reply.get("infra_error"),
+                        judged=judged,
                     )
                 except SandboxCrashed as err:
                     last_error = err

@@ -220,15 +220,16 @@ def test_fallback_isolations_still_judge_correctly(isolation):
 # --- the trusted pieces, directly ----------------------------------------------------------------------------
 
 
-def test_prepare_test_splits_literal_comparisons_from_general_statements():
-    probe = prepare_test("assert f(1, [2]) == {'a': (1, 2)}")
-    assert probe.kind == "probe" and probe.op == "eq" and probe.expected == {"a": (1, 2)}
-    flipped = prepare_test("assert -3 != g(x)")
-    assert flipped.kind == "probe" and flipped.op == "ne" and flipped.expected == -3
-    assert prepare_test("assert f(1) == g(2)").kind == "stmt"
-    assert prepare_test("x = f(1)\nassert x == 2").kind == "stmt"
-    assert prepare_test("assert f(1) < 3").kind == "stmt"
-    assert prepare_test("def broken(:").kind == "invalid"
+def test_the_server_receives_only_probes_never_the_expected_side():
+    from evolvecoder_datasets.execution.judge import plan_test
+
+    plan = plan_test("assert f(1, [2]) == {'a': (1, 2)}")
+    assert plan.outside and plan.steps == [("p", "f(1, [2])")]
+    assert "'a'" not in plan.wire and prepare_test(plan.wire).kind == "plan"
+    inside = plan_test("for i in range(3):\n    assert f(i) == i")
+    assert not inside.outside and prepare_test(inside.wire).kind == "stmt"
+    assert prepare_test(plan_test("def broken(:").wire).kind == "invalid"
+    assert prepare_test("Pq1 +").kind == "invalid" and prepare_test("?").kind == "invalid"
 
 
 def test_canonical_values_ignore_overridden_methods():

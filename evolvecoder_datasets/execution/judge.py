@@ -1,0 +1,1195 @@
+"""The judge: decides every verdict in the caller's process, which never runs program code.
+
+A test is model-written Python, and the program under test is hostile until proven otherwise. So a test is split
+before anything runs (:func:`plan_test`):
+
+* **probes** — the maximal subexpressions that need the program (``f(x)``, ``Solution().two_sum(nums, 9)``, a
+  name the program or the test's set-up code bound) plus the set-up statements that feed them. Only these go to the
+  sandbox. They hold the *inputs* of the test, never its expected side.
+* **the judge's part** — the assert itself, the expected values, the comparisons, tolerances, ``sorted``/``set``/
+  ``abs``/``math.isclose`` and any helper function the test defines from such pieces. It runs here, in a small
+  interpreter of an allowlisted expression language over the values the probes send back (decoded by
+  :mod:`._wire`, strict and bounded: no pickle, nothing callable).
+
+A test that cannot be split that way (a loop whose body calls the program, ``pytest.raises``, a regular expression)
+is *inside*: it runs whole in the sandbox with the older in-process hardening, and its report says so
+(:attr:`ExecutionReport.judged`). :func:`outside_share` counts how many tests of a suite are judged outside.
+
+Example:
+    >>> plan = plan_test("assert sorted(f([3, 1])) == [1, 3]")
+    >>> plan.outside, plan.steps
+    (True, [('p', 'f([3, 1])')])
+    >>> from evolvecoder_datasets.execution._wire import encode
+    >>> judge(plan, b"l1:t2:s1:v" + encode([3, 1]))
+    ('pass', '')
+    >>> judge(plan, b"l1:t2:s1:v" + encode([3, 2]))
+    ('fail', 'AssertionError')
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import collections
+import decimal
+import fractions
+import functools
+import math
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ._wire import CycleRef, ForeignObject, ProgramObject, WireError, decode
+
+__all__ = ["TestPlan", "plan_test", "judge", "outside_share", "JUDGED_OUTSIDE", "JUDGED_INSIDE"]
+
+JUDGED_OUTSIDE, JUDGED_INSIDE = "outside", "inside"
+MAX_MESSAGE = 300
+_STEP_BUDGET = 2_000_000  # interpreter steps per test: a model-written test that loops for ever is an error
+_MAX_ITEMS = 10_000_000  # largest sequence the judge builds (repetition, range materialisation, padding)
+_MAX_BITS = 1 << 22  # largest int the judge computes with ** or << (4 Mbit)
+_PROBE = "\x00probe"  # ast.Name ids that can never come from source code
+
+# ---------------------------------------------------------------------------------------------------------------
+# What the judge's language knows.
+# ---------------------------------------------------------------------------------------------------------------
+
+_PURE_BUILTINS = (
+    "abs", "all", "any", "bool", "chr", "complex", "dict", "divmod", "enumerate", "filter", "float", "frozenset",
+    "int", "isinstance", "len", "list", "map", "max", "min", "ord", "pow", "range", "repr", "reversed", "round",
+    "set", "sorted", "str", "sum", "tuple", "type", "zip", "bytes", "hex", "oct", "bin", "ascii", "format",
+    "hash", "iter", "next", "slice", "callable",
+)  # fmt: skip
+_CONSTANTS = {"True": True, "False": False, "None": None, "Ellipsis": Ellipsis, "NotImplemented": NotImplemented}
+_EXCEPTIONS = ("Exception", "ValueError", "TypeError", "KeyError", "IndexError", "ZeroDivisionError",
+               "AssertionError", "ArithmeticError", "AttributeError", "RuntimeError", "StopIteration")  # fmt: skip
+_MODULES = {
+    "math": {k: getattr(math, k) for k in dir(math) if not k.startswith("_")},
+    "cmath": None,  # filled below
+    "collections": {"Counter": collections.Counter, "OrderedDict": collections.OrderedDict,
+                    "deque": collections.deque, "defaultdict": collections.defaultdict},
+    "fractions": {"Fraction": fractions.Fraction},
+    "decimal": {"Decimal": decimal.Decimal},
+    "string": {k: getattr(string, k) for k in ("ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits",
+                                                "hexdigits", "octdigits", "punctuation", "whitespace", "printable")},
+    "functools": {"reduce": functools.reduce, "cmp_to_key": functools.cmp_to_key},
+}  # fmt: skip
+import cmath  # noqa: E402
+
+_MODULES["cmath"] = {k: getattr(cmath, k) for k in dir(cmath) if not k.startswith("_")}
+
+_METHODS: dict[type, frozenset] = {
+    str: frozenset("""capitalize casefold center count encode endswith expandtabs find format index isalnum isalpha
+        isascii isdecimal isdigit isidentifier islower isnumeric isprintable isspace istitle isupper join ljust lower
+        lstrip partition removeprefix removesuffix replace rfind rindex rjust rpartition rsplit rstrip split
+        splitlines startswith strip swapcase title upper zfill""".split()),
+    bytes: frozenset("count decode endswith find hex index isalnum isalpha isdigit join lower split startswith strip "
+                     "upper replace".split()),
+    list: frozenset("append clear copy count extend index insert pop remove reverse sort".split()),
+    tuple: frozenset("count index".split()),
+    dict: frozenset("clear copy get items keys pop popitem setdefault update values".split()),
+    set: frozenset("add clear copy difference difference_update discard intersection intersection_update "
+                   "isdisjoint issubset issuperset pop remove symmetric_difference union update".split()),
+    frozenset: frozenset("copy difference intersection isdisjoint issubset issuperset symmetric_difference "
+                         "union".split()),
+    int: frozenset("bit_length bit_count as_integer_ratio conjugate".split()),
+    float: frozenset("is_integer as_integer_ratio hex conjugate".split()),
+    complex: frozenset(["conjugate"]),
+    collections.deque: frozenset("append appendleft count index pop popleft copy".split()),
+    collections.Counter: frozenset("most_common elements total items keys values get copy".split()),
+}  # fmt: skip
+_ATTRIBUTES = {complex: {"real", "imag"}, int: {"real", "imag", "numerator", "denominator"},
+               float: {"real", "imag"}, fractions.Fraction: {"numerator", "denominator"},
+               range: {"start", "stop", "step"}}  # fmt: skip
+_METHOD_NAMES = frozenset().union(*_METHODS.values())
+for _t in (collections.OrderedDict, collections.defaultdict):
+    _METHODS[_t] = _METHODS[dict]
+_METHODS[bool] = _METHODS[int]
+_METHODS[fractions.Fraction] = frozenset(["limit_denominator", "as_integer_ratio"])
+_METHODS[decimal.Decimal] = frozenset(["quantize", "normalize", "to_integral_value", "is_nan"])
+
+_JUDGE_NAMES = frozenset(_PURE_BUILTINS) | frozenset(_CONSTANTS) | frozenset(_EXCEPTIONS) | {"print"}
+
+
+class _ProgramType:
+    """What ``type(x)`` is in the judge for a program-defined object: compares by class name only."""
+
+    __slots__ = ("__name__",)
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+    def __eq__(self, other):
+        return type(other) is _ProgramType and other.__name__ == self.__name__
+
+    def __hash__(self):
+        return hash(self.__name__)
+
+    def __repr__(self):
+        return f"<class '{self.__name__}'>"
+
+
+def _judge_type(value):
+    if type(value) in (ProgramObject, ForeignObject):
+        return _ProgramType(value.name)
+    if type(value) is CycleRef:
+        return _ProgramType("cycle")
+    return type(value)
+
+
+class JudgeLimit(Exception):
+    """A test that would take the judge past its bounds (too many steps, too large a value): an error verdict."""
+
+
+def _guard_size(n) -> None:
+    if isinstance(n, int) and n > _MAX_ITEMS:
+        raise JudgeLimit(f"the test builds a value of {n} items; the judge stops at {_MAX_ITEMS}")
+
+
+def _materialising(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        for a in args[:1]:
+            if type(a) is range:
+                _guard_size(len(a))
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _safe_pow(base, exp, mod=None):
+    if mod is None and isinstance(base, int) and isinstance(exp, int) and exp > 0 and abs(base) > 1:
+        if exp * base.bit_length() > _MAX_BITS:
+            raise JudgeLimit("the test computes a power too large to judge")
+    return pow(base, exp, mod) if mod is not None else pow(base, exp)
+
+
+def _judge_builtins() -> dict:
+    table = {name: getattr(builtins, name) for name in _PURE_BUILTINS}
+    for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "max", "min", "all", "any", "dict"):
+        table[name] = _materialising(table[name])
+    table["pow"] = _safe_pow
+    table["type"] = lambda *a: _judge_type(a[0]) if len(a) == 1 else _refuse("type() with three arguments")
+    table["print"] = lambda *a, **k: None
+    table.update(_CONSTANTS)
+    table.update({name: getattr(builtins, name) for name in _EXCEPTIONS})
+    return table
+
+
+def _refuse(what: str):
+    raise JudgeLimit(f"{what} is outside the judge's language")
+
+
+_BUILTIN_TABLE = _judge_builtins()
+for _name in ("factorial", "comb", "perm"):
+    _fn = getattr(math, _name)
+
+    def _bounded(*args, _fn=_fn):
+        if any(isinstance(a, int) and a > 100_000 for a in args):
+            raise JudgeLimit("the test computes a combinatorial number too large to judge")
+        return _fn(*args)
+
+    _MODULES["math"][_name] = _bounded
+_MODULES["math"]["pow"] = math.pow
+
+# ---------------------------------------------------------------------------------------------------------------
+# Planning: which parts of a test run where.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class _Inside(Exception):
+    """The test cannot be split; it runs whole inside the sandbox (flagged)."""
+
+
+@dataclass
+class TestPlan:
+    """How one test runs: sandbox ``steps`` (``('x', statement)`` or ``('p', expression)``) and the judge's part.
+
+    ``outside`` is False for a test that runs whole in the sandbox (``source`` is then sent as it is) and for a
+    test that does not parse (``invalid`` holds the reason).
+    """
+
+    source: str
+    outside: bool
+    steps: list = field(default_factory=list)
+    body: list = field(default_factory=list)  # (steps before it, ast.stmt) evaluated by the judge
+    invalid: str | None = None
+    reason: str = ""
+
+    @property
+    def wire(self) -> str:
+        """What the fork server receives for this test (never the judge's part)."""
+        if self.invalid is not None:
+            return "E" + self.invalid
+        if not self.outside:
+            return "T" + self.source
+        return "P" + "\x1f".join(kind + src for kind, src in self.steps)
+
+
+_SUPPORTED_EXPR = (
+    ast.Constant, ast.Name, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
+    ast.IfExp, ast.Subscript, ast.Slice, ast.Attribute, ast.Call, ast.Lambda, ast.ListComp, ast.SetComp,
+    ast.DictComp, ast.GeneratorExp, ast.JoinedStr, ast.FormattedValue, ast.Starred, ast.keyword, ast.comprehension,
+    ast.arguments, ast.arg, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop,
+)  # fmt: skip
+_SUPPORTED_STMT = (ast.Assert, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.If, ast.For,
+                   ast.While, ast.Break, ast.Continue, ast.Pass, ast.Raise)  # fmt: skip
+_OPERATOR_NODES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.IfExp, ast.Tuple, ast.List, ast.Set,
+                   ast.Dict, ast.JoinedStr, ast.FormattedValue, ast.Starred)  # fmt: skip
+
+
+def _bound_in(node) -> set[str]:
+    """Names a function body or a comprehension binds locally."""
+    names = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            names.add(sub.id)
+        elif isinstance(sub, ast.arg):
+            names.add(sub.arg)
+    return names
+
+
+class _DropAnnotations(ast.NodeTransformer):
+    """Annotations are documentation to the judge (``list[Any]`` needs no ``typing``)."""
+
+    def visit_arg(self, node: ast.arg):
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        self.generic_visit(node)
+        node.returns = None
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        if node.value is None:
+            return ast.copy_location(ast.Pass(), node)
+        target = self.visit(node.target)
+        return ast.copy_location(ast.Assign(targets=[target], value=self.visit(node.value)), node)
+
+
+class _Substitute(ast.NodeTransformer):
+    """Parameters replaced by the call's arguments (inlining ``check(candidate)``)."""
+
+    def __init__(self, mapping: dict) -> None:
+        self.mapping = mapping
+
+    def visit_Name(self, node: ast.Name):
+        if isinstance(node.ctx, ast.Load) and node.id in self.mapping:
+            return ast.copy_location(copy.deepcopy(self.mapping[node.id]), node)
+        return node
+
+
+def _free_names(node) -> set[str]:
+    """Names ``node`` reads that it does not bind itself (comprehension targets, lambda and function parameters)."""
+    loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    local = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Lambda, ast.FunctionDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            local |= _bound_in(sub)
+    if isinstance(node, ast.FunctionDef):
+        local |= _bound_in(node)
+    return loaded - local
+
+
+class _Planner:
+    def __init__(self, forced: set[str]) -> None:
+        self.forced = forced  # names that must live in the sandbox (the sandbox's code reads them)
+        self.judge_values: dict[str, ast.stmt] = {}  # judge-side bindings (values and helper functions)
+        self.judge_funcs: set[str] = set()
+        self.modules: set[str] = set(_MODULES)
+        self.steps: list[tuple[str, str]] = []
+        self.body: list = []
+        self.sandbox_reads: set[str] = set()
+        self.mirror: dict[str, ast.stmt] = {}
+        self.data_names: set[str] = set()  # names the test's set-up binds to what a program call returned
+        self.deferred: dict[str, ast.FunctionDef] = {}  # test helpers that call the program, not sent yet
+        self.inlining = 0
+
+    # -- classification ---------------------------------------------------------------------------------------
+    def known(self, name: str, local: frozenset = frozenset()) -> bool:
+        if name in local:
+            return True
+        if name in self.forced:
+            return False
+        return name in self.judge_values or name in _JUDGE_NAMES or name in self.modules
+
+    def depends(self, node, local: frozenset = frozenset()) -> bool:
+        return any(not self.known(n, local) for n in _free_names(node))
+
+    def callable_in_judge(self, func, local: frozenset) -> bool:
+        if isinstance(func, ast.Name):  # never a parameter: a test helper calling what it was given stays outside
+            return func.id not in local and self.known(func.id, local) and (
+                func.id in _BUILTIN_TABLE or func.id in self.judge_funcs)
+        if isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and func.value.id in self.modules and self.known(func.value.id, local):
+                return func.attr in (_MODULES.get(func.value.id) or {})
+            return func.attr in _METHOD_NAMES and self.supported(func.value, local)
+        if isinstance(func, ast.Lambda):
+            return self.supported(func, local)
+        return False
+
+    def supported(self, node, local: frozenset = frozenset()) -> bool:
+        """Whether the judge can evaluate ``node`` by itself (no program names, only its language)."""
+        for sub in ast.walk(node):
+            if not isinstance(sub, _SUPPORTED_EXPR):
+                return False
+            if isinstance(sub, ast.Attribute) and sub.attr.startswith("__") and sub.attr != "__name__":
+                return False
+        inner = local | frozenset(_bound_in(node) if isinstance(node, (ast.Lambda,)) else ())
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                inner = inner | frozenset(_bound_in(sub))
+        if self.depends(node, inner):
+            return False
+        return all(self.callable_in_judge(sub.func, inner) for sub in ast.walk(node) if isinstance(sub, ast.Call))
+
+    def pure_function(self, fn: ast.FunctionDef) -> bool:
+        """A helper the test defines from judge pieces only (e.g. LeetCode's ``assert_<name>(result, expected)``)."""
+        if fn.decorator_list or fn.args.vararg or fn.args.kwarg or fn.args.posonlyargs or fn.args.kwonlyargs:
+            return False
+        local = frozenset(_bound_in(fn)) | {fn.name}
+        for sub in ast.walk(fn):
+            if sub is fn:
+                continue
+            if isinstance(sub, (ast.stmt,)) and not isinstance(sub, _SUPPORTED_STMT):
+                return False
+            if isinstance(sub, ast.expr) and not isinstance(sub, _SUPPORTED_EXPR):
+                return False
+            if isinstance(sub, ast.Attribute) and sub.attr.startswith("__") and sub.attr != "__name__":
+                return False
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and not self.known(sub.id, local):
+                return False
+            if isinstance(sub, ast.Call) and not self.callable_in_judge(sub.func, local):
+                return False
+        return True
+
+    # -- probes -------------------------------------------------------------------------------------------------
+    def probe(self, node) -> ast.expr:
+        src = ast.unparse(node)
+        self.release(_free_names(node))
+        self.sandbox_reads |= _free_names(node)
+        k = len(self.steps)
+        self.steps.append(("p", src))
+        return ast.copy_location(ast.Name(id=f"{_PROBE}{k}", ctx=ast.Load()), node)
+
+    def split(self, node, local: frozenset = frozenset()) -> ast.expr:
+        """The judge's expression for ``node``, with program-dependent subexpressions replaced by probes."""
+        if not self.depends(node, local):
+            if self.supported(node, local):
+                return node
+            raise _Inside(f"outside the judge's language: {ast.unparse(node)[:80]}")
+        if isinstance(node, _OPERATOR_NODES):
+            return self._split_children(node, local)
+        if isinstance(node, ast.Call):
+            if self.callable_in_judge(node.func, local) and not isinstance(node.func, ast.Attribute):
+                return self._split_children(node, local)
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.modules \
+                    and self.known(func.value.id, local):  # math.isclose(f(x), 0.5)  # fmt: skip
+                return self._split_children(node, local)
+            if isinstance(func, ast.Attribute) and func.attr in _METHOD_NAMES and self._value_like(func.value):
+                receiver = self.split(func.value, local)
+                args = [self.split(a, local) for a in node.args]
+                keywords = [ast.keyword(arg=k.arg, value=self.split(k.value, local)) for k in node.keywords]
+                return ast.copy_location(
+                    ast.Call(func=ast.Attribute(value=receiver, attr=func.attr, ctx=ast.Load()), args=args,
+                             keywords=keywords), node)  # fmt: skip
+            return self.probe(node)
+        if isinstance(node, ast.Subscript):
+            if not self.depends(node.value, local) or self._value_like(node.value):
+                value = self.split(node.value, local)
+                return ast.copy_location(
+                    ast.Subscript(value=value, slice=self.split(node.slice, local), ctx=ast.Load()), node)
+            return self.probe(node)
+        if isinstance(node, ast.Slice):
+            parts = {k: (self.split(getattr(node, k), local) if getattr(node, k) is not None else None)
+                     for k in ("lower", "upper", "step")}  # fmt: skip
+            return ast.copy_location(ast.Slice(**parts), node)
+        if isinstance(node, ast.Attribute) and self._value_like(node.value) and not node.attr.startswith("_"):
+            return ast.copy_location(ast.Attribute(value=self.split(node.value, local), attr=node.attr,
+                                                   ctx=ast.Load()), node)  # fmt: skip
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            split = self.comprehension(node, local)
+            if split is not None:
+                return split
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Lambda, ast.NamedExpr,
+                             ast.Await, ast.Yield, ast.YieldFrom)):
+            raise _Inside("a comprehension or lambda that calls the program")
+        return self.probe(node)
+
+    def _value_like(self, node) -> bool:
+        """Whether ``node`` yields a value the judge may take apart (a call result, not a program object's name).
+
+        ``f(x).split()`` and ``f(x)[0]`` apply a builtin method or an index to what the program returned: the judge
+        does that on the decoded value, so a ``str`` subclass with a lying ``split`` has no say. A name or a
+        constructor call (``cache.get(1)``, ``Solution().count(3)``) is a program object whose methods are its own.
+        """
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            return not name[:1].isupper()
+        if isinstance(node, ast.Name):
+            return node.id in self.data_names
+        return isinstance(node, (ast.Subscript, ast.BinOp, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
+                                 ast.JoinedStr))  # fmt: skip
+
+    def _split_children(self, node, local):
+        new = type(node)()
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(new, name, [self.split(v, local) if isinstance(v, ast.expr) else
+                                    self._split_keyword(v, local) if isinstance(v, ast.keyword) else v
+                                    for v in value])  # fmt: skip
+            elif isinstance(value, ast.expr):
+                setattr(new, name, self.split(value, local))
+            else:
+                setattr(new, name, value)
+        return ast.copy_location(new, node)
+
+    def _split_keyword(self, kw: ast.keyword, local):
+        return ast.keyword(arg=kw.arg, value=self.split(kw.value, local))
+
+    # -- statements -------------------------------------------------------------------------------------------
+    def sandbox(self, stmt: ast.stmt) -> None:
+        self.release(_free_names(stmt))
+        self.sandbox_reads |= _free_names(stmt)
+        self.steps.append(("x", ast.unparse(stmt)))
+
+    def judge_stmt(self, stmt: ast.stmt) -> None:
+        self.body.append((len(self.steps), stmt))
+
+    def targets(self, target) -> list[str] | None:
+        if isinstance(target, ast.Name):
+            return [target.id]
+        if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+            return [e.id for e in target.elts]
+        return None
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self.mirror_now(stmt)
+            for alias in stmt.names:
+                bound = (alias.asname or alias.name).partition(".")[0]
+                judge_ok = isinstance(stmt, ast.Import) and alias.name in _MODULES and bound not in self.forced
+                if isinstance(stmt, ast.ImportFrom) and stmt.module in _MODULES and stmt.level == 0 \
+                        and alias.name in (_MODULES[stmt.module] or {}) and bound not in self.forced:  # fmt: skip
+                    self.judge_values[bound] = stmt
+                    self.judge_funcs.add(bound)
+                elif judge_ok:
+                    self.modules.add(bound)
+                else:
+                    self.modules.discard(bound)
+                    self.judge_values.pop(bound, None)
+                    self.forced.add(bound)
+            return
+        if isinstance(stmt, ast.Assert):
+            test = self.split(stmt.test)
+            msg = stmt.msg if stmt.msg is not None and self.supported(stmt.msg) else None
+            self.judge_stmt(ast.copy_location(ast.Assert(test=test, msg=msg), stmt))
+            return
+        if isinstance(stmt, ast.FunctionDef):
+            stmt = _DropAnnotations().visit(copy.deepcopy(stmt))
+            if stmt.name not in self.forced and self.pure_function(stmt):
+                self.judge_values[stmt.name] = stmt
+                self.judge_funcs.add(stmt.name)
+                self.judge_stmt(stmt)
+                self.mirror[stmt.name] = stmt
+            else:
+                # Sent to the sandbox only when its code calls it: a ``check(candidate)`` that the test calls once
+                # is inlined instead, and its expected values stay here.
+                self.unbind(stmt.name)
+                self.deferred[stmt.name] = stmt
+            return
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = stmt.value
+            if value is None:
+                return
+            names = [self.targets(t) for t in targets]
+            if len(targets) == 1 and names[0] and isinstance(value, (ast.Tuple, ast.List)) and \
+                    isinstance(targets[0], (ast.Tuple, ast.List)) and len(names[0]) == len(value.elts) and \
+                    not any(isinstance(e, ast.Starred) for e in value.elts):  # fmt: skip
+                for name, part in zip(names[0], value.elts):  # a, b = (1, [2]): one binding each
+                    self.statement(ast.copy_location(
+                        ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=part), stmt))
+                return
+            flat = [n for group in names if group for n in group]
+            if all(names) and not self.depends(value) and self.supported(value) and not (set(flat) & self.forced):
+                for name in flat:
+                    self.judge_values[name] = stmt
+                    self.judge_funcs.discard(name)
+                    self.mirror[name] = stmt
+                self.judge_stmt(stmt)
+                return
+            if all(names):
+                for name in flat:
+                    self.unbind(name)
+                if self._value_like(value):
+                    self.data_names.update(flat)
+                self.sandbox(stmt)
+                return
+            # a[0] = ..., obj.attr = ...: where the container lives decides
+            bases = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if bases and all(self.known(b) for b in bases) and self.supported(value):
+                self.judge_stmt(stmt)
+            else:
+                self.sandbox(stmt)
+            return
+        if isinstance(stmt, ast.AugAssign):
+            target = stmt.target
+            if isinstance(target, ast.Name) and self.known(target.id) and self.supported(stmt.value):
+                self.judge_stmt(stmt)
+                self.mirror.setdefault(target.id, stmt)
+            else:
+                if isinstance(target, ast.Name):
+                    self.unbind(target.id)
+                self.sandbox(stmt)
+            return
+        if isinstance(stmt, ast.Expr):
+            value = stmt.value
+            if isinstance(value, ast.Constant):
+                return  # a docstring or a bare constant
+            inlined = self.inline(value)
+            if inlined is not None:
+                self.inlining += 1
+                if self.inlining > 8:
+                    raise _Inside("helpers nested too deeply to inline")
+                for inner in inlined:
+                    self.statement(inner)
+                self.inlining -= 1
+                return
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.judge_funcs:
+                self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
+                return
+            if self.depends(value):
+                self.sandbox(stmt)
+            elif self.supported(value):
+                self.judge_stmt(stmt)
+            else:
+                raise _Inside("a statement outside the judge's language")
+            return
+        if isinstance(stmt, ast.Pass):
+            return
+        has_assert = any(isinstance(s, ast.Assert) for s in ast.walk(stmt))
+        if isinstance(stmt, (ast.If, ast.For, ast.While)) and not self.depends(stmt) and self._pure_block(stmt):
+            self.judge_stmt(stmt)
+            return
+        if has_assert:
+            raise _Inside(f"a {type(stmt).__name__.lower()} block with asserts that call the program")
+        for name in _bound_in(stmt) | ({stmt.name} if isinstance(stmt, (ast.ClassDef, ast.AsyncFunctionDef)) else set()):
+            self.unbind(name)
+        self.sandbox(stmt)
+
+    def inline(self, call) -> list | None:
+        """The body of a deferred test helper called as a statement with plain arguments, parameters substituted."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.deferred):
+            return None
+        fn = self.deferred[call.func.id]
+        params = [a.arg for a in fn.args.args]
+        if call.keywords or fn.decorator_list or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or \
+                len(call.args) != len(params) or fn.args.defaults:  # fmt: skip
+            return None
+        if not all(isinstance(a, (ast.Name, ast.Constant)) for a in call.args):
+            return None
+        for sub in ast.walk(fn):
+            if sub is not fn and isinstance(sub, (ast.Return, ast.FunctionDef, ast.Lambda, ast.Global, ast.Nonlocal,
+                                                 ast.Yield, ast.YieldFrom)):  # fmt: skip
+                if not (isinstance(sub, ast.Return) and sub.value is None):
+                    return None
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and sub.id in params:
+                return None
+        mapping = dict(zip(params, call.args))
+        return [_Substitute(mapping).visit(copy.deepcopy(s)) for s in fn.body if not isinstance(s, ast.Return)]
+
+    def release(self, names: set[str]) -> None:
+        """Send deferred helper definitions that sandbox code is about to read (and those they read)."""
+        todo = [n for n in names if n in self.deferred]
+        while todo:
+            name = todo.pop()
+            fn = self.deferred.pop(name, None)
+            if fn is None:
+                continue
+            self.sandbox_reads |= _free_names(fn)
+            self.steps.append(("x", ast.unparse(fn)))
+            todo.extend(n for n in _free_names(fn) if n in self.deferred)
+
+    def _pure_block(self, stmt) -> bool:
+        fn = ast.FunctionDef(name="_block_", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                             kw_defaults=[], defaults=[]), body=[stmt], decorator_list=[], returns=None,
+                             type_params=[])  # fmt: skip
+        return self.pure_function(fn)
+
+    def unbind(self, name: str) -> None:
+        self.data_names.discard(name)
+        self.judge_values.pop(name, None)
+        self.judge_funcs.discard(name)
+        self.forced.add(name)
+
+    def mirror_now(self, stmt) -> None:
+        self.steps.append(("x", ast.unparse(stmt)))
+
+    def comprehension(self, node, local: frozenset) -> ast.expr | None:
+        """``[tuple(p) for p in f(x)]``: only the first iterable needs the program; the rest is the judge's."""
+        first = node.generators[0]
+        inner = local | frozenset(_bound_in(node))
+        rest = [first.target, *first.ifs, *node.generators[1:]]
+        rest += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        if any(g.is_async for g in node.generators) or not all(self.supported(r, inner) for r in rest
+                                                               if not isinstance(r, ast.comprehension)):
+            return None
+        if not all(self.supported(g.iter, inner) and all(self.supported(c, inner) for c in g.ifs)
+                   for g in node.generators[1:]):
+            return None
+        new = copy.copy(node)
+        new.generators = [ast.comprehension(target=first.target, iter=self.split(first.iter, local), ifs=first.ifs,
+                                            is_async=0), *node.generators[1:]]
+        return ast.copy_location(new, node)
+
+
+def _plan(source: str, tree: ast.Module) -> TestPlan:
+    forced: set[str] = set()
+    for _ in range(8):
+        planner = _Planner(set(forced))
+        for stmt in tree.body:
+            planner.statement(stmt)
+        # Judge-side bindings that the sandbox's code reads must live there too: re-plan with them forced there.
+        need = {n for n in planner.sandbox_reads if n in planner.judge_values} - forced
+        if not need:
+            if not planner.body:
+                raise _Inside("no assert to judge")
+            return TestPlan(source, True, planner.steps, planner.body)
+        forced |= need
+    raise _Inside("test bindings shared between the judge and the program")
+
+
+@functools.lru_cache(maxsize=8192)
+def plan_test(source: str) -> TestPlan:
+    """Split one test into the program's part (sandbox steps) and the judge's part. Never raises.
+
+    Example:
+        >>> plan_test("assert abs(area(2) - 12.566) < 1e-3").steps
+        [('p', 'area(2)')]
+        >>> plan_test("for i in range(3):\\n    assert f(i) == i").outside
+        False
+        >>> plan_test("assert f(").invalid is not None
+        True
+    """
+    try:
+        tree = ast.parse(source, "<test>", "exec")
+        compile(tree, "<test>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
+        return TestPlan(source, False, invalid=f"test does not parse: {type(err).__name__}: {err}"[:MAX_MESSAGE])
+    try:
+        return _plan(source, tree)
+    except _Inside as why:
+        return TestPlan(source, False, reason=str(why))
+    except RecursionError:
+        return TestPlan(source, False, reason="test too deeply nested to split")
+
+
+def outside_share(tests: Iterable[str]) -> float:
+    """Fraction of ``tests`` whose verdict the judge decides outside the sandbox.
+
+    Example:
+        >>> outside_share(["assert f(1) == 2", "for i in range(2):\\n    assert f(i)"])
+        0.5
+    """
+    tests = list(tests)
+    return sum(plan_test(t).outside for t in tests) / len(tests) if tests else 1.0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The interpreter: the judge's part, evaluated over decoded values.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class _ProbeFailed(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class _Return(Exception):
+    def __init__(self, value) -> None:
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+_BINOPS = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+    ast.Pow: _safe_pow, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+    ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b, ast.BitAnd: lambda a, b: a & b,
+}  # fmt: skip
+_CMPOPS = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b, ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}  # fmt: skip
+_SEQUENCES = (str, bytes, list, tuple)
+
+
+def _guard_binop(op, a, b) -> None:
+    if isinstance(op, ast.Mult):
+        for seq, n in ((a, b), (b, a)):
+            if isinstance(seq, _SEQUENCES) and isinstance(n, int):
+                _guard_size(len(seq) * n)
+    elif isinstance(op, ast.LShift) and isinstance(b, int) and b > _MAX_BITS:
+        raise JudgeLimit("the test shifts an int too far to judge")
+    elif isinstance(op, ast.Add) and isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
+        _guard_size(len(a) + len(b))
+
+
+class _Function:
+    """A helper function or lambda the test defines, run by the interpreter (callable by judge builtins too)."""
+
+    def __init__(self, interp: _Interpreter, params: list[str], defaults: list, body, env: dict, expr: bool) -> None:
+        self.interp, self.params, self.defaults, self.body, self.env, self.expr = interp, params, defaults, body, env, expr
+
+    def __call__(self, *args, **kwargs):
+        if len(args) > len(self.params):
+            raise TypeError("too many arguments")
+        local = dict(self.env)
+        bound = dict(zip(self.params, args))
+        for key, value in kwargs.items():
+            if key not in self.params or key in bound:
+                raise TypeError(f"unexpected argument {key!r}")
+            bound[key] = value
+        first_default = len(self.params) - len(self.defaults)
+        for i, name in enumerate(self.params):
+            if name not in bound:
+                if i < first_default:
+                    raise TypeError(f"missing argument {name!r}")
+                bound[name] = self.defaults[i - first_default]
+        local.update(bound)
+        if self.expr:
+            return self.interp.eval(self.body, local)
+        try:
+            self.interp.block(self.body, local)
+        except _Return as ret:
+            return ret.value
+        return None
+
+
+class _Interpreter:
+    def __init__(self, probes: list) -> None:
+        self.probes = probes
+        self.steps = 0
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > _STEP_BUDGET:
+            raise JudgeLimit("the test takes too many steps to judge")
+
+    # -- statements -------------------------------------------------------------------------------------------
+    def block(self, stmts, env: dict) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, env)
+
+    def stmt(self, node, env: dict) -> None:
+        self.tick()
+        t = type(node)
+        if t is ast.Assert:
+            if not self.eval(node.test, env):
+                message = ""
+                if node.msg is not None:
+                    try:
+                        message = str(self.eval(node.msg, env))
+                    except Exception:  # noqa: BLE001 - the message itself failed: keep the plain assertion
+                        message = ""
+                raise AssertionError(message)
+        elif t is ast.Expr:
+            self.eval(node.value, env)
+        elif t is ast.Assign:
+            value = self.eval(node.value, env)
+            for target in node.targets:
+                self.assign(target, value, env)
+        elif t is ast.AnnAssign:
+            if node.value is not None:
+                self.assign(node.target, self.eval(node.value, env), env)
+        elif t is ast.AugAssign:
+            current = self.eval(_as_load(node.target), env)
+            value = self.eval(node.value, env)
+            _guard_binop(node.op, current, value)
+            self.assign(node.target, _BINOPS[type(node.op)](current, value), env)
+        elif t is ast.FunctionDef:
+            env[node.name] = self.function(node, env)
+        elif t is ast.Return:
+            raise _Return(self.eval(node.value, env) if node.value is not None else None)
+        elif t is ast.If:
+            self.block(node.body if self.eval(node.test, env) else node.orelse, env)
+        elif t is ast.For:
+            iterable = self.eval(node.iter, env)
+            broke = False
+            for item in iterable:
+                self.tick()
+                self.assign(node.target, item, env)
+                try:
+                    self.block(node.body, env)
+                except _Break:
+                    broke = True
+                    break
+                except _Continue:
+                    continue
+            if not broke:
+                self.block(node.orelse, env)
+        elif t is ast.While:
+            broke = False
+            while self.eval(node.test, env):
+                self.tick()
+                try:
+                    self.block(node.body, env)
+                except _Break:
+                    broke = True
+                    break
+                except _Continue:
+                    continue
+            if not broke:
+                self.block(node.orelse, env)
+        elif t is ast.Break:
+            raise _Break()
+        elif t is ast.Continue:
+            raise _Continue()
+        elif t is ast.Pass:
+            pass
+        elif t is ast.Raise:
+            exc = self.eval(node.exc, env) if node.exc is not None else AssertionError()
+            if isinstance(exc, type) and issubclass(exc, BaseException):
+                exc = exc()
+            if not isinstance(exc, Exception):
+                raise TypeError("exceptions must derive from BaseException")
+            raise exc
+        elif t in (ast.Import, ast.ImportFrom):
+            for alias in node.names:
+                if t is ast.Import:
+                    env[(alias.asname or alias.name).partition(".")[0]] = _ModuleView(alias.name)
+                else:
+                    env[alias.asname or alias.name] = _MODULES[node.module][alias.name]
+        else:  # pragma: no cover - the planner never hands other statements to the judge
+            raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+
+    def function(self, node: ast.FunctionDef, env: dict) -> _Function:
+        params = [a.arg for a in node.args.args]
+        defaults = [self.eval(d, env) for d in node.args.defaults]
+        return _Function(self, params, defaults, node.body, env, expr=False)
+
+    def assign(self, target, value, env: dict) -> None:
+        t = type(target)
+        if t is ast.Name:
+            env[target.id] = value
+        elif t in (ast.Tuple, ast.List):
+            starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+            items = list(value)
+            if starred:
+                i = starred[0]
+                after = len(target.elts) - i - 1
+                if len(items) < len(target.elts) - 1:
+                    raise ValueError("not enough values to unpack")
+                parts = items[:i] + [items[i: len(items) - after]] + items[len(items) - after:]
+                for elt, part in zip(target.elts, parts):
+                    self.assign(elt.value if isinstance(elt, ast.Starred) else elt, part, env)
+                return
+            if len(items) != len(target.elts):
+                raise ValueError(f"cannot unpack {len(items)} values into {len(target.elts)}")
+            for elt, item in zip(target.elts, items):
+                self.assign(elt, item, env)
+        elif t is ast.Subscript:
+            container = self.eval(target.value, env)
+            _check_data(container)
+            container[self.eval(target.slice, env)] = value
+        else:
+            raise JudgeLimit(f"assignment to {t.__name__} is outside the judge's language")
+
+    # -- expressions ------------------------------------------------------------------------------------------
+    def eval(self, node, env: dict):
+        self.tick()
+        t = type(node)
+        if t is ast.Constant:
+            return node.value
+        if t is ast.Name:
+            name = node.id
+            if name.startswith(_PROBE):
+                entry = self.probes[int(name[len(_PROBE):])]
+                if entry[0] == "v":
+                    return entry[1]
+                raise _ProbeFailed(entry[1], entry[2])
+            if name in env:
+                return env[name]
+            if name in _BUILTIN_TABLE:
+                return _BUILTIN_TABLE[name]
+            if name in _MODULES:
+                return _ModuleView(name)
+            raise NameError(f"name {name!r} is not defined")
+        if t is ast.Compare:
+            left = self.eval(node.left, env)
+            for op, comparator in zip(node.ops, node.comparators):
+                right = self.eval(comparator, env)
+                if not _CMPOPS[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if t is ast.BoolOp:
+            is_and = type(node.op) is ast.And
+            value = None
+            for operand in node.values:
+                value = self.eval(operand, env)
+                if bool(value) != is_and:
+                    return value
+            return value
+        if t is ast.UnaryOp:
+            operand = self.eval(node.operand, env)
+            op = type(node.op)
+            if op is ast.Not:
+                return not operand
+            if op is ast.USub:
+                return -operand
+            if op is ast.UAdd:
+                return +operand
+            return ~operand
+        if t is ast.BinOp:
+            left, right = self.eval(node.left, env), self.eval(node.right, env)
+            _guard_binop(node.op, left, right)
+            return _BINOPS[type(node.op)](left, right)
+        if t is ast.IfExp:
+            return self.eval(node.body if self.eval(node.test, env) else node.orelse, env)
+        if t in (ast.Tuple, ast.List, ast.Set):
+            items = []
+            for elt in node.elts:
+                if type(elt) is ast.Starred:
+                    items.extend(self.eval(elt.value, env))
+                else:
+                    items.append(self.eval(elt, env))
+            return tuple(items) if t is ast.Tuple else items if t is ast.List else set(items)
+        if t is ast.Dict:
+            out = {}
+            for key, value in zip(node.keys, node.values):
+                if key is None:
+                    out.update(self.eval(value, env))
+                else:
+                    out[self.eval(key, env)] = self.eval(value, env)
+            return out
+        if t is ast.Subscript:
+            value = self.eval(node.value, env)
+            _check_data(value)
+            return value[self.eval(node.slice, env)]
+        if t is ast.Slice:
+            return slice(*(self.eval(p, env) if p is not None else None for p in (node.lower, node.upper, node.step)))
+        if t is ast.Attribute:
+            return self.attribute(self.eval(node.value, env), node.attr)
+        if t is ast.Call:
+            func = self.eval(node.func, env)
+            args = []
+            for a in node.args:
+                if type(a) is ast.Starred:
+                    args.extend(self.eval(a.value, env))
+                else:
+                    args.append(self.eval(a, env))
+            kwargs = {}
+            for kw in node.keywords:
+                if kw.arg is None:
+                    kwargs.update(self.eval(kw.value, env))
+                else:
+                    kwargs[kw.arg] = self.eval(kw.value, env)
+            return func(*args, **kwargs)
+        if t is ast.Lambda:
+            params = [a.arg for a in node.args.args]
+            defaults = [self.eval(d, env) for d in node.args.defaults]
+            return _Function(self, params, defaults, node.body, env, expr=True)
+        if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            return self.comprehension(node, env)
+        if t is ast.JoinedStr:
+            return "".join(str(self.eval(v, env)) for v in node.values)
+        if t is ast.FormattedValue:
+            value = self.eval(node.value, env)
+            if node.conversion == ord("r"):
+                value = repr(value)
+            elif node.conversion == ord("s"):
+                value = str(value)
+            elif node.conversion == ord("a"):
+                value = ascii(value)
+            spec = self.eval(node.format_spec, env) if node.format_spec is not None else ""
+            return format(value, spec)
+        raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+
+    def comprehension(self, node, env: dict):
+        out_list: list = []
+        out_dict: dict = {}
+        local = dict(env)
+
+        def loop(i: int) -> None:
+            if i == len(node.generators):
+                self.tick()
+                if type(node) is ast.DictComp:
+                    out_dict[self.eval(node.key, local)] = self.eval(node.value, local)
+                else:
+                    out_list.append(self.eval(node.elt, local))
+                return
+            gen = node.generators[i]
+            for item in self.eval(gen.iter, local):
+                self.tick()
+                self.assign(gen.target, item, local)
+                if all(self.eval(cond, local) for cond in gen.ifs):
+                    loop(i + 1)
+
+        loop(0)
+        t = type(node)
+        if t is ast.DictComp:
+            return out_dict
+        if t is ast.SetComp:
+            return set(out_list)
+        if t is ast.GeneratorExp:
+            return iter(out_list)
+        return out_list
+
+    def attribute(self, value, attr: str):
+        if type(value) is _ModuleView:
+            return value.get(attr)
+        if type(value) is ProgramObject:
+            if attr in value.fields:
+                return value.fields[attr]
+            raise AttributeError(f"{value.name} object has no data attribute {attr!r} (its methods stay in the sandbox)")
+        if type(value) is _ProgramType and attr == "__name__":
+            return value.__name__
+        if isinstance(value, type) and attr == "__name__":
+            return value.__name__
+        kind = type(value)
+        if attr in _METHODS.get(kind, ()):
+            method = getattr(value, attr)
+            if attr in ("zfill", "center", "ljust", "rjust"):
+                return _padding_guard(method)
+            if attr in ("replace", "join", "expandtabs"):
+                return _result_guard(method)
+            return method
+        if attr in _ATTRIBUTES.get(kind, ()):
+            return getattr(value, attr)
+        if isinstance(value, tuple) and attr in getattr(kind, "_fields", ()):  # a named tuple the wire rebuilt
+            return getattr(value, attr)
+        if isinstance(value, tuple) and attr in ("count", "index"):
+            return getattr(value, attr)
+        if kind in (dict, collections.Counter) and attr in _METHODS[dict]:
+            return getattr(value, attr)
+        raise AttributeError(f"{kind.__name__!s} value has no attribute {attr!r} in the judge's language")
+
+
+def _padding_guard(method):
+    def call(width, *rest):
+        _guard_size(width)
+        return method(width, *rest)
+
+    return call
+
+
+def _result_guard(method):
+    def call(*args):
+        result = method(*args)
+        _guard_size(len(result))
+        return result
+
+    return call
+
+
+def _check_data(value) -> None:
+    if type(value) in (ProgramObject, ForeignObject, CycleRef, _ModuleView):
+        raise TypeError(f"{value!r} cannot be indexed by the judge")
+
+
+class _ModuleView:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def get(self, attr: str):
+        table = _MODULES.get(self.name) or {}
+        if attr not in table:
+            raise AttributeError(f"{self.name}.{attr} is outside the judge's language")
+        return table[attr]
+
+
+def _as_load(target):
+    if isinstance(target, ast.Name):
+        return ast.Name(id=target.id, ctx=ast.Load())
+    if isinstance(target, ast.Subscript):
+        return ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
+    raise JudgeLimit("augmented assignment to this target is outside the judge's language")
+
+
+_PROBE_STATUSES = frozenset({"fail", "error", "memory", "timeout", "crash"})
+
+
+def _entries(payload: bytes, expected: int) -> list:
+    entries = decode(payload)
+    if type(entries) is not list or len(entries) > expected:
+        raise WireError("the report does not match the test's probes")
+    out = []
+    for entry in entries:
+        if type(entry) is not tuple or not entry or type(entry[0]) is not str:
+            raise WireError("malformed probe entry")
+        if entry[0] == "v" and len(entry) == 2:
+            out.append(entry)
+        elif entry[0] == "e" and len(entry) == 3 and entry[1] in _PROBE_STATUSES and type(entry[2]) is str:
+            out.append(entry)
+        elif entry[0] == "x" and len(entry) == 3 and entry[1] in _PROBE_STATUSES and type(entry[2]) is str:
+            out.append(entry)
+        else:
+            raise WireError("malformed probe entry")
+    return out
+
+
+def judge(plan: TestPlan, payload: bytes) -> tuple[str, str]:
+    """The verdict of one split test from what its probes sent back: ``(status, message)``.
+
+    ``payload`` is the wire encoding of a list with one entry per sandbox step that ran: ``("v", value)`` for a
+    probe's value, ``("e", status, message)`` for a probe that raised, ``("x", status, message)`` for a set-up
+    statement that raised (the sandbox stops there). Anything else is a ``crash``, never a pass.
+
+    Example:
+        >>> from evolvecoder_datasets.execution._wire import encode
+        >>> judge(plan_test("assert f(2) == 4"), encode([("v", 4)]))
+        ('pass', '')
+        >>> judge(plan_test("assert f(2) == 4"), encode([("e", "error", "ZeroDivisionError: division by zero")]))
+        ('error', 'ZeroDivisionError: division by zero')
+    """
+    try:
+        entries = _entries(payload, len(plan.steps))
+    except (WireError, RecursionError, MemoryError) as err:
+        return "crash", f"unreadable report from the sandbox ({err})"[:MAX_MESSAGE]
+    stopped = next((i for i, e in enumerate(entries) if e[0] == "x"), None)
+    if stopped is None and len(entries) != len(plan.steps):
+        return "crash", "the sandbox reported fewer values than the test has probes"
+    interp = _Interpreter(entries)
+    env: dict = {}
+    try:
+        for position, stmt in plan.body:
+            if stopped is not None and position > stopped:
+                break
+            interp.stmt(stmt, env)
+    except _ProbeFailed as failed:
+        return failed.status, failed.message[:MAX_MESSAGE]
+    except AssertionError as err:
+        text = str(err)
+        return "fail", ("AssertionError: " + text if text else "AssertionError")[:MAX_MESSAGE]
+    except JudgeLimit as err:
+        return "error", f"judge: {err}"[:MAX_MESSAGE]
+    except MemoryError:
+        return "error", "judge: the test needs too much memory"
+    except RecursionError:
+        return "error", "judge: the test recurses too deeply"
+    except (_Return, _Break, _Continue):
+        return "error", "SyntaxError: 'return', 'break' or 'continue' outside its block"
+    except Exception as err:  # noqa: BLE001 - the test's own operations raise like Python would
+        return "error", f"{type(err).__name__}: {err}"[:MAX_MESSAGE]
+    if stopped is not None:
+        return entries[stopped][1], entries[stopped][2][:MAX_MESSAGE]
+    return "pass", ""
