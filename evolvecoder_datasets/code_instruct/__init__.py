@@ -6,9 +6,11 @@ uses the repository (and is not a benchmark copy, a weak test or a duplicate); t
 environment, the test must fail without the solution and pass with it.
 
 Pieces, one module each: :mod:`.repository` (intake), :mod:`.environment` (per-repository venv, sandboxed pytest
-verdicts), :mod:`.seeds` (code windows), :mod:`.gates`, :mod:`.pipeline` (LLM calls, retries, verification, yield
-report) and :mod:`.export` (dataset rows, task folders). Importing this package imports neither torch nor the
-LLM clients.
+verdicts), :mod:`.containers` (the same in Docker/Podman images), :mod:`.dockerfile` (the container recipe of a
+verified environment), :mod:`.seeds` (code windows), :mod:`.gates`, :mod:`.pipeline` (LLM calls, retries,
+verification, yield report), :mod:`.export` (dataset rows, Harbor task folders, re-verification from a folder) and
+:mod:`.harbor` (Harbor's own linter in its own venv). Importing this package imports neither torch nor the LLM
+clients.
 
 Example:
     >>> from evolvecoder_datasets.code_instruct import (CodeInstructConfig, VenvBackend, export_task_folders,
@@ -18,7 +20,7 @@ Example:
     >>> run = generate_tasks(repo, llm=LLMConfig(model="gpt-4o-mini", cache_dir="runs/ci"),
     ...                      environment=VenvBackend(), config=CodeInstructConfig(num_seeds=20))    # doctest: +SKIP
     >>> print(run.report)                                                                          # doctest: +SKIP
-    >>> export_task_folders(run.tasks, "out/tasks")                                                # doctest: +SKIP
+    >>> export_task_folders(run, "out/tasks")                                                      # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -33,11 +35,18 @@ _LAZY = {
     "public_symbols": "repository",
     "normalize_name": "repository",
     "default_cache_dir": "repository",
+    "check_installable": "repository",
     "EnvironmentBackend": "environment",
     "VenvBackend": "environment",
     "RepoEnvironment": "environment",
     "PytestRun": "environment",
     "read_verdict": "environment",
+    "ContainerBackend": "containers",
+    "detect_engine": "containers",
+    "EnvironmentSpec": "dockerfile",
+    "environment_spec": "dockerfile",
+    "write_build_context": "dockerfile",
+    "check_build_context": "dockerfile",
     "SeedConfig": "seeds",
     "Snippet": "seeds",
     "sample_snippets": "seeds",
@@ -58,6 +67,10 @@ _LAZY = {
     "tasks_to_dataset": "export",
     "task_row": "export",
     "export_task_folders": "export",
+    "environment_specs": "export",
+    "verify_task_folder": "export",
+    "harbor_lint": "harbor",
+    "ensure_harbor": "harbor",
 }
 
 __all__ = list(_LAZY)
@@ -74,8 +87,17 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .containers import ContainerBackend, detect_engine  # noqa: F401
+    from .dockerfile import EnvironmentSpec, check_build_context, environment_spec, write_build_context  # noqa: F401
     from .environment import EnvironmentBackend, PytestRun, RepoEnvironment, VenvBackend, read_verdict  # noqa: F401
-    from .export import export_task_folders, task_row, tasks_to_dataset  # noqa: F401
+    from .export import (  # noqa: F401
+        environment_specs,
+        export_task_folders,
+        task_row,
+        tasks_to_dataset,
+        verify_task_folder,
+    )
+    from .harbor import ensure_harbor, harbor_lint  # noqa: F401
     from .gates import SKIP_REASONS, DecontaminationIndex, Deduplicator, GateResult, run_gates  # noqa: F401
     from .pipeline import (  # noqa: F401
         CodeInstructConfig,
@@ -89,6 +111,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from .repository import (  # noqa: F401
         Repository,
+        check_installable,
         default_cache_dir,
         find_packages,
         normalize_name,

@@ -4,38 +4,66 @@ Rows carry the published columns (``id``, ``question``, ``tests``) so :func:`evo
 takes them as they are: ``question`` is the instruction with its delivery contract and ``tests`` holds one element,
 the pytest module. The other columns keep the solution and the provenance.
 
-A task folder is what agent harnesses (Harbor / Terminal-Bench style) read::
+A task folder is a Harbor task (``harbor lint`` reports no finding on it)::
 
     <task id>/
-      instruction.md          the instruction, delivery contract included
-      task.toml               metadata, provenance, environment and verification commands
-      tests/test_task.py      the pytest module
-      tests/test.sh           runs it from the agent's working directory
-      solution/task_module.py the reference solution
-      solution/solve.sh       copies it into the working directory
+      instruction.md            the instruction, delivery contract included
+      task.toml                 Harbor's schema only: [task], [agent] (user "agent"), [verifier] (its own
+                                container), [environment] limits, artifacts = ["/app/task_module.py"], and our
+                                provenance in [metadata]
+      environment/              the container recipe of the verified environment (see :mod:`.dockerfile`):
+        Dockerfile              digest-pinned python image, pinned requirements, the repository's exact source, /app
+        requirements.txt
+        src/
+      tests/test.sh             runs the tests against /app/task_module.py and writes /logs/verifier/reward.txt
+      tests/test_task.py        the pytest module
+      tests/ecd_verdict.py      the verdict plugin: the reward comes from a nonce-stamped result, not pytest's exit code
+      solution/patch.diff       the reference solution, as a diff that creates task_module.py
+      solution/solve.sh         applies it in /app
+
+Harbor copies the agent's ``/app/task_module.py`` into the verifier's container (``artifacts``), so the tests never
+run inside the agent's sandbox. :func:`verify_task_folder` re-verifies a folder from its own files only.
 
 Example:
     >>> from evolvecoder_datasets.code_instruct import export_task_folders, tasks_to_dataset
-    >>> ds = tasks_to_dataset(run.tasks)                              # doctest: +SKIP
-    >>> export_task_folders(ds, "out/tasks")                          # doctest: +SKIP
+    >>> folders = export_task_folders(run, "out/tasks")                # doctest: +SKIP
+    >>> verify_task_folder(folders[0]).result.ok                       # doctest: +SKIP
+    True
 """
 
 from __future__ import annotations
 
-import json
+import difflib
 import os
 import re
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SchemaError
-from .pipeline import SOLUTION_FILE, TEST_FILE, VERSION, Task
+from .dockerfile import AGENT_USER, WORKDIR, EnvironmentSpec, environment_spec, write_build_context
+from .environment import PLUGIN_MODULE, PLUGIN_PATH
+from .pipeline import SOLUTION_FILE, TEST_FILE, VERSION, CodeInstructRun, Task, Verification
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["ROW_COLUMNS", "SOURCE", "export_task_folders", "task_features", "task_row", "tasks_to_dataset", "to_toml"]
+    from .environment import EnvironmentBackend
+
+__all__ = [
+    "ROW_COLUMNS",
+    "SOURCE",
+    "environment_specs",
+    "export_task_folders",
+    "files_from_patch",
+    "solution_patch",
+    "task_features",
+    "task_row",
+    "task_toml",
+    "tasks_to_dataset",
+    "verify_task_folder",
+]
 
 SOURCE = "code_instruct"
 ROW_COLUMNS = (
@@ -111,64 +139,191 @@ def tasks_to_dataset(tasks: Iterable[Task]) -> Dataset:
 
 # -- task folders ------------------------------------------------------------------------------------------------
 
+#: Harbor task schema the folders are written for (``harbor tasks schema``, harbor 0.25).
+SCHEMA_VERSION = "1.4"
+#: Verifier and agent limits written to ``task.toml`` (the verification stages ran under the same memory limit).
+VERIFIER_TIMEOUT_S = 180.0
+AGENT_TIMEOUT_S = 1800.0
+CPUS = 1
+MEMORY_MB = 4096
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise ConfigError(f"cannot write {type(value).__name__} to TOML")
+_TEST_SH = f"""#!/usr/bin/env bash
+# Harbor verifier: runs test_task.py against the agent's task_module.py and writes the reward (1 or 0).
+# The reward is read from the verdict file the {PLUGIN_MODULE} plugin stamps with this run's nonce, never from
+# pytest's exit code (a solution calling os._exit(0) makes pytest exit 0).
+# Usage: test.sh [WORKDIR (default {WORKDIR})] [LOG_DIR (default /logs/verifier)]
+set -uo pipefail
+TESTS="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+WORK="${{1:-{WORKDIR}}}"
+LOGS="${{2:-/logs/verifier}}"
+mkdir -p "$LOGS"
+NONCE="$(python -c 'import secrets; print(secrets.token_hex(16))')"
+cd "$WORK"
+ECD_VERDICT_PATH="$LOGS/verdict.json" ECD_VERDICT_NONCE="$NONCE" PYTHONPATH="$TESTS" \\
+  PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -p {PLUGIN_MODULE} -p no:cacheprovider -q \\
+  --rootdir "$WORK" -o addopts= "$TESTS/{TEST_FILE}"
+python - "$LOGS/verdict.json" "$NONCE" > "$LOGS/reward.txt" <<'PY'
+import json, sys
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        verdict = json.load(handle)
+except (OSError, ValueError):
+    verdict = {{}}
+tests = verdict.get("tests") or {{}}
+ok = (verdict.get("nonce") == sys.argv[2] and not verdict.get("collect_errors") and verdict.get("exitstatus") == 0
+      and bool(tests) and all(outcome == "passed" for outcome in tests.values()))
+print(1 if ok else 0)
+PY
+echo "reward: $(cat "$LOGS/reward.txt")"
+"""
+
+_SOLVE_SH = f"""#!/usr/bin/env bash
+# Applies the reference solution: patch.diff creates {SOLUTION_FILE} in the agent's working folder.
+# Usage: solve.sh [WORKDIR (default {WORKDIR})]
+set -euo pipefail
+HERE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+cd "${{1:-{WORKDIR}}}"
+if command -v patch >/dev/null 2>&1; then
+  patch -p1 --forward --quiet < "$HERE/patch.diff"
+else
+  # The image has no `patch`: the diff only creates files, so its added lines are the files.
+  python - "$HERE/patch.diff" <<'PY'
+import pathlib, sys
+path, lines = None, []
+def flush():
+    if path is not None:
+        pathlib.Path(path).write_text("".join(lines), encoding="utf-8")
+for raw in pathlib.Path(sys.argv[1]).read_text(encoding="utf-8").splitlines(keepends=True):
+    if raw.startswith("+++ "):
+        flush()
+        path, lines = raw[4:].strip().split("/", 1)[1], []
+    elif raw.startswith("\\\\ No newline") and lines:
+        lines[-1] = lines[-1].rstrip("\\n")
+    elif raw.startswith("+") and path is not None:
+        lines.append(raw[1:])
+    elif raw.startswith((" ", "-")) and not raw.startswith("--- "):
+        sys.exit("patch.diff changes an existing file; install `patch` to apply it")
+flush()
+PY
+fi
+"""
 
 
-def to_toml(data: Mapping[str, Any]) -> str:
-    """A small TOML writer for flat tables of strings, numbers, booleans and lists (what ``task.toml`` needs).
-
-    Args:
-        data (`Mapping[str, Any]`): top-level keys, and sub-mappings written as ``[table]`` sections.
-
-    Raises:
-        ConfigError: a value of another type.
+def solution_patch(solution: str, path: str = SOLUTION_FILE) -> str:
+    """A git-style unified diff that creates ``path`` with the text ``solution`` (``patch -p1`` / ``git apply``).
 
     Example:
-        >>> print(to_toml({"version": "1.0", "metadata": {"lines": [3, 40], "ok": True}}))
-        version = "1.0"
-        <BLANKLINE>
-        [metadata]
-        lines = [3, 40]
-        ok = true
-        <BLANKLINE>
+        >>> print(solution_patch("x = 1\\n"), end="")
+        diff --git a/task_module.py b/task_module.py
+        new file mode 100644
+        --- /dev/null
+        +++ b/task_module.py
+        @@ -0,0 +1 @@
+        +x = 1
     """
-    bare = re.compile(r"^[A-Za-z0-9_-]+$")
-
-    def key(name: str) -> str:
-        return name if bare.match(name) else json.dumps(name)
-
-    lines = [f"{key(k)} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, Mapping)]
-    for name, table in data.items():
-        if isinstance(table, Mapping):
-            lines += ["", f"[{key(name)}]"]
-            lines += [f"{key(k)} = {_toml_value(v)}" for k, v in table.items() if v is not None]
-    return "\n".join(lines) + "\n"
+    lines = solution.splitlines(keepends=True)
+    body = list(difflib.unified_diff([], lines, fromfile="/dev/null", tofile=f"b/{path}", lineterm="\n"))
+    if lines and not lines[-1].endswith("\n"):
+        body[-1] += "\n\\ No newline at end of file\n"
+    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n" + "".join(body)
 
 
-_TEST_SH = """#!/usr/bin/env bash
-# Runs the task's tests against task_module.py in the working directory (default: the current one).
-set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cd "${1:-$PWD}"
-exec python -m pytest -q -p no:cacheprovider "$HERE/test_task.py"
-"""
+def files_from_patch(diff: str) -> dict[str, str]:
+    """The files a creation-only diff (as :func:`solution_patch` writes) creates: ``{path: text}``.
 
-_SOLVE_SH = """#!/usr/bin/env bash
-# Writes the reference solution to task_module.py in the working directory (default: the current one).
-set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cp "$HERE/task_module.py" "${1:-$PWD}/task_module.py"
-"""
+    Raises:
+        SchemaError: the diff changes or deletes an existing file.
+
+    Example:
+        >>> files_from_patch(solution_patch("def f():\\n    return 1"))
+        {'task_module.py': 'def f():\\n    return 1'}
+    """
+    files: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for raw in diff.splitlines(keepends=True):
+        if raw.startswith("+++ "):
+            current = files.setdefault(raw[4:].strip().split("/", 1)[1], [])
+        elif raw.startswith("\\ No newline") and current:
+            current[-1] = current[-1].rstrip("\n")
+        elif raw.startswith("+") and current is not None:
+            current.append(raw[1:])
+        elif raw.startswith((" ", "-")) and not raw.startswith("--- "):
+            raise SchemaError("the diff changes an existing file; only file creations are supported")
+    return {path: "".join(lines) for path, lines in files.items()}
+
+
+def task_toml(row: Mapping[str, Any], spec: EnvironmentSpec | None = None) -> dict[str, Any]:
+    """The ``task.toml`` of a task row, as data: only fields of Harbor's task schema, our provenance in ``metadata``.
+
+    Args:
+        row (`Mapping[str, Any]`): a task row (:func:`task_row`).
+        spec (`EnvironmentSpec`, *optional*): the environment, whose Python version, tree hash and base image
+            enter the provenance.
+
+    Example:
+        >>> data = task_toml({"id": "tinytext_0", "question": "Write f.", "repo": "tinytext", "package": "tinytext"})
+        >>> sorted(data), data["verifier"]["environment_mode"], data["agent"]["user"]
+        (['agent', 'artifacts', 'environment', 'metadata', 'schema_version', 'task', 'verifier'], 'separate', 'agent')
+    """
+    task_id = str(row["id"])
+    first_line = next((line.strip() for line in str(row.get("question", "")).splitlines() if line.strip()), "")
+    metadata = {
+        "id": task_id,
+        "source": row.get("source", SOURCE),
+        "repo": row.get("repo"),
+        "repo_version": row.get("repo_version"),
+        "package": row.get("package"),
+        "seed_path": row.get("path"),
+        "seed_lines": [row["start_line"], row["end_line"]] if row.get("start_line") is not None else None,
+        "model": row.get("model"),
+        "attempts": row.get("attempts"),
+        "verified_in": row.get("environment"),
+        "pipeline_version": row.get("pipeline_version"),
+        "prompt_version": row.get("prompt_version"),
+    }
+    if spec is not None:
+        metadata.update(python_version=spec.python_version, source_tree_sha256=spec.tree_hash,
+                        base_image=spec.base_image, environment_digest=spec.digest)  # fmt: skip
+    keywords = ["code_instruct", "python", *(str(row[k]) for k in ("repo", "package") if row.get(k))]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "artifacts": [f"{WORKDIR}/{SOLUTION_FILE}"],
+        "task": {
+            "name": f"evolvecoder/{task_id}",
+            "description": first_line[:200],
+            "keywords": list(dict.fromkeys(keywords)),
+        },
+        "metadata": {k: v for k, v in metadata.items() if v is not None},
+        "agent": {"user": AGENT_USER, "timeout_sec": AGENT_TIMEOUT_S},
+        "verifier": {"environment_mode": "separate", "timeout_sec": VERIFIER_TIMEOUT_S},
+        "environment": {"cpus": CPUS, "memory_mb": MEMORY_MB, "build_timeout_sec": 1800.0},
+    }
+
+
+def environment_specs(runs: CodeInstructRun | Iterable[CodeInstructRun], *,
+                      base_image: str | None = None) -> dict[str, EnvironmentSpec]:  # fmt: skip
+    """``{"backend:key": EnvironmentSpec}`` for the environments of one or more runs (what tasks record).
+
+    Raises:
+        ConfigError: a run does not carry its repository (made by hand without ``repository=``).
+
+    Example:
+        >>> specs = environment_specs(run)            # doctest: +SKIP
+        >>> list(specs) == [run.tasks[0].environment]  # doctest: +SKIP
+        True
+    """
+    out: dict[str, EnvironmentSpec] = {}
+    for run in [runs] if isinstance(runs, CodeInstructRun) else list(runs):
+        key = f"{run.environment.backend}:{run.environment.key}"
+        if key in out:
+            continue
+        if run.environment_spec is not None:
+            out[key] = run.environment_spec
+            continue
+        if run.repository is None:
+            raise ConfigError("the CodeInstructRun carries no repository; pass environments= to export its tasks")
+        out[key] = environment_spec(run.repository, run.environment, base_image=base_image)
+    return out
 
 
 def _as_rows(tasks: Iterable[Task] | Dataset) -> list[dict[str, Any]]:
@@ -183,13 +338,22 @@ def _as_rows(tasks: Iterable[Task] | Dataset) -> list[dict[str, Any]]:
 
 
 def export_task_folders(
-    tasks: Iterable[Task] | Dataset, out_dir: str | os.PathLike, *, overwrite: bool = False
+    tasks: CodeInstructRun | Iterable[CodeInstructRun] | Iterable[Task] | Dataset,
+    out_dir: str | os.PathLike,
+    *,
+    environments: Mapping[str, EnvironmentSpec] | None = None,
+    base_image: str | None = None,
+    overwrite: bool = False,
 ) -> list[Path]:
-    """Write one folder per task (see the module docstring for the layout).
+    """Write one Harbor task folder per task (see the module docstring for the layout).
 
     Args:
-        tasks (`Iterable[Task]` or `datasets.Dataset`): tasks, or rows with the columns of :data:`ROW_COLUMNS`.
+        tasks (`CodeInstructRun`, runs, `Iterable[Task]` or `datasets.Dataset`): a run (or several) exports its
+            tasks with the container recipe of its environment; tasks or rows need ``environments``.
         out_dir (`str` or `os.PathLike`): parent folder; created if needed.
+        environments (`Mapping[str, EnvironmentSpec]`, *optional*): the environment of each task, keyed by what the
+            task records in ``environment`` (``"venv:<key>"``); see :func:`environment_specs`.
+        base_image (`str`, *optional*): digest-pinned base image, when the runs' environments are read here.
         overwrite (`bool`, defaults to `False`): replace the files of a task folder that exists.
 
     Returns:
@@ -197,58 +361,119 @@ def export_task_folders(
 
     Raises:
         SchemaError: a row lacks ``id``, ``question``, ``tests`` or ``solution``.
-        ConfigError: a task id is not a safe folder name, or a folder exists and ``overwrite`` is `False`.
+        ConfigError: a task id is not a safe folder name, a folder exists and ``overwrite`` is `False`, or no
+            environment is known for a task.
+        MissingExtraError: ``tomli-w`` is not installed (extra ``code_instruct``).
 
     Example:
-        >>> folders = export_task_folders(run.tasks, "out/tasks")      # doctest: +SKIP
+        >>> folders = export_task_folders(run, "out/tasks")             # doctest: +SKIP
         >>> sorted(p.name for p in folders[0].iterdir())                 # doctest: +SKIP
-        ['instruction.md', 'solution', 'task.toml', 'tests']
+        ['environment', 'instruction.md', 'solution', 'task.toml', 'tests']
     """
+    from .._deps import require
+
+    tomli_w = require("tomli_w", extra="code_instruct", feature="writing task.toml", package="tomli-w")
+    is_runs = isinstance(tasks, CodeInstructRun) or (
+        isinstance(tasks, (list, tuple)) and tasks and all(isinstance(t, CodeInstructRun) for t in tasks)
+    )
+    specs = dict(environments or {})
+    if is_runs:
+        specs = {**environment_specs(tasks, base_image=base_image), **specs}
+        runs = [tasks] if isinstance(tasks, CodeInstructRun) else list(tasks)
+        tasks = [task for run in runs for task in run.tasks]
     out = Path(out_dir)
+    rows = _as_rows(tasks)
+    for row in rows:
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", str(row["id"])):
+            raise ConfigError(f"task id {row['id']!r} is not a safe folder name")
+        if row.get("environment") not in specs:
+            raise ConfigError(f"task {row['id']} was verified in {row.get('environment')!r}, for which no environment "
+                              f"is known (have {sorted(specs)}); export the CodeInstructRun, or pass environments=")  # fmt: skip
+        if (out / str(row["id"])).exists() and not overwrite:
+            raise ConfigError(f"{out / str(row['id'])} exists; pass overwrite=True to replace it")
     folders = []
-    for row in _as_rows(tasks):
+    contexts: dict[str, Path] = {}  # one context per environment, copied into each folder
+    for row in rows:
         task_id = str(row["id"])
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", task_id):
-            raise ConfigError(f"task id {task_id!r} is not a safe folder name")
+        spec = specs[row["environment"]]
         folder = out / task_id
-        if folder.exists() and not overwrite:
-            raise ConfigError(f"{folder} exists; pass overwrite=True to replace it")
-        (folder / "tests").mkdir(parents=True, exist_ok=True)
-        (folder / "solution").mkdir(parents=True, exist_ok=True)
+        for sub in ("environment", "tests", "solution"):
+            shutil.rmtree(folder / sub, ignore_errors=True)
+            (folder / sub).mkdir(parents=True)
+        if row["environment"] in contexts:
+            shutil.copytree(contexts[row["environment"]], folder / "environment", dirs_exist_ok=True)
+        else:
+            contexts[row["environment"]] = write_build_context(spec, folder / "environment")
         (folder / "instruction.md").write_text(str(row["question"]).rstrip() + "\n", encoding="utf-8")
         tests = row["tests"]
-        (folder / "tests" / TEST_FILE).write_text(tests[0] if isinstance(tests, Sequence) else str(tests),
-                                                  encoding="utf-8")  # fmt: skip
-        (folder / "solution" / SOLUTION_FILE).write_text(str(row["solution"]), encoding="utf-8")
+        test = tests[0] if isinstance(tests, Sequence) and not isinstance(tests, str) else str(tests)
+        (folder / "tests" / TEST_FILE).write_text(test, encoding="utf-8")
+        shutil.copyfile(PLUGIN_PATH, folder / "tests" / f"{PLUGIN_MODULE}.py")
+        (folder / "solution" / "patch.diff").write_text(solution_patch(str(row["solution"])), encoding="utf-8")
         for path, text in ((folder / "tests" / "test.sh", _TEST_SH), (folder / "solution" / "solve.sh", _SOLVE_SH)):
             path.write_text(text, encoding="utf-8")
             path.chmod(0o755)
-        repo, version = row.get("repo"), row.get("repo_version")
-        requirement = f"{repo}=={version}" if repo and version and version != "unknown" else repo
-        meta = {
-            "version": "1.0",
-            "metadata": {
-                "id": task_id,
-                "source": row.get("source", SOURCE),
-                "repo": repo,
-                "repo_version": version,
-                "package": row.get("package"),
-                "seed_path": row.get("path"),
-                "seed_lines": [row["start_line"], row["end_line"]] if row.get("start_line") is not None else None,
-                "model": row.get("model"),
-                "attempts": row.get("attempts"),
-                "pipeline_version": row.get("pipeline_version"),
-                "prompt_version": row.get("prompt_version"),
-            },
-            "environment": {
-                "python_requirements": [r for r in (requirement, "pytest") if r],
-                "verified_in": row.get("environment"),
-                "solution_file": SOLUTION_FILE,
-            },
-            "verifier": {"command": "bash tests/test.sh", "timeout_sec": 180.0},
-            "solution": {"command": "bash solution/solve.sh"},
-        }
-        (folder / "task.toml").write_text(to_toml(meta), encoding="utf-8")
+        (folder / "task.toml").write_text(tomli_w.dumps(task_toml(row, spec)), encoding="utf-8")
         folders.append(folder)
     return folders
 
+
+def verify_task_folder(
+    folder: str | os.PathLike, *, backend: EnvironmentBackend | None = None, timeout_s: float = VERIFIER_TIMEOUT_S
+) -> Verification:
+    """Verify an exported task again from its folder alone: its environment rebuilt from ``environment/``, the test
+    from ``tests/``, the solution from ``solution/patch.diff``.
+
+    The environment is what the Dockerfile builds (``requirements.txt`` then ``src/``, no dependency resolution);
+    with the default backend it is a virtualenv made from those files (no container engine needed), with a
+    :class:`~.containers.ContainerBackend` it is the image itself. Then the two stages of :func:`verify_task`: the
+    test must fail without ``task_module.py`` and pass with the patched-in solution.
+
+    Args:
+        folder (`str` or `os.PathLike`): a folder :func:`export_task_folders` wrote.
+        backend (`EnvironmentBackend`, *optional*): defaults to a :class:`VenvBackend` installing the folder's pinned
+            requirements with ``--no-deps``.
+        timeout_s (`float`, defaults to 180): limit per stage.
+
+    Returns:
+        `Verification`: as :func:`verify_task` returns it.
+
+    Raises:
+        SchemaError: a file of the layout is missing.
+        EnvironmentBuildError: the environment cannot be built from the folder's files.
+
+    Example:
+        >>> verify_task_folder("out/tasks/tiny_textkit_0").result.ok       # doctest: +SKIP
+        True
+    """
+    from .environment import VenvBackend
+    from .pipeline import verify_task
+    from .repository import open_repository
+
+    root = Path(folder)
+    needed = [root / "environment" / "Dockerfile", root / "environment" / "requirements.txt",
+              root / "environment" / "src", root / "tests" / TEST_FILE, root / "solution" / "patch.diff"]  # fmt: skip
+    missing = [str(p.relative_to(root)) for p in needed if not p.exists()]
+    if missing:
+        raise SchemaError(f"{root} is not a complete task folder: missing {missing}")
+    if backend is None:
+        import sys
+
+        dockerfile = (root / "environment" / "Dockerfile").read_text(encoding="utf-8")
+        tag = re.search(r"^FROM\s+python:(\d+)\.(\d+)", dockerfile, re.MULTILINE)
+        here = f"{sys.version_info.major}.{sys.version_info.minor}"
+        if tag is not None and f"{tag.group(1)}.{tag.group(2)}" != here:
+            raise ConfigError(f"{root} was verified with Python {tag.group(1)}.{tag.group(2)}, this is {here}: pass "
+                              "backend=VenvBackend(python=<that interpreter>, ...) or a ContainerBackend")  # fmt: skip
+        lines = (root / "environment" / "requirements.txt").read_text(encoding="utf-8").split()
+        # The pins themselves (not the file's path) are the requirements, so they key the cached environment.
+        backend = VenvBackend(requirements=tuple(lines), pip_args=("--no-deps",))
+    package = None
+    if (root / "task.toml").is_file():
+        from .repository import _read_toml
+
+        package = _read_toml(root / "task.toml").get("metadata", {}).get("package")
+    env = backend.prepare(open_repository(root / "environment" / "src", package=package))
+    solution = files_from_patch((root / "solution" / "patch.diff").read_text(encoding="utf-8"))[SOLUTION_FILE]
+    test = (root / "tests" / TEST_FILE).read_text(encoding="utf-8")
+    return verify_task(test, solution, environment=env, backend=backend, timeout_s=timeout_s)

@@ -244,12 +244,18 @@ class CodeInstructRun:
         environment (`RepoEnvironment`): the environment tasks were verified in.
         rejected (`list[dict]`): one record per rejected candidate (seed, attempt, reason, detail, and the parsed
             sections when there were any), for inspection.
+        repository (`Repository`, *optional*): the repository the tasks are grounded in (task folders copy its
+            source tree into their container recipe).
+        environment_spec (`EnvironmentSpec`, *optional*): the container recipe of the environment, when the backend
+            built one (:class:`~.containers.ContainerBackend`); for a virtualenv it is read at export time.
     """
 
     tasks: list[Task]
     report: YieldReport
     environment: RepoEnvironment
     rejected: list[dict[str, Any]] = field(default_factory=list)
+    repository: Repository | None = None
+    environment_spec: Any = None
 
 
 @dataclass(frozen=True)
@@ -493,7 +499,9 @@ def generate_tasks(
             llm_backend.close()
     for i in active:
         report.seed_outcomes[last_reason.get(i, "unanswered")] += 1
-    return CodeInstructRun([emitted[i] for i in sorted(emitted)], report, env, rejected)
+    spec_of = getattr(backend_env, "spec_of", None)  # a container backend knows the recipe it built the image from
+    spec = spec_of(env) if callable(spec_of) else None
+    return CodeInstructRun([emitted[i] for i in sorted(emitted)], report, env, rejected, repo, spec)
 
 
 def tasks_from_runs(runs: Sequence[CodeInstructRun]) -> list[Task]:

@@ -65,7 +65,14 @@ class CodeInstructRecipe:
         env_cache_dir (`str`, *optional*): where virtualenvs are kept (default ``~/.cache/evolvecoder_datasets/envs``).
         isolation (`str`, defaults to ``"auto"``): sandbox isolation for verification.
         pip_args (`list[str]`, defaults to ``[]``): extra ``pip install`` arguments for the environments.
-        export_tasks (`bool`, defaults to `True`): write task folders.
+        export_tasks (`bool`, defaults to `True`): write task folders (Harbor tasks, with the container recipe of
+            the environment the tasks were verified in).
+        environment (`str`, defaults to ``"venv"``): where tasks are verified: ``"venv"`` (a virtualenv per
+            repository under the sandbox; offline once built) or ``"container"`` (the exported Dockerfile, built and
+            run by Docker or Podman; see :class:`~evolvecoder_datasets.code_instruct.ContainerBackend`).
+        container_engine (`str`, defaults to ``"auto"``): ``"auto"``, ``"docker"`` or ``"podman"``.
+        base_image (`str`, *optional*): digest-pinned python image for the Dockerfiles (default: the one known for
+            the environment's Python).
     """
 
     repos: list[RepoSpec]
@@ -78,8 +85,13 @@ class CodeInstructRecipe:
     isolation: str = "auto"
     pip_args: list[str] = field(default_factory=list)
     export_tasks: bool = True
+    environment: str = "venv"
+    container_engine: str = "auto"
+    base_image: str | None = None
 
     def __post_init__(self) -> None:
+        if self.environment not in ("venv", "container"):
+            raise ConfigError(f"environment must be 'venv' or 'container'; got {self.environment!r}")
         object.__setattr__(self, "store", resolve_store(self.store, where="CodeInstructRecipe.store"))
         if not self.repos:
             raise ConfigError("repos: list at least one repository")
@@ -119,11 +131,15 @@ def run(config: CodeInstructRecipe) -> YieldReport:
     output.mkdir(parents=True, exist_ok=True)
     llm = config.llm if config.llm.cache_dir is not None else config.llm.replace(cache_dir=str(output))
     backend = VenvBackend(cache_dir=config.env_cache_dir, isolation=config.isolation, pip_args=config.pip_args)
+    if config.environment == "container":
+        from ..code_instruct import ContainerBackend
+
+        backend = ContainerBackend(engine=config.container_engine, base_image=config.base_image, lock=backend)
     index = (DecontaminationIndex.from_benchmarks(config.pipeline.decontamination, n=config.pipeline.ngram)
              if config.pipeline.decontamination else None)  # fmt: skip
     dedup = Deduplicator()  # shared: no duplicate across repositories either
     total = YieldReport()
-    tasks, rejected = [], []
+    tasks, rejected, runs = [], [], []
     for spec in config.repos:
         repo = open_repository(_resolve_source(spec, output), package=spec.package,
                                cache_dir=output / "sources" / "extracted")  # fmt: skip
@@ -132,12 +148,13 @@ def run(config: CodeInstructRecipe) -> YieldReport:
         print(result.report, flush=True)
         total = total.merge(result.report)
         tasks += result.tasks
+        runs.append(result)
         rejected += [{"repository": repo.name, **record} for record in result.rejected]
     (output / "yield.json").write_text(json.dumps(total.to_dict(), indent=2) + "\n")
     with open(output / "rejected.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(record) + "\n" for record in rejected)
     if config.export_tasks and tasks:
-        export_task_folders(tasks, output / "tasks", overwrite=True)
+        export_task_folders(runs, output / "tasks", overwrite=True, base_image=config.base_image)
     store = store_location(config.store, output)
     if tasks and store is not None:
         from ..rounds import push_round

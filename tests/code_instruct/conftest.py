@@ -68,3 +68,26 @@ def sdists():
         if proc.returncode != 0:
             pytest.skip(f"pip download failed (PyPI unreachable?): {proc.stderr[-300:]}")
     return {name: folder / file for name, file in wanted.items()}
+
+
+@pytest.fixture(scope="session")
+def harbor_cli(request):
+    """Harbor's CLI in its own Python >= 3.12 virtualenv under the git-ignored ``.cache/`` of the repository.
+
+    Built by ``scripts/setup.sh`` (or here with ``--run-slow``: ~1 min from PyPI); skipped with the reason when no
+    Python >= 3.12 exists or the venv is missing on a quick run.
+    """
+    from evolvecoder_datasets.code_instruct.harbor import DEFAULT_HARBOR_DIR, HARBOR_VERSION, ensure_harbor, find_python
+
+    folder = Path(__file__).resolve().parents[2] / DEFAULT_HARBOR_DIR
+    stamp = folder / "ecd-harbor-version"
+    built = (folder / "bin" / "harbor").is_file() and stamp.is_file() and stamp.read_text().strip() == HARBOR_VERSION
+    if not built:
+        if find_python() is None:
+            pytest.skip("Harbor needs Python >= 3.12 and none was found (set ECD_HARBOR_PYTHON)")
+        if not (request.config.getoption("--run-slow") or os.environ.get("CI")):
+            pytest.skip(f"Harbor's venv is not built at {folder} (~1 min): run scripts/setup.sh, or --run-slow")
+    try:
+        return ensure_harbor(folder)
+    except EnvironmentBuildError as err:
+        pytest.skip(f"cannot install harbor=={HARBOR_VERSION} (PyPI unreachable?): {str(err)[:300]}")

@@ -16,7 +16,6 @@ import pytest
 from evolvecoder_datasets.code_instruct import (
     CodeInstructConfig,
     SeedConfig,
-    export_task_folders,
     generate_tasks,
     sample_snippets,
     tasks_to_dataset,
@@ -135,36 +134,6 @@ def test_rerun_is_answered_from_the_request_cache(pipeline_run, tinytext_repo, v
         assert server.requests == []
     assert [t.solution for t in again.tasks] == [t.solution for t in run.tasks]
     assert again.report.skip_reasons == run.report.skip_reasons
-
-
-def test_task_folders_for_agent_harnesses(pipeline_run, tmp_path):
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-
-    run, _, _, _ = pipeline_run
-    folders = export_task_folders(run.tasks, tmp_path)
-    assert [f.name for f in folders] == [t.id for t in run.tasks]
-    folder = folders[1]
-    assert sorted(p.name for p in folder.iterdir()) == ["instruction.md", "solution", "task.toml", "tests"]
-    assert (folder / "tests" / "test_task.py").read_text() == run.tasks[1].test
-    assert (folder / "solution" / "task_module.py").read_text() == run.tasks[1].solution
-    meta = tomllib.loads((folder / "task.toml").read_text())
-    assert meta["metadata"]["repo"] == "tiny-textkit" and meta["metadata"]["seed_lines"] == [
-        run.tasks[1].start_line, run.tasks[1].end_line]
-    assert meta["environment"]["python_requirements"] == ["tiny-textkit==0.3.1", "pytest"]
-    assert "`task_module.py`" in (folder / "instruction.md").read_text()
-    with pytest.raises(Exception, match="exists"):
-        export_task_folders(run.tasks, tmp_path)
-
-
-def test_exported_task_passes_its_own_scripts_in_the_repo_environment(pipeline_run, tmp_path, venv_backend):
-    """solve.sh + test.sh, run as a harness would, inside the sandboxed environment."""
-    run, _, _, _ = pipeline_run
-    folder = export_task_folders(run.tasks[:1], tmp_path)[0]
-    files = {
-        "test_task.py": (folder / "tests" / "test_task.py").read_text(),
-        "task_module.py": (folder / "solution" / "task_module.py").read_text(),
-    }
-    assert venv_backend.run_pytest(run.environment, files).passed
 
 
 def test_rows_push_as_a_round(pipeline_run, tmp_path):
