@@ -29,7 +29,7 @@ import os, socket
 def read(path):
     try:
         with open(path, "rb") as fh:
-            return fh.read(200).decode(errors="replace")
+            return fh.read(20000).decode(errors="replace")
     except OSError:
         return "blocked"
 
@@ -205,6 +205,22 @@ def test_no_host_process_or_environment_is_visible(walled, monkeypatch):
     monkeypatch.setenv(f"ECD_ISOLATION_SECRET_{TOKEN}", "token")  # set before this sandbox starts
     with Sandbox(workers=1, timeout_s=2.0, isolation=walled.isolation) as sb:
         _passes(sb.run(PROBES, tests), tests)
+
+
+def test_host_system_v_ipc_objects_are_invisible(walled):
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(0, 4096, 0o1666)  # IPC_PRIVATE, IPC_CREAT, readable and writable by anyone
+    if shmid < 0:
+        pytest.skip(f"cannot create a System V segment here (errno {ctypes.get_errno()})")
+    try:
+        with open("/proc/sysvipc/shm") as fh:
+            assert any(line.split()[1] == str(shmid) for line in fh.readlines()[1:])  # visible from the host
+        tests = [f"assert all(line.split()[1] != '{shmid}' for line in read('/proc/sysvipc/shm').splitlines()[1:])"]
+        _passes(walled.run(PROBES, tests), tests)
+    finally:
+        libc.shmctl(shmid, 0, None)  # IPC_RMID
 
 
 def test_the_plan_is_an_allowlist():
