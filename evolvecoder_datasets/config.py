@@ -101,7 +101,10 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     if origin is typing.Union or isinstance(tp, types.UnionType):
         if value is None and type(None) in args:
             return None
-        for option in (a for a in args if a is not type(None)):
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:  # ``X | None``: X's own error names the key that is wrong inside it
+            return _coerce(value, options[0], where)
+        for option in options:
             try:
                 return _coerce(value, option, where)
             except ConfigError:

@@ -543,8 +543,6 @@ def _run_on_ray(
     config: DistributedConfig,
     desc: str | None,
 ) -> pa.Table:
-    ray = init_ray(config)
-    _check_task_fits(ray, config)
     n_rows = len(ds)
     n_shards = math.ceil(n_rows / config.shard_size)
     bounds = [(i * config.shard_size, min(n_rows, (i + 1) * config.shard_size)) for i in range(n_shards)]
@@ -568,6 +566,10 @@ def _run_on_ray(
             logger.info("resuming: %d of %d shards already done in %s", len(results), n_shards, store.folder)
 
     todo = [index for index in range(n_shards) if index not in results]
+    if not todo:  # everything stored: no cluster is started or joined
+        return _concat([results[index] for index in range(n_shards)])
+    ray = init_ray(config)
+    _check_task_fits(ray, config)
     source = ds.select_columns(columns).with_format("arrow")
     task = ray.remote(_run_shard).options(
         num_cpus=config.cpus_per_task,

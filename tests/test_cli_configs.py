@@ -29,7 +29,7 @@ CONFIGS = sorted((ROOT / "recipes" / "configs").glob("*.yaml"))
 def _cli(*args: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess:
     script = Path(sys.executable).with_name("evolvecoder-datasets")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "evolvecoder_datasets.cli"]
-    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
@@ -83,6 +83,20 @@ def test_publishing_nowhere_has_one_spelling_and_the_old_one_warns(tmp_path):
         assert load_config(path)[1].store_location() is None
     with pytest.raises(ConfigError, match="store"):
         resolve_store(3)  # type: ignore[arg-type]
+
+
+def test_a_distributed_section_says_where_the_heavy_work_runs(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text(f"output_dir: {tmp_path}\nllm: {{model: m}}\nmutants: 2\n"
+                    "distributed: {engine: ray, address: 'ray://head:10001', cpus_per_task: 4}\n")
+    config = load_config(path)[1]
+    assert config.on_ray().address == "ray://head:10001"
+    assert config.on_ray().results_dir == str(tmp_path / "shards")
+    path.write_text(f"output_dir: {tmp_path}\nllm: {{model: m}}\nmutants: 2\ndistributed: {{engine: local}}\n")
+    assert load_config(path)[1].on_ray() is None
+    path.write_text(f"output_dir: {tmp_path}\nllm: {{model: m}}\nmutants: 2\ndistributed: {{engin: ray}}\n")
+    with pytest.raises(ConfigError, match=r"run.yaml.distributed: unknown key 'engin' \(did you mean 'engine'\?\)"):
+        load_config(path)
 
 
 def test_no_module_imports_the_cli():

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..config import resolve_store, store_location
+from ..distributed import DistributedConfig
 from ..errors import ConfigError
 from ..llm.config import LLMConfig
 from ..stages.evolve import EvolveConfig
@@ -62,6 +63,12 @@ class RecipeConfig:
         num_proc (`int`, *optional*): processes for the stages.
         keep_source (`bool`, defaults to `False`): also publish the ``source`` column in ``main`` (by default
             ``main`` has exactly ``id``, ``question`` and ``tests``, as the released dataset).
+        distributed (`DistributedConfig`, *optional*): where the heavy CPU work runs: unset (or ``engine: local``)
+            runs everything on this machine; ``engine: ray`` (with ``address``: a cluster, or unset for a private
+            local instance) runs the execute stage (the pool's pass matrices), the seed embeddings of dedup and
+            the reference runs of the mutation score as coarse Ray tasks. Results and published rounds are the
+            same on either engine, so this setting is not part of any checkpoint key; ``results_dir`` defaults to
+            ``<output_dir>/shards``.
 
     Raises:
         ConfigError: an unknown named source, ``rounds < 0``, or no model and no mutants.
@@ -94,6 +101,7 @@ class RecipeConfig:
     batch_size: int = 16
     num_proc: int | None = None
     keep_source: bool = False
+    distributed: DistributedConfig | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "output_dir", os.fspath(self.output_dir))
@@ -135,6 +143,15 @@ class RecipeConfig:
         """Round ``round``'s configuration, with the run's test writer, sandbox and seed filled in."""
         return self.evolve.replace(llm=self.with_cache(self.evolve.llm or self.llm), round=round,
                                    execute=self.execute, seed=self.seed)
+
+    def on_ray(self) -> DistributedConfig | None:
+        """The engine settings when the heavy CPU work runs on Ray (``None`` when it runs here), with the shard
+        store in the run folder unless ``distributed.results_dir`` names one."""
+        if self.distributed is None or self.distributed.engine != "ray":
+            return None
+        if self.distributed.results_dir is not None:
+            return self.distributed
+        return dataclasses.replace(self.distributed, results_dir=os.path.join(self.output_dir, "shards"))
 
     def finalize_config(self) -> FinalizeConfig:
         """The final filter's configuration with the run's seed."""

@@ -178,6 +178,18 @@ def _push_final(final: Dataset, store: str, stats: RoundStats, config: RecipeCon
 
 
 # ---------------------------------------------------------------------------------------------- the run
+def _execute(pooled: Dataset, config: RecipeConfig) -> Dataset:
+    """The pool's pass matrices, on Ray when the configuration says so (same rows either way)."""
+    ray = config.on_ray()
+    if ray is not None:
+        from ..distributed import execute_distributed
+
+        return execute_distributed(pooled, config.execute, distributed=ray)
+    from ..stages.execute import execute_dataset
+
+    return execute_dataset(pooled, config.execute, num_proc=config.num_proc)
+
+
 def run_recipe(config: RecipeConfig) -> RecipeResult:
     """Run the whole recipe: seeds, dedup, round 0, rounds 1..R, final filter, publishing.
 
@@ -206,7 +218,6 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
         >>> result = run_recipe(config)  # doctest: +SKIP
     """
     from ..stages.evolve import evolve_dataset
-    from ..stages.execute import execute_dataset
     from ..stages.finalize import finalize_dataset
     from ..stages.refine import refine_dataset
     from ..stages.sample import sample_dataset
@@ -246,8 +257,7 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
     key = chain(key, "sample", config_digest(sample_cfg))
     pooled = checkpoints.stage("02_sample", key, lambda: sample_dataset(live, sample_cfg, **common))
     key = chain(key, "execute", config_digest(config.execute))
-    current = checkpoints.stage("03_execute", key,
-                                lambda: execute_dataset(pooled, config.execute, num_proc=config.num_proc))
+    current = checkpoints.stage("03_execute", key, lambda: _execute(pooled, config))
 
     history = RunHistory()
     rounds: list[Dataset] = []

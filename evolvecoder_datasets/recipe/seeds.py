@@ -93,11 +93,24 @@ def dedup_seeds(seeds: Dataset, config: RecipeConfig) -> tuple[Dataset, dict[str
     """
     from ..stages.dedup import find_near_duplicates
 
-    result = find_near_duplicates(seeds, threshold=config.dedup_threshold, model=config.dedup_model, seed=config.seed)
+    ray = config.on_ray()
+    if ray is None:
+        result = find_near_duplicates(seeds, threshold=config.dedup_threshold, model=config.dedup_model,
+                                      seed=config.seed)
+    else:  # the embeddings on the cluster's CPU workers; the search itself is one matrix product, here
+        from ..distributed import EmbedConfig, embed_distributed
+
+        embedded = embed_distributed(seeds, EmbedConfig(model=config.dedup_model), distributed=ray)
+        result = find_near_duplicates(embedded, threshold=config.dedup_threshold, seed=config.seed,
+                                      embedding_column="embedding")
     summary = result.summary()
     marked = result.apply(seeds)
     reasons = ["near_duplicate" if dup else None for dup in marked["dup_of"]]
     marked = marked.remove_columns(["dup_of", "dup_score"]).add_column(schema.DROP_REASON, reasons)
+    if ray is not None:  # the same name as a local run's summary gives (the vectors came from that model)
+        from ..stages.dedup_embed import model_key
+
+        summary["model"] = model_key(config.dedup_model)
     info = {"model": summary.get("model"), "threshold": config.dedup_threshold, "input": summary["rows"],
             "kept": summary["kept"], "groups": summary["pairs"]}
     return marked, info
