@@ -15,10 +15,13 @@ rather than the real root, without capabilities.
 """
 
 import ctypes
+import fcntl
 import json
 import os
 import platform
 import re
+import socket
+import struct
 import sys
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
@@ -28,6 +31,7 @@ MNT_DETACH = 2
 ST_TO_MS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, MS_NOATIME),
             (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 1
 # pivot_root has no glibc wrapper: its syscall number per architecture.
 PIVOT_ROOT = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "loongarch64": 41,
               "ppc64le": 203, "ppc64": 203, "s390x": 217, "i386": 217, "i686": 217, "armv7l": 218}  # fmt: skip
@@ -172,6 +176,15 @@ def _capabilities_to_drop():
         return list(range(int(fh.read()) + 1))
 
 
+def loopback_up():
+    """Bring up the new network namespace's own ``lo`` (bubblewrap does too): a program may talk to itself over
+    127.0.0.1, never to the host, whose loopback is another namespace's."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sh22x", b"lo", 0)
+        flags = struct.unpack("16sh22x", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", flags | IFF_UP))
+
+
 def build(mounts):
     """Build the planned tree and make it the root; the host's tree is detached (unreachable) afterwards."""
     os.umask(0o022)
@@ -198,6 +211,7 @@ def main():
     try:
         spec = json.loads(sys.argv[1])
         caps = _capabilities_to_drop()
+        loopback_up()
         build(spec["mounts"])
         argv, chdir = spec["argv"], spec.get("chdir") or "/"
         os.chdir(chdir)

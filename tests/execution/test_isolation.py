@@ -148,6 +148,20 @@ def test_a_unix_socket_bound_at_a_host_path_cannot_be_connected_to(walled, tmp_p
         paths[1].unlink(missing_ok=True)
 
 
+def test_a_program_can_still_talk_to_itself_over_its_own_loopback(walled):
+    program = (
+        "import socket\n"
+        "def echo():\n"
+        "    with socket.create_server(('127.0.0.1', 0)) as server:\n"
+        "        with socket.create_connection(server.getsockname(), timeout=2) as client:\n"
+        "            peer, _ = server.accept()\n"
+        "            client.sendall(b'ping')\n"
+        "            return peer.recv(4).decode()\n"
+    )
+    tests = ["assert echo() == 'ping'"]
+    _passes(walled.run(program, tests), tests)
+
+
 def test_writes_to_tmp_var_tmp_and_dev_shm_stay_inside(walled):
     names = {folder: f"{folder}/ecd-isolation-{TOKEN}-{i}" for i, folder in enumerate(isolation.PRIVATE_FOLDERS)}
     try:
