@@ -1,0 +1,455 @@
+"""Search-written tests: new asserts found by input mutation, checked against the pool, valued by the reference.
+
+The third test writer of an evolution round, beside the ``adversarial`` and ``discriminative`` prompts, and the
+only one that needs no language model (test origin ``search``). For each problem with a reference solution:
+
+1. :func:`~evolvecoder_datasets.stages.search_inputs.recover_call` finds the function the asserts call and the
+   literal arguments they pass it; :class:`~evolvecoder_datasets.stages.search_inputs.InputMutator` derives new
+   argument tuples from them (boundaries, empty/singleton/large collections, duplicates, sign, order, unicode,
+   nested edits, crossover), seeded from the run's seed, the problem id and the round;
+2. the reference runs on each candidate **in the sandbox**; a candidate is usable when it returns plain data (a
+   literal), the same twice, within ``cpu_s``;
+3. the **targets** are the programs of the pool the current suite cannot reject (they pass every test) and the
+   groups of programs it cannot tell apart (identical pass vectors); each target program runs on the usable
+   candidates beside the reference, which says where it returns something else;
+4. candidates are kept greedily, the one that kills the most surviving programs and splits the most groups first,
+   until no candidate adds anything, ``max_tests`` are kept, or the **budget** of executions (reference runs plus
+   target-program runs) is spent; a new generation mutates the seeds and the inputs kept so far;
+5. the reference's return value on each kept input is read back from the sandbox
+   (:func:`~evolvecoder_datasets.stages.search_probes.read_values`) and written into an assert
+   (``assert f(args) == value``; a float within ``1e-6``, relative above 1); the reference runs the new asserts
+   once more, the ordinary way, and only those it passes are returned.
+
+A problem without a reference, without a literal call in its tests, or with nothing to target gets no tests and a
+reason (:data:`REASONS`). ``objective="random"`` is the baseline of the benchmark: the same generators and budget,
+usable inputs kept in random order without running the pool.
+
+Example:
+    >>> from evolvecoder_datasets.execution import Sandbox
+    >>> from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, search_tests
+    >>> ref = "def clamp(x):\\n    return max(0, min(x, 10))\\n"
+    >>> weak = "def clamp(x):\\n    return max(0, x)\\n"          # passes the seed test, wrong above 10
+    >>> problem = SearchProblem("P_1", ref, ["assert clamp(5) == 5"], [weak], [[True]])
+    >>> with Sandbox(workers=1, mode="fast") as sb:
+    ...     [result] = search_tests([problem], SearchConfig(seed=0), sandbox=sb)
+    >>> result.killed, len(result.tests) >= 1, result.reason
+    (1, True, None)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ._common import check_fraction, check_positive, defined_names, normalise_test, stable_int
+from .search_inputs import CallShape, InputMutator, recover_call, render_args
+from .search_probes import ProbeProgram, read_values
+
+__all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult", "search_tests"]
+
+_VERSION = "1"
+OBJECTIVES = ("mutants", "random")
+
+#: Why a problem got no search tests.
+REASONS = {
+    "no_reference": "the problem has no confirmed reference solution to compute expected values",
+    "no_literal_call": "no test calls a function of the reference with literal arguments",
+    "nothing_to_target": "every program fails some test and no two behave alike: nothing left to kill or split",
+    "no_usable_input": "the reference returned no plain, deterministic, quick value on any candidate",
+    "nothing_found": "no candidate within the budget killed or split a target",
+    "unreadable": "the reference's values could not be read back or its tests failed it",
+}
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Settings of the search test writer (they enter the ``datasets`` fingerprint through ``EvolveConfig``).
+
+    Args:
+        budget (`int`, defaults to 2000): executions per problem and round: one per reference run of a candidate,
+            one per target program run on a usable candidate (``objective="random"``: one per pool program per
+            kept test). Reading values and the final reference check are counted apart.
+        generation_size (`int`, defaults to 32): most candidates drawn per generation; the first generation draws
+            a quarter of it and each generation that keeps nothing doubles it, so easy kills cost little.
+        patience (`int`, defaults to 3): stop a problem after this many generations in a row that kept nothing (its
+            targets are probably equivalent to the reference); the rest of its budget is not spent.
+        max_tests (`int`, defaults to 8): tests kept per problem and round.
+        objective (`str`, defaults to ``"mutants"``): ``"mutants"`` keeps inputs that kill surviving programs or split
+            programs the suite cannot tell apart; ``"random"`` keeps usable inputs in random order (the baseline).
+        split (`bool`, defaults to `True`): also target groups of programs with identical pass vectors.
+        explore (`float`, defaults to 0.2): probability of an edit outside the seeds' observed domain.
+        cpu_s (`float`, defaults to 0.1): CPU seconds the reference may take on an input for it to be usable.
+        max_value_chars (`int`, defaults to 300): longest ``repr`` of an expected value.
+        max_input_chars (`int`, defaults to 300): longest rendered argument list.
+        seed (`int`, defaults to 0): base of every random choice (with the problem id and round).
+        mode (`str`, defaults to ``"fast"``): sandbox mode of the search's own probe runs (choices only; the kept
+            tests are judged by the round's sandbox settings).
+        timeout_s (`float`, defaults to 1.0): CPU seconds per probe test.
+        version (`str`): bump when the search changes, so cached rounds are recomputed.
+
+    Raises:
+        ConfigError: a count below 1, an unknown objective or mode, ``explore`` outside [0, 1].
+
+    Example:
+        >>> SearchConfig(budget=500, max_tests=4).version
+        'search-1'
+    """
+
+    budget: int = 2000
+    generation_size: int = 32
+    patience: int = 3
+    max_tests: int = 8
+    objective: str = "mutants"
+    split: bool = True
+    explore: float = 0.2
+    cpu_s: float = 0.1
+    max_value_chars: int = 300
+    max_input_chars: int = 300
+    seed: int = 0
+    mode: str = "fast"
+    timeout_s: float = 1.0
+    version: str = f"search-{_VERSION}"
+
+    def __post_init__(self) -> None:
+        for name in ("budget", "generation_size", "patience", "max_tests", "max_value_chars", "max_input_chars"):
+            check_positive(name, getattr(self, name))
+        check_fraction("explore", self.explore)
+        if self.objective not in OBJECTIVES:
+            raise ConfigError(f"SearchConfig.objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if self.mode not in ("fast", "isolated"):
+            raise ConfigError(f"SearchConfig.mode must be 'fast' or 'isolated', got {self.mode!r}")
+        if not (0 < self.cpu_s < self.timeout_s):
+            raise ConfigError("SearchConfig needs 0 < cpu_s < timeout_s")
+
+
+@dataclass
+class SearchProblem:
+    """One problem as the search sees it.
+
+    Args:
+        id (`str`): the problem id (it seeds the problem's random stream).
+        reference (`str` or `None`): the reference solution; ``None`` gets no tests.
+        tests (`list[str]`): the current suite.
+        programs (`list[str]`): the pool (samples, mutants).
+        pass_matrix (array-like): ``(len(programs), len(tests))`` verdicts of the current suite.
+        reference_passes (`list[bool]`, *optional*): the reference's verdict per test; tests it fails are ignored
+            when deciding which programs survive (default: it passes all).
+        budget (`int`, *optional*): this problem's budget instead of ``SearchConfig.budget`` (a benchmark gives a
+            baseline exactly what the search spent).
+    """
+
+    id: str
+    reference: str | None
+    tests: list[str]
+    programs: list[str]
+    pass_matrix: Any
+    reference_passes: list[bool] | None = None
+    budget: int | None = None
+
+
+@dataclass
+class SearchResult:
+    """What the search did for one problem.
+
+    Attributes:
+        id (`str`): the problem id.
+        tests (`list[str]`): the new asserts (the reference passed each in a separate run), in the order kept.
+        reason (`str` or `None`): why there are none (a key of :data:`REASONS`), else ``None``.
+        callee (`str` or `None`): the call the tests make.
+        targets (`int`): programs targeted at the start (survivors plus members of indistinguishable groups).
+        survivors (`int`): programs passing every test at the start.
+        killed (`int`): survivors a kept input separates from the reference (as the probes saw it).
+        splits (`int`): groups of alike programs a kept input split.
+        candidates (`int`): distinct candidate inputs drawn.
+        usable (`int`): candidates the reference handled (plain, deterministic, quick).
+        executions (`int`): probe executions spent (counted against ``budget``).
+        reads (`int`): tiny tests spent reading expected values back.
+        rejected (`int`): written asserts the reference failed in the final check (dropped).
+    """
+
+    id: str
+    tests: list[str] = field(default_factory=list)
+    reason: str | None = None
+    callee: str | None = None
+    targets: int = 0
+    survivors: int = 0
+    killed: int = 0
+    splits: int = 0
+    candidates: int = 0
+    usable: int = 0
+    executions: int = 0
+    reads: int = 0
+    rejected: int = 0
+
+
+class _State:
+    """One problem's search in progress."""
+
+    def __init__(self, problem: SearchProblem, call: CallShape, config: SearchConfig, round_: int) -> None:
+        self.problem = problem
+        self.call = call
+        self.config = config
+        self.result = SearchResult(problem.id, callee=call.callee)
+        seed = stable_int(config.seed, problem.id, round_, "search")
+        self.rng = random.Random(seed)
+        self.mutator = InputMutator(call.seeds, seed=seed, explore=config.explore)
+        self.seen = {repr(tuple(s)) for s in call.seeds}
+        self.kept: list[tuple] = []
+        self.pending: list[tuple] = []  # this generation's candidates
+        self.usable: list[int] = []  # indices into pending
+        self.stale = 0  # generations that drew no new candidate
+        self.idle = 0  # generations in a row that kept nothing
+        self.done = False
+        M = np.asarray(problem.pass_matrix, dtype=bool).reshape(len(problem.programs), len(problem.tests))
+        ok = np.ones(len(problem.tests), bool) if problem.reference_passes is None else np.asarray(
+            problem.reference_passes, bool)
+        survivors = M[:, ok].all(axis=1) if M.shape[0] else np.zeros(0, bool)
+        self.alive = set(np.flatnonzero(survivors).tolist())
+        self.groups: list[list[int]] = []
+        if config.split:
+            by_vector: dict[bytes, list[int]] = {}
+            for p in np.flatnonzero(~survivors).tolist():
+                by_vector.setdefault(M[p].tobytes(), []).append(p)
+            self.groups = [g for g in by_vector.values() if len(g) > 1]
+        self.result.survivors = len(self.alive)
+        self.result.targets = len(self.target_programs())
+
+    def target_programs(self) -> list[int]:
+        return sorted(self.alive | {p for g in self.groups for p in g})
+
+    @property
+    def remaining(self) -> int:
+        budget = self.config.budget if self.problem.budget is None else self.problem.budget
+        return budget - self.result.executions
+
+    def draw(self) -> bool:
+        """Draw this generation's candidates; False when the search is over."""
+        config = self.config
+        if self.done or len(self.kept) >= config.max_tests:
+            self.done = True
+            return False
+        if config.objective == "mutants":
+            targets = len(self.target_programs())
+            if not targets:
+                self.done = True
+                return False
+            size = min(config.generation_size, max(1, config.generation_size // 4) << self.idle)
+            n = min(size, self.remaining // (1 + targets))
+        else:
+            n = min(config.generation_size, self.remaining // (1 + len(self.problem.programs)))
+        if n < 1:
+            self.done = True
+            return False
+        self.pending = []
+        for _ in range(20 * n):
+            args = self.mutator.candidate()
+            text = render_args(args)
+            key = repr(args)
+            if key in self.seen or len(text) > config.max_input_chars:
+                continue
+            self.seen.add(key)
+            self.pending.append(args)
+            if len(self.pending) == n:
+                break
+        if not self.pending:
+            self.stale += 1
+            self.done = self.stale >= 3
+            return False
+        self.result.candidates += len(self.pending)
+        return True
+
+    def probe(self) -> ProbeProgram:
+        return ProbeProgram(self.problem.reference or "", self.call.callee, self.pending, cpu_s=self.config.cpu_s,
+                            max_chars=self.config.max_value_chars)
+
+    def take_usable(self, passed: Sequence[bool]) -> None:
+        self.result.executions += len(self.pending)
+        self.usable = [k for k, ok in enumerate(passed) if ok]
+        self.result.usable += len(self.usable)
+        if not self.usable and self.config.objective == "mutants":
+            self.idle += 1
+            self.done = self.idle >= self.config.patience
+
+    def pick(self, same: dict[int, list[bool]] | None) -> None:
+        """Keep this generation's best candidates (``same[p][j]``: target ``p`` agrees with the reference on usable j)."""
+        config = self.config
+        if config.objective == "random":
+            order = list(self.usable)
+            self.rng.shuffle(order)
+            for k in order:
+                cost = len(self.problem.programs)
+                if len(self.kept) >= config.max_tests or self.remaining < cost:
+                    self.done = True
+                    break
+                self.result.executions += cost
+                self.kept.append(self.pending[k])
+            return
+        assert same is not None
+        self.result.executions += sum(len(v) for v in same.values())
+        kept_before = len(self.kept)
+        self._greedy(same)
+        self.idle = 0 if len(self.kept) > kept_before else self.idle + 1
+        if self.idle >= config.patience:
+            self.done = True
+
+    def _greedy(self, same: dict[int, list[bool]]) -> None:
+        config = self.config
+        open_ = set(range(len(self.usable)))
+        while open_ and len(self.kept) < config.max_tests:
+            best, best_gain = [], 0
+            for j in sorted(open_):
+                kills = sum(1 for p in self.alive if not same[p][j])
+                splits = sum(1 for g in self.groups if len({same[p][j] for p in g}) > 1)
+                gain = 2 * kills + splits
+                if gain > best_gain:
+                    best, best_gain = [j], gain
+                elif gain == best_gain and gain > 0:
+                    best.append(j)
+            if not best:
+                break
+            j = self.rng.choice(best)
+            open_.discard(j)
+            killed = {p for p in self.alive if not same[p][j]}
+            self.alive -= killed
+            self.result.killed += len(killed)
+            groups = []
+            for g in self.groups:
+                parts = [[p for p in g if same[p][j]], [p for p in g if not same[p][j]]]
+                if all(parts):
+                    self.result.splits += 1
+                groups.extend(part for part in parts if len(part) > 1)
+            self.groups = groups
+            args = self.pending[self.usable[j]]
+            self.kept.append(args)
+            self.mutator.add_parent(args)
+
+    def write_tests(self, values: list[tuple[bool, str | None]]) -> list[str]:
+        import ast
+
+        tests, seen = [], {normalise_test(t) for t in self.problem.tests}
+        for args, (ok, text) in zip(self.kept, values):
+            if not ok or text is None:
+                continue
+            call = f"{self.call.callee}({render_args(args)})"
+            value = ast.literal_eval(text)
+            if type(value) is float:
+                test = f"assert abs({call} - {text}) <= {1e-6 * max(1.0, abs(value))!r}"
+            else:
+                test = f"assert {call} == {text}"
+            key = normalise_test(test)
+            if key not in seen:
+                seen.add(key)
+                tests.append(test)
+        return tests
+
+
+def _report_size(report: Any) -> int:
+    return len(report.statuses)
+
+
+def _start(problem: SearchProblem, config: SearchConfig, round_: int) -> _State | SearchResult:
+    if not problem.reference:
+        return SearchResult(problem.id, reason="no_reference")
+    call = recover_call(problem.tests, defined=defined_names(problem.reference))
+    if call is None or not call.seeds:
+        return SearchResult(problem.id, reason="no_literal_call")
+    state = _State(problem, call, config, round_)
+    if config.objective == "mutants" and not state.target_programs():
+        state.result.reason = "nothing_to_target"
+        state.done = True
+    return state
+
+
+def search_tests(
+    problems: Sequence[SearchProblem],
+    config: SearchConfig = SearchConfig(),
+    *,
+    round: int = 1,
+    sandbox: Any = None,
+    verify_sandbox: Any = None,
+) -> list[SearchResult]:
+    """Search new asserts for each problem (all problems advance together, so the sandbox's workers stay busy).
+
+    Args:
+        problems (`Sequence[SearchProblem]`): the problems, each with its reference, suite, pool and pass matrix.
+        config (`SearchConfig`, *optional*): budget, objective, seed.
+        round (`int`, defaults to 1): the round number (it seeds the candidates with the problem id).
+        sandbox (`Sandbox`, *optional*): where the probes run; by default a shared sandbox in ``config.mode`` that
+            stops a program after two timeouts in a row (its remaining probes then count for nothing).
+        verify_sandbox (`Sandbox`, *optional*): where the reference runs the written asserts (default: ``sandbox``).
+
+    Returns:
+        `list[SearchResult]`: one per problem, in order.
+
+    Example:
+        >>> from evolvecoder_datasets.stages.search import SearchProblem, search_tests
+        >>> search_tests([SearchProblem("P_2", None, ["assert f(1) == 1"], [], [])])[0].reason
+        'no_reference'
+    """
+    if sandbox is None:
+        from ..execution import shared_sandbox
+
+        sandbox = shared_sandbox(mode=config.mode, timeout_s=config.timeout_s, max_consecutive_timeouts=2)
+    verify_sandbox = verify_sandbox or sandbox
+    started = [_start(p, config, round) for p in problems]
+    states = [s for s in started if isinstance(s, _State) and not s.done]
+    while True:
+        active = [s for s in states if s.draw()]
+        active = [s for s in active if not s.done]
+        if not active:
+            if all(s.done for s in states):
+                break
+            continue
+        probes = [s.probe() for s in active]
+        reports = sandbox.run_many([(p.program(), p.usable_tests()) for p in probes])
+        for state, report in zip(active, reports):
+            state.take_usable(report.passed)
+        jobs, owners = [], []
+        for state, probe in zip(active, probes):
+            if state.config.objective == "random" or not state.usable:
+                continue
+            tests = probe.same_tests(state.usable)
+            for p in state.target_programs():
+                jobs.append((probe.program(state.problem.programs[p]), tests))
+                owners.append((state, p))
+        reports = sandbox.run_many(jobs) if jobs else []
+        same: dict[int, dict[int, list[bool]]] = {}
+        for (state, p), report in zip(owners, reports):
+            # a sandbox failure, or a test left unexecuted after repeated timeouts, says nothing about the program:
+            # read it as agreement, so it is credited with no kill
+            agree = [True] * _report_size(report) if report.infra_error else [
+                s in ("pass", "unexecuted") for s in report.statuses]
+            same.setdefault(id(state), {})[p] = agree
+        for state in active:
+            if state.config.objective == "random":
+                state.pick(None)
+            elif state.usable:
+                state.pick(same.get(id(state), {}))
+
+    def finish(state: _State) -> None:
+        result = state.result
+        if not state.kept:
+            result.reason = result.reason or ("no_usable_input" if not result.usable else "nothing_found")
+            return
+        probe = ProbeProgram(state.problem.reference or "", state.call.callee, state.kept,
+                             cpu_s=state.config.cpu_s, max_chars=state.config.max_value_chars)
+        values = read_values(sandbox, probe, range(len(state.kept)))
+        result.reads += sum(13 + 8 * len(text.encode()) for ok, text in values if ok and text)
+        tests = state.write_tests(values)
+        if tests:
+            passed = verify_sandbox.run(state.problem.reference, tests).passed
+            result.tests = [t for t, ok in zip(tests, passed) if ok]
+            result.rejected = len(tests) - len(result.tests)
+        if not result.tests:
+            result.reason = "unreadable"
+
+    workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(finish, states))
+    return [s.result if isinstance(s, _State) else s for s in started]

@@ -1,0 +1,346 @@
+"""The input side of search-written tests: the call a problem's asserts make, and new arguments for it.
+
+:func:`recover_call` reads a problem's asserts and finds the function they test (``has_close_elements``, or a
+LeetCode ``Solution().two_sum``) and the literal argument tuples it is called with. :class:`InputMutator` turns those
+seeds into new argument tuples by type-aware mutation: integer and float boundaries, sign flips, empty, singleton,
+duplicated, reordered and larger collections, edited and unicode strings, edits inside nested values, and arguments
+crossed over from other seeds. Everything here is pure Python on literal values; nothing runs a program.
+
+Example:
+    >>> from evolvecoder_datasets.stages.search_inputs import InputMutator, recover_call
+    >>> call = recover_call(["assert add([1, 2], 3) == [4, 5]", "assert add([], 0) == []"])
+    >>> call.callee, call.seeds
+    ('add', (([1, 2], 3), ([], 0)))
+    >>> mutator = InputMutator(call.seeds, seed=0)
+    >>> len({repr(mutator.candidate()) for _ in range(50)}) > 10
+    True
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CallShape", "InputMutator", "recover_call", "render_args"]
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+# Characters a unicode edit inserts: accented, a case-folding oddity, Greek, CJK, an emoji, a combining mark.
+_UNICODE = ("é", "ß", "Ω", "漢", "😀", "\u0301", "İ")
+_LARGE = (20, 60)  # length range of a grown collection
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """The call a problem's tests make, and the literal arguments they make it with.
+
+    Attributes:
+        callee (`str`): source of the called expression, e.g. ``"add"`` or ``"Solution().two_sum"``.
+        seeds (`tuple[tuple, ...]`): distinct literal argument tuples found in the tests (all of one arity).
+        calls (`int`): calls of ``callee`` with literal arguments found (duplicates included).
+    """
+
+    callee: str
+    seeds: tuple[tuple, ...]
+    calls: int
+
+    @property
+    def arity(self) -> int:
+        """Number of positional arguments."""
+        return len(self.seeds[0]) if self.seeds else 0
+
+
+def _callee(node: ast.Call) -> str | None:
+    """``name`` or ``Name().method`` callees; anything else (builtins, attributes of values) is not a candidate."""
+    func = node.func
+    if isinstance(func, ast.Name):
+        return None if func.id in _BUILTIN_NAMES else func.id
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and not func.value.args
+        and not func.value.keywords
+        and func.value.func.id not in _BUILTIN_NAMES
+    ):
+        return f"{func.value.func.id}().{func.attr}"
+    return None
+
+
+def _literal_args(node: ast.Call) -> tuple | None:
+    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    try:
+        return tuple(ast.literal_eval(a) for a in node.args)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def recover_call(tests: Sequence[str], *, defined: set[str] | None = None) -> CallShape | None:
+    """The function the tests exercise and the literal argument tuples they pass it.
+
+    Every call in every test whose callee is a plain name (not a builtin) or ``Name().method`` and whose positional
+    arguments are all literals (``ast.literal_eval`` reads them) counts. The callee called most often wins (ties: the
+    first met); its argument tuples of the most common arity are the seeds.
+
+    Args:
+        tests (`Sequence[str]`): the problem's tests (asserts; snippets that do not parse are skipped).
+        defined (`set[str]`, *optional*): names the reference solution defines; a callee must start with one.
+
+    Returns:
+        `CallShape` or `None`: ``None`` when no test calls a candidate function with literal arguments.
+
+    Example:
+        >>> shape = recover_call(["assert sorted(Solution().two_sum([2, 7], 9)) == [0, 1]"], defined={"Solution"})
+        >>> shape.callee, shape.seeds, shape.arity
+        ('Solution().two_sum', (([2, 7], 9),), 2)
+    """
+    found: dict[str, list[tuple]] = {}
+    for test in tests:
+        try:
+            tree = ast.parse(test)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = _callee(node)
+            if callee is None or (defined is not None and callee.split("(")[0] not in defined):
+                continue
+            args = _literal_args(node)
+            if args is not None:
+                found.setdefault(callee, []).append(args)
+    if not found:
+        return None
+    callee = max(found, key=lambda c: len(found[c]))  # max keeps the first of equals: insertion order
+    arity = Counter(len(a) for a in found[callee]).most_common(1)[0][0]
+    seeds: dict[str, tuple] = {}
+    for args in found[callee]:
+        if len(args) == arity:
+            seeds.setdefault(repr(args), args)
+    return CallShape(callee=callee, seeds=tuple(seeds.values()), calls=len(found[callee]))
+
+
+def render_args(args: Sequence[Any]) -> str:
+    """Source text of an argument list: ``(1, [2])`` -> ``"1, [2]"``.
+
+    Example:
+        >>> render_args((1, "a", [2.5]))
+        "1, 'a', [2.5]"
+    """
+    return ", ".join(repr(a) for a in args)
+
+
+def _atoms(value: Any, out: dict[type, list]) -> None:
+    """Collect the scalars nested in ``value`` by type (the bank new elements are drawn from)."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            _atoms(item, out)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _atoms(key, out)
+            _atoms(item, out)
+    else:
+        out.setdefault(type(value), []).append(value)
+
+
+def _elements(value: Any, out: list) -> None:
+    """Collect the elements of every collection nested in ``value``."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            out.append(item)
+            _elements(item, out)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _elements(item, out)
+
+
+class _Position:
+    """What the seeds show about one argument position: its values, nested scalars, elements and domain."""
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+        self.atoms: dict[type, list] = {}
+        self.elements: list[Any] = []
+        for value in values:
+            _atoms(value, self.atoms)
+            _elements(value, self.elements)
+        numbers = [v for t in (int, float) for v in self.atoms.get(t, ())]
+        self.signed = any(v < 0 for v in numbers)
+        self.magnitude = max((abs(v) for v in numbers), default=10)
+        texts = self.atoms.get(str, [])
+        self.alphabet = sorted({c for t in texts for c in t}) or list("ab")
+        self.unicode = any(not t.isascii() for t in texts)
+
+
+class InputMutator:
+    """Type-aware mutation of argument tuples, seeded and reproducible.
+
+    Each candidate starts from a parent (a seed, an input added with :meth:`add_parent`, or a crossover of seeds) and
+    gets one to three edits at random argument positions. Edits keep a value's type and follow what the seeds show:
+    signs flip freely only where the seeds hold negative numbers, strings gain non-ASCII characters freely only where
+    the seeds hold some (otherwise with probability ``explore``), and numbers stay within a few times the seeds'
+    largest magnitude.
+
+    Args:
+        seeds (`Sequence[tuple]`): argument tuples of one arity (from :func:`recover_call`).
+        seed (`int`, defaults to 0): the random seed; the same seeds and seed give the same candidates.
+        explore (`float`, defaults to 0.2): probability of an edit that leaves the seeds' observed domain (a sign
+            the seeds never show, unicode in ASCII-only strings).
+
+    Example:
+        >>> a, b = InputMutator([(3, "abc")], seed=1), InputMutator([(3, "abc")], seed=1)
+        >>> [a.candidate() for _ in range(5)] == [b.candidate() for _ in range(5)]
+        True
+    """
+
+    def __init__(self, seeds: Sequence[tuple], *, seed: int = 0, explore: float = 0.2) -> None:
+        if not seeds:
+            raise ValueError("InputMutator needs at least one seed argument tuple")
+        self.seeds = [tuple(s) for s in seeds]
+        self.rng = random.Random(seed)
+        self.explore = explore
+        arity = len(self.seeds[0])
+        self.positions = [_Position([s[i] for s in self.seeds if len(s) == arity]) for i in range(arity)]
+        self.parents: list[tuple] = list(self.seeds)
+
+    def add_parent(self, args: Sequence[Any]) -> None:
+        """Let later candidates start from ``args`` too (e.g. an input that killed a mutant)."""
+        self.parents.append(tuple(args))
+
+    def candidate(self) -> tuple:
+        """One new argument tuple (it may repeat an earlier one; callers deduplicate)."""
+        rng = self.rng
+        if len(self.seeds) > 1 and rng.random() < 0.15:
+            parent = tuple(rng.choice(self.seeds)[i] for i in range(len(self.positions)))
+        else:
+            parent = rng.choice(self.parents)
+        args = list(parent)
+        if not args:
+            return ()
+        edits = rng.choices((1, 2, 3), weights=(70, 20, 10))[0]
+        for _ in range(edits):
+            i = rng.randrange(len(args))
+            args[i] = self._mutate(args[i], self.positions[i], depth=0)
+        return tuple(args)
+
+    # -- one edit per type -------------------------------------------------------------------------------------
+
+    def _leave_domain(self) -> bool:
+        return self.rng.random() < self.explore
+
+    def _mutate(self, value: Any, pos: _Position, depth: int) -> Any:
+        if isinstance(value, bool):
+            return not value
+        if isinstance(value, int):
+            return self._int(value, pos)
+        if isinstance(value, float):
+            return self._float(value, pos)
+        if isinstance(value, str):
+            return self._str(value, pos)
+        if isinstance(value, list):
+            return self._list(value, pos, depth)
+        if isinstance(value, tuple):
+            return tuple(self._list(list(value), pos, depth, keep_length=True))
+        if isinstance(value, dict):
+            return self._dict(value, pos, depth)
+        if isinstance(value, (set, frozenset)):
+            return type(value)(self._list(list(value), pos, depth))
+        return value
+
+    def _int(self, v: int, pos: _Position) -> int:
+        rng, big = self.rng, max(int(pos.magnitude), 10)
+        options = [0, 1, v + 1, v - 1, v * 2, v // 2, rng.randint(0, big), big, big * 3 + rng.randint(0, 9)]
+        if pos.signed or self._leave_domain():
+            options += [-1, -v, -rng.randint(0, big)]
+        out = rng.choice(options)
+        return out if (pos.signed or out >= 0 or self._leave_domain()) else abs(out)
+
+    def _float(self, v: float, pos: _Position) -> float:
+        rng, big = self.rng, max(float(pos.magnitude), 1.0)
+        options = [0.0, v + 0.5, v - 0.5, v * 1.5, v / 3, round(rng.uniform(0, big), 3), big * 2, 1e-9]
+        if pos.signed or self._leave_domain():
+            options += [-v, -round(rng.uniform(0, big), 3)]
+        out = rng.choice(options)
+        return out if (pos.signed or out >= 0) else abs(out)
+
+    def _char(self, pos: _Position) -> str:
+        if (pos.unicode or self._leave_domain()) and self.rng.random() < 0.5:
+            return self.rng.choice(_UNICODE)
+        return self.rng.choice(pos.alphabet)
+
+    def _str(self, v: str, pos: _Position) -> str:
+        rng = self.rng
+        k = rng.randrange(len(v) + 1)
+        edits = [
+            lambda: "",
+            lambda: self._char(pos),
+            lambda: v[::-1],
+            lambda: v + v,
+            lambda: v.swapcase(),
+            lambda: v[:k] + self._char(pos) + v[k:],
+            lambda: v[:k] + v[k + 1 :],
+            lambda: v[:k] + " " + v[k:],
+            lambda: "".join(rng.sample(v, len(v))),
+            lambda: (v or self._char(pos)) * rng.randint(5, 15),
+        ]
+        if v:
+            edits.append(lambda: v[:k] + rng.choice(v) + v[k:])  # a duplicate character
+        return rng.choice(edits)()
+
+    def _element(self, pos: _Position, like: list) -> Any:
+        """A new element: an edited one from ``like``, else one seen in the seeds, else a small integer."""
+        pool = like or pos.elements
+        if not pool:
+            return self.rng.randint(0, 9)
+        return self._mutate(self.rng.choice(pool), pos, depth=1) if self.rng.random() < 0.7 else self.rng.choice(pool)
+
+    def _list(self, v: list, pos: _Position, depth: int, keep_length: bool = False) -> list:
+        rng = self.rng
+        if keep_length:
+            if not v:
+                return v
+            out = list(v)
+            i = rng.randrange(len(out))
+            out[i] = self._mutate(out[i], pos, depth + 1)
+            return out
+        k = rng.randrange(len(v) + 1)
+        edits = [
+            list,
+            lambda: [self._element(pos, v)],
+            lambda: v[::-1],
+            lambda: v[:k] + [self._element(pos, v)] + v[k:],
+            lambda: rng.sample(v, len(v)),
+            lambda: [*v, *(self._element(pos, v) for _ in range(rng.randint(*_LARGE)))],
+        ]
+        if v:
+            i = rng.randrange(len(v))
+            edits += [
+                lambda: v[:i] + v[i + 1 :],
+                lambda: v[: i + 1] + [v[i]] + v[i + 1 :],  # a duplicate, next to its twin
+                lambda: v[:i] + [self._mutate(v[i], pos, depth + 1)] + v[i + 1 :],  # nested edit
+                lambda: [v[i]] * rng.randint(2, 6),
+            ]
+            if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+                edits += [lambda: sorted(v), lambda: sorted(v, reverse=True)]
+                if pos.signed or self._leave_domain():
+                    edits.append(lambda: [-x for x in v])
+        return rng.choice(edits)()
+
+    def _dict(self, v: dict, pos: _Position, depth: int) -> dict:
+        rng = self.rng
+        if not v:
+            return v
+        keys = list(v)
+        key = rng.choice(keys)
+        edits = [
+            dict,
+            lambda: {k: x for k, x in v.items() if k != key},
+            lambda: {**v, key: self._mutate(v[key], pos, depth + 1)},
+            lambda: {**v, self._mutate(key, pos, depth + 1): v[key]},
+        ]
+        return rng.choice(edits)()

@@ -1,0 +1,243 @@
+"""Programs that make the sandbox answer the search's questions through verdicts alone.
+
+The search needs three things from a problem's reference solution that only running it can tell, and it must not
+run it outside the sandbox: whether an input is usable (the reference returns plain data, the same twice, quickly),
+whether a program under test returns what the reference returns on an input, and the reference's return value
+itself. :class:`ProbeProgram` writes one sandboxed program per question whose tests are plain truth-valued asserts
+(``assert _ecd_same(3)``), so every answer travels as a pass or a fail, the one thing every sandbox mode reports the
+same way. A value is read bit by bit (its length first, then the bytes of its ``repr``), then parsed back with
+``ast.literal_eval`` on the trusted side: nothing here depends on the sandbox's messages or internals.
+
+The reference and the program under test run side by side in one process, each in its own namespace, so an
+answer about a hostile program may be wrong; the search only uses such answers to *choose* inputs, and every test
+it keeps is then judged the ordinary way (the reference must pass it, and the pool runs it).
+
+Example:
+    >>> from evolvecoder_datasets.execution import Sandbox
+    >>> from evolvecoder_datasets.stages.search_probes import ProbeProgram, read_values
+    >>> probe = ProbeProgram("def sq(x):\\n    return x * x\\n", "sq", [(3,), (-2,)])
+    >>> with Sandbox(workers=1, mode="fast") as sb:
+    ...     usable = sb.run(probe.program(), probe.usable_tests()).passed
+    ...     values = read_values(sb, probe, [0, 1])
+    >>> usable, values
+    ([True, True], [(True, '9'), (True, '4')])
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any
+
+from .search_inputs import render_args
+
+__all__ = ["ProbeProgram", "read_values"]
+
+_LENGTH_BITS = 13  # values are capped well below 2**13 bytes
+
+# The probe helpers. Names start with _ecd_ so they cannot clash with a solution's own names, and every solution
+# runs in its own dict namespace.
+_HELPERS = '''
+import ast as _ecd_ast
+import time as _ecd_time
+
+def _ecd_load(source, name):
+    namespace = {"__name__": name}
+    exec(compile(source, name, "exec"), namespace)
+    return namespace
+
+def _ecd_call(namespace, k):
+    return eval(_ECD_CALLEE, namespace)(*_ECD_ARGS[k]())
+
+def _ecd_plain(value, top=True):
+    kind = type(value)
+    if value is None or kind in (bool, int, str, bytes):
+        return True
+    if kind is float:
+        return top and value == value and abs(value) != float("inf")
+    if kind in (list, tuple, set, frozenset):
+        return all(_ecd_plain(item, False) for item in value)
+    if kind is dict:
+        return all(_ecd_plain(k, False) and _ecd_plain(v, False) for k, v in value.items())
+    return False
+
+_ecd_cache = {}
+
+def _ecd_ref_value(k):
+    if k not in _ecd_cache:
+        _ecd_cache[k] = _ecd_call(_ECD_REF, k)
+    return _ecd_cache[k]
+
+def _ecd_usable(k):
+    try:
+        start = _ecd_time.process_time()
+        first = _ecd_call(_ECD_REF, k)
+        if _ecd_time.process_time() - start > _ECD_CPU:
+            return False
+        text = repr(first)
+        if len(text) > _ECD_MAX_CHARS or text != repr(_ecd_call(_ECD_REF, k)) or not _ecd_plain(first):
+            return False
+        back = _ecd_ast.literal_eval(text)
+        return repr(back) == text and back == first
+    except Exception:
+        return False
+
+def _ecd_tolerance(expected):
+    return 1e-6 * max(1.0, abs(expected))
+
+def _ecd_same(k):
+    expected = _ecd_ref_value(k)
+    got = _ecd_call(_ECD_PROG, k)
+    if type(expected) is float:
+        return abs(got - expected) <= _ecd_tolerance(expected)
+    return got == expected
+
+def _ecd_encoded(k):
+    return repr(_ecd_ref_value(k)).encode("utf-8")
+
+def _ecd_length_bit(k, b):
+    return (len(_ecd_encoded(k)) >> b) & 1 == 1
+
+def _ecd_bit(k, i):
+    return (_ecd_encoded(k)[i >> 3] >> (i & 7)) & 1 == 1
+'''
+
+
+class ProbeProgram:
+    """One reference, one callee and a list of argument tuples, written as sandboxable probe programs.
+
+    Args:
+        reference (`str`): the reference solution (a whole program).
+        callee (`str`): the call expression the tests use (``"sq"``, ``"Solution().two_sum"``).
+        inputs (`Sequence[tuple]`): argument tuples, addressed by their index ``k`` in the tests.
+        cpu_s (`float`, defaults to 0.1): CPU seconds the reference may use on one input for it to be usable.
+        max_chars (`int`, defaults to 1000): longest ``repr`` of a usable return value.
+
+    Example:
+        >>> probe = ProbeProgram("def f(x):\\n    return x", "f", [(1,), (2,)])
+        >>> probe.same_tests()
+        ['assert _ecd_same(0)', 'assert _ecd_same(1)']
+    """
+
+    def __init__(
+        self, reference: str, callee: str, inputs: Sequence[tuple], *, cpu_s: float = 0.1, max_chars: int = 1000
+    ) -> None:
+        self.reference = reference
+        self.callee = callee
+        self.inputs = [tuple(a) for a in inputs]
+        self.cpu_s = float(cpu_s)
+        self.max_chars = int(max_chars)
+
+    def program(self, under_test: str | None = None) -> str:
+        """The probe program: the reference, optionally a program under test, the inputs and the helpers.
+
+        Args:
+            under_test (`str`, *optional*): a program compared with the reference by :meth:`same_tests`.
+        """
+        makers = ",\n    ".join(f"lambda: ({render_args(a)}{',' if a else ''})" for a in self.inputs)
+        parts = [
+            _HELPERS,
+            f"_ECD_CALLEE = {self.callee!r}",
+            f"_ECD_CPU = {self.cpu_s!r}",
+            f"_ECD_MAX_CHARS = {self.max_chars!r}",
+            f"_ECD_ARGS = [\n    {makers}\n]",
+            f"_ECD_REF = _ecd_load({self.reference!r}, '<reference>')",
+        ]
+        if under_test is not None:
+            parts.append(f"_ECD_PROG = _ecd_load({under_test!r}, '<program>')")
+        return "\n".join(parts) + "\n"
+
+    def usable_tests(self, indices: Sequence[int] | None = None) -> list[str]:
+        """Per input, a test that passes when the reference returns plain data, deterministically, within limits."""
+        return [f"assert _ecd_usable({k})" for k in self._indices(indices)]
+
+    def same_tests(self, indices: Sequence[int] | None = None) -> list[str]:
+        """Per input, a test that passes when the program under test returns what the reference returns.
+
+        Float results compare with the tolerance the written test will use (``1e-6``, relative above 1).
+        """
+        return [f"assert _ecd_same({k})" for k in self._indices(indices)]
+
+    def length_tests(self, indices: Sequence[int]) -> list[str]:
+        """Per input, the bits of the byte length of the reference value's ``repr`` (low bit first)."""
+        return [f"assert _ecd_length_bit({k}, {b})" for k in indices for b in range(_LENGTH_BITS)]
+
+    def byte_tests(self, k: int, length: int) -> list[str]:
+        """The bits of the reference value's ``repr`` on input ``k`` (``length`` bytes, low bit first)."""
+        return [f"assert _ecd_bit({k}, {i})" for i in range(8 * length)]
+
+    def _indices(self, indices: Sequence[int] | None) -> list[int]:
+        return list(range(len(self.inputs))) if indices is None else list(indices)
+
+
+def _bits(statuses: Sequence[str]) -> list[int] | None:
+    """Pass/fail verdicts as bits; any other outcome (error, timeout, crash) means the read failed."""
+    if any(s not in ("pass", "fail") for s in statuses):
+        return None
+    return [1 if s == "pass" else 0 for s in statuses]
+
+
+def read_values(sandbox: Any, probe: ProbeProgram, indices: Sequence[int]) -> list[tuple[bool, str | None]]:
+    """The ``repr`` of the reference's return value on each of ``indices``, read through pass/fail verdicts.
+
+    Two sandbox runs of the reference-only probe program: one for the lengths, one for all the bytes. Reading costs
+    ``13 + 8 * len(repr)`` tiny tests per value, so the caller reads only the inputs it keeps (a fast-mode sandbox
+    reads ~10k bits per second on one core).
+
+    Args:
+        sandbox (`Sandbox`): an open sandbox (``mode="fast"`` is the quick choice; the reference is the only
+            program that runs).
+        probe (`ProbeProgram`): the reference, callee and inputs.
+        indices (`Sequence[int]`): inputs to read.
+
+    Returns:
+        `list[tuple[bool, str | None]]`: per index, ``(True, text)`` where ``text`` is the canonical ``repr`` of a
+        plain-data value (``ast.literal_eval(text)`` gives the value back), or ``(False, None)`` when the read failed
+        or the text is not such a literal.
+
+    Example:
+        >>> from evolvecoder_datasets.execution import Sandbox
+        >>> probe = ProbeProgram("def up(s):\\n    return s.upper()", "up", [("é",)])
+        >>> with Sandbox(workers=1, mode="fast") as sb:
+        ...     read_values(sb, probe, [0])
+        [(True, "'É'")]
+    """
+    indices = list(indices)
+    if not indices:
+        return []
+    program = probe.program()
+    report = sandbox.run(program, probe.length_tests(indices))
+    bits = _bits(report.statuses)
+    if bits is None or report.infra_error:
+        return [(False, None)] * len(indices)
+    lengths = [
+        sum(bit << b for b, bit in enumerate(bits[j * _LENGTH_BITS : (j + 1) * _LENGTH_BITS]))
+        for j in range(len(indices))
+    ]
+    tests: list[str] = []
+    for k, length in zip(indices, lengths):
+        tests.extend(probe.byte_tests(k, length))
+    report = sandbox.run(program, tests) if tests else None
+    statuses = report.statuses if report is not None else []
+    out: list[tuple[bool, str | None]] = []
+    offset = 0
+    for length in lengths:
+        chunk = statuses[offset : offset + 8 * length]
+        offset += 8 * length
+        bits = _bits(chunk)
+        if bits is None or (report is not None and report.infra_error) or length == 0:
+            out.append((False, None))
+            continue
+        data = bytes(sum(bits[8 * i + b] << b for b in range(8)) for i in range(length))
+        out.append(_literal(data))
+    return out
+
+
+def _literal(data: bytes) -> tuple[bool, str | None]:
+    """``(True, text)`` when ``data`` is the UTF-8 of a canonical literal ``repr``, else ``(False, None)``."""
+    try:
+        text = data.decode("utf-8")
+        value = ast.literal_eval(text)
+    except (UnicodeDecodeError, ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+    return (True, text) if repr(value) == text else (False, None)

@@ -1,0 +1,156 @@
+"""The search test writer: calls recovered from asserts, typed mutation, values read through verdicts, real sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from evolvecoder_datasets.errors import ConfigError
+from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, search_tests
+from evolvecoder_datasets.stages.search_inputs import InputMutator, recover_call
+from evolvecoder_datasets.stages.search_probes import ProbeProgram, read_values
+
+CLAMP = "def clamp(x):\n    return max(0, min(x, 10))\n"
+CLAMP_NO_TOP = "def clamp(x):\n    return max(0, x)\n"  # right on the seed, wrong above 10
+CLAMP_NO_BOTTOM = "def clamp(x):\n    return min(x, 10)\n"  # right on the seed, wrong below 0
+CLAMP_EQUIVALENT = "def clamp(x):\n    return sorted([0, x, 10])[1]\n"
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox(workers=1, mode="fast", timeout_s=1.0, max_consecutive_timeouts=2) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def isolated():
+    with Sandbox(workers=1, mode="isolated", timeout_s=1.0) as sandbox:
+        yield sandbox
+
+
+def test_recover_call_finds_the_most_called_function_and_its_literal_arguments():
+    tests = [
+        "assert f([1, 2], 'a') == 3",
+        "assert f([], '') == 0",
+        "assert abs(g(1.5) - 2) < 1e-6",
+        "assert f(x, 'a') == 1",  # a name, not a literal: not a seed
+        "assert f([1, 2], 'a') == 3",  # repeated seed
+    ]
+    shape = recover_call(tests)
+    assert shape.callee == "f" and shape.arity == 2
+    assert shape.seeds == (([1, 2], "a"), ([], ""))
+    assert recover_call(tests, defined={"g"}).callee == "g"
+    assert recover_call(["assert len([1]) == 1", "assert f(k=1) == 2"]) is None  # builtins and keywords only
+
+
+def test_recover_call_reads_leetcode_method_calls():
+    shape = recover_call(["assert Solution().two_sum([2, 7, 11], 9) == [0, 1]"], defined={"Solution"})
+    assert shape.callee == "Solution().two_sum" and shape.seeds == (([2, 7, 11], 9),)
+
+
+def test_mutator_is_reproducible_and_covers_boundaries_and_collection_shapes():
+    seeds = [([3, 1, 2], "abc", 4)]
+    a, b = InputMutator(seeds, seed=7), InputMutator(seeds, seed=7)
+    first = [a.candidate() for _ in range(400)]
+    assert first == [b.candidate() for _ in range(400)]
+    lists = [c[0] for c in first]
+    assert [] in lists and any(len(x) == 1 for x in lists) and any(len(x) >= 20 for x in lists)
+    assert any(len(set(x)) < len(x) for x in lists)  # duplicates
+    assert any(x == sorted(x) and len(x) > 1 for x in lists)  # order
+    texts = [c[1] for c in first]
+    assert "" in texts and any(not t.isascii() for t in texts)  # unicode, off the seeds' domain at times
+    ints = [c[2] for c in first]
+    assert 0 in ints and 1 in ints
+    assert all(type(c[0]) is list and type(c[1]) is str and type(c[2]) is int for c in first)  # types kept
+    assert sum(i < 0 for i in ints) < len(ints) // 4  # non-negative seeds: negatives only when exploring
+
+
+def test_read_values_returns_exact_literals_through_verdicts(sb):
+    reference = "def f(x):\n    return x\n"
+    values = [("É漢😀\n",), ([1, (2, "b"), {"k": None}],), (2.5,), (-(10**30),), (True,), (b"\x00\xff",)]
+    probe = ProbeProgram(reference, "f", values)
+    read = read_values(sb, probe, range(len(values)))
+    assert [text for _, text in read] == [repr(v[0]) for v in values]
+
+
+def test_usable_rejects_values_a_literal_cannot_hold_and_nondeterminism(sb):
+    reference = (
+        "import random\n"
+        "class Box:\n    pass\n"
+        "def f(k):\n"
+        "    return [1, float('nan'), set(), Box(), random.random(), [0.5], 'ok', {1, 2}][k]\n"
+    )
+    probe = ProbeProgram(reference, "f", [(k,) for k in range(8)])
+    usable = sb.run(probe.program(), probe.usable_tests()).passed
+    # nan, an object, a random value and a float inside a list are not usable (`set()` reads back: it is)
+    assert usable == [True, False, True, False, False, False, True, True]
+
+
+def test_search_kills_survivors_and_every_test_passes_the_reference_in_a_separate_run(sb, isolated):
+    pool = [CLAMP_NO_TOP, CLAMP_NO_BOTTOM, CLAMP_EQUIVALENT]
+    problem = SearchProblem("T_1", CLAMP, ["assert clamp(5) == 5"], pool, [[True], [True], [True]])
+    [result] = search_tests([problem], SearchConfig(seed=1), sandbox=sb)
+    assert result.reason is None and result.survivors == 3
+    assert result.killed == 2  # the equivalent program cannot be killed
+    assert all(t.startswith("assert clamp(") for t in result.tests)
+    assert isolated.run(CLAMP, result.tests).all_passed
+    M = isolated.pass_matrix(pool, result.tests)
+    assert not M[0].all() and not M[1].all() and M[2].all()
+
+
+def test_search_is_reproducible_from_its_seed(sb):
+    def run(seed):
+        problem = SearchProblem("T_2", CLAMP, ["assert clamp(5) == 5"], [CLAMP_NO_TOP, CLAMP_NO_BOTTOM],
+                                [[True], [True]])
+        return search_tests([problem], SearchConfig(seed=seed), sandbox=sb)[0].tests
+
+    assert run(3) == run(3)
+
+
+def test_search_splits_programs_the_suite_cannot_tell_apart(sb):
+    reference = "def sign(x):\n    return (x > 0) - (x < 0)\n"
+    a = "def sign(x):\n    return 1 if x > 0 else 0\n"  # wrong below zero
+    b = "def sign(x):\n    return 1 if x >= 0 else -1\n"  # wrong at zero
+    tests = ["assert sign(3) == 1", "assert sign(0) == 0", "assert sign(-2) == -1"]
+    # a fails the negative test, b the zero test; pretend the suite saw them alike, failing the last test
+    problem = SearchProblem("T_3", reference, tests, [a, a + "\n", b], [[True, True, False]] * 3)
+    [result] = search_tests([problem], SearchConfig(seed=0, max_tests=2), sandbox=sb)
+    assert result.survivors == 0 and result.targets == 3 and result.splits >= 1
+
+
+def test_problems_the_search_cannot_serve_say_why(sb):
+    problems = [
+        SearchProblem("N_1", None, ["assert f(1) == 1"], ["def f(x):\n    return x"], [[True]]),
+        SearchProblem("N_2", CLAMP, ["x = 4\nassert clamp(x) == 4"], [CLAMP_NO_TOP], [[True]]),
+        SearchProblem("N_3", CLAMP, ["assert clamp(5) == 5"], ["def clamp(x):\n    return 0"], [[False]]),
+    ]
+    reasons = [r.reason for r in search_tests(problems, SearchConfig(), sandbox=sb)]
+    assert reasons == ["no_reference", "no_literal_call", "nothing_to_target"]
+
+
+def test_a_hostile_program_under_test_cannot_plant_a_wrong_expected_value(sb, isolated):
+    hostile = (
+        "import builtins\n"
+        "builtins.repr = lambda value: '0'\n"
+        "builtins.max = lambda *a, **k: 0\n"
+        "def clamp(x):\n    return max(0, x)\n"
+    )
+    problem = SearchProblem("T_4", CLAMP, ["assert clamp(5) == 5"], [hostile, CLAMP_NO_TOP], [[True], [True]])
+    [result] = search_tests([problem], SearchConfig(seed=0), sandbox=sb)
+    assert result.tests and isolated.run(CLAMP, result.tests).all_passed
+
+
+def test_random_objective_keeps_usable_inputs_within_its_budget(sb):
+    problem = SearchProblem("T_5", CLAMP, ["assert clamp(5) == 5"], [CLAMP_NO_TOP] * 4, [[True]] * 4, budget=50)
+    [result] = search_tests([problem], SearchConfig(objective="random", max_tests=1000), sandbox=sb)
+    assert result.executions <= 50 and len(result.tests) >= 5
+    assert sb.run(CLAMP, result.tests).all_passed
+
+
+def test_config_refuses_bad_values():
+    with pytest.raises(ConfigError):
+        SearchConfig(budget=0)
+    with pytest.raises(ConfigError):
+        SearchConfig(objective="greedy")
+    with pytest.raises(ConfigError):
+        SearchConfig(cpu_s=2.0, timeout_s=1.0)
