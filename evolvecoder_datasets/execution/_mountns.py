@@ -2,8 +2,8 @@
 
 Started by :func:`evolvecoder_datasets.execution.isolation.unshare_command` as the first process of fresh mount, PID,
 network, IPC and UTS namespaces (root inside them: the real root, or root of a new user namespace). Stdlib only, run
-as ``python -I -S -B _mountns.py '<json spec>'``; the spec holds the ordered mount steps of ``mount_plan()``, the
-working folder and the command to exec. The steps are the ones bubblewrap performs for the same plan: a tmpfs root,
+as ``python -I -S -B _mountns.py CHDIR N KIND DEST SOURCE SIZE_MB ... -- COMMAND...`` (N mount steps of
+``mount_plan()``, in order, four arguments each). Only C-level modules are imported, to keep the start cheap. The steps are the ones bubblewrap performs for the same plan: a tmpfs root,
 read-only binds (submounts included, each remounted read-only), symlinks, 0755 folders, private tmpfs, a minimal
 ``/dev`` and a fresh ``/proc``; then ``pivot_root`` into it and detach the host's tree.
 
@@ -15,13 +15,7 @@ rather than the real root, without capabilities.
 """
 
 import ctypes
-import fcntl
-import json
 import os
-import platform
-import re
-import socket
-import struct
 import sys
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
@@ -66,22 +60,31 @@ def umount(target):
 
 
 def pivot_root(new_root, put_old):
-    number = PIVOT_ROOT.get(platform.machine())
+    number = PIVOT_ROOT.get(os.uname().machine)
     if number is None:
-        raise OSError(f"pivot_root: unknown syscall number on {platform.machine()}")
+        raise OSError(f"pivot_root: unknown syscall number on {os.uname().machine}")
     _check(_libc.syscall(ctypes.c_long(number), _b(new_root), _b(put_old)), f"pivot_root {new_root}")
 
 
 def _mount_points_under(path):
     """Mount points at or below ``path`` (from mountinfo, octal escapes undone), outermost first."""
     with open(f"{OLD}/proc/self/mountinfo", "rb") as fh:
-        points = [os.fsdecode(re.sub(rb"\\([0-7]{3})", _octal, line.split()[4])) for line in fh]
+        points = [_unescape(line.split()[4]) for line in fh]
     prefix = path.rstrip("/") + "/"
     return sorted({p for p in points if p == path or p.startswith(prefix)}, key=len)
 
 
-def _octal(match):
-    return bytes([int(match[1], 8)])
+def _unescape(field):
+    """A mountinfo path: the kernel writes space, tab, newline and backslash as ``\\ooo`` octal escapes."""
+    out, i = bytearray(), 0
+    while i < len(field):
+        if field[i] == 0x5C and field[i + 1 : i + 4].isdigit() and len(field[i + 1 : i + 4]) == 3:
+            out.append(int(field[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return os.fsdecode(bytes(out))
 
 
 def _remount_read_only(path):
@@ -179,10 +182,17 @@ def _capabilities_to_drop():
 def loopback_up():
     """Bring up the new network namespace's own ``lo`` (bubblewrap does too): a program may talk to itself over
     127.0.0.1, never to the host, whose loopback is another namespace's."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        request = struct.pack("16sh22x", b"lo", 0)
-        flags = struct.unpack("16sh22x", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
-        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", flags | IFF_UP))
+    fd = _libc.socket(2, 2, 0)  # AF_INET, SOCK_DGRAM
+    if fd < 0:
+        _check(fd, "socket")
+    try:
+        request = ctypes.create_string_buffer(b"lo", 40)  # struct ifreq: the name, then a union (flags: a short)
+        _check(_libc.ioctl(fd, ctypes.c_ulong(SIOCGIFFLAGS), request), "ioctl(SIOCGIFFLAGS, lo)")
+        flags = int.from_bytes(request.raw[16:18], sys.byteorder) | IFF_UP
+        ctypes.memmove(ctypes.addressof(request) + 16, flags.to_bytes(2, sys.byteorder), 2)
+        _check(_libc.ioctl(fd, ctypes.c_ulong(SIOCSIFFLAGS), request), "ioctl(SIOCSIFFLAGS, lo)")
+    finally:
+        os.close(fd)
 
 
 def build(mounts):
@@ -209,11 +219,14 @@ def build(mounts):
 
 def main():
     try:
-        spec = json.loads(sys.argv[1])
+        chdir, count, rest = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+        mounts = [(rest[i], rest[i + 1], rest[i + 2], int(rest[i + 3])) for i in range(0, 4 * count, 4)]
+        if rest[4 * count] != "--" or len(rest) == 4 * count + 1:
+            raise ValueError("expected -- COMMAND after the mount steps")
+        argv = rest[4 * count + 1 :]
         caps = _capabilities_to_drop()
         loopback_up()
-        build(spec["mounts"])
-        argv, chdir = spec["argv"], spec.get("chdir") or "/"
+        build(mounts)
         os.chdir(chdir)
     except Exception as err:  # any step: refuse to run anything
         sys.stderr.write(f"ecd-mountns: cannot build the sandbox: {err}\n")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import os
 import shutil
 import subprocess
@@ -264,8 +263,8 @@ def unshare_command(
     if os.geteuid() != 0:
         cmd[1:1] = ["--user", "--map-root-user"]
     plan = mount_plan(tmp_size_mb=tmp_size_mb, read_only=read_only, writable=writable)
-    spec = {"mounts": [dataclasses.astuple(m) for m in plan], "chdir": chdir, "argv": python_args}
-    return cmd + ["--", _python(), "-I", "-S", "-B", str(MOUNTNS_SCRIPT), json.dumps(spec, separators=(",", ":"))]
+    steps = [str(field) for m in plan for field in (m.kind, m.dest, m.source, m.size_mb)]
+    return cmd + ["--", _python(), "-I", "-S", "-B", str(MOUNTNS_SCRIPT), chdir, str(len(plan)), *steps, "--", *python_args]
 
 
 def server_command(isolation: str) -> list[str]:
