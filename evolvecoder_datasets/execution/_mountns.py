@@ -228,7 +228,7 @@ def main():
         loopback_up()
         build(mounts)
         os.chdir(chdir)
-    except Exception as err:  # any step: refuse to run anything
+    except Exception as err:  # noqa: BLE001 (any failing step, whatever it raised: refuse to run anything)
         sys.stderr.write(f"ecd-mountns: cannot build the sandbox: {err}\n")
         sys.stderr.flush()
         os._exit(111)

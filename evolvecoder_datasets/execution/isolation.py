@@ -166,9 +166,9 @@ def mount_plan(
     # Outermost first; a bind inside another bind of the same source tree adds nothing (a writable one still counts).
     for kind, source, dest in sorted(binds, key=lambda b: (len(b[2]), b[0] != "rw")):
         covered = next((b for b in bound if _within(dest, b)), None)
-        if covered is not None and steps[covered].kind == "ro" and kind == "ro":
-            if source == steps[covered].source.rstrip("/") + dest[len(covered):]:
-                continue
+        same_tree = covered is not None and source == steps[covered].source.rstrip("/") + dest[len(covered) :]
+        if same_tree and steps[covered].kind == "ro" and kind == "ro":
+            continue
         steps[dest] = Mount(kind, dest, source)
         bound.append(dest)
     # Folders leading to each step: made 0755 (bubblewrap would make them 0700, closed to the solution uid) unless a
@@ -327,21 +327,25 @@ _PROBE = (
 def _probe_args() -> list[str]:
     # Host files that must not exist inside (never part of the allowlist): if one shows, the filesystem was not built.
     allowed = [m.dest for m in mount_plan() if m.kind in ("ro", "rw", "symlink")]
-    candidates = ("/etc/passwd", "/etc/hostname", os.path.join(os.getcwd(), ".git"))
+    try:
+        here = os.getcwd()
+    except OSError:  # the caller's working folder was removed
+        here = "/"
+    candidates = ("/etc/passwd", "/etc/hostname", os.path.join(here, ".git"))
     outside = [p for p in candidates if os.path.lexists(p) and not any(_within(p, a) for a in allowed)]
     return [_python(), "-I", "-S", "-c", _PROBE, *outside]
 
 
 def _works(cmd: list[str]) -> tuple[bool, str]:
     try:
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env=BASE_ENV)
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env=BASE_ENV, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
         return False, str(err)
     ok = proc.returncode == 0 and proc.stdout.strip() == b"ok"
     return ok, (proc.stdout + proc.stderr).decode(errors="replace").strip()[-300:]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def isolation_available(isolation: str) -> bool:
     """Whether ``isolation`` can start a Python here with its guarantees in place (probed once per process, ~10-60 ms).
 

@@ -274,8 +274,8 @@ def fresh_probes():
 
 def test_without_bwrap_and_unshare_on_path_auto_is_none_and_says_so(tmp_path, monkeypatch, fresh_probes):
     monkeypatch.setenv("PATH", str(tmp_path))  # neither tool can be found
+    sandbox = Sandbox(workers=1, timeout_s=1.0)
     with pytest.warns(IsolationWarning, match="ISOLATION 'none'"):
-        sandbox = Sandbox(workers=1, timeout_s=1.0)
         sandbox.start()
     with sandbox:
         report = sandbox.run("def f(x):\n    return x + 1\n", ["assert f(1) == 2", "assert f(1) == 3"])
