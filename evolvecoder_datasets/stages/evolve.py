@@ -1,4 +1,4 @@
-"""One evolution round: adversarial and discriminative tests from the start-of-round pass matrix, run and appended.
+"""One evolution round: adversarial, discriminative and search-written tests from the pass matrix, run and appended.
 
 For each problem, from the pass matrix ``M`` (solutions x tests) at the start of the round:
 
@@ -11,6 +11,11 @@ For each problem, from the pass matrix ``M`` (solutions x tests) at the start of
 4. the new tests are parsed, de-duplicated against every earlier test, run against the **whole** pool (and the
    reference solution, when the refine stage confirmed one; tests it fails are dropped), and appended with
    ``test_origin = {round, method}``. The pass matrix grows by the new columns.
+
+5. **search** (optional, no LLM; :mod:`~evolvecoder_datasets.stages.search`): after the prompts' tests are in, new
+   inputs are mutated from the problem's asserts, valued by its confirmed reference in the sandbox, and kept when
+   they kill programs the grown suite lets pass or split programs it cannot tell apart. A round may use search alone
+   (``adversarial=False, discriminative=False, search=SearchConfig()``), then no test-writer model is needed.
 
 As in the released EvolveCoder code, both prompts see the start-of-round matrix and are sent together
 (``sequential=True`` runs the adversarial tests first and builds the discriminative prompt from the grown matrix).
@@ -35,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +69,7 @@ from ._common import (
     stable_int,
 )
 from .execute import ExecuteConfig, solution_codes
+from .search import SearchConfig, SearchProblem, search_tests
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -70,7 +77,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["EVOLVE_LOG", "METHODS", "EvolveConfig", "evolve", "evolve_dataset"]
 
 EVOLVE_LOG = "evolve_log"
-METHODS = ("adversarial", "discriminative")
+METHODS = ("adversarial", "discriminative", "search")
+LLM_METHODS = ("adversarial", "discriminative")
 _PROMPTS = {"adversarial": adversarial_prompt, "discriminative": discriminative_prompt}
 _STAGE_VERSION = "1"
 
@@ -85,6 +93,8 @@ class EvolveConfig(LLMStageConfig):
         num_tests (`int`, defaults to 20): new tests asked for per prompt.
         adversarial (`bool`, defaults to `True`): send the adversarial prompt.
         discriminative (`bool`, defaults to `True`): send the discriminative prompt.
+        search (`SearchConfig`, *optional*): also write tests by input search against the pool, after the prompts'
+            tests are in (method ``search``, no LLM); its seed is the round's ``seed``. ``None`` (default) is off.
         sequential (`bool`, defaults to `False`): run the adversarial tests first and build the discriminative
             prompt from the grown matrix (the released code builds both from the start-of-round matrix).
         hide_below (`float`, defaults to 0.1): tests with a lower pass rate are hidden from both prompts.
@@ -109,7 +119,7 @@ class EvolveConfig(LLMStageConfig):
         version (`str`): stage and prompt versions; a change invalidates cached results.
 
     Raises:
-        ConfigError: both methods disabled, a round below 1, a rate outside [0, 1] or a count below 1.
+        ConfigError: every method disabled, a round below 1, a rate outside [0, 1] or a count below 1.
 
     Example:
         >>> EvolveConfig(round=2, sequential=True, drop_failed_split=True).version
@@ -121,6 +131,7 @@ class EvolveConfig(LLMStageConfig):
     num_tests: int = 20
     adversarial: bool = True
     discriminative: bool = True
+    search: SearchConfig | None = None
     sequential: bool = False
     hide_below: float = 0.1
     hide_above: float | None = None
@@ -142,8 +153,10 @@ class EvolveConfig(LLMStageConfig):
         check_on_llm_error(self.on_llm_error)
         object.__setattr__(self, "band", tuple(float(b) for b in self.band))
         object.__setattr__(self, "select_from", tuple(self.select_from))
-        if not (self.adversarial or self.discriminative):
-            raise ConfigError("EvolveConfig needs adversarial or discriminative (or both) enabled")
+        if self.search is not None and not isinstance(self.search, SearchConfig):
+            raise ConfigError(f"EvolveConfig.search must be a SearchConfig or None, got {type(self.search).__name__}")
+        if not self.methods:
+            raise ConfigError("EvolveConfig needs adversarial, discriminative or search enabled")
         check_positive("round", self.round)
         check_positive("num_tests", self.num_tests)
         check_positive("n_top", self.n_top, minimum=0)
@@ -158,8 +171,18 @@ class EvolveConfig(LLMStageConfig):
 
     @property
     def methods(self) -> tuple[str, ...]:
-        """The enabled methods, adversarial first."""
-        return tuple(m for m in METHODS if getattr(self, m))
+        """The enabled methods in the order they run: adversarial, discriminative, search."""
+        return tuple(m for m in METHODS if getattr(self, m) not in (False, None))
+
+    @property
+    def llm_methods(self) -> tuple[str, ...]:
+        """The enabled methods that ask the test-writer model."""
+        return tuple(m for m in self.methods if m in LLM_METHODS)
+
+    def require_writer(self) -> None:
+        """Raise :class:`ConfigError` when a prompt method is on and ``llm`` is unset (search alone needs none)."""
+        if self.llm_methods:
+            self.require_llm()
 
 
 @dataclass
@@ -175,6 +198,7 @@ class _Problem:
     M: np.ndarray
     statuses: list[list[str]] | None
     reference: str | None
+    search_reference: str | None
     rng: np.random.Generator
     log: list[dict[str, Any]] = field(default_factory=list)
 
@@ -269,7 +293,14 @@ def _collect(
         fresh, dependent = independent_tests(fresh)
         entry["dependent"] = dependent
         candidates.append(fresh)
+    _append(problems, method, candidates, entries, config)
 
+
+def _append(
+    problems: list[_Problem], method: str, candidates: list[list[str]], entries: list[dict[str, Any]],
+    config: EvolveConfig,
+) -> None:
+    """Run each problem's new tests against its whole pool (and reference) and append those that survive."""
     # every new test against the whole pool (plus the reference), all problems in one sandbox call
     jobs: list[tuple[str, list[str]]] = []
     for problem, tests in zip(problems, candidates):
@@ -309,25 +340,58 @@ def _collect(
                 row.extend(report.statuses[k] for k in kept)
 
 
+def _search(problems: list[_Problem], config: EvolveConfig) -> None:
+    """The search method: inputs mutated from each problem's asserts, kept when they kill or split programs of the
+    pool that the suite (as grown by this round's prompts) cannot reject or tell apart."""
+    assert config.search is not None
+    settings = dataclasses.replace(config.search, seed=config.seed)
+    found = search_tests(
+        [SearchProblem(p.id, p.search_reference, list(p.tests), p.codes, p.M) for p in problems],
+        settings,
+        round=config.round,
+        sandbox=get_sandbox(ExecuteConfig(mode=settings.mode, timeout_s=settings.timeout_s,
+                                          memory_mb=config.execute.memory_mb, workers=config.execute.workers,
+                                          preamble=config.execute.preamble, isolation=config.execute.isolation,
+                                          max_consecutive_timeouts=2)),
+        verify_sandbox=get_sandbox(config.execute),
+    )
+    entries = []
+    for result in found:
+        notes = [result.reason] if result.reason else []
+        notes.append(f"survivors {result.survivors}, killed {result.killed}, splits {result.splits}, "
+                     f"executions {result.executions}, reads {result.reads}")
+        entries.append(_log_entry(config, "search", notes=notes, requested=result.candidates,
+                                  parsed=len(result.tests) + result.rejected, reference_failed=result.rejected))
+    _append(problems, "search", [r.tests for r in found], entries, config)
+
+
 def _run_round(problems: list[_Problem], config: EvolveConfig) -> None:
     """Ask, parse, run and append every enabled method.
 
     By default every prompt is built from the start-of-round matrix and all requests of the round go to the
-    backend in one concurrent call; with ``sequential`` each method sees the tests the previous one added.
+    backend in one concurrent call; with ``sequential`` each method sees the tests the previous one added. The
+    search runs last, on the grown matrix.
     """
+    if config.llm_methods:
+        _run_prompts(problems, config)
+    if config.search is not None:
+        _search(problems, config)
+
+
+def _run_prompts(problems: list[_Problem], config: EvolveConfig) -> None:
     backend = get_backend(config.require_llm())
     record = config.on_llm_error == "record"
     if config.sequential:
-        for method in config.methods:
+        for method in config.llm_methods:
             built = _ask(problems, method, config)
             answers = backend.generate([b[0] for b in built], return_exceptions=record,
                                        desc=f"round {config.round} {method}")
             _collect(problems, method, built, answers, config)
         return
-    built = {method: _ask(problems, method, config) for method in config.methods}
-    requests = [b[0] for method in config.methods for b in built[method]]
+    built = {method: _ask(problems, method, config) for method in config.llm_methods}
+    requests = [b[0] for method in config.llm_methods for b in built[method]]
     answers = backend.generate(requests, return_exceptions=record, desc=f"round {config.round}")
-    for k, method in enumerate(config.methods):
+    for k, method in enumerate(config.llm_methods):
         _collect(problems, method, built[method], answers[k * len(problems) : (k + 1) * len(problems)], config)
 
 
@@ -350,7 +414,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     Raises:
         SchemaError: a required column is missing, a live row's ``question`` is not a string or its ``tests`` or
             ``solutions`` not a list, or a pass matrix does not match its solutions and tests.
-        ConfigError: ``config.llm`` is unset.
+        ConfigError: ``config.llm`` is unset while a prompt method is on.
         LLMCacheMissError: a replayed run met a request its cache does not hold.
 
     Example:
@@ -368,7 +432,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     """
     schema.check_columns(batch, [schema.ID, schema.QUESTION, schema.TESTS, schema.SOLUTIONS, schema.PASS_MATRIX],
                          stage="evolve")
-    config.require_llm()
+    config.require_writer()
     n = len(batch[schema.ID])
     drops = batch.get(schema.DROP_REASON) or [None] * n
     inputs = batch.get(schema.INPUTS) or [None] * n
@@ -407,9 +471,8 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
         statuses = [list(r) for r in statuses_col[i]] if statuses_col is not None and statuses_col[i] else None
         if statuses is not None and len(statuses) != len(solutions):
             statuses = None
-        reference = None
-        if config.reference_check and reference_ok[i]:
-            reference = reference_for(references[i] or (), tests)
+        confirmed = reference_for(references[i] or (), tests) if reference_ok[i] else None
+        reference = confirmed if config.reference_check else None
         problems.append(
             _Problem(
                 id=batch[schema.ID][i],
@@ -421,6 +484,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
                 M=M.copy(),
                 statuses=statuses,
                 reference=reference,
+                search_reference=confirmed,
                 rng=problem_rng(config.seed, batch[schema.ID][i], config.round, "evolve"),
             )
         )
@@ -494,7 +558,7 @@ def evolve_dataset(ds: Dataset, config: EvolveConfig, *, batch_size: int = 16, n
     Args:
         ds (`datasets.Dataset`): problems with their pool and pass matrix (the output of the execute stage, or
             of the previous round).
-        config (`EvolveConfig`): the round's settings; ``config.llm`` must be set.
+        config (`EvolveConfig`): the round's settings; ``config.llm`` must be set unless search is the only method.
         batch_size (`int`, defaults to 16): problems whose requests and executions are sent together.
         num_proc (`int`, *optional*): processes for ``Dataset.map``.
 
@@ -503,14 +567,14 @@ def evolve_dataset(ds: Dataset, config: EvolveConfig, *, batch_size: int = 16, n
 
     Raises:
         SchemaError: a required column is missing or a pass matrix has the wrong shape.
-        ConfigError: ``config.llm`` is unset.
+        ConfigError: ``config.llm`` is unset while a prompt method is on.
 
     Example:
         >>> round1 = evolve_dataset(executed, EvolveConfig(llm=LLMConfig(model="gpt-4o-mini"), round=1))  # doctest: +SKIP
     """
     schema.check_columns(ds.column_names, [schema.ID, schema.QUESTION, schema.TESTS, schema.SOLUTIONS,
                                            schema.PASS_MATRIX], stage="evolve")
-    config.require_llm()
+    config.require_writer()
     return ds.map(
         evolve,
         batched=True,
