@@ -40,7 +40,7 @@ STAGE = "stage"
 REASON = "reason"
 DROPPED_COLUMNS = (ID, STAGE, REASON)
 
-TEST_METHODS = ("seed", "refine", "adversarial", "discriminative", "mutant")
+TEST_METHODS = ("seed", "refine", "adversarial", "discriminative", "search", "mutant")
 
 # Typed per-cell outcomes of the sandbox, in the order of their int8 codes.
 STATUS_NAMES = ("pass", "fail", "error", "timeout", "memory", "crash", "syntax_error", "unexecuted")

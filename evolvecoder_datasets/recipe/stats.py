@@ -212,7 +212,8 @@ def by_source(ds: Dataset) -> dict[str, dict[str, int]]:
 
 
 def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[str, dict[str, int]]:
-    """Tests per method: generated (proposed by the model, before any check) and retained (in the dataset)."""
+    """Tests per method: generated (proposed by the model or written by the search, before the reference check) and
+    retained (in the dataset)."""
     retained = Counter(o["method"] for origins in (retained_from or ds)[schema.TEST_ORIGIN] for o in origins)
     generated: Counter = Counter()
     for row in ds.select_columns([c for c in (schema.TEST_ORIGIN, "refine_dropped_tests", "reference_failed_tests",
@@ -222,7 +223,7 @@ def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[s
         generated["refine"] += methods.get("refine", 0) + int(row.get("refine_dropped_tests") or 0) + \
             max(int(row.get("reference_failed_tests") or 0), 0)
         for entry in row.get(EVOLVE_LOG) or ():
-            if entry["method"] in ("adversarial", "discriminative"):
+            if entry["method"] in ("adversarial", "discriminative", "search"):
                 generated[entry["method"]] += int(entry["parsed"])
     return {m: {"generated": int(generated[m]), "retained": int(retained.get(m, 0))}
             for m in sorted(set(generated) | set(retained)) if generated[m] or retained.get(m)}
