@@ -328,8 +328,9 @@ def find_packages(root: str | os.PathLike, *, dist_name: str | None = None) -> d
                 elif in_src or init.is_file() or wanted.startswith(normalize_name(name) + "-"):
                     for dotted, path in _namespace_members(entry, name).items():
                         found.setdefault(dotted, path)
-            elif entry.suffix == ".py" and entry.stem.isidentifier() and entry.stem not in _NOT_MODULES:
-                found.setdefault(entry.stem, entry)  # a single-module distribution (``six.py``)
+            elif (entry.suffix == ".py" and entry.stem.isidentifier() and entry.stem not in _NOT_MODULES
+                  and not entry.stem.startswith("test_") and not entry.stem.endswith("_test")):  # fmt: skip
+                found.setdefault(entry.stem, entry)  # a single-module distribution (``six.py``, not ``test_six.py``)
         if found:
             break
     return found

@@ -156,3 +156,12 @@ def test_flat_namespace_folder_unrelated_to_the_distribution_is_refused_with_a_h
         open_repository(tmp_path)
     repo = open_repository(tmp_path, package="acme.widgets")
     assert repo.package == "acme.widgets" and repo.public_symbols == {"Gear"}
+
+
+def test_single_module_distribution_leaves_its_test_modules_out(tmp_path):
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='solo', py_modules=['solo'])\n")
+    (tmp_path / "solo.py").write_text("def go(): ...\n")
+    (tmp_path / "test_solo.py").write_text("import solo\n")
+    (tmp_path / "solo_test.py").write_text("import solo\n")
+    repo = open_repository(tmp_path)
+    assert (repo.package, repo.import_names, repo.public_symbols) == ("solo", ("solo",), {"go"})
