@@ -113,7 +113,8 @@ class RoundStats:
             False
         """
         out = {name: value for name, value in vars(self).items() if value is not None}
-        return json.loads(json.dumps(out))
+        # numpy scalars (a float32 from a table) become numbers, never strings
+        return json.loads(json.dumps(out, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
 
 
 # ---------------------------------------------------------------------------------------------- per round
