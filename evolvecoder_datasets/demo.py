@@ -141,6 +141,7 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 1
         print(f"dataset card of the last round: git -C {store} show round{rounds}:README.md")
         print("load a round back:")
         print(f"  from evolvecoder_datasets.rounds import load_round; ds = load_round({str(store)!r}, round={rounds})")
+        print(f"why each dropped problem left: evolvecoder-datasets inspect {store}@main --dropped")
         print("point the same recipe at a real model: copy recipes/configs/evolvecoder.yaml, set llm/models to")
         print("  backend: openai with base_url of a vLLM server (http://host:8000/v1), OpenAI, or the HF router")
         print("  (https://router.huggingface.co/v1, token from HF_TOKEN); then: evolvecoder-datasets run your.yaml")
