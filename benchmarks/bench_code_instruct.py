@@ -10,22 +10,34 @@ Each side runs the same good task (stage B) ``--runs`` times, alternating; the m
 ratio are reported. Then both judge four hostile or broken solutions; a verdict is correct when only the honest
 solution passes.
 
-Part 2, static gates: candidates per second through :func:`run_gates` (all six gates, with the HumanEval +
+Part 2, static gates: candidates per second through :func:`run_gates` (all gates, with the HumanEval +
 LeetCode n-gram index), and the index build time.
+
+Part 3 (``--real``), yield on real repositories: the sdists of tomli 2.0.1, six 1.16.0 and attrs 23.2.0 from PyPI
+(``pip download --no-binary :all: --no-deps``), five seed windows each, answered over HTTP by a scripted competent
+model (hand-written tasks per library in ``tests/data/code_instruct/answers/<library>/``, a few planted bad first
+attempts among them). Per repository: environment build time, LLM calls, emitted tasks, yield, skip reasons and wall
+time per task. Then every emitted task is exported and checked from its folder alone: ``harbor lint`` (when Harbor's
+venv exists), a virtualenv rebuilt from ``environment/`` only (the Dockerfile's pinned requirements and ``src/``),
+the two verification stages from ``tests/`` and ``solution/patch.diff``, and Harbor's own scripts (``solve.sh``,
+``test.sh``): reward 0 without ``task_module.py``, 1 after ``solve.sh``.
 
 Run:
     .venv/bin/python benchmarks/bench_code_instruct.py [--runs 10]
+    .venv/bin/python benchmarks/bench_code_instruct.py --real [--out runs/bench_code_instruct]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,10 +142,134 @@ def part_gates() -> None:
           f"(index of {len(index):,} n-grams built in {build:.2f} s)")  # fmt: skip
 
 
+#: Scripted answers per seed window (attempt by attempt), by pinned sdist.
+REAL_SCRIPTS = {
+    "tomli==2.0.1": [["good_flatten"], ["oracle_fails_lookup", "good_lookup"], ["good_decimal"],
+                     ["unreached_asserts", "good_validity"], ["good_merge"]],
+    "six==1.16.0": [["good_text_list"], ["good_sorted_pairs"], ["weak_two_asserts", "good_registry"],
+                    ["collision_ensure_text", "good_hex_bytes"], ["good_utf8_chunks"]],
+    "attrs==23.2.0": [["good_frozen_point"], ["good_interval"], ["good_public_dict"],
+                      ["not_anchored_dataclass", "good_bump_all"], ["good_field_table"]],
+}  # fmt: skip
+
+
+def _reward(folder: Path, work: Path, logs: Path, bin_dir: str) -> str:
+    env = {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"}
+    subprocess.run(["bash", str(folder / "tests" / "test.sh"), str(work), str(logs)], env=env, capture_output=True,
+                   timeout=300, check=False)  # fmt: skip
+    return (logs / "reward.txt").read_text().strip() if (logs / "reward.txt").is_file() else "missing"
+
+
+def check_folder(folder: Path, env_cache: str | None = None) -> dict:
+    """Everything a harness would need, from the folder alone: rebuilt venv, both stages, solve.sh + test.sh."""
+    from evolvecoder_datasets.code_instruct import VenvBackend, open_repository, verify_task_folder
+    from evolvecoder_datasets.code_instruct.repository import _read_toml
+
+    pins = (folder / "environment" / "requirements.txt").read_text().split()
+    package = _read_toml(folder / "task.toml")["metadata"]["package"]
+    backend = VenvBackend(cache_dir=env_cache, requirements=tuple(pins), pip_args=("--no-deps",))
+    started = time.perf_counter()
+    env = backend.prepare(open_repository(folder / "environment" / "src", package=package))
+    build = time.perf_counter() - started
+    started = time.perf_counter()
+    verdict = verify_task_folder(folder, backend=backend)
+    stages = time.perf_counter() - started
+    scratch = Path(tempfile.mkdtemp(prefix="bench-folder-"))
+    try:
+        (scratch / "empty").mkdir()
+        without = _reward(folder, scratch / "empty", scratch / "logs-empty", env.root + "/bin")
+        (scratch / "solved").mkdir()
+        subprocess.run(["bash", str(folder / "solution" / "solve.sh"), str(scratch / "solved")], capture_output=True,
+                       timeout=60, check=True)  # fmt: skip
+        with_solution = _reward(folder, scratch / "solved", scratch / "logs-solved", env.root + "/bin")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"ok": verdict.result.ok, "stage_a": verdict.stage_a.status,
+            "stage_b": verdict.stage_b.status if verdict.stage_b else None, "reward_without": without,
+            "reward_with": with_solution, "env_build_s": build, "stages_s": stages}  # fmt: skip
+
+
+def part_real(out: Path, env_cache: str | None = None) -> None:
+    from evolvecoder_datasets.code_instruct import (
+        CodeInstructConfig, SeedConfig, VenvBackend, export_task_folders, generate_tasks, sample_snippets)
+    from evolvecoder_datasets.code_instruct.harbor import DEFAULT_HARBOR_DIR, harbor_lint
+    from evolvecoder_datasets.code_instruct.repository import default_cache_dir, fetch_sdist
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer  # fmt: skip
+
+    answers = ROOT / "tests" / "data" / "code_instruct" / "answers"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    backend = VenvBackend(cache_dir=env_cache)
+    seeds = SeedConfig(seed=0)
+    rows, runs, total = [], [], None
+    for requirement, script in REAL_SCRIPTS.items():
+        library = requirement.split("==")[0]
+        archive = fetch_sdist(requirement, default_cache_dir() / "bench-sdists")
+        repo = open_repository(archive, cache_dir=out / "sources")
+        started = time.perf_counter()
+        backend.prepare(repo)
+        env_s = time.perf_counter() - started
+        snippets = sample_snippets(repo, len(script), config=seeds)
+        by_text = {s.text.rstrip(): attempts for s, attempts in zip(snippets, script)}
+
+        def respond(body, by_text=by_text, library=library):
+            prompt = body["messages"][-1]["content"]
+            shown = max((text for text in by_text if text in prompt), key=len)
+            attempts = by_text[shown]  # past the script, the model repeats its last answer
+            return (answers / library / f"{attempts[min(body['seed'], len(attempts) - 1)]}.txt").read_text()
+
+        config = CodeInstructConfig(num_seeds=len(script), seeds=seeds, max_attempts_per_seed=3)
+        with ScriptedOpenAIServer(respond) as server:
+            llm = LLMConfig(model="scripted-competent", base_url=server.base_url, max_retries=0,
+                            cache_dir=str(out / "llm-cache"))  # fmt: skip
+            started = time.perf_counter()
+            run = generate_tasks(repo, llm=llm, environment=backend, config=config)
+            pipeline_s = time.perf_counter() - started
+        runs.append(run)
+        total = run.report if total is None else total.merge(run.report)
+        rows.append((repo.name, run.report, env_s, pipeline_s, [s.path for s in snippets]))
+        print(run.report, flush=True)
+    folders = export_task_folders(runs, out / "tasks")
+    print(f"\n{'repository':<16} {'seeds':>5} {'calls':>5} {'emitted':>7} {'yield':>6} {'env build':>9} "
+          f"{'pipeline':>8} {'s/task':>6}  skip reasons")  # fmt: skip
+    for name, report, env_s, pipeline_s, _ in rows:
+        per_task = pipeline_s / report.emitted if report.emitted else float("nan")
+        print(f"{name:<16} {report.seeds_sampled:>5} {report.attempts:>5} {report.emitted:>7} "
+              f"{report.yield_rate:>6.1%} {env_s:>8.1f}s {pipeline_s:>7.1f}s {per_task:>6.2f}  "
+              f"{dict(report.skip_reasons)}")  # fmt: skip
+    print(f"{'total':<16} {total.seeds_sampled:>5} {total.attempts:>5} {total.emitted:>7} {total.yield_rate:>6.1%}"
+          f"  seeds: {dict(total.seed_outcomes)}")  # fmt: skip
+    harbor = Path(ROOT / DEFAULT_HARBOR_DIR / "bin" / "harbor")
+    if harbor.is_file():
+        findings = harbor_lint(folders, harbor=harbor)
+        print(f"\nharbor lint --select ALL over {len(folders)} folders: {len(findings)} finding(s)")
+        for finding in findings:
+            print(f"  {json.dumps(finding)}")
+    else:
+        print(f"\nharbor lint skipped: no Harbor venv at {harbor.parent.parent} (scripts/setup.sh builds it)")
+    print(f"\nre-verification of every exported folder from its own files ({len(folders)} folders):")
+    outcomes: Counter = Counter()
+    for folder in folders:
+        result = check_folder(folder, env_cache)
+        outcomes["all good" if result["ok"] and result["reward_without"] == "0" and result["reward_with"] == "1"
+                 else "PROBLEM"] += 1  # fmt: skip
+        print(f"  {folder.name:<14} stage A {result['stage_a']:<7} stage B {result['stage_b']:<7} reward without "
+              f"{result['reward_without']} / after solve.sh {result['reward_with']}   (venv from folder "
+              f"{result['env_build_s']:5.1f}s, stages {result['stages_s']:4.1f}s)")  # fmt: skip
+    print(f"  {dict(outcomes)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--real", action="store_true", help="part 3 only: yield on three real sdists")
+    parser.add_argument("--out", default=str(ROOT / "runs" / "bench_code_instruct"), help="part 3's run folder")
+    parser.add_argument("--env-cache", help="part 3's virtualenv cache (an empty folder measures cold builds)")
     args = parser.parse_args()
+    if args.real:
+        part_real(Path(args.out), args.env_cache)
+        return
     part_verification(args.runs)
     part_gates()
 
