@@ -7,6 +7,7 @@ check that ``auto`` then says ``none``, loudly, and still judges.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -235,6 +236,69 @@ def test_host_system_v_ipc_objects_are_invisible(walled):
         _passes(walled.run(PROBES, tests), tests)
     finally:
         libc.shmctl(shmid, 0, None)  # IPC_RMID
+
+
+HOST_THAT_DIES = """
+import os, sys, time
+from evolvecoder_datasets.execution import Sandbox
+
+def descendants(root):
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+import threading
+sb = Sandbox(workers=1, isolation=sys.argv[1], timeout_s=60).start()
+assert sb.run("def f():\\n    return 1\\n", ["assert f() == 1"]).statuses == ["pass"]
+# A job in flight: the server is busy supervising a sleeping program, not reading its (soon closed) input.
+threading.Thread(target=sb.run, args=("import time\\ndef f():\\n    time.sleep(120)\\n", ["assert f() is None"]),
+                 daemon=True).start()
+time.sleep(1.5)
+print(" ".join(map(str, descendants(os.getpid()))), flush=True)
+os.kill(os.getpid(), 9)  # no atexit, no finalizer: only the kernel and the isolation can clean up
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("level", ["bwrap", "unshare"])
+def test_the_sandbox_dies_with_the_process_that_started_it(level):
+    import subprocess
+    import sys
+    import time
+
+    if not isolation_available(level):
+        pytest.skip(f"{level} cannot build the sandbox on this machine")
+    out = subprocess.run([sys.executable, "-c", HOST_THAT_DIES, level], capture_output=True, text=True, timeout=60,
+                         cwd=str(REPO), check=False)  # fmt: skip
+    pids = [int(p) for p in out.stdout.split()]
+    assert pids, out.stderr[-2000:]
+    deadline = time.monotonic() + 10
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for pid in left:  # leave nothing running, whatever the verdict
+        with contextlib.suppress(OSError):
+            os.kill(pid, 9)
+    assert not left, "sandbox processes outlived the process that started them"
 
 
 def test_the_plan_is_an_allowlist():
