@@ -131,6 +131,8 @@ def dev(target):
         os.symlink(link, f"{target}/{name}")
     for folder in ("shm", "pts"):
         os.makedirs(f"{target}/{folder}", mode=0o755, exist_ok=True)
+    # A private devpts instance (its own pseudo-terminals, none of the host's), as bubblewrap mounts it.
+    mount("devpts", f"{target}/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
 
 
 def proc(target):

@@ -246,8 +246,8 @@ def unshare_command(
     """The ``unshare`` command line: the namespaces bubblewrap would make, then the same filesystem (see
     :func:`mount_plan`) built by a small bootstrap, which pivots into it and execs ``python_args``.
 
-    Network, PID, IPC, UTS and mount namespaces always; a user namespace (mapped to root inside) when not run as
-    root. The bootstrap refuses to exec anything when a step fails, so an ``unshare`` that cannot give these
+    Network, PID, IPC, UTS and mount namespaces always, a cgroup namespace where the kernel has them, and a user
+    namespace (mapped to root inside) when not run as root. The bootstrap refuses to exec anything when a step fails, so an ``unshare`` that cannot give these
     guarantees fails its probe (:func:`isolation_available`) instead of running programs with less. The command's
     environment reaches ``python_args`` unchanged: give it a clean one.
 
@@ -261,6 +261,8 @@ def unshare_command(
         True
     """
     cmd = ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount", "--ipc", "--uts"]
+    if os.path.exists("/proc/self/ns/cgroup"):  # as bubblewrap's --unshare-cgroup-try: hide the host's cgroup paths
+        cmd.append("--cgroup")
     if os.geteuid() != 0:
         cmd[1:1] = ["--user", "--map-root-user"]
     cmd = _die_with_parent() + cmd

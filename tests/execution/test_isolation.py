@@ -222,6 +222,14 @@ def test_no_host_process_or_environment_is_visible(walled, monkeypatch):
         _passes(sb.run(PROBES, tests), tests)
 
 
+def test_pseudo_terminals_and_cgroups_are_the_sandboxs_own(walled):
+    tests = [
+        "assert len(os.openpty()) == 2",  # a private devpts instance
+        "assert all(line.endswith(':/') for line in read('/proc/self/cgroup').split())",  # the host's paths hidden
+    ]
+    _passes(walled.run(PROBES, tests), tests)
+
+
 def test_host_system_v_ipc_objects_are_invisible(walled):
     import ctypes
 
