@@ -108,6 +108,9 @@ class RefineConfig(LLMStageConfig):
         fallback_to_seed (`bool`, defaults to `False`): when the answer cannot be used (unparseable, or too few
             tests), keep the seed's own question and asserts (origin ``seed``) instead of dropping the problem, and
             record why in ``refine_fallback``. Meant for weak local models (the offline demo); off for real runs.
+        ask (`bool`, defaults to `True`): ask the test writer. ``False`` sends nothing and keeps every seed's own
+            question and asserts (origin ``seed``, ``refine_fallback = "refine_off"``), checked against its reference
+            like refined tests; no model is needed (a search-only recipe, or the offline demo).
         temperature (`float`, *optional*, defaults to 0.6): sampling temperature of the test writer.
         max_tokens (`int`, *optional*, defaults to 4096): generation cap per answer.
         seed (`int`, defaults to 0): base of the per-problem sampling seed sent with each request.
@@ -132,6 +135,7 @@ class RefineConfig(LLMStageConfig):
     reference_check: str = "auto"
     include_seed_tests: bool = False
     fallback_to_seed: bool = False
+    ask: bool = True
     temperature: float | None = 0.6
     max_tokens: int | None = 4096
     seed: int = 0
@@ -182,7 +186,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
 
     Raises:
         SchemaError: ``id`` or ``question`` is missing, or ``solutions``/``tests`` is not a list of strings per row.
-        ConfigError: ``config.llm`` is unset.
+        ConfigError: ``config.llm`` is unset while ``config.ask`` is on.
         LLMCacheMissError: a replayed run met a request its cache does not hold.
 
     Example:
@@ -196,7 +200,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
         ([['assert sq(2) == 4']], [None])
     """
     schema.check_columns(batch, [schema.ID, schema.QUESTION], stage="refine")
-    llm_config = config.require_llm()
+    llm_config = config.require_llm() if config.ask else None
     n = len(batch[schema.ID])
     check_list_cells(batch, schema.SOLUTIONS, stage="refine")
     check_list_cells(batch, schema.TESTS, stage="refine")
@@ -208,8 +212,14 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
         if row.drop_reason is None and not (isinstance(question, str) and question.strip()):
             row.question, row.drop_reason = "", "seed_no_question"  # nothing to refine: no paid request
 
-    # 1. one refine request per live row, all sent together
+    # 1. one refine request per live row, all sent together (none when the stage keeps the seeds as they are)
     live = [i for i, row in enumerate(rows) if row.drop_reason is None]
+    if not config.ask:
+        for i in live:
+            if not _fall_back_to_seed(rows[i], batch[schema.QUESTION][i], seed_tests[i], "refine_off"):
+                rows[i].drop_reason = "refine_no_tests"
+            elif config.reference_check == "auto":
+                rows[i].reference = reference_for(references[i], rows[i].tests)
     requests = [
         refine_prompt.build_request(
             rows[i].question,
@@ -220,12 +230,14 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
             seed=stable_int(config.seed, batch[schema.ID][i]) & 0x7FFFFFFF,
         )
         for i in live
+        if config.ask
     ]
     record = config.on_llm_error == "record"
     answers = get_backend(llm_config).generate(requests, return_exceptions=record, desc="refine") if requests else []
+    asked = live if config.ask else []
 
     # 2. parse, clean, make independent
-    for i, answer in zip(live, answers):
+    for i, answer in zip(asked, answers):
         row = rows[i]
         if isinstance(answer, BaseException):
             raise_unrecordable(answer)
@@ -371,7 +383,8 @@ def refine_dataset(
         ...                          RefineConfig(llm=LLMConfig(model="gpt-4o-mini")))  # doctest: +SKIP
     """
     schema.check_columns(ds.column_names, [schema.ID, schema.QUESTION], stage="refine")
-    config.require_llm()
+    if config.ask:
+        config.require_llm()
     drop = [c for c in (schema.SOLUTIONS, schema.INPUTS, schema.OUTPUTS) if c in ds.column_names]
     return ds.map(
         refine,
