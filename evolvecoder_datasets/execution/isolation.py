@@ -309,6 +309,9 @@ def server_command(isolation: str) -> list[str]:
 def site_paths() -> str:
     """The interpreter's package folders, for a fork server started with ``-S`` (``os.pathsep``-joined).
 
+    Real paths: the sandbox binds each folder at its real path, so a virtualenv reached through a symlink (or under
+    a folder the sandbox replaces, like ``/tmp``) is found inside at the same place as outside.
+
     Example:
         >>> any("site-packages" in p for p in site_paths().split(":"))
         True
@@ -317,8 +320,8 @@ def site_paths() -> str:
 
     paths = []
     for entry in [*site.getsitepackages(), site.getusersitepackages()]:
-        if entry and os.path.isdir(entry) and entry not in paths:
-            paths.append(entry)
+        if entry and os.path.isdir(entry) and os.path.realpath(entry) not in paths:
+            paths.append(os.path.realpath(entry))
     return os.pathsep.join(paths)
 
 

@@ -309,6 +309,32 @@ def test_the_sandbox_dies_with_the_process_that_started_it(level):
     assert not left, "sandbox processes outlived the process that started them"
 
 
+@pytest.mark.parametrize("level", ["bwrap", "unshare"])
+def test_a_virtualenv_reached_through_a_symlink_still_provides_its_packages(level, tmp_path):
+    """The server's package folders are passed at their real paths, where the sandbox binds them: a venv reached
+    through a symlink under the host's /tmp (replaced inside) must still import numpy."""
+    import subprocess
+    import sys
+
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("not running from a virtualenv")
+    if not isolation_available(level):
+        pytest.skip(f"{level} cannot build the sandbox on this machine")
+    link = tmp_path / "venv-link"
+    link.symlink_to(sys.prefix)
+    script = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        f"sys.path.insert(0, {str(REPO)!r})\n"
+        "from evolvecoder_datasets.execution import Sandbox\n"
+        f"with Sandbox(workers=1, isolation={level!r}) as sb:\n"
+        "    print(sb.run('import numpy\\ndef f():\\n    return int(numpy.ones(3).sum())\\n', ['assert f() == 3']).statuses)\n"
+    )
+    python = link / "bin" / Path(sys.executable).name
+    out = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert out.stdout.strip() == "['pass']", out.stderr[-2000:]
+
+
 def test_the_plan_is_an_allowlist():
     plan = mount_plan()
     binds = {m.dest: m for m in plan if m.kind in ("ro", "rw")}
