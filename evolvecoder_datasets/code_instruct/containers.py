@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import ConfigError, EnvironmentBuildError, SandboxUnavailable
@@ -115,6 +115,10 @@ class ContainerBackend(EnvironmentBackend):
         pids (`int`, defaults to 512): container process limit.
         user (`str`, defaults to ``"65534:65534"``): uid:gid tests run as.
         build_timeout_s (`float`, defaults to 1800): limit on one image build.
+        build_args (`Sequence[str]`, defaults to ``()``): extra ``<engine> build`` arguments (``--network host``
+            where the engine's build network cannot reach the package index).
+        engine_args (`Sequence[str]`, defaults to ``()``): global engine options, put before every command
+            (``("--runtime", "runc")`` where crun cannot drive the host's cgroups).
         work_root (`str` or `os.PathLike`, *optional*): parent of the per-run folders mounted into containers.
 
     Raises:
@@ -140,6 +144,8 @@ class ContainerBackend(EnvironmentBackend):
         pids: int = 512,
         user: str = "65534:65534",
         build_timeout_s: float = 1800.0,
+        build_args: Sequence[str] = (),
+        engine_args: Sequence[str] = (),
         work_root: str | os.PathLike | None = None,
     ) -> None:
         if engine not in ("auto", *ENGINES):
@@ -156,6 +162,8 @@ class ContainerBackend(EnvironmentBackend):
         self.pids = int(pids)
         self.user = user
         self.build_timeout_s = float(build_timeout_s)
+        self.build_args = tuple(build_args)
+        self.engine_args = tuple(engine_args)
         self.work_root = Path(work_root) if work_root is not None else Path(tempfile.gettempdir())
         self._specs: dict[str, EnvironmentSpec] = {}
 
@@ -216,22 +224,56 @@ class ContainerBackend(EnvironmentBackend):
         """Build (or reuse) the image of ``spec``; see :meth:`prepare`."""
         engine, tag = self.engine, spec.image_tag
         self._specs[spec.digest] = spec
-        present = subprocess.run([engine, "image", "inspect", tag], capture_output=True, check=False).returncode == 0
-        if not present:
+        inspect = [engine, *self.engine_args, "image", "inspect", tag]
+        if subprocess.run(inspect, capture_output=True, check=False).returncode != 0:
             context = write_build_context(spec, self.cache_dir / "contexts" / tag.replace(":", "-"))
-            self._tool([engine, "build", "--tag", tag, str(context)], f"{Path(engine).name} build {tag}",
-                       self.build_timeout_s)  # fmt: skip
+            self._tool([engine, *self.engine_args, "build", *self.build_args, "--tag", tag, str(context)],
+                       f"{Path(engine).name} build {tag}", self.build_timeout_s)  # fmt: skip
         probe = (
             "import importlib, importlib.metadata as md, json\n"
             f"importlib.import_module({spec.package!r})\n"
             f"print(json.dumps({{d: md.version(d) for d in ({spec.dist_name!r}, 'pytest')}}))\n"
         )
-        proc = self._tool([engine, "run", "--rm", "--network", "none", tag, "python", "-c", probe],
-                          f"import {spec.package} in {tag}", 300)  # fmt: skip
+        proc = self._tool([engine, *self.engine_args, "run", "--rm", "--network", "none", *self._ulimits(), tag,
+                           "python", "-c", probe], f"import {spec.package} in {tag}", 300)  # fmt: skip
         versions = json.loads(proc.stdout.strip().splitlines()[-1])
         return RepoEnvironment(backend=Path(engine).name, key=spec.digest, python="python", root=tag,
                                repository=f"{spec.dist_name}=={spec.version}", package=spec.package,
                                versions=versions, built_at=time.time())  # fmt: skip
+
+    def prepare_context(self, context: str | os.PathLike, *, package: str) -> RepoEnvironment:
+        """Build an existing build context as it is (a task folder's ``environment/``) and check ``package`` imports.
+
+        Used to re-verify an exported task from its own files (:func:`~.export.verify_task_folder`): no lock, no
+        rewrite, the folder's Dockerfile itself. The image is tagged by a hash of the context's files.
+
+        Raises:
+            SandboxUnavailable: no container engine works here.
+            EnvironmentBuildError: the build or the import check failed.
+
+        Example:
+            >>> env = ContainerBackend().prepare_context("out/tasks/six_0/environment", package="six")  # doctest: +SKIP
+        """
+        from .dockerfile import _tree_hash
+
+        engine, root = self.engine, Path(context)
+        tag = f"ecd-task-env:{_tree_hash(root)[:12]}"
+        if subprocess.run([engine, *self.engine_args, "image", "inspect", tag], capture_output=True,
+                          check=False).returncode != 0:  # fmt: skip
+            self._tool([engine, *self.engine_args, "build", *self.build_args, "--tag", tag, str(root)],
+                       f"{Path(engine).name} build {root}", self.build_timeout_s)  # fmt: skip
+        probe = (f"import importlib, importlib.metadata as md, json\nimportlib.import_module({package!r})\n"
+                 "print(json.dumps({'pytest': md.version('pytest')}))\n")  # fmt: skip
+        proc = self._tool([engine, *self.engine_args, "run", "--rm", "--network", "none", *self._ulimits(), tag,
+                           "python", "-c", probe], f"import {package} in {tag}", 300)  # fmt: skip
+        return RepoEnvironment(backend=Path(engine).name, key=tag.split(":")[1], python="python", root=tag,
+                               repository=str(root), package=package,
+                               versions=json.loads(proc.stdout.strip().splitlines()[-1]), built_at=time.time())
+
+    def _ulimits(self) -> list[str]:
+        # Engines default to ulimits above what an unprivileged host allows (podman: nofile 1048576), which
+        # makes the runtime fail to start the container; ask for small, explicit ones.
+        return ["--ulimit", "nofile=1024:1024", "--ulimit", f"nproc={self.pids}:{self.pids}"]
 
     # -- running ------------------------------------------------------------------------------------------------
 
@@ -248,8 +290,9 @@ class ContainerBackend(EnvironmentBackend):
         """
         box = Path(box)
         return [
-            self.engine, "run", "--rm", "--name", name, "--network", "none", "--user", self.user,
+            self.engine, *self.engine_args, "run", "--rm", "--name", name, "--network", "none", "--user", self.user,
             "--memory", f"{self.memory_mb}m", "--cpus", f"{self.cpus:g}", "--pids-limit", str(self.pids),
+            *self._ulimits(),
             "--read-only", "--tmpfs", "/tmp:rw,size=512m", "--security-opt", "no-new-privileges",
             "--cap-drop", "ALL", "--workdir", WORKDIR,
             "--volume", f"{box / 'work'}:{WORKDIR}:rw", "--volume", f"{box / 'harness'}:{_HARNESS}:rw",
@@ -322,7 +365,8 @@ class ContainerBackend(EnvironmentBackend):
                 proc.wait(timeout=timeout_s + 30)  # container start-up is not the test's time
             except subprocess.TimeoutExpired:
                 timed_out = True
-                subprocess.run([self.engine, "kill", name], capture_output=True, timeout=60, check=False)
+                subprocess.run([self.engine, *self.engine_args, "kill", name], capture_output=True, timeout=60,
+                               check=False)  # fmt: skip
                 proc.kill()
             proc.wait()
         duration = time.monotonic() - started

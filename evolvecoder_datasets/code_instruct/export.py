@@ -426,8 +426,9 @@ def verify_task_folder(
 
     The environment is what the Dockerfile builds (``requirements.txt`` then ``src/``, no dependency resolution);
     with the default backend it is a virtualenv made from those files (no container engine needed), with a
-    :class:`~.containers.ContainerBackend` it is the image itself. Then the two stages of :func:`verify_task`: the
-    test must fail without ``task_module.py`` and pass with the patched-in solution.
+    :class:`~.containers.ContainerBackend` it is the image the folder's own Dockerfile builds
+    (:meth:`~.containers.ContainerBackend.prepare_context`). Then the two stages of :func:`verify_task`: the test must
+    fail without ``task_module.py`` and pass with the patched-in solution.
 
     Args:
         folder (`str` or `os.PathLike`): a folder :func:`export_task_folders` wrote.
@@ -473,7 +474,13 @@ def verify_task_folder(
         from .repository import _read_toml
 
         package = _read_toml(root / "task.toml").get("metadata", {}).get("package")
-    env = backend.prepare(open_repository(root / "environment" / "src", package=package))
+    from .containers import ContainerBackend
+
+    if isinstance(backend, ContainerBackend):  # the folder's own Dockerfile, built as it is
+        env = backend.prepare_context(root / "environment", package=package or open_repository(
+            root / "environment" / "src").package)  # fmt: skip
+    else:
+        env = backend.prepare(open_repository(root / "environment" / "src", package=package))
     solution = files_from_patch((root / "solution" / "patch.diff").read_text(encoding="utf-8"))[SOLUTION_FILE]
     test = (root / "tests" / TEST_FILE).read_text(encoding="utf-8")
     return verify_task(test, solution, environment=env, backend=backend, timeout_s=timeout_s)
