@@ -114,8 +114,10 @@ def _pairs(paths: Iterable[str | tuple[str, str]]) -> list[tuple[str, str]]:
     """``(source, dest)`` pairs from plain paths (bound at their real path) or explicit pairs."""
     out = []
     for item in paths:
-        source, dest = (item, item) if isinstance(item, (str, os.PathLike)) else item
-        source, dest = os.path.realpath(source), os.path.abspath(dest)
+        if isinstance(item, (str, os.PathLike)):
+            source = dest = os.path.realpath(item)
+        else:
+            source, dest = os.path.realpath(item[0]), os.path.abspath(item[1])
         if dest == "/" or any(_within(dest, k) for k in _KERNEL_FOLDERS):
             raise ConfigError(f"cannot bind {source!r} at {dest!r}: the sandbox's / and {_KERNEL_FOLDERS} are its own")
         out.append((source, dest))
