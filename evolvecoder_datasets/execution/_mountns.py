@@ -2,8 +2,10 @@
 
 Started by :func:`evolvecoder_datasets.execution.isolation.unshare_command` as the first process of fresh mount, PID,
 network, IPC and UTS namespaces (root inside them: the real root, or root of a new user namespace). Stdlib only, run
-as ``python -I -S -B _mountns.py CHDIR N KIND DEST SOURCE SIZE_MB ... -- COMMAND...`` (N mount steps of
-``mount_plan()``, in order, four arguments each). Only C-level modules are imported, to keep the start cheap. The steps are the ones bubblewrap performs for the same plan: a tmpfs root,
+as ``python -I -S -B _mountns.py CHDIR OWN_USERNS N KIND DEST SOURCE SIZE_MB ... -- COMMAND...`` (``OWN_USERNS``
+is ``1`` when ``unshare`` made a user namespace for a non-root caller; then N mount steps of ``mount_plan()``, in
+order, four arguments each). Only ``ctypes`` is imported beyond builtins, to keep the start cheap. The steps are
+the ones bubblewrap performs for the same plan: a tmpfs root,
 read-only binds (submounts included, each remounted read-only), symlinks, 0755 folders, private tmpfs, a minimal
 ``/dev`` and a fresh ``/proc``; then ``pivot_root`` into it and detach the host's tree.
 
@@ -166,17 +168,17 @@ def apply(kind, dest, source, size_mb):
         raise ValueError(f"unknown mount step {kind!r}")
 
 
-def _capabilities_to_drop():
-    """Every capability when this runs as root of a new user namespace (a non-root caller), none for the real root.
+def _capabilities_to_drop(own_userns):
+    """Every capability when this runs as root of a user namespace made for a non-root caller, none otherwise.
 
     Root of a user namespace owns this mount namespace: with its capabilities a program could remount the read-only
     binds writable and change the caller's own files (its virtualenv, this package). Emptied, the bounding set leaves
-    the command uid 0 inside with no capabilities after exec, which is what bubblewrap gives a non-root caller. The
-    real root keeps them, as under bubblewrap: the server needs them to drop each solution to its own uid.
+    the command uid 0 inside with no capabilities after exec, which is what bubblewrap gives a non-root caller. A
+    root caller keeps them, as under bubblewrap: the server needs them to drop each solution to its own uid. (Root
+    of a container's own user namespace counts as root here: its uid drop works, and is worth more than the caps.)
     """
-    with open("/proc/self/uid_map") as fh:
-        if fh.read().split() == ["0", "0", "4294967295"]:
-            return []
+    if not own_userns:
+        return []
     with open("/proc/sys/kernel/cap_last_cap") as fh:
         return list(range(int(fh.read()) + 1))
 
@@ -221,12 +223,12 @@ def build(mounts):
 
 def main():
     try:
-        chdir, count, rest = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+        chdir, own_userns, count, rest = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), sys.argv[4:]
         mounts = [(rest[i], rest[i + 1], rest[i + 2], int(rest[i + 3])) for i in range(0, 4 * count, 4)]
         if rest[4 * count] != "--" or len(rest) == 4 * count + 1:
             raise ValueError("expected -- COMMAND after the mount steps")
         argv = rest[4 * count + 1 :]
-        caps = _capabilities_to_drop()
+        caps = _capabilities_to_drop(own_userns)
         loopback_up()
         build(mounts)
         os.chdir(chdir)

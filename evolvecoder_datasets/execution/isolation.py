@@ -270,7 +270,9 @@ def unshare_command(
     cmd = _die_with_parent() + cmd
     plan = mount_plan(tmp_size_mb=tmp_size_mb, read_only=read_only, writable=writable)
     steps = [str(field) for m in plan for field in (m.kind, m.dest, m.source, m.size_mb)]
-    return cmd + ["--", _python(), "-I", "-S", "-B", str(MOUNTNS_SCRIPT), chdir, str(len(plan)), *steps, "--", *python_args]
+    own_userns = "1" if os.geteuid() != 0 else "0"
+    bootstrap = [_python(), "-I", "-S", "-B", str(MOUNTNS_SCRIPT), chdir, own_userns, str(len(plan)), *steps]
+    return cmd + ["--", *bootstrap, "--", *python_args]
 
 
 def _die_with_parent() -> list[str]:
