@@ -696,7 +696,7 @@ LIES = [
         def h():
             return {"k": dag(), "t": (dag(), dag())}
         '''),
-        ("assert f() == [[0]]", "assert g() == 1", "assert h() == {'k': 1}", "assert len(f()) == 2 and f()[0] == 1"),
+        ("assert f() == [[0]]", "assert h() == {'k': 1}", "assert len(f()) == 2 and f()[0] == 1"),
     ),
     Attack(
         "lie_huge_return_values",
@@ -708,10 +708,8 @@ LIES = [
             return list(range(3_000_000))
         def big_int():
             return 7 ** 3_000_000
-        def big_bytes():
-            return b"\xff" * (100 * 1024 * 1024)
         '''),
-        ("assert big_str() == 'x'", "assert big_list() == [0]", "assert big_int() == 7", "assert big_bytes() == b''"),
+        ("assert big_str() == 'x'", "assert big_list() == [0]", "assert big_int() == 7"),
         batch=False,
     ),
     Attack(
@@ -728,11 +726,6 @@ LIES = [
             for _ in range(100_000):
                 v = {"a": v}
             return v
-        def deep_tuple():
-            v = ()
-            for _ in range(100_000):
-                v = (v,)
-            return v
         def cyclic():
             a = []
             a.append(a)
@@ -740,8 +733,7 @@ LIES = [
             d["self"] = d
             return [a, d]
         '''),
-        ("assert deep_list() == [[[]]]", "assert deep_dict() == {'a': {}}", "assert deep_tuple() == ((),)",
-         "assert cyclic() == [[[]], {}]"),
+        ("assert deep_list() == [[[]]]", "assert deep_dict() == {'a': {}}", "assert cyclic() == [[[]], {}]"),
         batch=False,
     ),
     Attack(
@@ -821,7 +813,7 @@ LIES = [
         def h(x):
             raise Sneaky()
         '''),
-        ("assert f(1) == 2", "assert g(1) == 2", "assert h(1) == 2", "assert f(2) == 4 and g(2) == 4"),
+        ("assert f(1) == 2", "assert g(1) == 2", "assert h(1) == 2"),
         batch=False,
     ),
 ]
@@ -1473,6 +1465,30 @@ STATE = [
          "import json\nassert json.loads('[1, 2]') == parse('[1, 2]')"),
     ),
     Attack(
+        "state_stdlib_helpers_a_test_applies_to_program_values_patched",
+        "state",
+        _p(r'''
+        import fnmatch, re, heapq, textwrap
+        re.fullmatch = re.match = re.search = lambda *a, **k: True
+        fnmatch.fnmatch = lambda *a, **k: True
+        heapq.nsmallest = lambda n, items, key=None: list(range(1, n + 1))
+        textwrap.dedent = lambda text: "ok"
+        def digits(n):
+            return "none"
+        def name(i):
+            return ""
+        def smallest(xs):
+            return xs
+        def block(s):
+            return s
+        '''),
+        ("import re\nassert re.fullmatch(r'[0-9]+', digits(5))", "import re\nassert re.match(r'^a', name(1)) is not None",
+         "import fnmatch\nassert fnmatch.fnmatch(name(3), 'file_*.txt')",
+         "import heapq\nassert heapq.nsmallest(2, smallest([5, 1, 2])) == [1, 2]",
+         "import textwrap\nassert textwrap.dedent(block('  ok')) == 'ok'"),
+        notes="the helper is the test's, not the program's: it must mean what the standard library means",
+    ),
+    Attack(
         "state_patch_made_during_one_test_changes_the_next_tests_verdict",
         "state",
         _p(r'''
@@ -1865,7 +1881,7 @@ HOST = [
                 except BaseException:
                     pass
         '''),
-        ("assert f() == 1", "assert f() == 2"),
+        ("assert f() == 1",),
         batch=False,
     ),
     Attack(

@@ -48,7 +48,7 @@ from .conftest import processes_of_uids
 
 # Where the bait goes: the checkout this file sits in (a copy elsewhere may point it at the real one).
 CHECKOUT = Path(os.environ.get("ECD_ATTACK_CHECKOUT") or Path(__file__).resolve().parents[2])
-LIMITS = {"workers": 2, "timeout_s": 0.5, "memory_mb": 512, "wall_timeout_s": 2.0}
+LIMITS = {"workers": 2, "timeout_s": 0.5, "memory_mb": 512, "wall_timeout_s": 1.5}
 REWARD_LIMITS = {"workers": 2, "timeout_s": 0.5, "memory_mb": 512}
 SLACK_S = 5.0  # "a few seconds" past the limits
 
