@@ -369,12 +369,17 @@ def _works(cmd: list[str]) -> tuple[bool, str]:
     return ok, (proc.stdout + proc.stderr).decode(errors="replace").strip()[-300:]
 
 
+# Why a probe said no, per level (the last probe in this process), for the warning and the error message.
+_PROBE_FAILURES: dict[str, str] = {}
+
+
 @functools.cache
 def isolation_available(isolation: str) -> bool:
     """Whether ``isolation`` can start a Python here with its guarantees in place (probed once per process, ~10-60 ms).
 
-    The probe runs inside the sandbox and checks that the caller's working folder and home folders are not there
-    and that the private folders are empty: an ``unshare`` that starts but cannot build the filesystem says no.
+    The probe runs inside the sandbox and checks that host files outside the allowlist (``/etc/passwd``,
+    ``/etc/hostname``, the working folder's ``.git``) are not there and that the private folders start empty: an
+    ``unshare`` whose bootstrap cannot build the filesystem, or a bubblewrap that would expose them, says no.
 
     Example:
         >>> isolation_available("none")
@@ -382,11 +387,21 @@ def isolation_available(isolation: str) -> bool:
     """
     if isolation == "none":
         return True
-    if isolation == "bwrap":
-        return shutil.which("bwrap") is not None and _works(bwrap_command(_probe_args()))[0]
-    if isolation == "unshare":
-        return shutil.which("unshare") is not None and _works(unshare_command(_probe_args()))[0]
-    raise ConfigError(f"unknown isolation {isolation!r}; choose one of {ISOLATIONS}")
+    if isolation not in ("bwrap", "unshare"):
+        raise ConfigError(f"unknown isolation {isolation!r}; choose one of {ISOLATIONS}")
+    if shutil.which(isolation) is None:
+        _PROBE_FAILURES[isolation] = f"{isolation} is not on PATH"
+        return False
+    build = bwrap_command if isolation == "bwrap" else unshare_command
+    ok, detail = _works(build(_probe_args()))
+    if not ok:
+        _PROBE_FAILURES[isolation] = detail or "the probe printed nothing"
+    return ok
+
+
+def _why_not(isolation: str) -> str:
+    detail = _PROBE_FAILURES.get(isolation)
+    return f"{isolation}: {detail}" if detail else f"{isolation}: unavailable"
 
 
 def detect_isolation(requested: str = "auto") -> str:
@@ -408,7 +423,7 @@ def detect_isolation(requested: str = "auto") -> str:
     if requested != "auto":
         if not isolation_available(requested):
             hint = " (apt-get install -y bubblewrap)" if requested == "bwrap" else ""
-            raise SandboxUnavailable(f"isolation {requested!r} cannot run on this machine{hint}")
+            raise SandboxUnavailable(f"isolation {requested!r} cannot run on this machine{hint}: {_why_not(requested)}")
         return requested
     for candidate in ("bwrap", "unshare"):
         if isolation_available(candidate):
@@ -418,7 +433,8 @@ def detect_isolation(requested: str = "auto") -> str:
         "the sandbox here, so untrusted programs run with ISOLATION 'none': only rlimits, a fresh work folder and, "
         "as root, a uid drop. They can read every host file their uid can, write the host's /tmp, /var/tmp and "
         "/dev/shm, and reach the network. Verdicts are still decided outside the program. Install bubblewrap "
-        "(apt-get install -y bubblewrap) or allow user namespaces to isolate.",
+        f"(apt-get install -y bubblewrap) or allow user namespaces to isolate. Why: {_why_not('bwrap')}; "
+        f"{_why_not('unshare')}",
         IsolationWarning,
         stacklevel=3,
     )

@@ -373,7 +373,7 @@ def fresh_probes():
 def test_without_bwrap_and_unshare_on_path_auto_is_none_and_says_so(tmp_path, monkeypatch, fresh_probes):
     monkeypatch.setenv("PATH", str(tmp_path))  # neither tool can be found
     sandbox = Sandbox(workers=1, timeout_s=1.0)
-    with pytest.warns(IsolationWarning, match="ISOLATION 'none'"):
+    with pytest.warns(IsolationWarning, match="ISOLATION 'none'.*bwrap is not on PATH; unshare: unshare is not on PATH"):
         sandbox.start()
     with sandbox:
         report = sandbox.run("def f(x):\n    return x + 1\n", ["assert f(1) == 2", "assert f(1) == 3"])
@@ -403,7 +403,7 @@ def test_an_unshare_that_cannot_build_the_filesystem_is_refused_not_used(monkeyp
         return [*real_plan(**kwargs), Mount("ro", missing, missing)]
 
     monkeypatch.setattr(isolation, "mount_plan", broken_plan)
-    with pytest.raises(SandboxUnavailable):
+    with pytest.raises(SandboxUnavailable, match="cannot build the sandbox"):  # the bootstrap's own reason
         Sandbox(workers=1, isolation="unshare").start()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
