@@ -5,8 +5,9 @@ only the interpreter's folders, the package folders the server puts on its path,
 (``/usr/lib*``, ``/lib*``, ``/usr/local/lib``) and ``/etc/ld.so.cache`` are bound read-only, with a fresh ``/dev``,
 a fresh ``/proc`` and private tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``. Nothing else of the host exists
 inside: no home folders, no checkout (``.git`` included), no ``/run`` and its sockets, no ``/work``, ``/srv`` or
-``/opt``. Both also give the server its own network (none), PID, IPC and UTS namespaces, a new session and
-``no_new_privs``. bubblewrap builds it itself; without bubblewrap, ``unshare`` creates the namespaces and a small
+``/opt``. Both also give the server its own network (a loopback of its own, nothing else), PID, IPC, UTS and
+cgroup namespaces, a private devpts, a new session and ``no_new_privs``, and kill it when the thread that started
+it dies. bubblewrap builds it itself; without bubblewrap, ``unshare`` creates the namespaces and a small
 stdlib bootstrap (``_mountns.py``) builds the same tree and pivots into it. When neither can, ``auto`` falls to
 ``none`` with an :class:`IsolationWarning` and the report says ``isolation: none``. Either way the solution
 children drop to an unprivileged uid when the server runs as root. ``docs/threat-model.md`` says what each level
