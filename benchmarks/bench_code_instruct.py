@@ -49,6 +49,7 @@ from evolvecoder_datasets.code_instruct import (
     VenvBackend,
     open_repository,
     run_gates,
+    verify_task_folder,
 )
 from evolvecoder_datasets.prompts import code_instruct
 
@@ -162,7 +163,6 @@ def _reward(folder: Path, work: Path, logs: Path, bin_dir: str) -> str:
 
 def check_folder(folder: Path, env_cache: str | None = None) -> dict:
     """Everything a harness would need, from the folder alone: rebuilt venv, both stages, solve.sh + test.sh."""
-    from evolvecoder_datasets.code_instruct import VenvBackend, open_repository, verify_task_folder
     from evolvecoder_datasets.code_instruct.repository import _read_toml
 
     pins = (folder / "environment" / "requirements.txt").read_text().split()
@@ -189,7 +189,41 @@ def check_folder(folder: Path, env_cache: str | None = None) -> dict:
             "reward_with": with_solution, "env_build_s": build, "stages_s": stages}  # fmt: skip
 
 
-def part_real(out: Path, env_cache: str | None = None) -> None:
+def harbor_flow_in_containers(folder: Path, container) -> dict:
+    """Harbor's flow with the folder's own image: solve.sh as user ``agent`` in one container, then test.sh as root in a
+    separate verifier container that only gets /app/task_module.py (the artifact), /tests and /logs/verifier."""
+    from evolvecoder_datasets.code_instruct.repository import _read_toml
+
+    package = _read_toml(folder / "task.toml")["metadata"]["package"]
+    started = time.perf_counter()
+    env = container.prepare_context(folder / "environment", package=package)
+    build = time.perf_counter() - started
+    engine = [container.engine, *container.engine_args, "run", "--rm", "--network", "none", *container._ulimits()]
+    scratch = Path(tempfile.mkdtemp(prefix="bench-harbor-"))
+    rewards = {}
+    try:
+        for solved in (False, True):
+            agent_app, verifier_app, logs = (scratch / f"{n}-{solved}" for n in ("agent-app", "verifier-app", "logs"))
+            for path in (agent_app, verifier_app, logs):
+                path.mkdir()
+                path.chmod(0o777)
+            if solved:
+                subprocess.run([*engine, "--user", "agent", "-v", f"{folder / 'solution'}:/solution:ro",
+                                "-v", f"{agent_app}:/app", env.root, "bash", "/solution/solve.sh"],
+                               capture_output=True, timeout=300, check=True)  # fmt: skip
+            for artifact in agent_app.iterdir():  # what artifacts = ["/app/task_module.py"] hands over
+                shutil.copyfile(artifact, verifier_app / artifact.name)
+            subprocess.run([*engine, "-v", f"{folder / 'tests'}:/tests:ro", "-v", f"{verifier_app}:/app",
+                            "-v", f"{logs}:/logs/verifier", env.root, "bash", "/tests/test.sh"],
+                           capture_output=True, timeout=300, check=False)  # fmt: skip
+            reward = logs / "reward.txt"
+            rewards[solved] = reward.read_text().strip() if reward.is_file() else "missing"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"image_build_s": build, "reward_without": rewards[False], "reward_with": rewards[True], "env": env}
+
+
+def part_real(out: Path, env_cache: str | None = None, container=None) -> None:
     from evolvecoder_datasets.code_instruct import (
         CodeInstructConfig, SeedConfig, VenvBackend, export_task_folders, generate_tasks, sample_snippets)
     from evolvecoder_datasets.code_instruct.harbor import DEFAULT_HARBOR_DIR, harbor_lint
@@ -258,6 +292,23 @@ def part_real(out: Path, env_cache: str | None = None) -> None:
               f"{result['reward_without']} / after solve.sh {result['reward_with']}   (venv from folder "
               f"{result['env_build_s']:5.1f}s, stages {result['stages_s']:4.1f}s)")  # fmt: skip
     print(f"  {dict(outcomes)}")
+    if container is None:
+        return
+    print(f"\nthe same folders in containers ({Path(container.engine).name} {' '.join(container.engine_args)}, "
+          f"build {' '.join(container.build_args)}): the folder's Dockerfile built as it is, both stages inside, "
+          "then solve.sh as `agent` and test.sh in a separate verifier container:")  # fmt: skip
+    outcomes = Counter()
+    for folder in folders:
+        flow = harbor_flow_in_containers(folder, container)
+        started = time.perf_counter()
+        verdict = verify_task_folder(folder, backend=container)
+        stages = time.perf_counter() - started
+        good = verdict.result.ok and flow["reward_without"] == "0" and flow["reward_with"] == "1"
+        outcomes["all good" if good else "PROBLEM"] += 1
+        print(f"  {folder.name:<14} stage A {verdict.stage_a.status:<7} stage B "
+              f"{verdict.stage_b.status if verdict.stage_b else '-':<7} reward without {flow['reward_without']} / "
+              f"after solve.sh {flow['reward_with']}   (image {flow['image_build_s']:5.1f}s, stages {stages:4.1f}s)")  # fmt: skip
+    print(f"  {dict(outcomes)}")
 
 
 def main() -> None:
@@ -266,9 +317,18 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="part 3 only: yield on three real sdists")
     parser.add_argument("--out", default=str(ROOT / "runs" / "bench_code_instruct"), help="part 3's run folder")
     parser.add_argument("--env-cache", help="part 3's virtualenv cache (an empty folder measures cold builds)")
+    parser.add_argument("--container-base", help="part 3: also build every folder's Dockerfile with this local "
+                        "digest-pinned python image as FROM (podman/docker build --from) and verify inside")
+    parser.add_argument("--engine-args", default="", help="global container engine options, e.g. '--runtime runc'")
     args = parser.parse_args()
     if args.real:
-        part_real(Path(args.out), args.env_cache)
+        container = None
+        if args.container_base:
+            from evolvecoder_datasets.code_instruct import ContainerBackend
+
+            container = ContainerBackend(engine_args=args.engine_args.split(), build_args=("--from", args.container_base),
+                                         cache_dir=Path(args.out).with_name("bench_code_instruct_containers"))  # fmt: skip
+        part_real(Path(args.out), args.env_cache, container)
         return
     part_verification(args.runs)
     part_gates()
