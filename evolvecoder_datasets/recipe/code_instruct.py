@@ -71,6 +71,8 @@ class CodeInstructRecipe:
             repository under the sandbox; offline once built) or ``"container"`` (the exported Dockerfile, built and
             run by Docker or Podman; see :class:`~evolvecoder_datasets.code_instruct.ContainerBackend`).
         container_engine (`str`, defaults to ``"auto"``): ``"auto"``, ``"docker"`` or ``"podman"``.
+        container_engine_args (`list[str]`, defaults to ``[]``): global engine options (``["--runtime", "runc"]``).
+        container_build_args (`list[str]`, defaults to ``[]``): extra build options (``["--network", "host"]``).
         base_image (`str`, *optional*): digest-pinned python image for the Dockerfiles (default: the one known for
             the environment's Python).
     """
@@ -87,6 +89,8 @@ class CodeInstructRecipe:
     export_tasks: bool = True
     environment: str = "venv"
     container_engine: str = "auto"
+    container_engine_args: list[str] = field(default_factory=list)
+    container_build_args: list[str] = field(default_factory=list)
     base_image: str | None = None
 
     def __post_init__(self) -> None:
@@ -134,7 +138,9 @@ def run(config: CodeInstructRecipe) -> YieldReport:
     if config.environment == "container":
         from ..code_instruct import ContainerBackend
 
-        backend = ContainerBackend(engine=config.container_engine, base_image=config.base_image, lock=backend)
+        backend = ContainerBackend(engine=config.container_engine, base_image=config.base_image, lock=backend,
+                                   engine_args=config.container_engine_args,
+                                   build_args=config.container_build_args)  # fmt: skip
     index = (DecontaminationIndex.from_benchmarks(config.pipeline.decontamination, n=config.pipeline.ngram)
              if config.pipeline.decontamination else None)  # fmt: skip
     dedup = Deduplicator()  # shared: no duplicate across repositories either

@@ -57,6 +57,8 @@ def test_recipe_pushes_rows_exports_folders_and_writes_the_report(recipe, tinyte
     # Both seeds got the same good answer: the first is emitted, the second is its duplicate.
     assert (report["attempts"], report["emitted"], report["skip_reasons"]) == (2, 1, {"duplicate": 1})
     assert [p.name for p in (run / "tasks").iterdir()] == ["tiny_textkit_0"]
+    folder = run / "tasks" / "tiny_textkit_0"
+    assert (folder / "environment" / "Dockerfile").is_file() and (folder / "solution" / "patch.diff").is_file()
     assert len((run / "rejected.jsonl").read_text().splitlines()) == 1
     from evolvecoder_datasets.rounds import load_round
 
@@ -68,3 +70,10 @@ def test_bad_configuration_exits_with_status_2(recipe, tmp_path, capsys):
     path.write_text("repos: []\n")
     assert recipe.main([str(path)]) == 2
     assert "repos" in capsys.readouterr().err
+
+
+def test_unknown_verification_environment_exits_with_status_2(recipe, tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"repos: [{{source: {TINYTEXT}}}]\nenvironment: docker\n")
+    assert recipe.main([str(path)]) == 2
+    assert "environment must be 'venv' or 'container'" in capsys.readouterr().err
