@@ -225,7 +225,13 @@ def harbor_flow_in_containers(folder: Path, container) -> dict:
 
 def part_real(out: Path, env_cache: str | None = None, container=None) -> None:
     from evolvecoder_datasets.code_instruct import (
-        CodeInstructConfig, SeedConfig, VenvBackend, export_task_folders, generate_tasks, sample_snippets)
+        CodeInstructConfig,
+        SeedConfig,
+        VenvBackend,
+        export_task_folders,
+        generate_tasks,
+        sample_snippets,
+    )
     from evolvecoder_datasets.code_instruct.harbor import DEFAULT_HARBOR_DIR, harbor_lint
     from evolvecoder_datasets.code_instruct.repository import default_cache_dir, fetch_sdist
     from evolvecoder_datasets.llm import LLMConfig

@@ -97,8 +97,8 @@ if TYPE_CHECKING:  # pragma: no cover
         tasks_to_dataset,
         verify_task_folder,
     )
-    from .harbor import ensure_harbor, harbor_lint  # noqa: F401
     from .gates import SKIP_REASONS, DecontaminationIndex, Deduplicator, GateResult, run_gates  # noqa: F401
+    from .harbor import ensure_harbor, harbor_lint  # noqa: F401
     from .pipeline import (  # noqa: F401
         CodeInstructConfig,
         CodeInstructRun,

@@ -39,9 +39,9 @@ __all__ = [
     "DecontaminationIndex",
     "Deduplicator",
     "GateResult",
+    "check_asserts_reach_oracle",
     "check_decontamination",
     "check_imports_task_module",
-    "check_asserts_reach_oracle",
     "check_repo_anchoring",
     "check_symbol_collision",
     "check_test_strength",
@@ -495,16 +495,29 @@ def _oracle_names(tree: ast.Module) -> set[str]:
 
 def _tainted_names(tree: ast.Module, oracle: set[str]) -> set[str]:
     """Every name whose value may come from the oracle: a fixed point over assignments, loops, ``with`` targets,
-    mutating calls (``out.append(f(x))``), helpers and fixtures whose body uses a tainted name.
+    mutating calls (``out.append(f(x))``), parameters of helpers called with oracle values, and helpers, fixtures and
+    classes whose body, decorators or bases use a tainted name.
 
     Scopes are merged (a name tainted anywhere is tainted everywhere): the analysis may call a test connected that
     is not, never the reverse, so the gate only rejects tests that cannot reach the oracle at all.
     """
     tainted = set(oracle)
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
+    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, kinds)}
     changed = True
     while changed:
         before = len(tainted)
         for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+                # A helper called with an oracle value: its parameter holds that value (``check(parser, ...)``).
+                params = functions[node.func.id].args
+                positional = [*params.posonlyargs, *params.args]
+                for arg, param in zip(node.args, positional):
+                    if _names_loaded(arg) & tainted:
+                        tainted.add(param.arg)
+                for kw in node.keywords:
+                    if kw.arg and _names_loaded(kw.value) & tainted:
+                        tainted.add(kw.arg)
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                 if node.value is not None and _names_loaded(node.value) & tainted:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -525,8 +538,13 @@ def _tainted_names(tree: ast.Module, oracle: set[str]) -> set[str]:
                 if isinstance(root, ast.Name) and any(_names_loaded(arg) & tainted for arg in args):
                     tainted.add(root.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if any(_names_loaded(stmt) & tainted for stmt in node.body):
-                    tainted.add(node.name)  # a helper, a fixture (its name is the test's parameter) or a class
+                # A helper, a fixture (its name is the test's parameter) or a class, through its body, its
+                # decorators (``@define class P``) or its bases (``class P(Base)``).
+                parts = [*node.body, *node.decorator_list]
+                if isinstance(node, ast.ClassDef):
+                    parts += [*node.bases, *(kw.value for kw in node.keywords)]
+                if any(_names_loaded(part) & tainted for part in parts):
+                    tainted.add(node.name)
         changed = len(tainted) != before
     return tainted
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, EnvironmentBuildError
 
-__all__ = ["HARBOR_VERSION", "MIN_PYTHON", "DEFAULT_HARBOR_DIR", "ensure_harbor", "find_python", "harbor_lint"]
+__all__ = ["DEFAULT_HARBOR_DIR", "HARBOR_VERSION", "MIN_PYTHON", "ensure_harbor", "find_python", "harbor_lint"]
 
 #: The Harbor release the exported task format is checked against.
 HARBOR_VERSION = "0.25.0"

@@ -77,7 +77,12 @@ def harbor_cli(request):
     Built by ``scripts/setup.sh`` (or here with ``--run-slow``: ~1 min from PyPI); skipped with the reason when no
     Python >= 3.12 exists or the venv is missing on a quick run.
     """
-    from evolvecoder_datasets.code_instruct.harbor import DEFAULT_HARBOR_DIR, HARBOR_VERSION, ensure_harbor, find_python
+    from evolvecoder_datasets.code_instruct.harbor import (
+        DEFAULT_HARBOR_DIR,
+        HARBOR_VERSION,
+        ensure_harbor,
+        find_python,
+    )
 
     folder = Path(__file__).resolve().parents[2] / DEFAULT_HARBOR_DIR
     stamp = folder / "ecd-harbor-version"

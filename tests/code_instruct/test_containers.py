@@ -10,7 +10,13 @@ import subprocess
 
 import pytest
 
-from evolvecoder_datasets.code_instruct import ContainerBackend, RepoEnvironment, Task, detect_engine, verify_task
+from evolvecoder_datasets.code_instruct import (
+    ContainerBackend,
+    RepoEnvironment,
+    Task,
+    detect_engine,
+    verify_task,
+)
 from evolvecoder_datasets.errors import ConfigError, SandboxUnavailable
 from evolvecoder_datasets.prompts import code_instruct
 
@@ -110,8 +116,12 @@ def test_tasks_verify_inside_the_image_built_from_the_generated_dockerfile(tinyt
 def test_an_exported_folder_builds_as_it_is_and_reverifies_in_its_image(tinytext_repo, tinytext_env, venv_backend,
                                                                          tmp_path, container_setup):  # fmt: skip
     """The folder's own Dockerfile (only FROM swapped for the local stand-in with ``--from``), then both stages."""
-    from evolvecoder_datasets.code_instruct import (CodeInstructRun, YieldReport, export_task_folders,
-                                                    verify_task_folder)  # fmt: skip
+    from evolvecoder_datasets.code_instruct import (
+        CodeInstructRun,
+        YieldReport,
+        export_task_folders,
+        verify_task_folder,  # fmt: skip
+    )
 
     image, engine_args = container_setup
     good = code_instruct.parse(answer("tinytext", "good_slugs"))

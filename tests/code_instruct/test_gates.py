@@ -156,6 +156,10 @@ ORACLE_CONNECTED = {
         "        parse('')\n"
     ),
     "star import": "from task_module import *\n\ndef test_a():\n    assert double(2) == 4\n",
+    "decorator and base class": (
+        "from task_module import define, Base\n\n@define\nclass P:\n    x: int = 1\n\nclass Q(Base):\n    pass\n\n"
+        "def test_a():\n    assert P().x == 1\n\ndef test_b():\n    assert Q().name == 'q'\n"
+    ),
     "unittest style": (
         "import unittest\nfrom task_module import double\n\nclass TestD(unittest.TestCase):\n"
         "    def test_a(self):\n        self.assertEqual(double(2), 4)\n"
@@ -166,7 +170,7 @@ ORACLE_CONNECTED = {
 @pytest.mark.parametrize("name", sorted(ORACLE_CONNECTED))
 def test_oracle_gate_follows_values_through_helpers_fixtures_loops_and_raises(name):
     reaching, total = count_oracle_checks(ORACLE_CONNECTED[name])
-    assert reaching >= 1 and total >= reaching
+    assert reaching == total >= 1
 
 
 def test_oracle_gate_rejects_asserts_on_the_repository_or_constants_only():
