@@ -335,6 +335,19 @@ def test_a_virtualenv_reached_through_a_symlink_still_provides_its_packages(leve
     assert out.stdout.strip() == "['pass']", out.stderr[-2000:]
 
 
+def test_building_the_sandbox_leaves_the_hosts_mounts_alone(walled):
+    """The mounts are made in the sandbox's own mount namespace (private propagation): the host's table is the
+    same after a server started and ran a job."""
+    with open("/proc/self/mountinfo") as fh:
+        before = sorted(line.split()[4] for line in fh)
+    with Sandbox(workers=1, isolation=walled.isolation) as sb:
+        tests = ["assert listing('/tmp') != 'blocked'"]
+        _passes(sb.run(PROBES, tests), tests)
+        with open("/proc/self/mountinfo") as fh:
+            during = sorted(line.split()[4] for line in fh)
+    assert during == before
+
+
 def test_the_plan_is_an_allowlist():
     plan = mount_plan()
     binds = {m.dest: m for m in plan if m.kind in ("ro", "rw")}
