@@ -371,6 +371,83 @@ def test_extra_binds_below_tmp_come_after_the_private_tmp(tmp_path):
         mount_plan(read_only=["/"])
 
 
+NON_ROOT_INSIDE = """
+import ctypes, json, os
+status = open("/proc/self/status").read()
+libc = ctypes.CDLL(None, use_errno=True)
+def write(path):
+    try:
+        with open(path, "w") as fh:
+            fh.write("x")
+        return "written"
+    except OSError as err:
+        return err.strerror
+print(json.dumps({"uid": os.getuid(), "caps": status.split("CapEff:")[1].split()[0],
+                  "nnp": status.split("NoNewPrivs:")[1].split()[0], "root": sorted(os.listdir("/")),
+                  "remount": libc.mount(None, b"/usr", None, 4096 | 32, None), "usr": write("/usr/lib/ecd-x"),
+                  "tmp": write("/tmp/ecd-x")}))
+"""
+
+NON_ROOT_HOST = """
+import json, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from evolvecoder_datasets.execution import isolation
+out = {}
+for level in ("bwrap", "unshare"):
+    ok = isolation.isolation_available(level)
+    build = isolation.bwrap_command if level == "bwrap" else isolation.unshare_command
+    done = None
+    if ok:
+        done = subprocess.run(build([isolation._python(), "-I", "-S", "-c", sys.argv[2]]), capture_output=True,
+                              text=True, env=isolation.BASE_ENV)
+    out[level] = {"available": ok, "inside": json.loads(done.stdout) if done and done.returncode == 0 else None}
+print(json.dumps(out))
+"""
+
+
+def test_a_non_root_caller_gets_the_same_walls_without_capabilities():
+    """As an unprivileged user (root runs this as uid 65534 through setpriv, with the system interpreter and a copy
+    of the isolation modules), both levels start, show only the allowlist, and give the program no capabilities:
+    it cannot remount the read-only binds or write them, only its private /tmp."""
+    import json
+    import shutil
+    import subprocess
+    import tempfile
+
+    system_python = "/usr/bin/python3"
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(system_python):
+        pytest.skip("needs root, setpriv and /usr/bin/python3 to act as an unprivileged user")
+    copy = Path(tempfile.mkdtemp(prefix="ecd-nonroot-"))
+    try:
+        execution = copy / "evolvecoder_datasets" / "execution"
+        execution.mkdir(parents=True)
+        (copy / "evolvecoder_datasets" / "__init__.py").write_text("")
+        errors = "class ConfigError(ValueError):\n    pass\n\n\nclass SandboxUnavailable(RuntimeError):\n    pass\n"
+        (copy / "evolvecoder_datasets" / "errors.py").write_text(errors)
+        (execution / "__init__.py").write_text("")
+        for name in ("isolation.py", "_mountns.py", "_forkserver.py"):
+            shutil.copy(Path(isolation.__file__).with_name(name), execution / name)
+        for path in [copy, *copy.rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        command = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", system_python, "-I", "-c",
+                   NON_ROOT_HOST, str(copy), NON_ROOT_INSIDE]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd="/", check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        results = json.loads(done.stdout)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    ran = {level: r["inside"] for level, r in results.items() if r["available"]}
+    if not ran:
+        pytest.skip(f"no namespace level works for an unprivileged user here: {results}")
+    for level, inside in ran.items():
+        assert inside is not None, level
+        assert inside["caps"] == "0000000000000000" and inside["nnp"] == "1", (level, inside)
+        assert inside["remount"] == -1 and inside["usr"] == "Read-only file system", (level, inside)
+        assert inside["tmp"] == "written", (level, inside)  # its own private /tmp
+        assert not {"home", "run", "work", "root", "srv", "opt", "sys"} & set(inside["root"]), (level, inside)
+        assert inside["uid"] in (65534, 0), (level, inside)  # the caller's uid (bwrap), root of its userns (unshare)
+
+
 # --- when neither namespace level can run ------------------------------------------------------------------------
 
 
