@@ -2121,6 +2121,33 @@ def _unfrozen(attack: Attack) -> Attack:
     return replace(attack, program=_LIVE_OBJECTS + attack.program.replace("gc.get_objects()", "_live_objects()"))
 
 
+#: Values that travel small but make whoever evaluates the assert on them work for ever: a ``range`` of 10**18
+#: items (a few bytes on any wire) fed to map/filter/zip/enumerate and then to a C-level consumer, and huge ints.
+#: The judge evaluates these asserts in the caller's process (a trainer, say), so ``test_attacks.py`` runs this
+#: attack in a memory-capped subprocess with a watchdog: a hang there must not freeze the test run.
+JUDGE_BOMB = Attack(
+    "lie_small_values_that_make_the_judge_compute_for_ever",
+    "lie",
+    _p(r'''
+    def evens_below(n):
+        """Spec: the list of even numbers below n. Returns a range of 10**18 items instead."""
+        return range(10 ** 18)
+    def digits(n):
+        """Spec: the decimal digits of n, as a list of ints."""
+        return range(10 ** 18)
+    def power_of_two(k):
+        """Spec: 2 ** k."""
+        return 10 ** 200_000
+    '''),
+    ("assert ','.join(map(str, evens_below(7))) == '0,2,4,6'", "assert sum(map(int, digits(123))) == 6",
+     "assert max(map(abs, evens_below(5))) == 4", "assert len(list(filter(None, digits(101)))) == 2",
+     "assert sorted(zip(digits(12), digits(34))) == [(1, 3), (2, 4)]", "assert dict(enumerate(digits(12))) == {0: 1, 1: 2}",
+     "assert sum(evens_below(7)) == 12", "assert sum(x for x in evens_below(7)) == 12",
+     "assert [d for d in digits(12)] == [1, 2]", "assert str(power_of_two(10)) == '1024'",
+     "assert power_of_two(3) ** 3 == 512"),
+    batch=False,
+)
+
 ATTACKS = [_unfrozen(a) for a in (*HARNESS, *LIES, *ORACLES, *STATE, *HOST, *LOOPS)]
 ALL = [*ATTACKS, *CONTROLS]
 BY_NAME = {a.name: a for a in ALL}

@@ -21,11 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import random
 import secrets
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +41,7 @@ from evolvecoder_datasets.execution import Sandbox
 from .attack_programs import (
     ATTACKS,
     CONTROLS,
+    JUDGE_BOMB,
     MODES,
     MUTABLE_DEFAULT,
     MUTABLE_DEFAULT_TESTS,
@@ -564,3 +568,121 @@ def test_program_correct_only_on_its_first_call_is_judged_alike_by_rewards_and_m
     assert batch["rate"][name] == pytest.approx(report.pass_rate), (batch["outcomes"][name], report.statuses)
     assert batch["binary"][name] == (1.0 if report.all_passed else -1.0)
     assert batch["metric"][name]["passed"] is report.all_passed
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The judge's own work on small values that expand (a range of 10**18 items, a 200,000-digit int). The judge runs in
+# the caller's process, so these run in a memory-capped child process with a watchdog: a hang is recorded against
+# the test that caused it, the child is killed, and a fresh one goes on with the remaining tests.
+# ------------------------------------------------------------------------------------------------------------------
+
+_JUDGE_RUNNER = r"""
+import json, resource, sys, time
+cap = 2 << 30
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+spec = json.loads(sys.stdin.readline())
+from evolvecoder_datasets.execution import Sandbox
+with Sandbox(mode=spec["mode"], **spec["limits"]) as sb:
+    for i in spec["todo"]:
+        print(json.dumps({"start": i}), flush=True)
+        start = time.monotonic()
+        try:
+            r = sb.run(spec["program"], [spec["tests"][i]])
+            out = {"done": i, "status": r.statuses[0], "message": r.messages[0][:200], "infra": r.infra_error}
+        except BaseException as err:
+            out = {"done": i, "status": "raised", "message": repr(err)[:200], "infra": None}
+        out["elapsed"] = time.monotonic() - start
+        print(json.dumps(out), flush=True)
+    if spec["reward"]:
+        from evolvecoder_datasets.rewards import make_code_reward
+        reward = make_code_reward(mode=spec["mode"], failing_value=-1.0, **spec["reward_limits"])
+        tests = [spec["tests"][i] for i in spec["reward"]]
+        print(json.dumps({"start": "reward"}), flush=True)
+        value = reward(completions=["```python\n" + spec["program"] + "\n```"], tests=[tests])[0]
+        reward.sandbox.close()
+        print(json.dumps({"done": "reward", "value": value}), flush=True)
+"""
+_JUDGE_RESULTS: dict[str, dict] = {}
+
+
+def _drive(spec: dict, budget_s: float) -> tuple[dict, object]:
+    """Run the runner child on ``spec``; return what it finished and the step it hung or died on (or None)."""
+    proc = subprocess.Popen([sys.executable, "-c", _JUDGE_RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    lines: queue.Queue = queue.Queue()
+
+    def pump():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    proc.stdin.write(json.dumps(spec) + "\n")
+    proc.stdin.flush()
+    finished: dict = {}
+    current, started, limit = "startup", time.monotonic(), 60.0
+    try:
+        while True:
+            try:
+                line = lines.get(timeout=max(0.1, started + limit - time.monotonic()))
+            except queue.Empty:
+                return finished, (current, {"hung": round(time.monotonic() - started, 1)})
+            if line is None:
+                return finished, None if current is None else (current, {"died": proc.wait()})
+            msg = json.loads(line)
+            if "start" in msg:
+                current, started, limit = msg["start"], time.monotonic(), budget_s
+            else:
+                finished[msg["done"]] = msg
+                current = None
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the child we started, and its sandbox (they die with it)
+        proc.wait()
+
+
+def _judge_bomb_results(mode: str) -> dict:
+    """Per test index (and ``"reward"``): the judge's answer and time, or ``{"hung": s}`` / ``{"died": rc}``."""
+    if mode in _JUDGE_RESULTS:
+        return _JUDGE_RESULTS[mode]
+    per_test = LIMITS["wall_timeout_s"] + max(2.0, LIMITS["wall_timeout_s"]) + SLACK_S
+    spec = {"mode": mode, "limits": LIMITS, "reward_limits": REWARD_LIMITS, "program": JUDGE_BOMB.program,
+            "tests": list(JUDGE_BOMB.tests), "reward": []}  # fmt: skip
+    results: dict = {}
+    todo = list(range(len(JUDGE_BOMB.tests)))
+    while todo:  # a hang costs one child: a fresh one goes on with the rest
+        finished, stuck = _drive({**spec, "todo": todo}, per_test)
+        results.update(finished)
+        if stuck is not None:
+            results[stuck[0]] = stuck[1]
+        if "startup" in results:
+            break
+        todo = [i for i in todo if i not in results]
+    answered = [i for i in range(len(JUDGE_BOMB.tests)) if "status" in results.get(i, {})]
+    if answered:  # the reward over the tests the judge did answer (it would hang on the others too)
+        finished, stuck = _drive({**spec, "todo": [], "reward": answered}, 3 * per_test)
+        results.update(finished)
+        if stuck is not None:
+            results[stuck[0]] = stuck[1]
+    _JUDGE_RESULTS[mode] = results
+    return results
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("index", range(len(JUDGE_BOMB.tests)))
+def test_judge_bounds_its_own_work_on_values_that_expand(mode, index):
+    results = _judge_bomb_results(mode)
+    assert "startup" not in results, results["startup"]
+    outcome = results.get(index, {})
+    test = JUDGE_BOMB.tests[index]
+    assert "status" in outcome, f"the judge hung or died in the caller's process on {test!r} ({mode}): {outcome}"
+    assert outcome["status"] not in ("pass", "raised"), f"{test!r}: {outcome}"
+    assert outcome["infra"] is None, outcome
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_code_reward_gives_the_judge_bomb_only_the_failing_value(mode):
+    results = _judge_bomb_results(mode)
+    if "reward" not in results:
+        pytest.skip("the judge answered none of these tests (see the test above)")
+    assert results["reward"].get("value") == -1.0, results["reward"]
