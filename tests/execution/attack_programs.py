@@ -697,6 +697,23 @@ LIES = [
         notes="the expected side is built by the program's own class, so it can make every value look alike",
     ),
     Attack(
+        "lie_identity_lost_between_values_passes_a_copy_that_is_not_one",
+        "lie",
+        _p(r'''
+        class Node:
+            def __init__(self, val, next=None):
+                self.val, self.next = val, next
+        def copy_list(head):
+            return head  # the spec asks for a new list
+        def clone(xs):
+            return xs  # the spec asks for a copy
+        '''),
+        ("head = Node(1, Node(2))\ncopy = copy_list(head)\nassert copy is not head and copy.val == 1 and copy.next.val == 2",
+         "head = Node(1)\nassert copy_list(head) is not head", "xs = [1, 2]\nys = clone(xs)\nassert ys is not xs and ys == xs",
+         "xs = [[1], [2]]\nys = clone(xs)\nassert ys[0] is not xs[0]"),
+        notes="object identity between what the test built and what the program returned must survive the wire",
+    ),
+    Attack(
         "lie_shared_reference_dag_of_two_to_the_64_nodes",
         "lie",
         _p(r'''
@@ -2177,6 +2194,33 @@ CONTROLS = [
          "import pytest\nwith pytest.raises(ValueError):\n    parse('x')",
          "for s, v in [('1', 1), ('23', 23)]:\n    assert parse(s) == v", "assert all(parse(str(i)) == i for i in range(5))",
          "assert [parse(c) for c in '12'] == [1, 2]"),
+    ),
+    Attack(
+        "control_identity_of_nodes_the_program_returns",
+        "control",
+        _p(r'''
+        class ListNode:
+            def __init__(self, val=0, next=None):
+                self.val, self.next = val, next
+        class Solution:
+            def detectCycle(self, head):
+                slow = fast = head
+                while fast and fast.next:
+                    slow, fast = slow.next, fast.next.next
+                    if slow is fast:
+                        slow = head
+                        while slow is not fast:
+                            slow, fast = slow.next, fast.next
+                        return slow
+                return None
+        def copy(xs):
+            return list(xs)
+        '''),
+        ("head = ListNode(3, ListNode(2, ListNode(0)))\nhead.next.next.next = head.next\n"
+         "assert Solution().detectCycle(head) is head.next",
+         "head = ListNode(3, ListNode(2, ListNode(0)))\nhead.next.next.next = head.next\n"
+         "assert Solution().detectCycle(head) is not head",
+         "head = ListNode(1)\nassert Solution().detectCycle(head) is None", "xs = [1]\nassert copy(xs) is not xs"),
     ),
     Attack(
         "control_stdio_sum",
