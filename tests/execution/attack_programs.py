@@ -2084,6 +2084,8 @@ LOOPS = [
 # Honest controls: correct programs every entry point must pass (a judge that fails everything fails these).
 # ------------------------------------------------------------------------------------------------------------------
 
+_CYCLE = "head = ListNode(3, ListNode(2, ListNode(0)))\nhead.next.next.next = head.next\n"  # 3 -> 2 -> 0 -> 2 ...
+
 CONTROLS = [
     Attack(
         "control_lists_dicts_floats_and_tolerances",
@@ -2216,10 +2218,8 @@ CONTROLS = [
         def copy(xs):
             return list(xs)
         '''),
-        ("head = ListNode(3, ListNode(2, ListNode(0)))\nhead.next.next.next = head.next\n"
-         "assert Solution().detectCycle(head) is head.next",
-         "head = ListNode(3, ListNode(2, ListNode(0)))\nhead.next.next.next = head.next\n"
-         "assert Solution().detectCycle(head) is not head",
+        (_CYCLE + "assert Solution().detectCycle(head) is head.next",
+         _CYCLE + "assert Solution().detectCycle(head) is not head",
          "head = ListNode(1)\nassert Solution().detectCycle(head) is None", "xs = [1]\nassert copy(xs) is not xs"),
     ),
     Attack(
