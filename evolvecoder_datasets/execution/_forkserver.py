@@ -277,6 +277,13 @@ def _is_stdlib(module) -> bool:
     return name.partition(".")[0] in getattr(sys, "stdlib_module_names", ()) and not name.startswith("_ecd")
 
 
+def _pristine_import(name, globals=None, locals=None, fromlist=(), level=0, _import=builtins.__import__):
+    """What a test's own ``import`` binds: the pristine copy of a standard-library module the program may have
+    patched (defence in depth: the judge evaluates its own ``math``/``statistics`` calls outside anyway)."""
+    module = _import(name, globals, locals, fromlist, level)
+    return _PRISTINE_MODULES.get(_id(module), module)
+
+
 def snapshot_stdlib_modules() -> None:
     """Record a pristine copy of every standard-library module loaded now and not recorded yet."""
     for module in list(sys.modules.values()):
@@ -547,10 +554,12 @@ def _kill_tree(pid: int) -> None:
             pass
 
 
-def wait_with_limits(pid: int, cpu_limit: float, wall_limit: float):
+def wait_with_limits(pid: int, cpu_limit: float, wall_limit: float, output: Output | None = None):
     """Wait for a child, killing its group once its CPU time reaches ``cpu_limit`` or wall time ``wall_limit``.
 
-    Returns ``(wait_status, cpu_seconds, killed)`` where ``killed`` is ``None``, ``"cpu"`` or ``"wall"``.
+    With ``output``, the child's stdout pipe is read meanwhile (so a chatty child never blocks on a full pipe), up to
+    its cap: past it the child is killed (``killed == "output"``).
+    Returns ``(wait_status, cpu_seconds, killed)`` where ``killed`` is ``None``, ``"cpu"``, ``"wall"`` or ``"output"``.
     """
     start = _monotonic()
     killed = None
@@ -562,10 +571,23 @@ def wait_with_limits(pid: int, cpu_limit: float, wall_limit: float):
         next_check = min(cpu_limit, wall_limit)
         while True:
             if pidfd >= 0:
-                ready = _select([pidfd], [], [], max(0.0, start + next_check - _monotonic()))[0]
-                done = bool(ready)
+                watch = [pidfd] if output is None or output.closed else [pidfd, output.fd]
+                ready = _select(watch, [], [], max(0.0, start + next_check - _monotonic()))[0]
+                if output is not None and output.fd in ready:
+                    if not output.read():
+                        killed = "output"
+                        _kill_tree(pid)
+                        break
+                    if pidfd not in ready:
+                        continue
+                done = pidfd in ready
             else:
-                done = _poll_wait(pid, start + next_check)
+                if output is not None and not output.closed and _select([output.fd], [], [], 0)[0]:
+                    if not output.read():
+                        killed = "output"
+                        _kill_tree(pid)
+                        break
+                done = _poll_wait(pid, start + min(next_check, 0.01 if output is not None else next_check))
             if done:
                 break
             elapsed = _monotonic() - start
@@ -580,6 +602,40 @@ def wait_with_limits(pid: int, cpu_limit: float, wall_limit: float):
             _close(pidfd)
     _, status, usage = _wait4(pid, 0)
     return status, usage.ru_utime + usage.ru_stime, killed
+
+
+class Output:
+    """The read end of a case's stdout pipe, collected by the process that waits for the case, up to ``cap``."""
+
+    __slots__ = ("fd", "cap", "chunks", "size", "closed")
+
+    def __init__(self, fd: int, cap: int) -> None:
+        self.fd, self.cap, self.chunks, self.size, self.closed = fd, cap, [], 0, False
+        os.set_blocking(fd, False)
+
+    def read(self) -> bool:
+        """Read what is there; False once more than ``cap`` bytes came."""
+        while True:
+            try:
+                chunk = _read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            except InterruptedError:
+                continue
+            if not chunk:
+                self.closed = True
+                return True
+            self.size += _len(chunk)
+            if self.size > self.cap:
+                return False
+            self.chunks.append(chunk)
+
+    def finish(self) -> bytes:
+        """Whatever is left once the case ended (descendants holding the pipe were swept), then close."""
+        if not self.closed:
+            self.read()
+        _close(self.fd)
+        return b"".join(self.chunks)
 
 
 def _poll_wait(pid: int, deadline: float) -> bool:
@@ -617,12 +673,13 @@ _IPC_TABLES = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
 _TRACE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 
 
-def remove_traces(uid: int) -> int:
+def remove_traces(uid: int, folders=_TRACE_DIRS, keep: str | None = None) -> int:
     """Remove what a job's uid left behind: System V IPC objects and entries in the shared scratch folders.
 
     Runs in the server after every job, so the next program (another model's, another problem's) starts from
-    nothing the last one made. Files are matched by owner: the uid is the sandbox's own, so this never touches a
-    file of anyone else, even where ``/tmp`` is the host's (isolation ``none``). Returns how many were removed.
+    nothing the last one made, and in the solution process before every test of isolated mode. Files are matched by
+    owner: the uid is the sandbox's own, so this never touches a file of anyone else, even where ``/tmp`` is the
+    host's (isolation ``none``); ``keep`` is spared. Returns how many were removed.
     """
     removed = 0
     for table, call in _IPC_TABLES:
@@ -645,24 +702,36 @@ def remove_traces(uid: int) -> int:
             if fn is not None:  # IPC_RMID is 0: semctl(id, 0, IPC_RMID), shmctl/msgctl(id, IPC_RMID, NULL)
                 ident = int(fields[id_col])
                 removed += (fn(ident, 0, 0) if table == "sem" else fn(ident, 0, None)) == 0
-    for folder in _TRACE_DIRS:
+    # Only C-level calls below: in a solution process the program may have rebound builtins (isinstance, str ...)
+    # that os.path and shutil would call.
+    for folder in folders:
         try:
-            entries = os.listdir(folder)
+            entries = list(os.scandir(folder))
         except OSError:
             continue
-        for name in entries:
-            path = os.path.join(folder, name)
+        for entry in entries:
+            if entry.path == keep:
+                continue
             try:
-                if os.lstat(path).st_uid != uid:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
                     continue
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    os.unlink(path)
+                _remove(entry)
                 removed += 1
             except OSError:
                 continue
     return removed
+
+
+def _remove(entry) -> None:
+    if entry.is_dir(follow_symlinks=False):
+        try:
+            for inner in list(os.scandir(entry.path)):
+                _remove(inner)
+        except OSError:
+            pass
+        os.rmdir(entry.path)
+    else:
+        os.unlink(entry.path)
 
 
 class Limits:
@@ -944,32 +1013,57 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
     _exit(0)
 
 
-def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case) -> None:
+def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture: int | None = None) -> None:
     """Fork one grandchild per test or stdin case, judge its CPU time, report its end with a D line.
 
     ``case(idx)`` runs in the grandchild and must end it with ``_exit``. After ``max_consecutive_timeouts`` timeouts
     in a row the rest is reported unexecuted (a U line); escapees a grandchild left behind are swept after it.
+    With ``capture`` (a byte cap), the grandchild's stdout is a pipe read here, sent on in an O line before the D
+    line: output never passes through a file the program could swap for a symlink or a FIFO.
     """
     cpu_limit = float(job["timeout_s"])
     wall_limit = float(job["wall_timeout_s"])
     budget = job.get("max_consecutive_timeouts")
     streak = 0
     me = _getpid()
+    uid = job.get("uid") if os.getuid() != 0 and os.getuid() == job.get("uid") else None
+    base = os.getcwd()
     for idx in todo:
         if budget and streak >= budget:
             report.send(b"U", idx)
             return
+        if uid is not None:  # what the last test left in /tmp, /var/tmp, /dev/shm, System V IPC or the work folder
+            try:
+                remove_traces(uid, (*_TRACE_DIRS, base), keep=base)
+            except _BaseException:  # noqa: BLE001 - defence in depth only: never stop the tests over it
+                pass
+        pipe = os.pipe() if capture is not None else None
         pid = _fork()
         if pid == 0:
             try:
                 _setpgid(0, 0)
-                folder = "t%d" % idx  # a fresh working folder per test: no file a test writes is seen by the next
+                if pipe is not None:
+                    os.dup2(pipe[1], 1)
+                    _close(pipe[0])
+                    _close(pipe[1])
+                # A fresh working folder per test, also its HOME and TMPDIR: no file a test writes is seen by the next.
+                folder = base + "/t%d" % idx  # no os.path: the program may have rebound what it calls
                 os.mkdir(folder, 0o700)
                 os.chdir(folder)
+                os.environ["HOME"] = os.environ["TMPDIR"] = folder
                 case(idx)
             finally:
                 _exit(0)
-        status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit)
+        output = None
+        if pipe is not None:
+            _close(pipe[1])
+            output = Output(pipe[0], capture)
+        status, cpu, killed = wait_with_limits(pid, cpu_limit, wall_limit, output)
+        if output is not None:
+            if _children(me):
+                sweep_children()  # escapees hold the write end: end them before reading to the end
+            data = output.finish()
+            report.send(b"O", idx, _b2a(data, newline=False) if data else b"-")
         report.done(idx, status, cpu, killed)
         streak = streak + 1 if killed or cpu > cpu_limit else 0
         if _children(me):
@@ -1006,7 +1100,8 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
         report.send(b"L", _process_time())
-        _fork_per_case(job, todo, report, lambda idx: _run_stdio_case(code, idx, workdir, report))
+        cap = int(job.get("max_output_bytes", 1 << 20))
+        _fork_per_case(job, todo, report, lambda idx: _run_stdio_case(code, idx, workdir, report), capture=cap)
     except _BaseException as err:
         report.send(b"X", b"crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
         _exit(1)
@@ -1016,13 +1111,12 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
 def _run_stdio_case(code, idx: int, workdir: str, report: _Reporter) -> None:
     status, message = "done", ""
     try:
-        fd_in = os.open(os.path.join(workdir, f"in{idx}"), os.O_RDONLY)
-        fd_out = os.open(os.path.join(workdir, f"out{idx}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(fd_in, 0)
-        os.dup2(fd_out, 1)
+        path = workdir + "/in%d" % idx
+        fd_in = os.open(path, os.O_RDONLY)
+        os.unlink(path)  # the case keeps its stdin; nothing of it stays in the folder the program can list
+        os.dup2(fd_in, 0)  # stdout is already the pipe the waiting process reads
         _close(fd_in)
-        _close(fd_out)
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an output over the limit becomes an OSError, not a core
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16), encoding="utf-8")
         module = types.ModuleType("__main__")
@@ -1060,7 +1154,7 @@ class _Run:
 
     def __init__(self, pid: int, rfd: int, nonce: str) -> None:
         self.pid, self.rfd, self.nonce = pid, rfd, nonce
-        self.buf = b""
+        self.buf = bytearray()
         self.loaded = False
         self.last_event = _monotonic()
         self.last_cpu = 0.0
@@ -1210,8 +1304,8 @@ class Server:
         run = self._fork_solution(body)
         max_value = int(job.get("max_value_bytes", 4 << 20))
         run.max_payload = 8 * max_value + 65536
-        # Everything a child may legitimately write: a line per test (its values base64-encoded) and a few more.
-        run.max_bytes = (_len(todo) + 4) * (run.max_payload + 4096)
+        # Everything a child may legitimately write: a short line or two per test, and values (base64) on top.
+        run.max_bytes = 4 * run.max_payload + (_len(todo) + 4) * 65536
         pending = collections.deque(todo)
         killed_for = self._watch(run, job, pending, tests, statuses, messages, cpu, judge_cpu=fast)
         if not pending:
@@ -1307,7 +1401,8 @@ class Server:
     def _drain(self, run: _Run, job, tests, pending, statuses, messages, cpu, values, final: bool = False) -> bool:
         """Read what the result pipe holds and apply complete lines. Returns False at end of file."""
         eof = False
-        while True:
+        max_line = run.max_payload + 4096
+        for _ in range(64 if not final else 1 << 30):  # a bounded bite, then back to the limit checks
             try:
                 chunk = _read(run.rfd, 1 << 16)
             except BlockingIOError:
@@ -1321,14 +1416,19 @@ class Server:
                 break
             run.bytes_read += _len(chunk)
             if run.bytes_read > run.max_bytes:
-                run.buf = b""
+                del run.buf[:]
                 return not final  # past what any honest child writes: stop reading (the watch kills it)
             run.buf += chunk
-            if _len(run.buf) > (64 << 20):
-                run.buf = b""  # a flood on the result pipe: drop it; the lines it hid become crashes
+            if _len(run.buf) > max_line and b"\n" not in chunk:
+                tail = run.buf.rfind(b"\n")
+                if tail < 0 or _len(run.buf) - tail > max_line:
+                    run.bytes_read = run.max_bytes + 1  # a line longer than any honest one: a flood
+                    del run.buf[:]
+                    return not final
             if not final and _len(chunk) < (1 << 16):
                 break
-        *lines, run.buf = run.buf.split(b"\n")
+        *lines, rest = bytes(run.buf).split(b"\n")
+        run.buf = bytearray(rest)
         prefix = run.nonce.encode() + b" "
         for line in lines:
             if not line.startswith(prefix):
@@ -1384,6 +1484,11 @@ class Server:
                 pending.popleft()
             else:
                 values[idx] = (status, str(message)[:MAX_MESSAGE])
+        elif tag == "O":
+            idx = int(fields[1])
+            if pending and idx == pending[0] and job.get("kind") == "stdio":
+                data = b"" if fields[2] == b"-" else _a2b_strict(fields[2])
+                self.outputs[idx] = data[: int(job.get("max_output_bytes", 1 << 20)) + 1].decode("utf-8", "replace")
         elif tag == "D":
             idx, wstatus, used = int(fields[1]), int(fields[2]), float(fields[3])
             killed = None if fields[4] == b"-" else fields[4].decode("ascii")
@@ -1393,7 +1498,9 @@ class Server:
             run.last_cpu = proc_cpu_seconds(run.pid) or run.last_cpu  # S's own time is judged per test
             cpu[idx] = float(used)
             reported = values.pop(idx, None)
-            if killed or float(used) > timeout:
+            if killed == "output":
+                statuses[idx], messages[idx] = "error", "output over the limit"
+            elif killed or float(used) > timeout:
                 statuses[idx] = "timeout"
                 messages[idx] = "wall-clock backstop (blocked or sleeping)" if killed == "wall" else "CPU time limit"
             elif reported is not None:
@@ -1413,8 +1520,11 @@ class Server:
 
     # -- stdio jobs ------------------------------------------------------------------------------------------
     def _run_stdio(self, job: dict, limits: Limits, workdir: str) -> dict:
-        inputs, expected = job["inputs"], job["outputs"]
+        """Run each stdin case; return what each printed. The expected outputs never come here: the caller compares
+        (every child is a fork of this process, so what it holds a program could read)."""
+        inputs = job["inputs"]
         n = _len(inputs)
+        self.outputs: list = [None] * n
         for i, text in enumerate(inputs):
             path = os.path.join(workdir, f"in{i}")
             with open(path, "w", encoding="utf-8") as fh:
@@ -1429,42 +1539,8 @@ class Server:
                 break
             body = lambda nonce, wfd: _stdio_child(job, todo, nonce, wfd, workdir, limits)  # noqa: E731
             self._supervise(job, body, todo, None, statuses, messages, cpu)
-        tol = job.get("float_tol")
-        cap = int(job.get("max_output_bytes", 1 << 20))
-        for i in range(n):
-            if statuses[i] != "done":
-                continue
-            out = _read_output(os.path.join(workdir, f"out{i}"), cap, limits.uid)
-            ok = outputs_match(out, expected[i], tol)
-            statuses[i] = "pass" if ok else "fail"
-            messages[i] = "" if ok else "wrong output: " + repr(out[:120])
-        return {"statuses": statuses, "messages": messages, "cpu": cpu}
-
-
-def _read_output(path: str, cap: int, uid) -> str:
-    """A case's output file, read safely by a server that may be root: never through a symlink, a FIFO or a
-    device the program put in its place, never a file someone else owns, never more than ``cap`` bytes."""
-    import stat
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError:
-        return ""
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or (uid is not None and os.geteuid() == 0 and info.st_uid != uid) \
-                or info.st_nlink != 1:  # fmt: skip
-            return ""
-        chunks, left = [], cap + 1
-        while left > 0:
-            chunk = _read(fd, min(left, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= _len(chunk)
-        return b"".join(chunks).decode("utf-8", errors="replace")
-    finally:
-        _close(fd)
+        outputs = [self.outputs[i] or "" if statuses[i] == "done" else None for i in range(n)]
+        return {"statuses": statuses, "messages": messages, "cpu": cpu, "outputs": outputs}
 
 
 def _setup_imports() -> None:
@@ -1505,6 +1581,7 @@ def main() -> None:
     server = Server(in_fd, out_fd)
     _prepare_server_process(server.workdir)
     _PRISTINE_BUILTINS.update(vars(builtins))  # now with exit()/quit(); still before any untrusted code
+    _PRISTINE_BUILTINS["__import__"] = _pristine_import
     snapshot_stdlib_modules()
     _trim_heap()
     server.serve()

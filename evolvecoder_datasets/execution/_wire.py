@@ -22,6 +22,7 @@ Format (bytes; counts and lengths are ASCII decimal)::
     l t S Z Q g  <n>:<items>    list, tuple, set, frozenset, deque, consumed iterator
     d<n>:<k v ...>              dict
     o<n>:<name><k v ...>        ProgramObject with n fields (name and keys are str items)
+    p<n>:<name><k v ...>        the same, for a class that defines its own __bool__ or __len__
     C O <n>:<k v ...>           collections.Counter, collections.OrderedDict (their behaviour is the stdlib's)
     W<n>:<factory><k v ...>     collections.defaultdict whose factory is a builtin type, named by a str item
     n<n>:<name><fields><items>  a named tuple: class name, a tuple of field names, then n items
@@ -37,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import builtins
 import collections
 import collections.abc
 import decimal
@@ -69,12 +71,20 @@ class ProgramObject:
         (True, False, 1)
     """
 
-    __slots__ = ("name", "items", "fields")
+    __slots__ = ("name", "items", "fields", "own_truth")
 
-    def __init__(self, name: str, items: tuple) -> None:
+    def __init__(self, name: str, items: tuple, own_truth: bool = False) -> None:
         self.name = name
         self.items = items
         self.fields = dict(items)
+        self.own_truth = own_truth
+
+    def __bool__(self):
+        # An object is true unless its class says otherwise; a class that says so (``__bool__``, ``__len__``)
+        # answers with its own code, which could read who is asking, so the judge takes no answer from it.
+        if self.own_truth:
+            raise TypeError(f"the truth value of a {self.name} object is defined by the program's own code")
+        return True
 
     def __eq__(self, other):
         # Iterative: a linked list of 10,000 nodes compares without recursing 10,000 frames deep.
@@ -153,6 +163,9 @@ class CycleRef:
 # overridden __iter__/__eq__/__str__ has no say in what travels.
 # ---------------------------------------------------------------------------------------------------------------
 
+# Builtins as they were at import, before any program ran: a program that rebinds builtins.list or isinstance does
+# not change how this module reads values (in the sandbox) or decodes them (in the judge).
+globals().update({_k: _v for _k, _v in vars(builtins).items() if not _k.startswith("__")})
 _type, _isinstance, _len, _id = type, isinstance, len, id
 _list_iter, _tuple_iter, _dict_items = list.__iter__, tuple.__iter__, dict.items
 _set_iter, _frozenset_iter = set.__iter__, frozenset.__iter__
@@ -369,7 +382,8 @@ def _container(value) -> tuple[bytes, list]:
     for k, v in fields:
         children.append(k)
         children.append(v)
-    return b"o%d:" % _len(fields), children
+    own = any("__bool__" in klass.__dict__ or "__len__" in klass.__dict__ for klass in t.__mro__[:-1])
+    return (b"p" if own else b"o") + b"%d:" % _len(fields), children
 
 
 def _foreign(value, t) -> tuple[bytes, list]:
@@ -484,11 +498,11 @@ def _close(frame: _Frame):
             return collections.defaultdict(_FACTORIES[frame.name], zip(items[0::2], items[1::2]))
         if kind == b"n":
             return _named_tuple(frame.name, items[0])(*items[1:])
-        if kind == b"o":
+        if kind in (b"o", b"p"):
             keys = items[0::2]
             if not all(_type(k) is str for k in keys):
                 raise WireError("object field names must be text")
-            return ProgramObject(frame.name, tuple(zip(keys, items[1::2])))
+            return ProgramObject(frame.name, tuple(zip(keys, items[1::2])), own_truth=kind == b"p")
     except TypeError as err:  # an unhashable item in a set or a dict key
         raise WireError(f"unhashable item: {err}") from err
     raise WireError("unknown container")  # pragma: no cover
@@ -580,13 +594,13 @@ def decode(data: bytes, max_depth: int = MAX_DEPTH):
             if depth < 1 or depth > _len(stack):
                 raise WireError("reference outside the value")
             value = CycleRef(depth)
-        elif tag in (b"l", b"t", b"S", b"Z", b"Q", b"g", b"d", b"o", b"C", b"O", b"W", b"n"):
+        elif tag in (b"l", b"t", b"S", b"Z", b"Q", b"g", b"d", b"o", b"p", b"C", b"O", b"W", b"n"):
             count, pos = _number(data, pos + 1, ord(":"))
-            need = count * 2 if tag in (b"d", b"o", b"C", b"O", b"W") else count
+            need = count * 2 if tag in (b"d", b"o", b"p", b"C", b"O", b"W") else count
             if need > n - pos:  # every item takes at least one byte
                 raise WireError("declared size larger than the data")
             name = ""
-            if tag in (b"o", b"W", b"n"):
+            if tag in (b"o", b"p", b"W", b"n"):
                 name, pos = _read_str(data, pos)
             if tag == b"W" and name not in _FACTORIES:
                 raise WireError("unknown defaultdict factory")

@@ -35,7 +35,9 @@ import collections
 import decimal
 import fractions
 import functools
+import json
 import math
+import statistics
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -74,6 +76,10 @@ _MODULES = {
     "string": {k: getattr(string, k) for k in ("ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits",
                                                 "hexdigits", "octdigits", "punctuation", "whitespace", "printable")},
     "functools": {"reduce": functools.reduce, "cmp_to_key": functools.cmp_to_key},
+    "statistics": {k: getattr(statistics, k) for k in ("mean", "fmean", "median", "median_low", "median_high",
+                                                        "median_grouped", "mode", "multimode", "stdev", "pstdev",
+                                                        "variance", "pvariance", "geometric_mean", "harmonic_mean")},
+    "json": {"loads": json.loads, "dumps": json.dumps},
 }  # fmt: skip
 import cmath  # noqa: E402
 
@@ -147,17 +153,6 @@ def _guard_size(n) -> None:
         raise JudgeLimit(f"the test builds a value of {n} items; the judge stops at {_MAX_ITEMS}")
 
 
-def _materialising(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        for a in args[:1]:
-            if type(a) is range:
-                _guard_size(len(a))
-        return fn(*args, **kwargs)
-
-    return wrapper
-
-
 def _safe_pow(base, exp, mod=None):
     if mod is None and isinstance(base, int) and isinstance(exp, int) and exp > 0 and abs(base) > 1:
         if exp * base.bit_length() > _MAX_BITS:
@@ -167,8 +162,6 @@ def _safe_pow(base, exp, mod=None):
 
 def _judge_builtins() -> dict:
     table = {name: getattr(builtins, name) for name in _PURE_BUILTINS}
-    for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "max", "min", "all", "any", "dict"):
-        table[name] = _materialising(table[name])
     table["pow"] = _safe_pow
     table["type"] = lambda *a: _judge_type(a[0]) if len(a) == 1 else _refuse("type() with three arguments")
     table["print"] = lambda *a, **k: None
@@ -182,6 +175,8 @@ def _refuse(what: str):
 
 
 _BUILTIN_TABLE = _judge_builtins()
+_MATERIALISING = frozenset(_BUILTIN_TABLE[name] for name in ("list", "tuple", "set", "frozenset", "sorted", "sum",
+                                                              "max", "min", "all", "any", "dict"))  # fmt: skip
 for _name in ("factorial", "comb", "perm"):
     _fn = getattr(math, _name)
 
@@ -196,6 +191,40 @@ _MODULES["math"]["pow"] = math.pow
 # ---------------------------------------------------------------------------------------------------------------
 # Planning: which parts of a test run where.
 # ---------------------------------------------------------------------------------------------------------------
+
+
+_UNKNOWN = object()
+_MAX_UNROLL = 1_000  # items of one loop or comprehension the planner writes out
+_PLAN_BUDGET = 200_000
+
+
+class _Unrolled(ast.expr):
+    """A comprehension written out item by item: ``items`` holds ``(conditions, [element])`` per item."""
+
+    _fields = ("kind", "items")
+
+
+def _literal_ast(value, depth: int = 0):
+    """An AST that evaluates to ``value`` (plain data only), or None."""
+    if depth > 50:
+        return None
+    t = type(value)
+    if t in (int, bool, str, bytes) or value is None:
+        return ast.Constant(value)
+    if t in (float, complex):
+        return None if value != value else ast.Constant(value)
+    if t in (list, tuple, set):
+        elts = [_literal_ast(v, depth + 1) for v in value]
+        if any(e is None for e in elts) or (t is set and not elts):
+            return None
+        return (ast.List if t is list else ast.Tuple if t is tuple else ast.Set)(elts=elts, ctx=ast.Load())
+    if t is dict:
+        keys = [_literal_ast(k, depth + 1) for k in value]
+        values = [_literal_ast(v, depth + 1) for v in value.values()]
+        if any(e is None for e in keys + values):
+            return None
+        return ast.Dict(keys=keys, values=values)
+    return None
 
 
 class _Inside(Exception):
@@ -306,6 +335,8 @@ class _Planner:
         self.data_names: set[str] = set()  # names the test's set-up binds to what a program call returned
         self.deferred: dict[str, ast.FunctionDef] = {}  # test helpers that call the program, not sent yet
         self.inlining = 0
+        self.env: dict = {}  # values of the judge's own bindings, known while planning (to unroll loops over them)
+        self.unrolled = 0
 
     # -- classification ---------------------------------------------------------------------------------------
     def known(self, name: str, local: frozenset = frozenset()) -> bool:
@@ -412,7 +443,7 @@ class _Planner:
             return ast.copy_location(ast.Attribute(value=self.split(node.value, local), attr=node.attr,
                                                    ctx=ast.Load()), node)  # fmt: skip
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            split = self.comprehension(node, local)
+            split = self.comprehension(node, local) or self.unroll_comprehension(node, local)
             if split is not None:
                 return split
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Lambda, ast.NamedExpr,
@@ -460,6 +491,70 @@ class _Planner:
 
     def judge_stmt(self, stmt: ast.stmt) -> None:
         self.body.append((len(self.steps), stmt))
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.FunctionDef, ast.Import, ast.ImportFrom)):
+            names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            if isinstance(stmt, ast.FunctionDef):
+                names.add(stmt.name)
+            try:
+                _Interpreter([], budget=_PLAN_BUDGET).stmt(stmt, self.env)
+            except Exception:  # noqa: BLE001 - unknown while planning: loops over it stay unrolled no further
+                for name in names:
+                    self.env.pop(name, None)
+
+    def static_value(self, node, local: frozenset = frozenset()):
+        """The value of a judge-only expression while planning, or ``_UNKNOWN``."""
+        if self.depends(node, local) or not self.supported(node, local):
+            return _UNKNOWN
+        free = {n for n in _free_names(node) if n not in _BUILTIN_TABLE and n not in _MODULES}
+        if not free <= set(self.env):
+            return _UNKNOWN
+        try:
+            value = _Interpreter([], budget=_PLAN_BUDGET).eval(node, dict(self.env))
+            return list(value) if not isinstance(value, (list, tuple, str, range, dict, set, frozenset)) else value
+        except Exception:  # noqa: BLE001
+            return _UNKNOWN
+
+    def bindings(self, target, value) -> dict | None:
+        """``{name: ast constant}`` for one loop item, or None when it cannot be written as a literal."""
+        if isinstance(target, ast.Name):
+            node = _literal_ast(value)
+            return None if node is None else {target.id: node}
+        if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            try:
+                items = list(value)
+            except TypeError:
+                return None
+            if len(items) != len(target.elts):
+                return None
+            out: dict = {}
+            for elt, item in zip(target.elts, items):
+                sub = self.bindings(elt, item)
+                if sub is None:
+                    return None
+                out.update(sub)
+            return out
+        return None
+
+    def unroll_items(self, target, iterable) -> list | None:
+        """Per item of a loop over a value known while planning, the bindings of its target; None when not."""
+        if iterable is _UNKNOWN or isinstance(iterable, (str, bytes)) and len(iterable) > _MAX_UNROLL:
+            return None
+        try:
+            items = list(iterable)
+        except TypeError:
+            return None
+        if len(items) > _MAX_UNROLL:
+            return None
+        self.unrolled += len(items)
+        if self.unrolled > _MAX_UNROLL * 4:
+            return None
+        out = []
+        for item in items:
+            bound = self.bindings(target, item)
+            if bound is None:
+                return None
+            out.append(bound)
+        return out
 
     def targets(self, target) -> list[str] | None:
         if isinstance(target, ast.Name):
@@ -478,6 +573,7 @@ class _Planner:
                         and alias.name in (_MODULES[stmt.module] or {}) and bound not in self.forced:  # fmt: skip
                     self.judge_values[bound] = stmt
                     self.judge_funcs.add(bound)
+                    self.judge_stmt(ast.copy_location(ast.ImportFrom(module=stmt.module, names=[alias], level=0), stmt))
                 elif judge_ok:
                     self.modules.add(bound)
                 else:
@@ -577,11 +673,59 @@ class _Planner:
         if isinstance(stmt, (ast.If, ast.For, ast.While)) and not self.depends(stmt) and self._pure_block(stmt):
             self.judge_stmt(stmt)
             return
+        if isinstance(stmt, ast.For) and has_assert and self.unroll_loop(stmt):
+            return
+        if isinstance(stmt, ast.If) and has_assert:
+            condition = self.static_value(stmt.test)
+            if condition is not _UNKNOWN:
+                for inner in stmt.body if condition else stmt.orelse:
+                    self.statement(inner)
+                return
         if has_assert:
             raise _Inside(f"a {type(stmt).__name__.lower()} block with asserts that call the program")
         for name in _bound_in(stmt) | ({stmt.name} if isinstance(stmt, (ast.ClassDef, ast.AsyncFunctionDef)) else set()):
             self.unbind(name)
         self.sandbox(stmt)
+
+    def unroll_loop(self, stmt: ast.For) -> bool:
+        """``for x, want in [(2, 4), (3, 9)]: assert f(x) == want`` as one copy of the body per item.
+
+        Only over a value the judge knows while planning (a literal, a range, a binding of its own), with a body
+        that neither rebinds the loop's names nor breaks out: then the loop's inputs go to the sandbox inside the
+        probes, and its expected values stay here.
+        """
+        if stmt.orelse or any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom))
+                              for n in ast.walk(stmt)):  # fmt: skip
+            return False
+        targets = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+        assigned = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)
+                    and isinstance(n.ctx, (ast.Store, ast.Del))}  # fmt: skip
+        if targets & assigned:
+            return False
+        items = self.unroll_items(stmt.target, self.static_value(stmt.iter))
+        if items is None:
+            return False
+        for bound in items:
+            for inner in stmt.body:
+                self.statement(_Substitute(bound).visit(copy.deepcopy(inner)))
+        return True
+
+    def unroll_comprehension(self, node, local: frozenset) -> ast.expr | None:
+        """``all(f(x) == y for x, y in pairs)`` over pairs known while planning: one lazily judged item per pair."""
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            return None
+        gen = node.generators[0]
+        items = self.unroll_items(gen.target, self.static_value(gen.iter, local))
+        if items is None:
+            return None
+        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        unrolled = []
+        for bound in items:
+            sub = _Substitute(bound)
+            conds = [self.split(sub.visit(copy.deepcopy(c)), local) for c in gen.ifs]
+            unrolled.append((conds, [self.split(sub.visit(copy.deepcopy(p)), local) for p in parts]))
+        kind = {ast.ListComp: "list", ast.SetComp: "set", ast.GeneratorExp: "gen", ast.DictComp: "dict"}[type(node)]
+        return ast.copy_location(_Unrolled(kind=kind, items=unrolled), node)
 
     def inline(self, call) -> list | None:
         """The body of a deferred test helper called as a statement with plain arguments, parameters substituted."""
@@ -783,13 +927,14 @@ class _Function:
 
 
 class _Interpreter:
-    def __init__(self, probes: list) -> None:
+    def __init__(self, probes: list, budget: int = _STEP_BUDGET) -> None:
         self.probes = probes
         self.steps = 0
+        self.budget = budget
 
     def tick(self) -> None:
         self.steps += 1
-        if self.steps > _STEP_BUDGET:
+        if self.steps > self.budget:
             raise JudgeLimit("the test takes too many steps to judge")
 
     # -- statements -------------------------------------------------------------------------------------------
@@ -995,6 +1140,8 @@ class _Interpreter:
                     args.extend(self.eval(a.value, env))
                 else:
                     args.append(self.eval(a, env))
+            if args and type(args[0]) is range and func in _MATERIALISING:
+                _guard_size(len(args[0]))
             kwargs = {}
             for kw in node.keywords:
                 if kw.arg is None:
@@ -1008,6 +1155,8 @@ class _Interpreter:
             return _Function(self, params, defaults, node.body, env, expr=True)
         if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             return self.comprehension(node, env)
+        if t is _Unrolled:
+            return self.unrolled(node, env)
         if t is ast.JoinedStr:
             return "".join(str(self.eval(v, env)) for v in node.values)
         if t is ast.FormattedValue:
@@ -1021,6 +1170,20 @@ class _Interpreter:
             spec = self.eval(node.format_spec, env) if node.format_spec is not None else ""
             return format(value, spec)
         raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+
+    def unrolled(self, node: _Unrolled, env: dict):
+        def items():
+            for conds, parts in node.items:
+                self.tick()
+                if all(self.eval(c, env) for c in conds):
+                    yield [self.eval(p, env) for p in parts]
+
+        if node.kind == "gen":  # lazy, as a generator is: all()/any() stop where Python would
+            return (parts[0] for parts in items())
+        if node.kind == "dict":
+            return {k: v for k, v in items()}
+        values = [parts[0] for parts in items()]
+        return set(values) if node.kind == "set" else values
 
     def comprehension(self, node, env: dict):
         out_list: list = []

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError, SandboxCrashed, SandboxError
 from .isolation import detect_isolation, server_command, server_env
+from ._forkserver import outputs_match
 from .judge import JUDGED_INSIDE, JUDGED_OUTSIDE, judge, plan_test
 from .report import ExecutionReport
 
@@ -185,6 +186,13 @@ def _verdicts(job: Job, reply: dict) -> tuple[list[str], list[str], list[str]]:
     """
     statuses, messages = list(reply["statuses"]), list(reply["messages"])
     if job.kind == "stdio":
+        outputs = reply.get("outputs") or [None] * len(statuses)
+        for i, expected in enumerate(job.outputs or ()):
+            if statuses[i] == "done" and isinstance(outputs[i], str):
+                ok = outputs_match(outputs[i], expected, job.float_tol)
+                statuses[i], messages[i] = ("pass", "") if ok else ("fail", "wrong output: " + repr(outputs[i][:120]))
+            elif statuses[i] in ("done", "pass", "value"):
+                statuses[i], messages[i] = "crash", "no output came back for this case"
         return statuses, messages, [JUDGED_OUTSIDE] * len(statuses)
     values = reply.get("values") or [None] * len(statuses)
     judged = []
@@ -376,7 +384,7 @@ class Sandbox:
         if job.kind == "stdio":
             if job.outputs is None or len(job.outputs) != len(job.inputs or ()):
                 raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
-            message.update(inputs=list(job.inputs or ()), outputs=list(job.outputs), float_tol=job.float_tol)
+            message["inputs"] = list(job.inputs or ())  # the expected outputs stay here: the judge compares
         else:
             # Only the program's part of each test leaves this process: its expected side stays with the judge.
             message["tests"] = [plan_test(str(t)).wire for t in job.tests or ()]

@@ -226,7 +226,7 @@ def test_the_server_receives_only_probes_never_the_expected_side():
     plan = plan_test("assert f(1, [2]) == {'a': (1, 2)}")
     assert plan.outside and plan.steps == [("p", "f(1, [2])")]
     assert "'a'" not in plan.wire and prepare_test(plan.wire).kind == "plan"
-    inside = plan_test("for i in range(3):\n    assert f(i) == i")
+    inside = plan_test("for x in f(3):\n    assert g(x) == x")
     assert not inside.outside and prepare_test(inside.wire).kind == "stmt"
     assert prepare_test(plan_test("def broken(:").wire).kind == "invalid"
     assert prepare_test("Pq1 +").kind == "invalid" and prepare_test("?").kind == "invalid"
