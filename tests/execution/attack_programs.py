@@ -1527,6 +1527,25 @@ STATE = [
         notes="the helper is the test's, not the program's: it must mean what the standard library means",
     ),
     Attack(
+        "state_numpy_helpers_a_test_applies_to_program_values_patched",
+        "state",
+        _p(r'''
+        import numpy as np
+        np.allclose = lambda *a, **k: True
+        np.array_equal = lambda *a, **k: True
+        np.isclose = lambda *a, **k: True
+        np.testing.assert_allclose = lambda *a, **k: None
+        def scale(xs, k):
+            return [0] * len(xs)
+        def mean(xs):
+            return 0.0
+        '''),
+        ("import numpy as np\nassert np.allclose(scale([1, 2], 2), [2, 4])",
+         "import numpy as np\nassert np.array_equal(scale([1], 3), np.array([3]))",
+         "import numpy as np\nassert np.isclose(mean([1, 2]), 1.5)",
+         "import numpy as np\nnp.testing.assert_allclose(scale([1.0], 2.0), [2.0])"),
+    ),
+    Attack(
         "state_patch_made_during_one_test_changes_the_next_tests_verdict",
         "state",
         _p(r'''
@@ -2046,6 +2065,46 @@ LOOPS = [
         ("def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(3) == 9\n\ncheck(square)",
          "x = 1\nwhile x < 4:\n    assert square(x) == x * x\n    x += 1",
          "def check(candidate):\n    for x in range(1, 4):\n        assert abs(candidate(x) - x * x) < 1e-9\n\ncheck(square)"),
+    ),
+    Attack(
+        "oracle_expected_values_of_tests_run_inside_read_from_memory",
+        "oracle",
+        _TESTS_IN_MEMORY + _p(r"""
+        def _table():
+            table = {}
+            for src in _strings():
+                if "double" not in src:
+                    continue
+                try:
+                    tree = ast.parse(src)
+                except (SyntaxError, ValueError):
+                    continue
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Dict):
+                        try:
+                            table.update(ast.literal_eval(node))
+                        except Exception:
+                            pass
+            return table
+        def _after_in_caller_constants(x):
+            import sys
+            fr = sys._getframe(2)
+            while fr is not None:
+                consts = [c for c in fr.f_code.co_consts if type(c) is int]
+                for i, c in enumerate(consts[:-1]):
+                    if c == x:
+                        return consts[i + 1]
+                fr = fr.f_back
+            return None
+        def double(x):
+            for found in (_expected("double", x), _table().get(x), _after_in_caller_constants(x)):
+                if found is not None:
+                    return found
+            return None
+        """),
+        ("x = 1\nwhile x < 3:\n    assert double(x) == {1: 2, 2: 4}[x]\n    x += 1",
+         "try:\n    assert double(21) == 42\nexcept ZeroDivisionError:\n    pass",
+         "import pytest\nwith pytest.raises(TypeError):\n    assert double(5) == 10\n    raise TypeError"),
     ),
     Attack(
         "oracle_tables_of_expected_values_read_from_memory",
