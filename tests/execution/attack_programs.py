@@ -2321,14 +2321,14 @@ JUDGE_BOMB = Attack(
         return range(10 ** 18)
     def power_of_two(k):
         """Spec: 2 ** k."""
-        return 10 ** 200_000
+        return 10 ** 50_000
     '''),
     ("assert ','.join(map(str, evens_below(7))) == '0,2,4,6'", "assert sum(map(int, digits(123))) == 6",
      "assert max(map(abs, evens_below(5))) == 4", "assert len(list(filter(None, digits(101)))) == 2",
      "assert sorted(zip(digits(12), digits(34))) == [(1, 3), (2, 4)]", "assert dict(enumerate(digits(12))) == {0: 1, 1: 2}",
      "assert sum(evens_below(7)) == 12", "assert sum(x for x in evens_below(7)) == 12",
      "assert [d for d in digits(12)] == [1, 2]", "assert str(power_of_two(10)) == '1024'",
-     "assert power_of_two(3) ** 3 == 512"),
+     "assert power_of_two(3) ** 3 == 512", "assert pow(power_of_two(3), power_of_two(4), power_of_two(5) + 1) == 8"),
     batch=False,
 )
 
