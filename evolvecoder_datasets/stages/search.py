@@ -6,7 +6,8 @@ only one that needs no language model (test origin ``search``). For each problem
 1. :func:`~evolvecoder_datasets.stages.search_inputs.recover_call` finds the function the asserts call and the
    literal arguments they pass it; :class:`~evolvecoder_datasets.stages.search_inputs.InputMutator` derives new
    argument tuples from them (boundaries, empty/singleton/large collections, duplicates, sign, order, unicode,
-   nested edits, crossover), seeded from the run's seed, the problem id and the round;
+   nested edits, crossover, the reference's own constants +-1), seeded from the run's seed, the problem id and
+   the round;
 2. the reference runs on each candidate **in the sandbox**; a candidate is usable when it returns plain data (a
    literal), the same twice, within ``cpu_s``;
 3. the **targets** are the programs of the pool the current suite cannot reject (they pass every test) and the
@@ -48,12 +49,12 @@ import numpy as np
 
 from ..errors import ConfigError
 from ._common import check_fraction, check_positive, defined_names, normalise_test, stable_int
-from .search_inputs import CallShape, InputMutator, recover_call, render_args
+from .search_inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
 from .search_probes import ProbeProgram, read_values
 
 __all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult", "search_tests"]
 
-_VERSION = "1"
+_VERSION = "2"
 OBJECTIVES = ("mutants", "random")
 
 #: Why a problem got no search tests.
@@ -98,7 +99,7 @@ class SearchConfig:
 
     Example:
         >>> SearchConfig(budget=500, max_tests=4).version
-        'search-1'
+        'search-2'
     """
 
     budget: int = 2000
@@ -198,8 +199,10 @@ class _State:
         self.result = SearchResult(problem.id, callee=call.callee)
         seed = stable_int(config.seed, problem.id, round_, "search")
         self.rng = random.Random(seed)
-        self.mutator = InputMutator(call.seeds, seed=seed, explore=config.explore)
+        self.mutator = InputMutator(call.seeds, seed=seed, explore=config.explore,
+                                    constants=reference_constants(problem.reference or ""))
         self.seen = {repr(tuple(s)) for s in call.seeds}
+        self.queue = self.mutator.sweep()  # boundary values first, then random edits
         self.kept: list[tuple] = []
         self.pending: list[tuple] = []  # this generation's candidates
         self.usable: list[int] = []  # indices into pending
@@ -248,7 +251,7 @@ class _State:
             return False
         self.pending = []
         for _ in range(20 * n):
-            args = self.mutator.candidate()
+            args = self.queue.pop() if self.queue else self.mutator.candidate()
             text = render_args(args)
             key = repr(args)
             if key in self.seen or len(text) > config.max_input_chars:

@@ -4,7 +4,9 @@
 LeetCode ``Solution().two_sum``) and the literal argument tuples it is called with. :class:`InputMutator` turns those
 seeds into new argument tuples by type-aware mutation: integer and float boundaries, sign flips, empty, singleton,
 duplicated, reordered and larger collections, edited and unicode strings, edits inside nested values, and arguments
-crossed over from other seeds. Everything here is pure Python on literal values; nothing runs a program.
+crossed over from other seeds. As EvoSuite does, the constants of the reference solution
+(:func:`reference_constants`) seed the edits too: a day-of-month check against 30 is reached by trying 29, 30 and 31,
+also inside strings (``"04-31-2000"``). Everything here is pure Python on literal values; nothing runs a program.
 
 Example:
     >>> from evolvecoder_datasets.stages.search_inputs import InputMutator, recover_call
@@ -21,17 +23,19 @@ from __future__ import annotations
 import ast
 import builtins
 import random
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CallShape", "InputMutator", "recover_call", "render_args"]
+__all__ = ["CallShape", "InputMutator", "recover_call", "reference_constants", "render_args"]
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 # Characters a unicode edit inserts: accented, a case-folding oddity, Greek, CJK, an emoji, a combining mark.
 _UNICODE = ("é", "ß", "Ω", "漢", "😀", "\u0301", "İ")
 _LARGE = (20, 60)  # length range of a grown collection
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,33 @@ def render_args(args: Sequence[Any]) -> str:
     return ", ".join(repr(a) for a in args)
 
 
+def reference_constants(source: str) -> dict[type, list]:
+    """The literal numbers and short strings of a program (docstrings left out), by type.
+
+    Example:
+        >>> found = reference_constants("def ok(m):\\n    'Doc.'\\n    return 1 <= m <= 12 and m != 2.5 or m == 'x'")
+        >>> found[int], found[float], found[str]
+        ([1, 12], [2.5], ['x'])
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    out: dict[type, list] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or id(node) in docstrings or isinstance(node.value, bool):
+            continue
+        value = node.value
+        if isinstance(value, (int, float)) or (isinstance(value, str) and 0 < len(value) <= 10):
+            bucket = out.setdefault(type(value), [])
+            if value not in bucket:
+                bucket.append(value)
+    return out
+
+
 def _atoms(value: Any, out: dict[type, list]) -> None:
     """Collect the scalars nested in ``value`` by type (the bank new elements are drawn from)."""
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -191,6 +222,8 @@ class InputMutator:
         seed (`int`, defaults to 0): the random seed; the same seeds and seed give the same candidates.
         explore (`float`, defaults to 0.2): probability of an edit that leaves the seeds' observed domain (a sign
             the seeds never show, unicode in ASCII-only strings).
+        constants (`dict[type, list]`, *optional*): constants of the reference (:func:`reference_constants`); numbers
+            become candidate values (each also +-1), inside strings too, and strings get inserted.
 
     Example:
         >>> a, b = InputMutator([(3, "abc")], seed=1), InputMutator([(3, "abc")], seed=1)
@@ -198,7 +231,9 @@ class InputMutator:
         True
     """
 
-    def __init__(self, seeds: Sequence[tuple], *, seed: int = 0, explore: float = 0.2) -> None:
+    def __init__(
+        self, seeds: Sequence[tuple], *, seed: int = 0, explore: float = 0.2, constants: dict[type, list] | None = None
+    ) -> None:
         if not seeds:
             raise ValueError("InputMutator needs at least one seed argument tuple")
         self.seeds = [tuple(s) for s in seeds]
@@ -207,10 +242,42 @@ class InputMutator:
         arity = len(self.seeds[0])
         self.positions = [_Position([s[i] for s in self.seeds if len(s) == arity]) for i in range(arity)]
         self.parents: list[tuple] = list(self.seeds)
+        constants = constants or {}
+        self.int_constants = [c for c in constants.get(int, []) if abs(c) < 10**6]
+        self.float_constants = list(constants.get(float, []))
+        self.str_constants = list(constants.get(str, []))
 
     def add_parent(self, args: Sequence[Any]) -> None:
         """Let later candidates start from ``args`` too (e.g. an input that killed a mutant)."""
         self.parents.append(tuple(args))
+
+    def sweep(self, limit: int = 64) -> list[tuple]:
+        """Boundary-value candidates: each seed with one number (an integer argument, or a number written inside a
+        string argument) set to a constant of the reference minus one, itself, or plus one; seeded order, at most
+        ``limit``.
+
+        Example:
+            >>> sorted(InputMutator([(5, "07-15")], constants={int: [12]}).sweep())[:4]
+            [(5, '07-11'), (5, '07-12'), (5, '07-13'), (5, '11-15')]
+        """
+        out: dict[str, tuple] = {}
+        values = [c + d for c in self.int_constants for d in (-1, 0, 1)]
+        for seed in self.seeds[:4]:
+            for i, value in enumerate(seed):
+                if isinstance(value, int) and not isinstance(value, bool):
+                    changed = [v for v in values if v != value]
+                elif isinstance(value, str):
+                    runs = list(_DIGITS.finditer(value))
+                    changed = [value[: r.start()] + str(v).zfill(len(r.group())) + value[r.end() :]
+                               for r in runs for v in values if v >= 0]
+                else:
+                    continue
+                for new in changed:
+                    args = (*seed[:i], new, *seed[i + 1 :])
+                    out.setdefault(repr(args), args)
+        found = list(out.values())
+        self.rng.shuffle(found)
+        return found[:limit]
 
     def candidate(self) -> tuple:
         """One new argument tuple (it may repeat an earlier one; callers deduplicate)."""
@@ -252,9 +319,14 @@ class InputMutator:
             return type(value)(self._list(list(value), pos, depth))
         return value
 
+    def _near_constant(self) -> int:
+        return self.rng.choice(self.int_constants) + self.rng.choice((-1, 0, 0, 1))
+
     def _int(self, v: int, pos: _Position) -> int:
         rng, big = self.rng, max(int(pos.magnitude), 10)
         options = [0, 1, v + 1, v - 1, v * 2, v // 2, rng.randint(0, big), big, big * 3 + rng.randint(0, 9)]
+        if self.int_constants:
+            options += [self._near_constant()] * 3
         if pos.signed or self._leave_domain():
             options += [-1, -v, -rng.randint(0, big)]
         out = rng.choice(options)
@@ -263,6 +335,8 @@ class InputMutator:
     def _float(self, v: float, pos: _Position) -> float:
         rng, big = self.rng, max(float(pos.magnitude), 1.0)
         options = [0.0, v + 0.5, v - 0.5, v * 1.5, v / 3, round(rng.uniform(0, big), 3), big * 2, 1e-9]
+        numbers = self.float_constants + self.int_constants
+        options += [float(c) for c in rng.sample(numbers, min(2, len(numbers)))]
         if pos.signed or self._leave_domain():
             options += [-v, -round(rng.uniform(0, big), 3)]
         out = rng.choice(options)
@@ -290,7 +364,31 @@ class InputMutator:
         ]
         if v:
             edits.append(lambda: v[:k] + rng.choice(v) + v[k:])  # a duplicate character
+        if self.str_constants:
+            edits.append(lambda: v[:k] + rng.choice(self.str_constants) + v[k:])
+        if _DIGITS.search(v):
+            edits += [lambda: self._digits(v)] * 6
         return rng.choice(edits)()
+
+    def _digits(self, v: str) -> str:
+        """Rewrite the numbers written in a string (each with probability 1/2, at least one): +-1, zero, or near a
+        constant of the reference, keeping their zero padding (``"04-15-2020"`` -> ``"04-31-2020"``)."""
+        runs = list(_DIGITS.finditer(v))
+        chosen = {i for i in range(len(runs)) if self.rng.random() < 0.5} or {self.rng.randrange(len(runs))}
+        out, end = [], 0
+        for i, run in enumerate(runs):
+            out.append(v[end : run.start()])
+            text = run.group()
+            if i in chosen:
+                number = int(text)
+                options = [number + 1, number - 1, 0]
+                if self.int_constants:
+                    options += [self._near_constant()] * 6
+                text = str(max(0, self.rng.choice(options))).zfill(len(text))
+            out.append(text)
+            end = run.end()
+        out.append(v[end:])
+        return "".join(out)
 
     def _element(self, pos: _Position, like: list) -> Any:
         """A new element: an edited one from ``like``, else one seen in the seeds, else a small integer."""

@@ -154,3 +154,16 @@ def test_config_refuses_bad_values():
         SearchConfig(objective="greedy")
     with pytest.raises(ConfigError):
         SearchConfig(cpu_s=2.0, timeout_s=1.0)
+
+
+def test_constants_of_the_reference_reach_boundaries_written_inside_strings(sb):
+    reference = (
+        "def day_ok(s):\n"
+        "    month, day = map(int, s.split('-'))\n"
+        "    return 1 <= month <= 12 and 1 <= day <= (30 if month in (4, 6, 9, 11) else 31)\n"
+    )
+    mutant = reference.replace("<= 12", "<= 13")  # wrong only in a 13th month
+    problem = SearchProblem("T_6", reference, ["assert day_ok('01-15') == True"], [mutant], [[True]])
+    [result] = search_tests([problem], SearchConfig(seed=0), sandbox=sb)
+    assert result.killed == 1 and result.tests
+    assert not sb.run(mutant, result.tests).all_passed and sb.run(reference, result.tests).all_passed
