@@ -159,33 +159,40 @@ class RecipeConfig:
 
 
 
-def demo_config(output_dir: str = "runs/demo", *, rounds: int = 1) -> RecipeConfig:
-    """The embedded demo: SmolLM2-135M (local, CPU) writes the tests and samples solutions for a handful of
-    HumanEval and LeetCode seeds, with AST mutants in the pool, published to a local store with cards.
+def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConfig:
+    """The embedded demo: the first 15 HumanEval and 15 LeetCode seeds, a pool of SmolLM2-135M samples (local, CPU)
+    plus 8 AST mutants per reference, and rounds in which SmolLM2 writes adversarial tests and the search
+    (:mod:`~evolvecoder_datasets.stages.search`) writes tests that kill what the suite lets through; published to a
+    local store with cards.
 
-    SmolLM2-135M is tiny: expect most of its tests and programs to be wrong. The point is the whole pipeline
-    running offline in minutes; swap ``llm`` and ``models`` for real ones (see ``recipes/configs/``).
+    Round 0 keeps the seeds' own asserts (``refine.ask=False``, checked against the reference): SmolLM2-135M cannot
+    rewrite a problem usefully, and its tokens are the demo's slowest part. It is a stand-in that makes the pipeline
+    run offline; swap ``llm`` and ``models`` for real ones (see ``recipes/configs/``). LeetCode seeds have no reference
+    solution, so they get no mutants and no search tests (their log says ``no_reference``).
 
     Args:
         output_dir (`str`, defaults to ``"runs/demo"``): the run folder.
-        rounds (`int`, defaults to 1): evolution rounds.
+        rounds (`int`, defaults to 2): evolution rounds.
 
     Example:
         >>> demo_config("runs/demo").models[0].name
         'smollm2'
     """
+    from ..stages.search import SearchConfig
+
     smol = LLMConfig(backend="transformers", model="smollm2", batch_size=8)
     return RecipeConfig(
         output_dir=output_dir,
         sources=("humaneval", "leetcode"),
-        problem_ids=("HumanEval_0", "HumanEval_13", "HumanEval_55", "LeetCode_1", "LeetCode_9"),
+        limit_per_source=15,
         dedup=True,
         rounds=rounds,
         llm=smol,
-        models=(ModelSpec("smollm2", smol, n=4, temperature=0.8, max_tokens=256),),
+        models=(ModelSpec("smollm2", smol, n=1, temperature=0.8, max_tokens=160),),
         mutants=8,
-        refine=RefineConfig(num_tests=8, min_tests=1, max_tokens=512, fallback_to_seed=True),
-        evolve=EvolveConfig(num_tests=5, max_tokens=384),
+        refine=RefineConfig(ask=False, min_tests=1),
+        evolve=EvolveConfig(discriminative=False, num_tests=3, max_tokens=128,
+                            search=SearchConfig(budget=800, max_tests=4)),
         finalize=FinalizeConfig(min_tests=1, max_perfect=3),
         execute=ExecuteConfig(mode="fast", timeout_s=1.0),
     )
