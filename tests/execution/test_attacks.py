@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.execution import Job, Sandbox
 
 from .attack_programs import (
     ATTACKS,
@@ -200,7 +200,7 @@ def bait():
 # System V tables, then removes what it can so that the next attack is judged on its own.
 # Its stdin lists the folders the sandbox itself binds in (a checkout or virtualenv under /tmp, say): not traces.
 CENSUS = r'''
-import ctypes, ctypes.util, json, os, shutil, sys
+import json, os, shutil, sys
 cwd = os.getcwd()
 binds = [p for p in json.loads(sys.stdin.read() or "[]") if p]
 own = set()
@@ -209,8 +209,13 @@ for fd in (0, 1, 2):
         own.add(os.readlink("/proc/self/fd/%d" % fd))
     except OSError:
         pass
+# Work folders of other jobs or workers, named like this job's own top folder (shared /tmp without isolation).
+top = "/" + "/".join(cwd.strip("/").split("/")[:2]) if cwd.count("/") >= 2 else cwd
+stem = os.path.basename(top).rstrip("0123456789")
 found = []
 def _ours(path):
+    if stem and os.path.dirname(path) == os.path.dirname(top) and os.path.basename(path).startswith(stem):
+        return True
     if path in own or path == cwd or cwd.startswith(path.rstrip("/") + "/") or path.startswith(cwd + "/"):
         return True
     return any(b == path or b.startswith(path.rstrip("/") + "/") for b in binds)
@@ -230,7 +235,11 @@ for folder in ("/tmp", "/var/tmp", "/dev/shm", "/run/shm", os.path.expanduser("~
             continue  # the census's own folders, or the judge's files for this job (a program cannot make those)
         if path not in found:
             found.append(path)
-libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+try:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+except Exception:  # the census still reports what it cannot remove
+    libc = None
 for kind in ("shm", "msg", "sem"):
     try:
         rows = open("/proc/sysvipc/" + kind).read().splitlines()[1:]
@@ -242,6 +251,8 @@ for kind in ("shm", "msg", "sem"):
             continue
         found.append("sysv %s key=%s" % (kind, fields[0]))
         ident = int(fields[1])
+        if libc is None:
+            continue
         if kind == "shm":
             libc.shmctl(ident, 0, None)
         elif kind == "msg":
@@ -327,13 +338,9 @@ def _own_binds() -> list[str]:
 
 
 def _census(sb: Sandbox) -> list[str]:
-    """Run the census on every worker (jobs go to idle workers in turn); what any of them found."""
-    found = []
-    for _ in range(sb.workers):
-        report = sb.run_stdio(CENSUS, [json.dumps(_own_binds())], ["[]"])
-        if report.statuses != ["pass"]:
-            found.append(f"{report.statuses[0]}: {report.messages[0]}")
-    return found
+    """Run the census on every worker at once (each job holds its worker until done); what any of them found."""
+    job = Job(CENSUS, inputs=[json.dumps(_own_binds())], outputs=["[]"])
+    return [f"{r.statuses[0]}: {r.messages[0]}" for r in sb.run_many([job] * sb.workers) if r.statuses != ["pass"]]
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -581,7 +588,7 @@ import json, resource, sys, time
 cap = 2 << 30
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 spec = json.loads(sys.stdin.readline())
-from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.execution import Job, Sandbox
 with Sandbox(mode=spec["mode"], **spec["limits"]) as sb:
     for i in spec["todo"]:
         print(json.dumps({"start": i}), flush=True)
