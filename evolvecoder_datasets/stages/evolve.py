@@ -354,6 +354,7 @@ def _search(problems: list[_Problem], config: EvolveConfig) -> None:
                                           preamble=config.execute.preamble, isolation=config.execute.isolation,
                                           max_consecutive_timeouts=2)),
         verify_sandbox=get_sandbox(config.execute),
+        progress=True,
     )
     entries = []
     for result in found:

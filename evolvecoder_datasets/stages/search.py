@@ -376,6 +376,7 @@ def search_tests(
     round: int = 1,
     sandbox: Any = None,
     verify_sandbox: Any = None,
+    progress: bool = False,
 ) -> list[SearchResult]:
     """Search new asserts for each problem (all problems advance together, so the sandbox's workers stay busy).
 
@@ -386,6 +387,7 @@ def search_tests(
         sandbox (`Sandbox`, *optional*): where the probes run; by default a shared sandbox in ``config.mode`` that
             stops a program after two timeouts in a row (its remaining probes then count for nothing).
         verify_sandbox (`Sandbox`, *optional*): where the reference runs the written asserts (default: ``sandbox``).
+        progress (`bool`, defaults to `False`): show a progress bar of the problems whose search is over.
 
     Returns:
         `list[SearchResult]`: one per problem, in order.
@@ -402,8 +404,15 @@ def search_tests(
     verify_sandbox = verify_sandbox or sandbox
     started = [_start(p, config, round) for p in problems]
     states = [s for s in started if isinstance(s, _State) and not s.done]
+    bar = None
+    if progress and states:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(states), desc=f"search round {round}", unit="problem")
     while True:
         active = [s for s in states if s.draw()]
+        if bar is not None:
+            bar.update(sum(s.done for s in states) - bar.n)
         active = [s for s in active if not s.done]
         if not active:
             if all(s.done for s in states):
@@ -455,4 +464,7 @@ def search_tests(
     workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(finish, states))
+    if bar is not None:
+        bar.update(len(states) - bar.n)
+        bar.close()
     return [s.result if isinstance(s, _State) else s for s in started]
