@@ -176,11 +176,20 @@ class EvolveConfig(LLMStageConfig):
 
     @property
     def llm_methods(self) -> tuple[str, ...]:
-        """The enabled methods that ask the test-writer model."""
+        """The enabled methods that ask the test-writer model.
+
+        Example:
+            >>> EvolveConfig(discriminative=False, search=SearchConfig()).llm_methods
+            ('adversarial',)
+        """
         return tuple(m for m in self.methods if m in LLM_METHODS)
 
     def require_writer(self) -> None:
-        """Raise :class:`ConfigError` when a prompt method is on and ``llm`` is unset (search alone needs none)."""
+        """Raise :class:`ConfigError` when a prompt method is on and ``llm`` is unset (search alone needs none).
+
+        Example:
+            >>> EvolveConfig(adversarial=False, discriminative=False, search=SearchConfig()).require_writer()
+        """
         if self.llm_methods:
             self.require_llm()
 

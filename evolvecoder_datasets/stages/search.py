@@ -143,6 +143,11 @@ class SearchProblem:
             when deciding which programs survive (default: it passes all).
         budget (`int`, *optional*): this problem's budget instead of ``SearchConfig.budget`` (a benchmark gives a
             baseline exactly what the search spent).
+
+    Example:
+        >>> p = SearchProblem("P_1", "def f(x):\\n    return x", ["assert f(1) == 1"], ["def f(x):\\n    return 1"], [[True]])
+        >>> p.programs, p.budget
+        (['def f(x):\\n    return 1'], None)
     """
 
     id: str
@@ -172,6 +177,10 @@ class SearchResult:
         executions (`int`): probe executions spent (counted against ``budget``).
         reads (`int`): tiny tests spent reading expected values back.
         rejected (`int`): written asserts the reference failed in the final check (dropped).
+
+    Example:
+        >>> SearchResult("P_1", reason="no_reference").tests, REASONS["no_reference"][:25]
+        ([], 'the problem has no confir')
     """
 
     id: str

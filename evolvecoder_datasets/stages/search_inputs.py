@@ -46,6 +46,10 @@ class CallShape:
         callee (`str`): source of the called expression, e.g. ``"add"`` or ``"Solution().two_sum"``.
         seeds (`tuple[tuple, ...]`): distinct literal argument tuples found in the tests (all of one arity).
         calls (`int`): calls of ``callee`` with literal arguments found (duplicates included).
+
+    Example:
+        >>> CallShape("f", ((1, "a"), (2, "b")), calls=3).arity
+        2
     """
 
     callee: str
@@ -248,7 +252,14 @@ class InputMutator:
         self.str_constants = list(constants.get(str, []))
 
     def add_parent(self, args: Sequence[Any]) -> None:
-        """Let later candidates start from ``args`` too (e.g. an input that killed a mutant)."""
+        """Let later candidates start from ``args`` too (e.g. an input that killed a mutant).
+
+        Example:
+            >>> m = InputMutator([(1,)])
+            >>> m.add_parent((40,))
+            >>> m.parents
+            [(1,), (40,)]
+        """
         self.parents.append(tuple(args))
 
     def sweep(self, limit: int = 64) -> list[tuple]:
@@ -280,7 +291,12 @@ class InputMutator:
         return found[:limit]
 
     def candidate(self) -> tuple:
-        """One new argument tuple (it may repeat an earlier one; callers deduplicate)."""
+        """One new argument tuple (it may repeat an earlier one; callers deduplicate).
+
+        Example:
+            >>> type(InputMutator([([1, 2], "x")], seed=0).candidate()[0])
+            <class 'list'>
+        """
         rng = self.rng
         if len(self.seeds) > 1 and rng.random() < 0.15:
             parent = tuple(rng.choice(self.seeds)[i] for i in range(len(self.positions)))

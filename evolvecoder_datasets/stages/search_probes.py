@@ -133,6 +133,10 @@ class ProbeProgram:
 
         Args:
             under_test (`str`, *optional*): a program compared with the reference by :meth:`same_tests`.
+
+        Example:
+            >>> "_ECD_PROG" in ProbeProgram("def f(x):\\n    return x", "f", [(1,)]).program("def f(x):\\n    return 2")
+            True
         """
         makers = ",\n    ".join(f"lambda: ({render_args(a)}{',' if a else ''})" for a in self.inputs)
         parts = [
@@ -148,7 +152,12 @@ class ProbeProgram:
         return "\n".join(parts) + "\n"
 
     def usable_tests(self, indices: Sequence[int] | None = None) -> list[str]:
-        """Per input, a test that passes when the reference returns plain data, deterministically, within limits."""
+        """Per input, a test that passes when the reference returns plain data, deterministically, within limits.
+
+        Example:
+            >>> ProbeProgram("def f(x):\\n    return x", "f", [(1,), (2,)]).usable_tests([1])
+            ['assert _ecd_usable(1)']
+        """
         return [f"assert _ecd_usable({k})" for k in self._indices(indices)]
 
     def same_tests(self, indices: Sequence[int] | None = None) -> list[str]:
@@ -159,11 +168,21 @@ class ProbeProgram:
         return [f"assert _ecd_same({k})" for k in self._indices(indices)]
 
     def length_tests(self, indices: Sequence[int]) -> list[str]:
-        """Per input, the bits of the byte length of the reference value's ``repr`` (low bit first)."""
+        """Per input, the bits of the byte length of the reference value's ``repr`` (low bit first).
+
+        Example:
+            >>> ProbeProgram("def f(x):\\n    return x", "f", [(1,)]).length_tests([0])[:2]
+            ['assert _ecd_length_bit(0, 0)', 'assert _ecd_length_bit(0, 1)']
+        """
         return [f"assert _ecd_length_bit({k}, {b})" for k in indices for b in range(_LENGTH_BITS)]
 
     def byte_tests(self, k: int, length: int) -> list[str]:
-        """The bits of the reference value's ``repr`` on input ``k`` (``length`` bytes, low bit first)."""
+        """The bits of the reference value's ``repr`` on input ``k`` (``length`` bytes, low bit first).
+
+        Example:
+            >>> len(ProbeProgram("def f(x):\\n    return x", "f", [(1,)]).byte_tests(0, 2))
+            16
+        """
         return [f"assert _ecd_bit({k}, {i})" for i in range(8 * length)]
 
     def _indices(self, indices: Sequence[int] | None) -> list[int]:
