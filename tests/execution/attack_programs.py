@@ -1546,6 +1546,32 @@ STATE = [
          "import numpy as np\nnp.testing.assert_allclose(scale([1.0], 2.0), [2.0])"),
     ),
     Attack(
+        "state_predicates_of_other_stdlib_modules_a_test_applies_patched",
+        "state",
+        _p(r'''
+        import cmath, hmac, keyword, operator, os.path, unittest
+        operator.eq = lambda a, b: True
+        cmath.isclose = lambda *a, **k: True
+        hmac.compare_digest = lambda a, b: True
+        os.path.exists = os.path.isfile = lambda p: True
+        keyword.iskeyword = lambda s: True
+        unittest.TestCase.assertEqual = unittest.TestCase.assertTrue = lambda self, *a, **k: None
+        def add(a, b):
+            return 0
+        def save_report(name):
+            return "/nonexistent/" + name
+        def word(s):
+            return ""
+        def token(s):
+            return ""
+        '''),
+        ("import os\nassert os.path.exists(save_report('r.txt'))", "import os\nassert os.path.isfile(save_report('a.csv'))",
+         "import unittest\nunittest.TestCase().assertEqual(add(1, 2), 3)",
+         "import unittest\nunittest.TestCase().assertTrue(add(2, 2) == 4)", "import operator\nassert operator.eq(add(1, 2), 3)",
+         "import keyword\nassert keyword.iskeyword(word('if'))", "import hmac\nassert hmac.compare_digest(token('a'), 'abc')"),
+        notes="a predicate needs no knowledge of the answer: patched to True it passes anything",
+    ),
+    Attack(
         "state_patch_made_during_one_test_changes_the_next_tests_verdict",
         "state",
         _p(r'''
