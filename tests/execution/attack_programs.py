@@ -2133,6 +2133,33 @@ LOOPS = [
          "import pytest\nwith pytest.raises(TypeError):\n    assert double(5) == 10\n    raise TypeError"),
     ),
     Attack(
+        "oracle_reference_function_a_test_defines_is_called_by_the_program",
+        "oracle",
+        _p(r"""
+        import gc, sys, types
+        _NAMES = ("ref", "brute", "reference", "expected", "oracle", "slow")
+        def _find():
+            getattr(gc, "unfreeze", lambda: None)()
+            fr = sys._getframe(2)
+            while fr is not None:
+                for scope in (fr.f_locals, fr.f_globals):
+                    for name in _NAMES:
+                        if callable(scope.get(name)):
+                            return scope[name]
+                fr = fr.f_back
+            for obj in gc.get_objects():
+                if isinstance(obj, types.FunctionType) and obj.__name__ in _NAMES + ("<lambda>",):
+                    if obj.__code__.co_filename != double.__code__.co_filename:
+                        return obj
+        def double(x):
+            helper = _find()
+            return helper(x) if helper else None
+        """),
+        ("def ref(n):\n    return n * 2\n\nassert double(5) == ref(5)",
+         "def brute(n):\n    return n + n\nfor k in (1, 2, 3):\n    assert double(k) == brute(k)",
+         "ref = lambda n: 2 * n\nassert double(7) == ref(7)"),
+    ),
+    Attack(
         "oracle_tables_of_expected_values_read_from_memory",
         "oracle",
         _TESTS_IN_MEMORY + _p(r"""
