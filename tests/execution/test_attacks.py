@@ -14,6 +14,12 @@ shared sandbox; the checks read what that one run observed:
 - the job returns within its limits plus a few seconds (a containment bound, not a benchmark);
 - the sandbox does not report a failure of its own (a hostile program must not turn its verdict into an infra
   error, which a reward turns into ``None`` instead of the failing value).
+
+Values that are small on the wire but expand in the judge (``JUDGE_BOMB``) run in a memory-capped child process
+with a per-test watchdog, since the judge works in the caller's process and a hang there would freeze this run.
+
+The bait goes under the checkout this file sits in; ``ECD_ATTACK_CHECKOUT`` points it elsewhere (when running a
+copy of the tree exported under ``/tmp``, say, whose private ``/tmp`` would hide it anyway).
 """
 
 from __future__ import annotations
