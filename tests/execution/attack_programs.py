@@ -2090,6 +2090,8 @@ LOOPS = [
         """),
         ("def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(3) == 9\n\ncheck(square)",
          "x = 1\nwhile x < 4:\n    assert square(x) == x * x\n    x += 1",
+         "assert (y := square(3)) == 9 and y > 0",
+         "import itertools\nfor a, b in itertools.product([2], [4]):\n    assert square(a) == b",
          "def check(candidate):\n    for x in range(1, 4):\n        assert abs(candidate(x) - x * x) < 1e-9\n\ncheck(square)"),
     ),
     Attack(
@@ -2333,6 +2335,19 @@ CONTROLS = [
         (_CYCLE + "assert Solution().detectCycle(head) is head.next",
          _CYCLE + "assert Solution().detectCycle(head) is not head",
          "head = ListNode(1)\nassert Solution().detectCycle(head) is None", "xs = [1]\nassert copy(xs) is not xs"),
+    ),
+    Attack(
+        "control_program_functions_handed_to_builtins",
+        "control",
+        _p(r'''
+        def double(x):
+            return 2 * x
+        def is_odd(x):
+            return x % 2 == 1
+        '''),
+        ("assert list(map(double, [1, 2])) == [2, 4]", "assert sorted([3, 1, 2], key=double) == [1, 2, 3]",
+         "assert list(filter(is_odd, [1, 2, 3])) == [1, 3]", "assert max([1, 5, 3], key=double) == 5",
+         "f = double\nassert f(3) == 6", "assert (y := double(1)) == 2 and y == 2"),
     ),
     Attack(
         "control_stdio_sum",
