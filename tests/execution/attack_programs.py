@@ -2092,6 +2092,9 @@ LOOPS = [
          "x = 1\nwhile x < 4:\n    assert square(x) == x * x\n    x += 1",
          "assert (y := square(3)) == 9 and y > 0",
          "import itertools\nfor a, b in itertools.product([2], [4]):\n    assert square(a) == b",
+         "if square(3) != 9:\n    raise AssertionError('square(3) should be 9')",
+         "for a in [1, 2]:\n    if a > 1:\n        assert square(a) == 4",
+         "for a in [2, 3]:\n    assert square(a) == a * a, a\nelse:\n    pass",
          "def check(candidate):\n    for x in range(1, 4):\n        assert abs(candidate(x) - x * x) < 1e-9\n\ncheck(square)"),
     ),
     Attack(
@@ -2337,7 +2340,7 @@ CONTROLS = [
          "head = ListNode(1)\nassert Solution().detectCycle(head) is None", "xs = [1]\nassert copy(xs) is not xs"),
     ),
     Attack(
-        "control_program_functions_handed_to_builtins",
+        "control_program_functions_handed_to_builtins_and_accumulated_in_loops",
         "control",
         _p(r'''
         def double(x):
@@ -2347,7 +2350,8 @@ CONTROLS = [
         '''),
         ("assert list(map(double, [1, 2])) == [2, 4]", "assert sorted([3, 1, 2], key=double) == [1, 2, 3]",
          "assert list(filter(is_odd, [1, 2, 3])) == [1, 3]", "assert max([1, 5, 3], key=double) == 5",
-         "f = double\nassert f(3) == 6", "assert (y := double(1)) == 2 and y == 2"),
+         "f = double\nassert f(3) == 6", "assert (y := double(1)) == 2 and y == 2",
+         "n = 0\nfor a in [1, 2]:\n    n += double(a)\nassert n == 6", "if double(1) != 2:\n    raise AssertionError('wrong')"),
     ),
     Attack(
         "control_stdio_sum",
