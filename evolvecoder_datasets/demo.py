@@ -163,7 +163,7 @@ def _print_round_table(rows: list[dict[str, Any]]) -> None:
 
 
 def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2, quiet: bool = False):
-    """Run the round pipeline on the embedded default: 15 HumanEval and 15 LeetCode seeds, dedup, round 0, evolution
+    """Run the round pipeline on the embedded default: 10 HumanEval and 10 LeetCode seeds, dedup, round 0, evolution
     rounds in which the local SmolLM2-135M-Instruct model and the search write tests against a pool of SmolLM2
     samples and AST mutants, revisions in a local round store; then print the round table.
 

@@ -160,7 +160,7 @@ class RecipeConfig:
 
 
 def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConfig:
-    """The embedded demo: the first 15 HumanEval and 15 LeetCode seeds, a pool of SmolLM2-135M samples (local, CPU)
+    """The embedded demo: the first 10 HumanEval and 10 LeetCode seeds, a pool of SmolLM2-135M samples (local, CPU)
     plus 8 AST mutants per reference, and rounds in which SmolLM2 writes adversarial tests and the search
     (:mod:`~evolvecoder_datasets.stages.search`) writes tests that kill what the suite lets through; published to a
     local store with cards.
@@ -184,14 +184,14 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConf
     return RecipeConfig(
         output_dir=output_dir,
         sources=("humaneval", "leetcode"),
-        limit_per_source=15,
+        limit_per_source=10,
         dedup=True,
         rounds=rounds,
         llm=smol,
-        models=(ModelSpec("smollm2", smol, n=1, temperature=0.8, max_tokens=160),),
+        models=(ModelSpec("smollm2", smol, n=1, temperature=0.8, max_tokens=128),),
         mutants=8,
         refine=RefineConfig(ask=False, min_tests=1),
-        evolve=EvolveConfig(discriminative=False, num_tests=3, max_tokens=128,
+        evolve=EvolveConfig(discriminative=False, num_tests=3, max_tokens=96,
                             search=SearchConfig(budget=800, max_tests=4)),
         finalize=FinalizeConfig(min_tests=1, max_perfect=3),
         execute=ExecuteConfig(mode="fast", timeout_s=1.0),
