@@ -598,13 +598,14 @@ from evolvecoder_datasets.execution import Job, Sandbox
 with Sandbox(mode=spec["mode"], **spec["limits"]) as sb:
     for i in spec["todo"]:
         print(json.dumps({"start": i}), flush=True)
-        start = time.monotonic()
+        start, peak = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         try:
             r = sb.run(spec["program"], [spec["tests"][i]])
             out = {"done": i, "status": r.statuses[0], "message": r.messages[0][:200], "infra": r.infra_error}
         except BaseException as err:
             out = {"done": i, "status": "raised", "message": repr(err)[:200], "infra": None}
         out["elapsed"] = time.monotonic() - start
+        out["grew_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024  # peak RSS, KiB
         print(json.dumps(out), flush=True)
     if spec["reward"]:
         from evolvecoder_datasets.rewards import make_code_reward
@@ -616,6 +617,7 @@ with Sandbox(mode=spec["mode"], **spec["limits"]) as sb:
         print(json.dumps({"done": "reward", "value": value}), flush=True)
 """
 _JUDGE_RESULTS: dict[str, dict] = {}
+JUDGE_MEMORY_MB = 512  # what the judge may add to the caller's peak memory for one test (a program gets as much)
 
 
 def _drive(spec: dict, budget_s: float) -> tuple[dict, object]:
@@ -648,6 +650,8 @@ def _drive(spec: dict, budget_s: float) -> tuple[dict, object]:
             else:
                 finished[msg["done"]] = msg
                 current = None
+                if msg.get("grew_mb", 0) >= JUDGE_MEMORY_MB:
+                    return finished, None  # a fresh child, so that the next test's peak memory is its own
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)  # the child we started, and its sandbox (they die with it)
@@ -691,6 +695,8 @@ def test_judge_bounds_its_own_work_on_values_that_expand(mode, index):
     assert "status" in outcome, f"the judge hung or died in the caller's process on {test!r} ({mode}): {outcome}"
     assert outcome["status"] not in ("pass", "raised"), f"{test!r}: {outcome}"
     assert outcome["infra"] is None, outcome
+    # The child runs under a 2 GiB cap: a judge that stops only there would take a trainer's memory without it.
+    assert outcome["grew_mb"] < JUDGE_MEMORY_MB, f"the judge's own memory grew {outcome['grew_mb']:.0f} MB on {test!r}"
 
 
 @pytest.mark.parametrize("mode", MODES)
