@@ -334,8 +334,6 @@ def _leftover_processes(sb: Sandbox, baseline: set[int]) -> list[int]:
 
 
 def _own_binds() -> list[str]:
-    import sys
-
     import evolvecoder_datasets
 
     roots = {Path(evolvecoder_datasets.__file__).resolve().parents[1], Path(sys.prefix), Path(sys.base_prefix),
