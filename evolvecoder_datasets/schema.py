@@ -32,6 +32,8 @@ OUTPUTS = "outputs"
 SOLUTIONS = "solutions"
 PASS_MATRIX = "pass_matrix"
 STATUSES = "statuses"
+# Per test: True when its verdict could not be decided outside the sandbox (see execution.judge)
+JUDGED_INSIDE = "judged_inside"
 
 PUBLISHED_COLUMNS = (ID, QUESTION, TESTS)
 

@@ -490,6 +490,19 @@ def proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
+def _uid_of(pid: int):
+    """The real, effective, saved and filesystem uids of a live process, if they are all one (else None)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Uid:"):
+                    uids = {int(x) for x in line.split()[1:]}
+                    return uids.pop() if _len(uids) == 1 else None
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def _children(pid: int) -> list[int]:
     # Read with bare fds: this runs after every forked test, and a file object allocates (so dirties) pages.
     try:
@@ -673,7 +686,7 @@ _IPC_TABLES = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
 _TRACE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 
 
-def remove_traces(uid: int, folders=_TRACE_DIRS, keep: str | None = None) -> int:
+def remove_traces(uid: int, folders=_TRACE_DIRS, keep: str | None = None, *, ipc: bool = True) -> int:
     """Remove what a job's uid left behind: System V IPC objects and entries in the shared scratch folders.
 
     Runs in the server after every job, so the next program (another model's, another problem's) starts from
@@ -682,7 +695,7 @@ def remove_traces(uid: int, folders=_TRACE_DIRS, keep: str | None = None) -> int
     host's (isolation ``none``); ``keep`` is spared. Returns how many were removed.
     """
     removed = 0
-    for table, call in _IPC_TABLES:
+    for table, call in _IPC_TABLES if ipc else ():
         try:
             with open(f"/proc/sysvipc/{table}", "rb") as fh:
                 header, *rows = fh.read().split(b"\n")
@@ -720,6 +733,18 @@ def remove_traces(uid: int, folders=_TRACE_DIRS, keep: str | None = None) -> int
             except OSError:
                 continue
     return removed
+
+
+def _mtimes(folders) -> tuple:
+    """Modification times of ``folders`` (a folder's changes when an entry is added or removed): a folder whose
+    time did not move since the last look has nothing new to clean, and is not listed."""
+    out = []
+    for folder in folders:
+        try:
+            out.append(os.stat(folder).st_mtime_ns)
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def _remove(entry) -> None:
@@ -906,21 +931,23 @@ def _test_globals(namespace: dict) -> dict:
     return scope
 
 
-_STEP_OK = b"t2:s1:vN"
+_STEP_OK = b"v0;N"
 
 
 def _step_error(tag: bytes, err: BaseException) -> bytes:
     status, message = _exception_status(err)
-    return b"t3:s1:%b%b%b" % (tag, _wire._str_token(status), _wire._str_token(message))
+    return tag + _wire._str_token(status) + _wire._str_token(message)
 
 
 def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
-    """Evaluate a split test's probe steps; the wire encoding of one entry per step that ran (see ``judge.judge``).
+    """Evaluate a split test's probe steps; one entry per step that ran (see ``judge.judge``): ``E<n>:`` then per
+    step ``v<id>;<value>`` (the value's identity here, for ``is``), ``e<status><message>`` (a probe raised) or
+    ``x<status><message>`` (a statement raised).
 
     A probe that raises is recorded and the next one still runs (the judge decides whether its value was needed,
     as ``and``/``or`` would); a set-up statement that raises ends the test there.
     """
-    parts = []
+    parts, alive = [], []  # values stay alive to the end of the test, so no two share an id
     for kind, code in test.steps:
         if kind == "x":
             try:
@@ -932,12 +959,13 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
             continue
         try:
             value = eval(code, namespace)
-            parts.append(b"t2:s1:v" + _wire.encode(value, max_value))
+            alive.append(value)
+            parts.append(b"v%x;%b" % (_id(value), _wire.encode(value, max_value)))
         except _wire.TooLarge as err:
-            parts.append(b"t3:s1:e" + _wire._str_token("fail") + _wire._str_token(str(err)))
+            parts.append(b"e" + _wire._str_token("fail") + _wire._str_token(str(err)))
         except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
             parts.append(_step_error(b"e", err))
-    return b"l%d:%b" % (_len(parts), b"".join(parts))
+    return b"E%d:%b" % (_len(parts), b"".join(parts))
 
 
 def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope: dict | None = None):
@@ -1016,6 +1044,9 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
 def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture: int | None = None) -> None:
     """Fork one grandchild per test or stdin case, judge its CPU time, report its end with a D line.
 
+    Before each case, whatever the previous one left in the work folder (every case's cwd, HOME and TMPDIR),
+    ``/tmp``, ``/var/tmp`` or ``/dev/shm`` is removed, looked for only where a folder's time moved (a ``stat``
+    each): in isolated mode no test sees a file another wrote.
     ``case(idx)`` runs in the grandchild and must end it with ``_exit``. After ``max_consecutive_timeouts`` timeouts
     in a row the rest is reported unexecuted (a U line); escapees a grandchild left behind are swept after it.
     With ``capture`` (a byte cap), the grandchild's stdout is a pipe read here, sent on in an O line before the D
@@ -1028,13 +1059,20 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
     me = _getpid()
     uid = job.get("uid") if os.getuid() != 0 and os.getuid() == job.get("uid") else None
     base = os.getcwd()
+    folders = (*_TRACE_DIRS, base)
+    seen = _mtimes(folders)
     for idx in todo:
         if budget and streak >= budget:
             report.send(b"U", idx)
             return
-        if uid is not None:  # what the last test left in /tmp, /var/tmp, /dev/shm, System V IPC or the work folder
+        if uid is not None:  # what the last test left in the work folder (its cwd, HOME), /tmp, /var/tmp, /dev/shm
             try:
-                remove_traces(uid, (*_TRACE_DIRS, base), keep=base)
+                now = _mtimes(folders)
+                changed = tuple(f for f, a, b in zip(folders, seen, now) if a != b)
+                if changed:
+                    remove_traces(uid, changed, keep=base, ipc=False)
+                    now = _mtimes(folders)
+                seen = now
             except _BaseException:  # noqa: BLE001 - defence in depth only: never stop the tests over it
                 pass
         pipe = os.pipe() if capture is not None else None
@@ -1046,11 +1084,6 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
                     os.dup2(pipe[1], 1)
                     _close(pipe[0])
                     _close(pipe[1])
-                # A fresh working folder per test, also its HOME and TMPDIR: no file a test writes is seen by the next.
-                folder = base + "/t%d" % idx  # no os.path: the program may have rebound what it calls
-                os.mkdir(folder, 0o700)
-                os.chdir(folder)
-                os.environ["HOME"] = os.environ["TMPDIR"] = folder
                 case(idx)
             finally:
                 _exit(0)
@@ -1233,7 +1266,9 @@ class Server:
 
     def run_job(self, job: dict) -> dict:
         limits = Limits(job)
+        self.uid_seen: list = []  # the real uid of each solution process, read by this server from /proc
         workdir = self._workdir(limits.uid)
+        scratch = _mtimes(_TRACE_DIRS)
         try:
             if job.get("kind") == "stdio":
                 result = self._run_stdio(job, limits, workdir)
@@ -1241,10 +1276,14 @@ class Server:
                 result = self._run_asserts(job, limits, workdir)
         finally:
             sweep_children()
+            moved = [f for f, a, b in zip(_TRACE_DIRS, scratch, _mtimes(_TRACE_DIRS)) if a != b]
             shutil.rmtree(workdir, ignore_errors=True)
-            if limits.uid is not None and os.geteuid() == 0:
-                remove_traces(limits.uid)
+            if limits.uid is not None and os.geteuid() == 0:  # scratch folders only where something moved
+                remove_traces(limits.uid, moved)
         result["id"] = job.get("id")
+        # Checked, not assumed: every solution process that loaded ran under the job's uid, not root.
+        result["uid_dropped"] = bool(self.uid_seen) and limits.uid is not None and all(
+            u == limits.uid for u in self.uid_seen)
         return result
 
     # -- assert jobs -----------------------------------------------------------------------------------------
@@ -1444,6 +1483,8 @@ class Server:
         run.last_event = _monotonic()
         timeout = float(job["timeout_s"])
         if tag == "L":
+            if not run.loaded:
+                self.uid_seen.append(_uid_of(run.pid))
             run.loaded = True
             run.last_cpu = min(float(fields[1]), proc_cpu_seconds(run.pid) or float(fields[1]))
         elif tag in ("X", "U"):

@@ -19,10 +19,9 @@ Example:
     >>> plan = plan_test("assert sorted(f([3, 1])) == [1, 3]")
     >>> plan.outside, plan.steps
     (True, [('p', 'f([3, 1])')])
-    >>> from evolvecoder_datasets.execution._wire import encode
-    >>> judge(plan, b"l1:t2:s1:v" + encode([3, 1]))
+    >>> judge(plan, encode_entries([("v", [3, 1])]))
     ('pass', '')
-    >>> judge(plan, b"l1:t2:s1:v" + encode([3, 2]))
+    >>> judge(plan, encode_entries([("v", [3, 2])]))
     ('fail', 'AssertionError')
 """
 
@@ -42,9 +41,9 @@ import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ._wire import CycleRef, ForeignObject, ProgramObject, WireError, decode
+from ._wire import CycleRef, ForeignObject, ProgramObject, WireError, decode_at, encode
 
-__all__ = ["TestPlan", "plan_test", "judge", "outside_share", "JUDGED_OUTSIDE", "JUDGED_INSIDE"]
+__all__ = ["TestPlan", "plan_test", "judge", "encode_entries", "outside_share", "JUDGED_OUTSIDE", "JUDGED_INSIDE"]
 
 JUDGED_OUTSIDE, JUDGED_INSIDE = "outside", "inside"
 MAX_MESSAGE = 300
@@ -115,7 +114,28 @@ _METHODS[bool] = _METHODS[int]
 _METHODS[fractions.Fraction] = frozenset(["limit_denominator", "as_integer_ratio"])
 _METHODS[decimal.Decimal] = frozenset(["quantize", "normalize", "to_integral_value", "is_nan"])
 
-_JUDGE_NAMES = frozenset(_PURE_BUILTINS) | frozenset(_CONSTANTS) | frozenset(_EXCEPTIONS) | {"print"}
+# The node classes of LeetCode-style problems, as the judge builds them. A test's expected side written with them
+# (``== ListNode(2, ListNode(1))``) is built here, with their standard fields, not by the program's own class, which
+# could drop its arguments and make every list look alike; the program's answer is compared with it structurally.
+_NODE_CLASSES = {"ListNode": (("val", 0), ("next", None)),
+                 "TreeNode": (("val", 0), ("left", None), ("right", None))}  # fmt: skip
+
+
+def _node_class(name: str, fields: tuple):
+    def build(*args, **kwargs):
+        if len(args) > len(fields) or set(kwargs) - {f for f, _ in fields}:
+            raise TypeError(f"{name}() takes at most {len(fields)} arguments")
+        values = dict(fields)
+        values.update(zip((f for f, _ in fields), args))
+        values.update(kwargs)
+        return ProgramObject(name, tuple(values.items()))
+
+    build.__name__ = name
+    return build
+
+
+_JUDGE_NAMES = frozenset(_PURE_BUILTINS) | frozenset(_CONSTANTS) | frozenset(_EXCEPTIONS) | {"print"} | frozenset(
+    _NODE_CLASSES)
 
 
 class _ProgramType:
@@ -157,6 +177,9 @@ def _safe_pow(base, exp, mod=None):
     if mod is None and isinstance(base, int) and isinstance(exp, int) and exp > 0 and abs(base) > 1:
         if exp * base.bit_length() > _MAX_BITS:
             raise JudgeLimit("the test computes a power too large to judge")
+    if mod is not None and isinstance(exp, int) and isinstance(mod, int):
+        if abs(exp).bit_length() * max(abs(mod).bit_length(), 1) ** 2 > 1 << 36:
+            raise JudgeLimit("the test computes a modular power too large to judge")
     return pow(base, exp, mod) if mod is not None else pow(base, exp)
 
 
@@ -167,6 +190,7 @@ def _judge_builtins() -> dict:
     table["print"] = lambda *a, **k: None
     table.update(_CONSTANTS)
     table.update({name: getattr(builtins, name) for name in _EXCEPTIONS})
+    table.update({name: _node_class(name, fields) for name, fields in _NODE_CLASSES.items()})
     return table
 
 
@@ -246,6 +270,26 @@ class TestPlan:
     invalid: str | None = None
     reason: str = ""
 
+    @functools.cached_property
+    def fast(self):
+        """``(equal_means_pass, expected)`` for the commonest shape, ``assert <probe> == <literal>`` (or ``!=``)."""
+        if len(self.body) != 1 or len(self.steps) != 1 or self.steps[0][0] != "p":
+            return None
+        stmt = self.body[0][1]
+        if type(stmt) is not ast.Assert or stmt.msg is not None or type(stmt.test) is not ast.Compare:
+            return None
+        test = stmt.test
+        if len(test.ops) != 1 or type(test.ops[0]) not in (ast.Eq, ast.NotEq):
+            return None
+        left, right = test.left, test.comparators[0]
+        if type(left) is not ast.Name or not left.id.startswith(_PROBE):
+            return None
+        try:
+            expected = ast.literal_eval(right)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+        return type(test.ops[0]) is ast.Eq, expected
+
     @property
     def wire(self) -> str:
         """What the fork server receives for this test (never the judge's part)."""
@@ -310,22 +354,37 @@ class _Substitute(ast.NodeTransformer):
         return node
 
 
-def _free_names(node) -> set[str]:
+_SCOPES = (ast.Lambda, ast.FunctionDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_FREE_CACHE: dict = {}  # id(node) -> (node, names): only for the duration of one plan_test call
+
+
+def _free_names(node) -> frozenset:
     """Names ``node`` reads that it does not bind itself (comprehension targets, lambda and function parameters)."""
-    loaded = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    local = set()
+    hit = _FREE_CACHE.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    loaded, scopes = set(), []
     for sub in ast.walk(node):
-        if isinstance(sub, (ast.Lambda, ast.FunctionDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            local |= _bound_in(sub)
-    if isinstance(node, ast.FunctionDef):
-        local |= _bound_in(node)
-    return loaded - local
+        t = type(sub)
+        if t is ast.Name:
+            if type(sub.ctx) is ast.Load:
+                loaded.add(sub.id)
+        elif t is ast.Constant:
+            continue
+        elif isinstance(sub, _SCOPES):
+            scopes.append(sub)
+    for sub in scopes:
+        loaded -= _bound_in(sub)
+    names = frozenset(loaded)
+    _FREE_CACHE[id(node)] = (node, names)
+    return names
 
 
 class _Planner:
     def __init__(self, forced: set[str]) -> None:
         self.forced = forced  # names that must live in the sandbox (the sandbox's code reads them)
         self.judge_values: dict[str, ast.stmt] = {}  # judge-side bindings (values and helper functions)
+        self.ever_judge: set[str] = set()  # every name the judge bound at some point (the sandbox may need it)
         self.judge_funcs: set[str] = set()
         self.modules: set[str] = set(_MODULES)
         self.steps: list[tuple[str, str]] = []
@@ -415,6 +474,10 @@ class _Planner:
         if isinstance(node, _OPERATOR_NODES):
             return self._split_children(node, local)
         if isinstance(node, ast.Call):
+            handed = [a for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name)
+                      and not self.known(a.id, local) and a.id not in self.data_names]  # fmt: skip
+            if handed:  # map(double, xs), sorted(xs, key=double): the program's function runs where it lives
+                return self.probe(node)
             if self.callable_in_judge(node.func, local) and not isinstance(node.func, ast.Attribute):
                 return self._split_children(node, local)
             func = node.func
@@ -491,6 +554,7 @@ class _Planner:
 
     def judge_stmt(self, stmt: ast.stmt) -> None:
         self.body.append((len(self.steps), stmt))
+        self.ever_judge.update(self.judge_values)
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.FunctionDef, ast.Import, ast.ImportFrom)):
             names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
             if isinstance(stmt, ast.FunctionDef):
@@ -587,7 +651,7 @@ class _Planner:
             self.judge_stmt(ast.copy_location(ast.Assert(test=test, msg=msg), stmt))
             return
         if isinstance(stmt, ast.FunctionDef):
-            stmt = _DropAnnotations().visit(copy.deepcopy(stmt))
+            stmt = _DropAnnotations().visit(stmt)  # in place: idempotent, and the tree is this plan's own
             if stmt.name not in self.forced and self.pure_function(stmt):
                 self.judge_values[stmt.name] = stmt
                 self.judge_funcs.add(stmt.name)
@@ -800,7 +864,7 @@ def _plan(source: str, tree: ast.Module) -> TestPlan:
         for stmt in tree.body:
             planner.statement(stmt)
         # Judge-side bindings that the sandbox's code reads must live there too: re-plan with them forced there.
-        need = {n for n in planner.sandbox_reads if n in planner.judge_values} - forced
+        need = {n for n in planner.sandbox_reads if n in planner.ever_judge} - forced
         if not need:
             if not planner.body:
                 raise _Inside("no assert to judge")
@@ -816,7 +880,9 @@ def plan_test(source: str) -> TestPlan:
     Example:
         >>> plan_test("assert abs(area(2) - 12.566) < 1e-3").steps
         [('p', 'area(2)')]
-        >>> plan_test("for i in range(3):\\n    assert f(i) == i").outside
+        >>> plan_test("for i in range(3):\\n    assert f(i) == i").steps
+        [('p', 'f(0)'), ('p', 'f(1)'), ('p', 'f(2)')]
+        >>> plan_test("for x in f(3):\\n    assert g(x) == x").outside
         False
         >>> plan_test("assert f(").invalid is not None
         True
@@ -832,13 +898,15 @@ def plan_test(source: str) -> TestPlan:
         return TestPlan(source, False, reason=str(why))
     except RecursionError:
         return TestPlan(source, False, reason="test too deeply nested to split")
+    finally:
+        _FREE_CACHE.clear()
 
 
 def outside_share(tests: Iterable[str]) -> float:
     """Fraction of ``tests`` whose verdict the judge decides outside the sandbox.
 
     Example:
-        >>> outside_share(["assert f(1) == 2", "for i in range(2):\\n    assert f(i)"])
+        >>> outside_share(["assert f(1) == 2", "for x in f(2):\\n    assert g(x)"])
         0.5
     """
     tests = list(tests)
@@ -878,10 +946,24 @@ _BINOPS = {
 _CMPOPS = {
     ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
     ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
-    ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b, ast.In: lambda a, b: a in b,
+    ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }  # fmt: skip
 _SEQUENCES = (str, bytes, list, tuple)
+
+
+_SINGLETONS = (type(None), bool, type(Ellipsis), type(NotImplemented))
+
+
+def _same(a, b) -> bool:
+    """``is`` between decoded values: identity for singletons and the judge's own objects, else the same type and
+    an equal value (two probes never return the same object to the judge, yet ``color() is Color.RED`` holds)."""
+    if type(a) in _SINGLETONS or type(b) in _SINGLETONS or callable(a) or callable(b):
+        return a is b
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _guard_binop(op, a, b) -> None:
@@ -931,6 +1013,9 @@ class _Interpreter:
         self.probes = probes
         self.steps = 0
         self.budget = budget
+        # Identity in the sandbox of each probe's value: ``f(head) is head.next`` is a question about the program's
+        # objects, which two decoded copies cannot answer by themselves.
+        self.identity = {id(p[1]): p[2] for p in probes if p[0] == "v" and len(p) > 2}
 
     def tick(self) -> None:
         self.steps += 1
@@ -1080,7 +1165,11 @@ class _Interpreter:
             left = self.eval(node.left, env)
             for op, comparator in zip(node.ops, node.comparators):
                 right = self.eval(comparator, env)
-                if not _CMPOPS[type(op)](left, right):
+                kind = type(op)
+                if kind is ast.Is or kind is ast.IsNot:
+                    if self.same(left, right) != (kind is ast.Is):
+                        return False
+                elif not _CMPOPS[kind](left, right):
                     return False
                 left = right
             return True
@@ -1170,6 +1259,13 @@ class _Interpreter:
             spec = self.eval(node.format_spec, env) if node.format_spec is not None else ""
             return format(value, spec)
         raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+
+    def same(self, a, b) -> bool:
+        """``is``: sandbox identities when both sides are probe values, else :func:`_same`."""
+        ida, idb = self.identity.get(id(a)), self.identity.get(id(b))
+        if ida is not None and idb is not None and type(a) not in _SINGLETONS and type(b) not in _SINGLETONS:
+            return ida == idb
+        return _same(a, b)
 
     def unrolled(self, node: _Unrolled, env: dict):
         def items():
@@ -1292,36 +1388,65 @@ _PROBE_STATUSES = frozenset({"fail", "error", "memory", "timeout", "crash"})
 
 
 def _entries(payload: bytes, expected: int) -> list:
-    entries = decode(payload)
-    if type(entries) is not list or len(entries) > expected:
+    """The probe entries of a report: ``E<n>:`` then ``v<value>`` / ``e<status><message>`` / ``x<status><message>``."""
+    if payload[:1] != b"E":
+        raise WireError("not a probe report")
+    colon = payload.find(b":", 1, 24)
+    count = payload[1:colon]
+    if colon < 0 or not count.isdigit() or int(count) > expected:
         raise WireError("the report does not match the test's probes")
-    out = []
-    for entry in entries:
-        if type(entry) is not tuple or not entry or type(entry[0]) is not str:
-            raise WireError("malformed probe entry")
-        if entry[0] == "v" and len(entry) == 2:
-            out.append(entry)
-        elif entry[0] == "e" and len(entry) == 3 and entry[1] in _PROBE_STATUSES and type(entry[2]) is str:
-            out.append(entry)
-        elif entry[0] == "x" and len(entry) == 3 and entry[1] in _PROBE_STATUSES and type(entry[2]) is str:
-            out.append(entry)
+    pos, out = colon + 1, []
+    for _ in range(int(count)):
+        tag = payload[pos : pos + 1]
+        if tag == b"v":
+            semi = payload.find(b";", pos + 1, pos + 20)
+            ident = payload[pos + 1 : semi]
+            if semi < 0 or not ident or not all(c in b"0123456789abcdef" for c in ident):
+                raise WireError("malformed probe identity")
+            value, pos = decode_at(payload, semi + 1)
+            out.append(("v", value, int(ident, 16)))
+        elif tag in (b"e", b"x"):
+            status, pos = decode_at(payload, pos + 1)
+            message, pos = decode_at(payload, pos)
+            if status not in _PROBE_STATUSES or type(message) is not str:
+                raise WireError("malformed probe entry")
+            out.append((tag.decode(), status, message))
         else:
             raise WireError("malformed probe entry")
+    if pos != len(payload):
+        raise WireError("trailing bytes after the report")
     return out
+
+
+def encode_entries(entries: list) -> bytes:
+    """The sandbox side's report format, for tests and tools: ``[("v", value) | ("e"|"x", status, message)]``.
+
+    A value entry may carry a third item, the value's identity in the sandbox (``is`` compares those).
+
+    Example:
+        >>> encode_entries([("v", 4)])
+        b'E1:v1;i4;'
+    """
+    parts = []
+    for i, entry in enumerate(entries):
+        if entry[0] == "v":
+            parts.append(b"v%x;" % (entry[2] if len(entry) > 2 else i + 1) + encode(entry[1]))
+        else:
+            parts.append(entry[0].encode() + encode(entry[1]) + encode(entry[2]))
+    return b"E%d:" % len(parts) + b"".join(parts)
 
 
 def judge(plan: TestPlan, payload: bytes) -> tuple[str, str]:
     """The verdict of one split test from what its probes sent back: ``(status, message)``.
 
-    ``payload`` is the wire encoding of a list with one entry per sandbox step that ran: ``("v", value)`` for a
+    ``payload`` holds one entry per sandbox step that ran (see :func:`encode_entries`): ``("v", value)`` for a
     probe's value, ``("e", status, message)`` for a probe that raised, ``("x", status, message)`` for a set-up
     statement that raised (the sandbox stops there). Anything else is a ``crash``, never a pass.
 
     Example:
-        >>> from evolvecoder_datasets.execution._wire import encode
-        >>> judge(plan_test("assert f(2) == 4"), encode([("v", 4)]))
+        >>> judge(plan_test("assert f(2) == 4"), encode_entries([("v", 4)]))
         ('pass', '')
-        >>> judge(plan_test("assert f(2) == 4"), encode([("e", "error", "ZeroDivisionError: division by zero")]))
+        >>> judge(plan_test("assert f(2) == 4"), encode_entries([("e", "error", "ZeroDivisionError: division by zero")]))
         ('error', 'ZeroDivisionError: division by zero')
     """
     try:
@@ -1331,6 +1456,16 @@ def judge(plan: TestPlan, payload: bytes) -> tuple[str, str]:
     stopped = next((i for i, e in enumerate(entries) if e[0] == "x"), None)
     if stopped is None and len(entries) != len(plan.steps):
         return "crash", "the sandbox reported fewer values than the test has probes"
+    fast = plan.fast
+    if fast is not None and stopped is None:  # assert <probe> == <literal>: no interpreter needed
+        entry = entries[0]
+        if entry[0] != "v":
+            return entry[1], entry[2][:MAX_MESSAGE]
+        try:
+            equal = bool(entry[1] == fast[1])
+        except Exception as err:  # noqa: BLE001 - a lying truth value of a decoded object, say
+            return "error", f"{type(err).__name__}: {err}"[:MAX_MESSAGE]
+        return ("pass", "") if equal == fast[0] else ("fail", "AssertionError")
     interp = _Interpreter(entries)
     env: dict = {}
     try:

@@ -75,9 +75,9 @@ class Job:
 class _Worker:
     """One fork server process and the framed-JSON conversation with it."""
 
-    def __init__(self, command: list[str], uid: int) -> None:
+    def __init__(self, command: list[str]) -> None:
         self.command = command
-        self.uid = uid
+        self.uid, self._uid_lock = _claim_uid()
         self.proc: subprocess.Popen | None = None
         self.hello: dict = {}
 
@@ -143,6 +143,11 @@ class _Worker:
             chunks.append(chunk)
             remaining -= len(chunk)
         return b"".join(chunks)
+
+    def release_uid(self) -> None:
+        if self._uid_lock is not None:
+            os.close(self._uid_lock)
+            self._uid_lock = None
 
     def kill(self) -> None:
         proc, self.proc = self.proc, None
@@ -212,6 +217,38 @@ def _verdicts(job: Job, reply: dict) -> tuple[list[str], list[str], list[str]]:
     return statuses, messages, judged
 
 
+def _claim_uid() -> tuple[int, int | None]:
+    """An unprivileged uid no other live worker on this machine uses, held by a lock for the worker's life.
+
+    Two workers with one uid could signal each other's programs or read their files; uids are claimed with
+    ``flock`` on a file per uid (released by the kernel if the process dies), so sandboxes in separate processes
+    never share one.
+    """
+    import fcntl
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), "evolvecoder-sandbox-uids")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        folder = None
+    start = (os.getpid() * 64 + next(_uid_counter)) % _UID_SPAN
+    for i in range(_UID_SPAN):
+        uid = _UID_BASE + (start + i) % _UID_SPAN
+        if folder is None:
+            return uid, None
+        try:
+            fd = os.open(os.path.join(folder, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return uid, None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid, fd
+        except OSError:
+            os.close(fd)
+    raise SandboxError(f"all {_UID_SPAN} sandbox uids are in use on this machine")
+
+
 def _shutdown(workers: list[_Worker], owner_pid: int) -> None:
     # A forked copy of the caller (a datasets num_proc worker, say) inherits the Sandbox object: it must never
     # close or kill servers that belong to its parent.
@@ -219,6 +256,7 @@ def _shutdown(workers: list[_Worker], owner_pid: int) -> None:
         return
     for worker in workers:
         worker.close()
+        worker.release_uid()
 
 
 class Sandbox:
@@ -314,9 +352,7 @@ class Sandbox:
             self.isolation = detect_isolation(self.requested_isolation)
             command = server_command(self.isolation)
             pid = os.getpid()
-            workers = [
-                _Worker(command, _UID_BASE + (pid * 64 + next(_uid_counter)) % _UID_SPAN) for _ in range(self.workers)
-            ]
+            workers = [_Worker(command) for _ in range(self.workers)]
             try:
                 for worker in workers:
                     worker.start()
@@ -352,9 +388,9 @@ class Sandbox:
 
     @property
     def uid_dropped(self) -> bool:
-        """Whether solutions run as an unprivileged uid (the servers run as root)."""
-        self.start()
-        return bool(self._workers and self._workers[0].hello.get("uid_drop"))
+        """Whether solutions run as an unprivileged uid: checked, by running a one-line program and reading its
+        process's uids from ``/proc`` in the fork server (a server's own word is not taken)."""
+        return self.run("pass", ["assert True"]).uid_dropped
 
     @property
     def server_pids(self) -> list[int]:
@@ -409,7 +445,7 @@ class Sandbox:
                         messages=messages,
                         cpu_s=reply["cpu"],
                         isolation=self.isolation or "none",
-                        uid_dropped=bool(worker.hello.get("uid_drop")),
+                        uid_dropped=bool(reply.get("uid_dropped")),
                         infra_error=reply.get("infra_error"),
                         judged=judged,
                     )

@@ -23,8 +23,9 @@ from typing import Any
 
 from ..errors import ConfigError, SandboxCrashed
 from ..execution import Job, shared_sandbox
+from ..execution.judge import plan_test
 from ..execution.sandbox import MODES
-from ..schema import INPUTS, OUTPUTS, PASS_MATRIX, SOLUTIONS, STATUSES, TESTS, check_columns
+from ..schema import INPUTS, JUDGED_INSIDE, OUTPUTS, PASS_MATRIX, SOLUTIONS, STATUSES, TESTS, check_columns
 from ._common import check_list_cells
 
 __all__ = ["ExecuteConfig", "execute", "execute_dataset", "solution_codes"]
@@ -44,7 +45,8 @@ class ExecuteConfig:
         float_tol (`float`, *optional*): numeric tolerance of stdin/stdout output comparison.
         max_consecutive_timeouts (`int`, *optional*): per-solution time budget (see :class:`Sandbox`).
         isolation (`str`, defaults to ``"auto"``): sandbox isolation.
-        version (`str`): bump when the semantics change, so cached results are recomputed.
+        version (`str`): bump when the semantics change, so cached results are recomputed (``"2"``: verdicts are
+            decided by the judge outside the sandbox; some old ones were wrong).
     """
 
     timeout_s: float = 1.0
@@ -56,7 +58,7 @@ class ExecuteConfig:
     float_tol: float | None = None
     max_consecutive_timeouts: int | None = None
     isolation: str = "auto"
-    version: str = "1"
+    version: str = "2"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -86,7 +88,10 @@ def solution_codes(solutions: Sequence[Any] | None) -> list[str]:
 
 
 def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]:
-    """Batched ``Dataset.map`` function: add ``pass_matrix`` (and ``statuses``) to each row.
+    """Batched ``Dataset.map`` function: add ``pass_matrix`` (and ``statuses``, ``judged_inside``) to each row.
+
+    ``judged_inside`` flags, per test, the few tests whose verdict the judge could not decide outside the sandbox
+    (see :mod:`evolvecoder_datasets.execution.judge`); they ran whole inside, with in-process hardening only.
 
     All (solution, tests) jobs of the batch run at once over the sandbox's workers. One sandbox per process is
     started on first use and reused for every later batch.
@@ -103,8 +108,8 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
     Example:
         >>> out = execute({"solutions": [["def f():\\n    return 1"]], "tests": [["assert f() == 1"]]},
         ...               config=ExecuteConfig(mode="fast"))
-        >>> out["pass_matrix"], out["statuses"]
-        ([[[True]]], [[['pass']]])
+        >>> out["pass_matrix"], out["statuses"], out["judged_inside"]
+        ([[[True]]], [[['pass']]], [[False]])
     """
     check_columns(batch, [SOLUTIONS], stage="execute")
     if TESTS not in batch and INPUTS not in batch:
@@ -147,6 +152,7 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
     out[PASS_MATRIX] = matrices
     if config.statuses:
         out[STATUSES] = statuses
+    out[JUDGED_INSIDE] = [[not plan_test(str(t)).outside for t in tests] if tests else [] for tests in tests_col]
     return out
 
 

@@ -1,0 +1,144 @@
+"""The judge: how a test is split, what the sandbox gets to see of it, and how the judge's part is evaluated.
+
+The planner's promise is that the expected side of a test never leaves the caller's process; the interpreter's is
+that it evaluates its part like Python would, within bounds, and never turns malformed input into a pass.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.execution._wire import encode
+from evolvecoder_datasets.execution.judge import encode_entries, judge, outside_share, plan_test
+
+SECRET = "EXPECTED_d41d8cd9"
+
+# Shapes of tests seen in HumanEval, LeetCode and model-written suites; the expected side holds SECRET.
+SHAPES = [
+    f"assert f(3) == {SECRET!r}",
+    f"assert {SECRET!r} == f(3)",
+    f"assert f(3) != {SECRET!r} + 'x'",
+    f"assert sorted(f(3)) == sorted([{SECRET!r}, 'a'])",
+    f"assert f(3).startswith({SECRET!r})",
+    f"assert {SECRET!r} in f(3)",
+    f"assert f(3)[0] == {SECRET!r} and len(f(4)) == 2",
+    f"assert f(3) == {SECRET!r}, 'message'",
+    f"x = 3\nexpected = {SECRET!r}\nassert f(x) == expected",
+    f"result = f(3)\nassert result == {SECRET!r}",
+    f"for x, want in [(1, {SECRET!r}), (2, 'b')]:\n    assert f(x) == want",
+    f"assert all(f(x) == y for x, y in [(1, {SECRET!r})])",
+    f"cases = {{1: {SECRET!r}}}\nfor k in cases:\n    assert f(k) == cases[k]",
+    f"def check(candidate):\n    assert candidate(3) == {SECRET!r}\n\ncheck(f)",
+    f"def run_f(solution_class, n):\n    return solution_class().f(n)\n\ndef assert_f(result, expected):\n"
+    f"    assert result == expected\n    return True\n\nn, expected = (3, {SECRET!r})\nresult = run_f(Solution, n)\n"
+    f"assert_f(result, expected)",
+    f"import math\nassert math.isclose(f(3), float(len({SECRET!r})))",
+    f"assert [tuple(p) for p in f(3)] == [({SECRET!r},)]",
+    f"assert {{k: v for k, v in f(3).items()}} == {{'k': {SECRET!r}}}",
+]
+
+
+@pytest.mark.parametrize("test", SHAPES)
+def test_the_expected_side_never_reaches_the_sandbox(test):
+    plan = plan_test(test)
+    assert plan.outside, plan.reason
+    assert SECRET not in plan.wire, plan.wire
+
+
+def test_inputs_do_reach_the_sandbox_inside_the_probes():
+    plan = plan_test("for x, want in [(17, 289), (23, 529)]:\n    assert square(x) == want")
+    assert plan.steps == [("p", "square(17)"), ("p", "square(23)")]
+
+
+def _suites():
+    from evolvecoder_datasets.sources import load_humaneval, load_leetcode
+
+    humaneval = [t for row in load_humaneval() for t in row["tests"]]
+    leetcode = [t for row in load_leetcode() for t in row["tests"]]
+    assert len(humaneval) > 1000 and len(leetcode) > 20000
+    return humaneval, leetcode
+
+
+def test_humaneval_and_a_leetcode_sample_are_judged_outside_at_least_99_percent():
+    humaneval, leetcode = _suites()
+    assert outside_share(humaneval) >= 0.99
+    assert outside_share(leetcode[::9]) >= 0.99  # every 9th case of every problem's list: ~2,500 tests
+
+
+@pytest.mark.slow
+def test_all_of_leetcode_is_judged_outside_at_least_99_percent():
+    _, leetcode = _suites()
+    assert outside_share(leetcode) >= 0.99
+
+
+def _values(*values) -> bytes:
+    return encode_entries([("v", v) for v in values])
+
+
+def test_probe_errors_count_only_where_python_would_have_evaluated_them():
+    plan = plan_test("assert f(1) == 2 or g(0) == 1")
+    boom = encode_entries([("v", 2), ("e", "error", "ZeroDivisionError: division by zero")])
+    assert judge(plan, boom) == ("pass", "")
+    plan = plan_test("assert f(1) == 3 or g(0) == 1")
+    assert judge(plan, boom) == ("error", "ZeroDivisionError: division by zero")
+
+
+def test_a_failed_setup_statement_ends_the_test_where_it_failed():
+    plan = plan_test("assert f(1) == 1\nobj = Thing()\nassert obj.value() == 5")
+    entries = encode_entries([("v", 1), ("x", "error", "TypeError: no")])
+    assert judge(plan, entries) == ("error", "TypeError: no")
+    entries = encode_entries([("v", 2), ("x", "error", "TypeError: no")])
+    assert judge(plan, entries) == ("fail", "AssertionError")
+
+
+@pytest.mark.parametrize("payload", [b"", b"E1:x", b"E1:vi1", encode_entries([("v", 1), ("v", 2)]), b"E1:pi1;",
+                                     b"E1:es4:passs0:", encode("pass"), b"E1:vi1;junk", b"E99999999999999999999:",
+                                     b"l1:t2:s1:vi1;"])
+def test_malformed_reports_are_crashes_never_passes(payload):
+    status, _ = judge(plan_test("assert f(1) == 1"), payload)
+    assert status == "crash"
+
+
+@pytest.mark.parametrize("test", [
+    "assert f(1) == 2 ** 10 ** 9",
+    "assert f(1) == 'x' * 10 ** 12",
+    "assert f(1) == [0] * 10 ** 10",
+    "assert f(1) == list(range(10 ** 12))",
+    "assert f(1) == sum(i for i in range(10 ** 9))",
+    "def spin():\n    while True:\n        pass\n\nassert f(1) == spin()",
+    "assert f(1) == 'a'.zfill(10 ** 11)",
+])
+def test_expensive_test_code_is_an_error_within_bounds_not_a_hang(test):
+    plan = plan_test(test)
+    assert plan.outside
+    start = time.monotonic()
+    status, message = judge(plan, _values(1))
+    assert status == "error" and message, (status, message)
+    assert time.monotonic() - start < 30  # containment, not speed
+
+
+def test_program_objects_compare_by_structure_and_lying_truth_is_refused():
+    chain = "class Node:\n    def __init__(self, v, n=None):\n        self.v, self.n = v, n\n" \
+            "    def __eq__(self, other):\n        return True\n" \
+            "class Liar:\n    def __bool__(self):\n        return True\n" \
+            "def build(xs):\n    head = None\n    for x in reversed(xs):\n        head = Node(x, head)\n    return head\n" \
+            "def liar():\n    return Liar()\n"  # fmt: skip
+    tests = ["assert build([1, 2]) == build([1, 2])", "assert build([1, 2]) == build([1, 3])",
+             "assert build([1]) == 1", "assert liar()", "assert build([1]).v == 1"]
+    for mode in ("isolated", "fast"):
+        with Sandbox(workers=1, mode=mode) as sb:
+            report = sb.run(chain, tests)
+        assert report.statuses == ["pass", "fail", "fail", "error", "pass"], (mode, report.messages)
+        assert report.judged == ["outside"] * len(tests)
+
+
+def test_reports_say_where_each_verdict_was_decided():
+    program = "def f(x):\n    return [x, x]\n"
+    tests = ["assert f(1) == [1, 1]", "for v in f(2):\n    assert v == 2", "import re\nassert re.match('a', 'a')"]
+    with Sandbox(workers=1) as sb:
+        report = sb.run(program, tests)
+    assert report.statuses == ["pass", "pass", "pass"]
+    assert report.judged == ["outside", "inside", "outside"] and report.judged_inside == 1
