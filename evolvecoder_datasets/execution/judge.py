@@ -682,6 +682,8 @@ class _Planner:
                     self.judge_values[name] = stmt
                     self.judge_funcs.discard(name)
                     self.mirror[name] = stmt
+                if isinstance(value, ast.Lambda) and len(flat) == 1:  # ref = lambda n: 2 * n: a helper like a def
+                    self.judge_funcs.add(flat[0])
                 self.judge_stmt(stmt)
                 return
             if all(names):
