@@ -6,6 +6,8 @@ cycled to 30 tests. Measured in this process, one after the other:
 * fork floor: fork + immediate exit of a small Python (a fresh ``python -I -S``), one forking process per core;
 * fork-per-test floor: the same workload through the smallest fork-per-test harness (load each program once, fork
   a child per test that runs the assert and writes one line, wait), one process per core, nothing else;
+* fork-per-program floor: the smallest harness that forks a child per program, which loads it and runs its tests
+  in sequence (one line each), one process per core: fast mode's floor;
 * ours, isolated mode (fork per test from the loaded solution) and fast mode (tests in sequence);
 * AceCoder-style harness: a fresh interpreter per solution, asserts exec'd in shared globals under an in-process
   alarm (what the released EvolveCoder/AceCoder evaluation does);
@@ -112,9 +114,14 @@ print(time.perf_counter() - t)
 
 def fork_per_test_floor(jobs: list[Job]) -> float:
     """Executions/s of the minimal fork-per-test harness above over ``jobs``, one process per core."""
+    return _harness_rate(_FORK_PER_TEST, jobs)
+
+
+def _harness_rate(script: str, jobs: list[Job]) -> float:
+    """Executions/s of a floor harness ``script`` over ``jobs``: one process per core, each fed its share as JSON."""
     shares = [[(j.program, list(j.tests)) for j in jobs[i::CORES]] for i in range(CORES)]
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-I", "-S", "-c", _FORK_PER_TEST], stdin=subprocess.PIPE,
+    procs = [subprocess.Popen([sys.executable, "-I", "-S", "-c", script], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for _ in shares]  # fmt: skip
     for proc, share in zip(procs, shares):
         proc.stdin.write(json.dumps(share))
@@ -122,6 +129,44 @@ def fork_per_test_floor(jobs: list[Job]) -> float:
     for proc in procs:
         proc.wait()
     return sum(len(j.tests) for j in jobs) / (time.perf_counter() - start)
+
+
+# The per-program fork floor: the smallest harness that forks one child per program, which loads it and runs its
+# tests in sequence (one line each), while the parent waits. What fast mode must be measured against.
+_FORK_PER_PROGRAM = r"""
+import json, os, sys, time
+jobs = json.loads(sys.stdin.read())
+r, w = os.pipe()
+os.set_blocking(r, False)
+t = time.perf_counter()
+for program, tests in jobs:
+    codes = [compile(test, "<test>", "exec") for test in tests]
+    pid = os.fork()
+    if pid == 0:
+        g = {}
+        try:
+            exec(program, g)
+        except BaseException:
+            os._exit(0)
+        for code in codes:
+            try:
+                exec(code, g)
+                os.write(w, b"pass\n")
+            except BaseException:
+                os.write(w, b"fail\n")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    try:
+        os.read(r, 1 << 16)
+    except BlockingIOError:
+        pass
+print(time.perf_counter() - t)
+"""
+
+
+def fork_per_program_floor(jobs: list[Job]) -> float:
+    """Executions/s of the minimal fork-per-program harness above over ``jobs``, one process per core."""
+    return _harness_rate(_FORK_PER_PROGRAM, jobs)
 
 
 # --- AceCoder-style baseline ------------------------------------------------------------------------------------
@@ -216,7 +261,7 @@ def main() -> None:
     n_exec = sum(len(j.tests) for j in jobs)
     print(f"workload: {len(jobs)} programs x 30 tests = {n_exec} executions; {CORES} cores; python {sys.version.split()[0]}")
     rates: dict[str, list[float]] = {"fork floor (python -I)": [], "fork floor (python -I -S)": [],
-                                     "fork-per-test floor": [],
+                                     "fork-per-test floor": [], "fork-per-program floor": [],
                                      "ours isolated": [], "ours fast": [], "AceCoder-style": [],
                                      "code_eval-style per test": []}  # fmt: skip
     verdicts = {}
@@ -229,6 +274,7 @@ def main() -> None:
             rates["fork floor (python -I)"].append(fork_floor(2000))
             rates["fork floor (python -I -S)"].append(fork_floor(2000, site=False))
             rates["fork-per-test floor"].append(fork_per_test_floor(jobs))
+            rates["fork-per-program floor"].append(fork_per_program_floor(jobs))
             t = time.perf_counter()
             verdicts["isolated"] = [r.passed for r in iso.run_many(jobs)]
             rates["ours isolated"].append(n_exec / (time.perf_counter() - t))
@@ -254,6 +300,7 @@ def main() -> None:
     print(f"  isolated / fork-per-test     {med['ours isolated'] / med['fork-per-test floor']:.2f}   (target >= 0.7)")
     print(f"  isolated / code_eval-style   {med['ours isolated'] / med['code_eval-style per test']:.1f}   (target >= 10)")
     print(f"  fast / AceCoder-style        {med['ours fast'] / med['AceCoder-style']:.1f}   (target >= 1.5)")
+    print(f"  fast / fork-per-program      {med['ours fast'] / med['fork-per-program floor']:.2f}   (target >= 0.7)")
 
     # Verdict stability under load: CPU-bound tests needing ~0.25 s of CPU with a 0.5 s limit.
     cpu_jobs = cpu_bound_jobs(8, 4, 0.25)

@@ -1062,32 +1062,17 @@ class _Interpreter:
         elif t is ast.If:
             self.block(node.body if self.eval(node.test, env) else node.orelse, env)
         elif t is ast.For:
-            iterable = self.eval(node.iter, env)
-            broke = False
-            for item in iterable:
-                self.tick()
+            for item in self.eval(node.iter, env):
                 self.assign(node.target, item, env)
-                try:
-                    self.block(node.body, env)
-                except _Break:
-                    broke = True
+                if self.loop_body(node, env):
                     break
-                except _Continue:
-                    continue
-            if not broke:
+            else:
                 self.block(node.orelse, env)
         elif t is ast.While:
-            broke = False
             while self.eval(node.test, env):
-                self.tick()
-                try:
-                    self.block(node.body, env)
-                except _Break:
-                    broke = True
+                if self.loop_body(node, env):
                     break
-                except _Continue:
-                    continue
-            if not broke:
+            else:
                 self.block(node.orelse, env)
         elif t is ast.Break:
             raise _Break()
@@ -1110,6 +1095,17 @@ class _Interpreter:
                     env[alias.asname or alias.name] = _MODULES[node.module][alias.name]
         else:  # pragma: no cover - the planner never hands other statements to the judge
             raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+
+    def loop_body(self, node, env: dict) -> bool:
+        """One pass of a loop's body; True when it breaks out of the loop."""
+        self.tick()
+        try:
+            self.block(node.body, env)
+        except _Break:
+            return True
+        except _Continue:
+            pass
+        return False
 
     def function(self, node: ast.FunctionDef, env: dict) -> _Function:
         params = [a.arg for a in node.args.args]
