@@ -222,6 +222,13 @@ _MAX_UNROLL = 1_000  # items of one loop or comprehension the planner writes out
 _PLAN_BUDGET = 200_000
 
 
+class _Clean(ast.expr):
+    """A call of a module the test imported (``re``, ``numpy`` ...) on values that need the program: the judge
+    evaluates the arguments, then the call runs in a fresh sandbox process that imported only that module."""
+
+    _fields = ("imports", "func", "args", "keywords")
+
+
 class _Unrolled(ast.expr):
     """A comprehension written out item by item: ``items`` holds ``(conditions, [element])`` per item."""
 
@@ -393,6 +400,7 @@ class _Planner:
         self.mirror: dict[str, ast.stmt] = {}
         self.data_names: set[str] = set()  # names the test's set-up binds to what a program call returned
         self.deferred: dict[str, ast.FunctionDef] = {}  # test helpers that call the program, not sent yet
+        self.imported: dict[str, str] = {}  # names the test's own imports bound (not the judge's modules)
         self.inlining = 0
         self.env: dict = {}  # values of the judge's own bindings, known while planning (to unroll loops over them)
         self.unrolled = 0
@@ -484,6 +492,9 @@ class _Planner:
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.modules \
                     and self.known(func.value.id, local):  # math.isclose(f(x), 0.5)  # fmt: skip
                 return self._split_children(node, local)
+            clean = self.clean_call(node, local)
+            if clean is not None:
+                return clean
             if isinstance(func, ast.Attribute) and func.attr in _METHOD_NAMES and self._value_like(func.value):
                 receiver = self.split(func.value, local)
                 args = [self.split(a, local) for a in node.args]
@@ -513,6 +524,24 @@ class _Planner:
                              ast.Await, ast.Yield, ast.YieldFrom)):
             raise _Inside("a comprehension or lambda that calls the program")
         return self.probe(node)
+
+    def clean_call(self, node: ast.Call, local: frozenset):
+        """``re.fullmatch(p, f(x))``, ``np.allclose(f(x), ref)``: a helper of a module the test imported, applied to
+        the program's values. Run where the program is, it would be the program's patched copy of the module."""
+        func = node.func
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id not in self.imported or root.id in local:
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        if {n for n in _free_names(func)} != {root.id}:
+            return None
+        args = [self.split(a, local) for a in node.args]
+        keywords = [ast.keyword(arg=k.arg, value=self.split(k.value, local)) for k in node.keywords]
+        return ast.copy_location(_Clean(imports=self.imported[root.id], func=ast.unparse(func), args=args,
+                                        keywords=keywords), node)  # fmt: skip
 
     def _value_like(self, node) -> bool:
         """Whether ``node`` yields a value the judge may take apart (a call result, not a program object's name).
@@ -644,6 +673,10 @@ class _Planner:
                     self.modules.discard(bound)
                     self.judge_values.pop(bound, None)
                     self.forced.add(bound)
+                    if stmt.level == 0 if isinstance(stmt, ast.ImportFrom) else True:
+                        one = copy.copy(stmt)
+                        one.names = [alias]
+                        self.imported[bound] = ast.unparse(one)
             return
         if isinstance(stmt, ast.Assert):
             test = self.split(stmt.test)
@@ -1244,6 +1277,8 @@ class _Interpreter:
             return self.comprehension(node, env)
         if t is _Unrolled:
             return self.unrolled(node, env)
+        if t is _Clean:
+            return self.clean_call(node, env)
         if t is ast.JoinedStr:
             return "".join(str(self.eval(v, env)) for v in node.values)
         if t is ast.FormattedValue:
@@ -1257,6 +1292,21 @@ class _Interpreter:
             spec = self.eval(node.format_spec, env) if node.format_spec is not None else ""
             return format(value, spec)
         raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+
+    clean = None  # set by judge(): runs a helper call in a process that never ran program code
+
+    def clean_call(self, node: _Clean, env: dict):
+        args = [self.eval(a, env) for a in node.args]
+        keywords = [(k.arg, self.eval(k.value, env)) for k in node.keywords]
+        parts = [_literal_ast(v) for v in args] + [_literal_ast(v) for _, v in keywords]
+        if any(p is None for p in parts) or self.clean is None:
+            raise JudgeLimit(f"{node.func}() on values that cannot be handed to a clean process")
+        call = ast.Call(func=ast.parse(node.func, mode="eval").body, args=parts[: len(args)],
+                        keywords=[ast.keyword(arg=k, value=p) for (k, _), p in zip(keywords, parts[len(args):])])
+        entry = self.clean(node.imports, ast.unparse(ast.fix_missing_locations(call)))
+        if entry[0] == "v":
+            return entry[1]
+        raise _ProbeFailed(entry[1], entry[2])
 
     def same(self, a, b) -> bool:
         """``is``: sandbox identities when both sides are probe values, else :func:`_same`."""
@@ -1385,7 +1435,7 @@ def _as_load(target):
 _PROBE_STATUSES = frozenset({"fail", "error", "memory", "timeout", "crash"})
 
 
-def _entries(payload: bytes, expected: int) -> list:
+def read_entries(payload: bytes, expected: int) -> list:
     """The probe entries of a report: ``E<n>:`` then ``v<value>`` / ``e<status><message>`` / ``x<status><message>``."""
     if payload[:1] != b"E":
         raise WireError("not a probe report")
@@ -1434,7 +1484,7 @@ def encode_entries(entries: list) -> bytes:
     return b"E%d:" % len(parts) + b"".join(parts)
 
 
-def judge(plan: TestPlan, payload: bytes) -> tuple[str, str]:
+def judge(plan: TestPlan, payload: bytes, *, clean=None) -> tuple[str, str]:
     """The verdict of one split test from what its probes sent back: ``(status, message)``.
 
     ``payload`` holds one entry per sandbox step that ran (see :func:`encode_entries`): ``("v", value)`` for a
@@ -1448,7 +1498,7 @@ def judge(plan: TestPlan, payload: bytes) -> tuple[str, str]:
         ('error', 'ZeroDivisionError: division by zero')
     """
     try:
-        entries = _entries(payload, len(plan.steps))
+        entries = read_entries(payload, len(plan.steps))
     except (WireError, RecursionError, MemoryError) as err:
         return "crash", f"unreadable report from the sandbox ({err})"[:MAX_MESSAGE]
     stopped = next((i for i, e in enumerate(entries) if e[0] == "x"), None)
@@ -1465,6 +1515,7 @@ def judge(plan: TestPlan, payload: bytes) -> tuple[str, str]:
             return "error", f"{type(err).__name__}: {err}"[:MAX_MESSAGE]
         return ("pass", "") if equal == fast[0] else ("fail", "AssertionError")
     interp = _Interpreter(entries)
+    interp.clean = clean
     env: dict = {}
     try:
         for position, stmt in plan.body:

@@ -182,7 +182,22 @@ class _Worker:
         self.kill()
 
 
-def _verdicts(job: Job, reply: dict) -> tuple[list[str], list[str], list[str]]:
+def _clean_entry(reply: dict) -> tuple:
+    from ._wire import WireError
+    from .judge import read_entries
+
+    status, message = reply["statuses"][0], reply["messages"][0]
+    value = (reply.get("values") or [None])[0]
+    if status != "value" or not isinstance(value, str):
+        return ("e", status if status in ("error", "fail", "timeout", "memory") else "crash", message)
+    try:
+        entries = read_entries(binascii.a2b_base64(value.encode("ascii"), strict_mode=True), 1)
+    except (WireError, binascii.Error, ValueError):
+        return ("e", "crash", "unreadable helper result")
+    return entries[0] if entries else ("e", "crash", "no helper result")
+
+
+def _verdicts(job: Job, reply: dict, clean=None) -> tuple[list[str], list[str], list[str]]:
     """Statuses, messages and where each verdict was decided, from a fork server's reply.
 
     A split test's values are judged here (see :mod:`.judge`); the server and its children decide only what they
@@ -211,7 +226,7 @@ def _verdicts(job: Job, reply: dict) -> tuple[list[str], list[str], list[str]]:
             except (binascii.Error, ValueError, UnicodeEncodeError):
                 statuses[i], messages[i] = "crash", "unreadable report from the sandbox"
                 continue
-            statuses[i], messages[i] = judge(plan, payload)
+            statuses[i], messages[i] = judge(plan, payload, clean=clean)
         elif status == "value" or (status == "pass" and plan.outside):
             statuses[i], messages[i] = "crash", "the sandbox sent a verdict it does not decide"
     return statuses, messages, judged
@@ -433,25 +448,8 @@ class Sandbox:
     def _execute(self, job: Job) -> ExecutionReport:
         if job.size == 0:
             return ExecutionReport([], [], [], self.isolation or "none", False)
-        worker = self._idle.get()
-        try:
-            last_error = None
-            for _attempt in range(2):  # a dead server is restarted once; the job is then retried
-                try:
-                    reply = worker.call(self._job_message(job, worker.uid), self._deadline(job))
-                    statuses, messages, judged = _verdicts(job, reply)
-                    return ExecutionReport(
-                        statuses=statuses,
-                        messages=messages,
-                        cpu_s=reply["cpu"],
-                        isolation=self.isolation or "none",
-                        uid_dropped=bool(reply.get("uid_dropped")),
-                        infra_error=reply.get("infra_error"),
-                        judged=judged,
-                    )
-                except SandboxCrashed as err:
-                    last_error = err
-                    logger.warning("sandbox worker failed (%s); restarting it", err)
+        reply, last_error = self._call(self._job_message, job)
+        if reply is None:
             n = job.size
             return ExecutionReport(
                 statuses=["crash"] * n,
@@ -461,8 +459,48 @@ class Sandbox:
                 uid_dropped=False,
                 infra_error=str(last_error),
             )
+        # Judged after the worker is back in the pool: a test's helper call may need one (see _clean_call).
+        statuses, messages, judged = _verdicts(job, reply, self._clean_call)
+        return ExecutionReport(
+            statuses=statuses,
+            messages=messages,
+            cpu_s=reply["cpu"],
+            isolation=self.isolation or "none",
+            uid_dropped=bool(reply.get("uid_dropped")),
+            infra_error=reply.get("infra_error"),
+            judged=judged,
+        )
+
+    def _call(self, make_message, job: Job) -> tuple[dict | None, Exception | None]:
+        """One job on an idle worker; a dead server is restarted once and the job retried."""
+        worker = self._idle.get()
+        try:
+            last_error = None
+            for _attempt in range(2):
+                try:
+                    return worker.call(make_message(job, worker.uid), self._deadline(job)), None
+                except SandboxCrashed as err:
+                    last_error = err
+                    logger.warning("sandbox worker failed (%s); restarting it", err)
+            return None, last_error
         finally:
             self._idle.put(worker)
+
+    def _clean_call(self, imports: str, expression: str) -> tuple:
+        """Evaluate a test's module helper (``re.fullmatch(...)``, ``np.allclose(...)``) on values the judge already
+        holds, in a solution process that loaded only ``imports`` and never any program code: the program patched
+        its own copy of those modules, not this one. Returns a judge probe entry."""
+        job = Job(imports, tests=[expression])
+
+        def message(job: Job, uid: int) -> dict:
+            msg = self._job_message(Job(imports, tests=[]), uid)
+            msg["kind"], msg["preamble"], msg["tests"] = "assert", None, ["Pp" + expression]
+            return msg
+
+        reply, error = self._call(message, job)
+        if reply is None:
+            return ("e", "crash", f"sandbox failure: {error}")
+        return _clean_entry(reply)
 
     def run(self, program: str, tests: Sequence[str]) -> ExecutionReport:
         """Run ``program`` once against each assert in ``tests``.

@@ -142,3 +142,18 @@ def test_reports_say_where_each_verdict_was_decided():
         report = sb.run(program, tests)
     assert report.statuses == ["pass", "pass", "pass"]
     assert report.judged == ["outside", "inside", "outside"] and report.judged_inside == 1
+
+
+def test_module_helpers_a_test_applies_to_program_values_run_in_a_process_that_never_ran_the_program():
+    program = ("import re, heapq\nre.fullmatch = lambda *a, **k: True\nheapq.nsmallest = lambda n, xs: [1, 2]\n"
+               "def digits(n):\n    return 'none'\ndef smallest(xs):\n    return [9, 8]\ndef good(n):\n    return str(n)\n")
+    tests = ["import re\nassert re.fullmatch(r'[0-9]+', digits(5))",
+             "import heapq\nassert heapq.nsmallest(2, smallest([5, 1, 2])) == [1, 2]",
+             "import re\nassert re.fullmatch(r'[0-9]+', good(5))",
+             "import re\nassert re.fullmatch(r'(a+)+$', 'a' * 40 + 'b') is None"]
+    for mode in ("isolated", "fast"):
+        with Sandbox(workers=1, mode=mode, timeout_s=0.5) as sb:
+            report = sb.run(program, tests)
+        assert report.statuses[:3] == ["fail", "fail", "pass"], (mode, report.messages)
+        assert report.statuses[3] == "timeout"  # a catastrophic pattern costs the clean process, not the caller
+        assert "'none'" not in "".join(plan_test(t).wire for t in tests[:1])
