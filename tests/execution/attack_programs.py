@@ -1516,9 +1516,9 @@ STATE = [
         def name(i):
             return ""
         def smallest(xs):
-            return xs
+            return [9, 8, 7]
         def block(s):
-            return s
+            return "  nope"
         '''),
         ("import re\nassert re.fullmatch(r'[0-9]+', digits(5))", "import re\nassert re.match(r'^a', name(1)) is not None",
          "import fnmatch\nassert fnmatch.fnmatch(name(3), 'file_*.txt')",
