@@ -603,7 +603,7 @@ class _Planner:
             return _UNKNOWN
         try:
             value = _Interpreter([], budget=_PLAN_BUDGET).eval(node, dict(self.env))
-            return list(value) if not isinstance(value, (list, tuple, str, range, dict, set, frozenset)) else value
+            return list(value) if hasattr(value, "__next__") else value  # a generator: once, as a list
         except Exception:  # noqa: BLE001
             return _UNKNOWN
 
@@ -772,11 +772,19 @@ class _Planner:
             return
         if isinstance(stmt, ast.Pass):
             return
-        has_assert = any(isinstance(s, ast.Assert) for s in ast.walk(stmt))
+        has_assert = any(isinstance(s, (ast.Assert, ast.Raise)) for s in ast.walk(stmt))
         if isinstance(stmt, (ast.If, ast.For, ast.While)) and not self.depends(stmt) and self._pure_block(stmt):
             self.judge_stmt(stmt)
             return
         if isinstance(stmt, ast.For) and has_assert and self.unroll_loop(stmt):
+            return
+        if isinstance(stmt, ast.While) and has_assert and self.unroll_while(stmt):
+            return
+        if isinstance(stmt, ast.If) and has_assert and self.depends(stmt.test) and all(
+                self._pure_block(s) for s in (*stmt.body, *stmt.orelse)):  # fmt: skip
+            # if f(3) != 9: raise AssertionError(...): the condition's program part is a probe, the rest is ours
+            self.judge_stmt(ast.copy_location(ast.If(test=self.split(stmt.test), body=stmt.body,
+                                                     orelse=stmt.orelse), stmt))  # fmt: skip
             return
         if isinstance(stmt, ast.If) and has_assert:
             condition = self.static_value(stmt.test)
@@ -812,6 +820,42 @@ class _Planner:
             for inner in stmt.body:
                 self.statement(_Substitute(bound).visit(copy.deepcopy(inner)))
         return True
+
+    def unroll_while(self, stmt: ast.While) -> bool:
+        """``x = 1; while x < 4: assert f(x) == x * x; x += 1``: a loop whose condition the judge can follow while
+        planning (it reads only the judge's own bindings, which the body updates) is written out pass by pass."""
+        if stmt.orelse or any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(stmt)):
+            return False
+        if self.depends(stmt.test) or self.static_value(stmt.test) is _UNKNOWN:
+            return False
+        start, steps, env = len(self.body), len(self.steps), dict(self.env)
+        snapshot = (set(self.judge_values), set(self.forced), set(self.judge_funcs))
+        for _ in range(_MAX_UNROLL):
+            condition = self.static_value(stmt.test)
+            if condition is _UNKNOWN:
+                break
+            if not condition:
+                return True
+            self.unrolled += 1
+            if self.unrolled > _MAX_UNROLL * 4:
+                break
+            for inner in stmt.body:
+                # the judge's own names, as this pass sees them, written in (so probes carry values, not names)
+                known = {n: _literal_ast(self.env[n]) for n in _free_names(inner) if n in self.env
+                         and n in self.judge_values and not isinstance(self.judge_values[n], ast.FunctionDef)}
+                if any(v is None for v in known.values()):
+                    break
+                self.statement(_Substitute(known).visit(copy.deepcopy(inner)))
+            else:
+                continue
+            break
+        # Could not follow it to the end: undo what was written out; the loop runs whole inside.
+        del self.body[start:]
+        del self.steps[steps:]
+        self.env = env
+        self.judge_values = {k: v for k, v in self.judge_values.items() if k in snapshot[0]}
+        self.forced, self.judge_funcs = snapshot[1], snapshot[2]
+        return False
 
     def unroll_comprehension(self, node, local: frozenset) -> ast.expr | None:
         """``all(f(x) == y for x, y in pairs)`` over pairs known while planning: one lazily judged item per pair."""

@@ -38,6 +38,10 @@ SHAPES = [
     f"import math\nassert math.isclose(f(3), float(len({SECRET!r})))",
     f"assert [tuple(p) for p in f(3)] == [({SECRET!r},)]",
     f"assert {{k: v for k, v in f(3).items()}} == {{'k': {SECRET!r}}}",
+    f"x = 1\nwhile x < 3:\n    assert f(x) == [{SECRET!r}, 'b'][x - 1]\n    x += 1",
+    f"if f(3) != {SECRET!r}:\n    raise AssertionError('wrong')",
+    f"ref = lambda n: {SECRET!r} * n\nassert f(2) == ref(2)",
+    f"import unittest\nunittest.TestCase().assertEqual(f(3), {SECRET!r})",
 ]
 
 
