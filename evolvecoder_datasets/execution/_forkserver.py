@@ -936,7 +936,20 @@ _STEP_OK = b"v0;N"
 
 def _step_error(tag: bytes, err: BaseException) -> bytes:
     status, message = _exception_status(err)
-    return tag + _wire._str_token(status) + _wire._str_token(message)
+    out = tag + _wire._str_token(status) + _wire._str_token(message)
+    return out + _wire._str_token(_exception_chain(err)) if tag == b"e" else out
+
+
+def _exception_chain(err: BaseException) -> str:
+    """``own class, builtin bases...`` of a raised exception, for the judge's ``except`` clauses (the program's
+    claim about what it raised, as raising it is)."""
+    try:
+        mro = _type(err).__mro__
+        names = [c.__name__ if c.__module__ == "builtins" else "" for c in mro]
+        own = mro[0].__qualname__ if mro[0].__module__ == "builtins" else "program." + mro[0].__qualname__
+        return ",".join([own, *(n for n in names[1:] if n)])
+    except _BaseException:  # noqa: BLE001
+        return ""
 
 
 def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
@@ -962,7 +975,7 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
             alive.append(value)
             parts.append(b"v%x;%b" % (_id(value), _wire.encode(value, max_value)))
         except _wire.TooLarge as err:
-            parts.append(b"e" + _wire._str_token("fail") + _wire._str_token(str(err)))
+            parts.append(b"e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token(""))
         except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
             parts.append(_step_error(b"e", err))
     return b"E%d:%b" % (_len(parts), b"".join(parts))

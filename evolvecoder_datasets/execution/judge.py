@@ -63,8 +63,7 @@ _PURE_BUILTINS = (
     "hash", "iter", "next", "slice", "callable",
 )  # fmt: skip
 _CONSTANTS = {"True": True, "False": False, "None": None, "Ellipsis": Ellipsis, "NotImplemented": NotImplemented}
-_EXCEPTIONS = ("Exception", "ValueError", "TypeError", "KeyError", "IndexError", "ZeroDivisionError",
-               "AssertionError", "ArithmeticError", "AttributeError", "RuntimeError", "StopIteration")  # fmt: skip
+_EXCEPTIONS = tuple(n for n, o in vars(builtins).items() if isinstance(o, type) and issubclass(o, BaseException))
 _MODULES = {
     "math": {k: getattr(math, k) for k in dir(math) if not k.startswith("_")},
     "cmath": None,  # filled below
@@ -403,6 +402,7 @@ class _Planner:
         self.imported: dict[str, str] = {}  # names the test's own imports bound (not the judge's modules)
         self.inlining = 0
         self.env: dict = {}  # values of the judge's own bindings, known while planning (to unroll loops over them)
+        self.in_try = False  # planning the body of a try the judge runs: program calls become probes
         self.unrolled = 0
 
     # -- classification ---------------------------------------------------------------------------------------
@@ -577,6 +577,8 @@ class _Planner:
 
     # -- statements -------------------------------------------------------------------------------------------
     def sandbox(self, stmt: ast.stmt) -> None:
+        if self.in_try:
+            raise _Inside("a try block that runs program statements")
         self.release(_free_names(stmt))
         self.sandbox_reads |= _free_names(stmt)
         self.steps.append(("x", ast.unparse(stmt)))
@@ -658,9 +660,11 @@ class _Planner:
 
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            self.mirror_now(stmt)
             for alias in stmt.names:
                 bound = (alias.asname or alias.name).partition(".")[0]
+                one = copy.copy(stmt)
+                one.names = [alias]
+                self.deferred[bound] = one  # reaches the sandbox only if its code reads the name
                 judge_ok = isinstance(stmt, ast.Import) and alias.name in _MODULES and bound not in self.forced
                 if isinstance(stmt, ast.ImportFrom) and stmt.module in _MODULES and stmt.level == 0 \
                         and alias.name in (_MODULES[stmt.module] or {}) and bound not in self.forced:  # fmt: skip
@@ -719,6 +723,12 @@ class _Planner:
                     self.judge_funcs.add(flat[0])
                 self.judge_stmt(stmt)
                 return
+            if all(names) and self.in_try and not set(flat) & self.forced:  # r = f(x) inside try: judged here
+                self.judge_stmt(ast.copy_location(ast.Assign(targets=targets, value=self.split(value)), stmt))
+                for name in flat:
+                    self.judge_values[name] = stmt
+                    self.ever_judge.add(name)
+                return
             if all(names):
                 for name in flat:
                     self.unbind(name)
@@ -763,7 +773,9 @@ class _Planner:
             if clean is not None:  # unittest.TestCase().assertEqual(f(1), 3), np.testing.assert_allclose(...)
                 self.judge_stmt(ast.copy_location(ast.Expr(value=clean), stmt))
                 return
-            if self.depends(value):
+            if self.depends(value) and self.in_try:  # parse('x') inside try: a probe whose error the judge catches
+                self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
+            elif self.depends(value):
                 self.sandbox(stmt)
             elif self.supported(value):
                 self.judge_stmt(stmt)
@@ -771,6 +783,13 @@ class _Planner:
                 raise _Inside("a statement outside the judge's language")
             return
         if isinstance(stmt, ast.Pass):
+            return
+        if isinstance(stmt, ast.Raise) and self._pure_block(stmt):
+            self.judge_stmt(stmt)
+            return
+        if isinstance(stmt, ast.With):
+            stmt = self.raises_as_try(stmt) or stmt
+        if isinstance(stmt, ast.Try) and self.plan_try(stmt):
             return
         has_assert = any(isinstance(s, (ast.Assert, ast.Raise)) for s in ast.walk(stmt))
         if isinstance(stmt, (ast.If, ast.For, ast.While)) and not self.depends(stmt) and self._pure_block(stmt):
@@ -805,9 +824,8 @@ class _Planner:
         that neither rebinds the loop's names nor breaks out: then the loop's inputs go to the sandbox inside the
         probes, and its expected values stay here.
         """
-        if stmt.orelse or any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom))
-                              for n in ast.walk(stmt)):  # fmt: skip
-            return False
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(stmt)):
+            return False  # (without a break, a for loop's else always runs: it follows the copies)
         targets = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
         assigned = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)
                     and isinstance(n.ctx, (ast.Store, ast.Del))}  # fmt: skip
@@ -819,6 +837,55 @@ class _Planner:
         for bound in items:
             for inner in stmt.body:
                 self.statement(_Substitute(bound).visit(copy.deepcopy(inner)))
+        for inner in stmt.orelse:
+            self.statement(inner)
+        return True
+
+    def raises_as_try(self, stmt: ast.With) -> ast.Try | None:
+        """``with pytest.raises(E): body`` as ``try: body / except E: pass / else: raise AssertionError``."""
+        if len(stmt.items) != 1 or stmt.items[0].optional_vars is not None:
+            return None
+        call = stmt.items[0].context_expr
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "raises"
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest"
+                and len(call.args) == 1 and not call.keywords):  # match= would need a regex on the program's text
+            return None
+        fail = ast.Raise(exc=ast.Call(func=ast.Name(id="AssertionError", ctx=ast.Load()),
+                                      args=[ast.Constant("DID NOT RAISE")], keywords=[]), cause=None)
+        handler = ast.ExceptHandler(type=call.args[0], name=None, body=[ast.Pass()])
+        return ast.copy_location(ast.Try(body=stmt.body, handlers=[handler], orelse=[fail], finalbody=[]), stmt)
+
+    def plan_try(self, stmt: ast.Try) -> bool:
+        """``try: f(bad) / except ValueError: pass / else: assert False``: the calls in the body become probes (the
+        sandbox records what they raised and goes on), the judge runs the try with the program's exceptions as
+        values of the program's class name under its nearest builtin base. Handlers, else and finally must be the
+        judge's own code; the body may not run program statements whose effects the sandbox would need."""
+        for handler in stmt.handlers:
+            if handler.type is not None and not self.supported(handler.type):
+                return False
+        if not all(self._pure_block(s) for s in (*stmt.orelse, *stmt.finalbody)):
+            return False
+        for handler in stmt.handlers:  # its name (except E as e) is the judge's own value in its body
+            params = [ast.arg(arg=handler.name)] if handler.name else []
+            fn = ast.FunctionDef(name="_handler_", args=ast.arguments(posonlyargs=[], args=params, kwonlyargs=[],
+                                 kw_defaults=[], defaults=[]), body=handler.body, decorator_list=[], returns=None,
+                                 type_params=[])  # fmt: skip
+            if not self.pure_function(fn):
+                return False
+        saved_body, saved_try = self.body, self.in_try
+        self.body, self.in_try = [], True
+        try:
+            for inner in stmt.body:
+                self.statement(inner)
+            body = [s for _, s in self.body]
+        except _Inside:
+            self.body, self.in_try = saved_body, saved_try
+            raise
+        self.body, self.in_try = saved_body, saved_try
+        if not body:
+            return False
+        self.judge_stmt(ast.copy_location(ast.Try(body=body, handlers=stmt.handlers, orelse=stmt.orelse,
+                                                  finalbody=stmt.finalbody), stmt))  # fmt: skip
         return True
 
     def unroll_while(self, stmt: ast.While) -> bool:
@@ -879,6 +946,8 @@ class _Planner:
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.deferred):
             return None
         fn = self.deferred[call.func.id]
+        if not isinstance(fn, ast.FunctionDef):
+            return None
         params = [a.arg for a in fn.args.args]
         if call.keywords or fn.decorator_list or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or \
                 len(call.args) != len(params) or fn.args.defaults:  # fmt: skip
@@ -919,8 +988,6 @@ class _Planner:
         self.judge_funcs.discard(name)
         self.forced.add(name)
 
-    def mirror_now(self, stmt) -> None:
-        self.steps.append(("x", ast.unparse(stmt)))
 
     def comprehension(self, node, local: frozenset) -> ast.expr | None:
         """``[tuple(p) for p in f(x)]``: only the first iterable needs the program; the rest is the judge's."""
@@ -1002,9 +1069,34 @@ def outside_share(tests: Iterable[str]) -> float:
 
 
 class _ProbeFailed(Exception):
-    def __init__(self, status: str, message: str) -> None:
+    def __init__(self, status: str, message: str, chain: str = "") -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.chain = status, message, chain
+
+    def as_exception(self) -> BaseException | None:
+        """The exception the program raised, as the judge's ``except`` clauses see it: a class of the program's
+        name under its nearest builtin base, carrying its message; None for what no ``except`` catches (a timeout,
+        a crash, the sandbox's own verdicts)."""
+        if self.status not in ("error", "fail") or not self.chain:
+            return None
+        own, *bases = self.chain.split(",")
+        base = next((_BUILTIN_EXCEPTIONS[b] for b in [own, *bases] if b in _BUILTIN_EXCEPTIONS), Exception)
+        if own != base.__name__:
+            base = _raised_class(own.rpartition(".")[2], base)
+        text = self.message.partition(": ")[2] if ": " in self.message else ""
+        try:
+            return base(text)
+        except Exception:  # noqa: BLE001 - an exception class that wants other arguments
+            return base()
+
+
+_BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
+                       if isinstance(obj, type) and issubclass(obj, BaseException)}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def _raised_class(name: str, base: type) -> type:
+    return type(name if name.isidentifier() else "ProgramError", (base,), {})
 
 
 class _Return(Exception):
@@ -1161,6 +1253,8 @@ class _Interpreter:
             raise _Continue()
         elif t is ast.Pass:
             pass
+        elif t is ast.Try:
+            self.try_stmt(node, env)
         elif t is ast.Raise:
             exc = self.eval(node.exc, env) if node.exc is not None else AssertionError()
             if isinstance(exc, type) and issubclass(exc, BaseException):
@@ -1176,6 +1270,30 @@ class _Interpreter:
                     env[alias.asname or alias.name] = _MODULES[node.module][alias.name]
         else:  # pragma: no cover - the planner never hands other statements to the judge
             raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+
+    def try_stmt(self, node: ast.Try, env: dict) -> None:
+        try:
+            try:
+                self.block(node.body, env)
+            except (_Return, _Break, _Continue, JudgeLimit, MemoryError, RecursionError):
+                raise
+            except Exception as err:  # noqa: BLE001 - the program's exceptions and the test's own
+                raised = err.as_exception() if isinstance(err, _ProbeFailed) else err
+                if raised is None:
+                    raise
+                for handler in node.handlers:
+                    kinds = self.eval(handler.type, env) if handler.type is not None else BaseException
+                    if isinstance(raised, kinds):
+                        if handler.name:
+                            env[handler.name] = raised
+                        self.block(handler.body, env)
+                        break
+                else:
+                    raise
+            else:
+                self.block(node.orelse, env)
+        finally:
+            self.block(node.finalbody, env)
 
     def loop_body(self, node, env: dict) -> bool:
         """One pass of a loop's body; True when it breaks out of the loop."""
@@ -1232,7 +1350,7 @@ class _Interpreter:
                 entry = self.probes[int(name[len(_PROBE):])]
                 if entry[0] == "v":
                     return entry[1]
-                raise _ProbeFailed(entry[1], entry[2])
+                raise _ProbeFailed(*entry[1:])
             if name in env:
                 return env[name]
             if name in _BUILTIN_TABLE:
@@ -1354,7 +1472,7 @@ class _Interpreter:
         entry = self.clean(node.imports, ast.unparse(ast.fix_missing_locations(call)))
         if entry[0] == "v":
             return entry[1]
-        raise _ProbeFailed(entry[1], entry[2])
+        raise _ProbeFailed(*entry[1:])
 
     def same(self, a, b) -> bool:
         """``is``: sandbox identities when both sides are probe values, else :func:`_same`."""
@@ -1504,9 +1622,12 @@ def read_entries(payload: bytes, expected: int) -> list:
         elif tag in (b"e", b"x"):
             status, pos = decode_at(payload, pos + 1)
             message, pos = decode_at(payload, pos)
-            if status not in _PROBE_STATUSES or type(message) is not str:
+            chain = ""
+            if tag == b"e":
+                chain, pos = decode_at(payload, pos)
+            if status not in _PROBE_STATUSES or type(message) is not str or type(chain) is not str:
                 raise WireError("malformed probe entry")
-            out.append((tag.decode(), status, message))
+            out.append((tag.decode(), status, message, chain) if tag == b"e" else ("x", status, message))
         else:
             raise WireError("malformed probe entry")
     if pos != len(payload):
@@ -1528,7 +1649,8 @@ def encode_entries(entries: list) -> bytes:
         if entry[0] == "v":
             parts.append(b"v%x;" % (entry[2] if len(entry) > 2 else i + 1) + encode(entry[1]))
         else:
-            parts.append(entry[0].encode() + encode(entry[1]) + encode(entry[2]))
+            chain = (encode(entry[3] if len(entry) > 3 else "") if entry[0] == "e" else b"")
+            parts.append(entry[0].encode() + encode(entry[1]) + encode(entry[2]) + chain)
     return b"E%d:" % len(parts) + b"".join(parts)
 
 

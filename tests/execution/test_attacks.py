@@ -409,12 +409,10 @@ ATTACK_PARAMS = [pytest.param(a, id=a.name) for a in ATTACKS]
 CONTROL_PARAMS = [pytest.param(a, id=a.name) for a in CONTROLS]
 
 # Attacks that still get wrong code judged pass, all on test shapes the judge cannot split yet and runs whole inside
-# the sandbox (try/except, pytest.raises, while loops over the program's results, walrus): the residual risk that
+# the sandbox (a walrus, a loop over itertools, a test judged inside that carries its expected values): the residual that
 # docs/threat-model.md states under "What is not guaranteed", flagged per test as judged "inside". Marked xfail
 # (not strict: some entry points already refuse some of their tests, e.g. the metric's whole-suite run).
 KNOWN_GAPS = {
-    "harness_status_patch_against_tests_with_try_except_and_raises":
-        "try/except and pytest.raises tests run whole inside the sandbox, where the harness can be patched",
     "harness_status_patch_against_humaneval_check_functions_and_while_loops":
         "while loops, walrus and if/raise over the program's results run whole inside the sandbox",
     "oracle_expected_values_of_tests_run_inside_read_from_memory":

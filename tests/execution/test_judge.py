@@ -42,6 +42,8 @@ SHAPES = [
     f"if f(3) != {SECRET!r}:\n    raise AssertionError('wrong')",
     f"ref = lambda n: {SECRET!r} * n\nassert f(2) == ref(2)",
     f"import unittest\nunittest.TestCase().assertEqual(f(3), {SECRET!r})",
+    f"try:\n    r = f(3)\nexcept ValueError:\n    r = None\nassert r == {SECRET!r}",
+    f"import pytest\nwith pytest.raises(ValueError):\n    f({SECRET[:0]!r})\nassert f(1) == {SECRET!r}",
 ]
 
 
@@ -161,3 +163,21 @@ def test_module_helpers_a_test_applies_to_program_values_run_in_a_process_that_n
         assert report.statuses[:3] == ["fail", "fail", "pass"], (mode, report.messages)
         assert report.statuses[3] == "timeout"  # a catastrophic pattern costs the clean process, not the caller
         assert "'none'" not in "".join(plan_test(t).wire for t in tests[:1])
+
+
+def test_try_except_and_pytest_raises_are_judged_outside_with_the_programs_exceptions():
+    tests = ["try:\n    parse('x')\nexcept ValueError:\n    pass\nelse:\n    assert False",
+             "import pytest\nwith pytest.raises(ValueError):\n    parse('x')",
+             "try:\n    r = parse('7')\nexcept Exception:\n    assert False\nassert r == 7",
+             "try:\n    parse('x')\n    assert False, 'should raise'\nexcept ValueError as e:\n    assert 'x' in str(e)"]
+    assert all(plan_test(t).outside for t in tests)
+    subclass = "class BadInput(ValueError):\n    pass\ndef parse(s):\n    if not s.isdigit():\n" \
+               "        raise BadInput(s)\n    return int(s)\n"  # fmt: skip
+    fake = "class ValueError(Exception):\n    pass\ndef parse(s):\n    if not s.isdigit():\n" \
+           "        raise ValueError(s)\n    return int(s)\n"  # fmt: skip
+    with Sandbox(workers=1) as sb:
+        assert sb.run("def parse(s):\n    return int(s)\n", tests).statuses == ["pass"] * 4
+        assert sb.run(subclass, tests).statuses == ["pass"] * 4  # caught by its builtin base, as in Python
+        assert sb.run("def parse(s):\n    return 0\n", tests).statuses == ["fail", "fail", "fail", "fail"]
+        # a class the program named ValueError is not the builtin one: except ValueError does not catch it
+        assert sb.run(fake, tests).statuses[:2] == ["error", "error"]
