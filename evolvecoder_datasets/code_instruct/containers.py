@@ -47,7 +47,6 @@ from .environment import (
     RepoEnvironment,
     VenvBackend,
     _missing_modules,
-    _only_test_file,
     _tail,
     read_verdict,
 )
@@ -309,17 +308,7 @@ class ContainerBackend(EnvironmentBackend):
             ConfigError: a path leaves the work folder, or no single test file can be chosen.
             SandboxUnavailable: no container engine works here.
         """
-        if timeout_s <= 0:
-            raise ConfigError(f"timeout_s must be positive; got {timeout_s}")
-        test_file = test_file or _only_test_file(files)
-        if test_file not in files:
-            raise ConfigError(f"test_file {test_file!r} is not among the files {sorted(files)}")
-        self.work_root.mkdir(parents=True, exist_ok=True)
-        box = Path(tempfile.mkdtemp(prefix="ecd-container-", dir=self.work_root)).resolve()
-        try:
-            return self._run_in_box(box, env, files, test_file, timeout_s)
-        finally:
-            shutil.rmtree(box, ignore_errors=True)
+        return self._run_in_fresh_box(env, files, test_file, timeout_s, prefix="ecd-container-")
 
     def _run_in_box(
         self, box: Path, env: RepoEnvironment, files: Mapping[str, str], test_file: str, timeout_s: float

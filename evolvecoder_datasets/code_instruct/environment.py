@@ -202,6 +202,23 @@ class EnvironmentBackend(abc.ABC):
             ConfigError: a file path leaves the work folder, or ``test_file`` is not among ``files``.
         """
 
+    def _run_in_fresh_box(
+        self, env: RepoEnvironment, files: Mapping[str, str], test_file: str | None, timeout_s: float, *, prefix: str
+    ) -> PytestRun:
+        """What every backend's :meth:`run_pytest` does around its own run: check the request, make a fresh folder
+        under ``self.work_root``, hand it to ``self._run_in_box`` and remove it afterwards."""
+        if timeout_s <= 0:
+            raise ConfigError(f"timeout_s must be positive; got {timeout_s}")
+        test_file = test_file or _only_test_file(files)
+        if test_file not in files:
+            raise ConfigError(f"test_file {test_file!r} is not among the files {sorted(files)}")
+        self.work_root.mkdir(parents=True, exist_ok=True)
+        box = Path(tempfile.mkdtemp(prefix=prefix, dir=self.work_root)).resolve()
+        try:
+            return self._run_in_box(box, env, files, test_file, timeout_s)
+        finally:
+            shutil.rmtree(box, ignore_errors=True)
+
 
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
@@ -460,17 +477,7 @@ class VenvBackend(EnvironmentBackend):
             >>> run.status                                                                                  # doctest: +SKIP
             'crashed'
         """
-        if timeout_s <= 0:
-            raise ConfigError(f"timeout_s must be positive; got {timeout_s}")
-        test_file = test_file or _only_test_file(files)
-        if test_file not in files:
-            raise ConfigError(f"test_file {test_file!r} is not among the files {sorted(files)}")
-        self.work_root.mkdir(parents=True, exist_ok=True)
-        box = Path(tempfile.mkdtemp(prefix="ecd-verify-", dir=self.work_root)).resolve()
-        try:
-            return self._run_in_box(box, env, files, test_file, timeout_s)
-        finally:
-            shutil.rmtree(box, ignore_errors=True)
+        return self._run_in_fresh_box(env, files, test_file, timeout_s, prefix="ecd-verify-")
 
     def _run_in_box(
         self, box: Path, env: RepoEnvironment, files: Mapping[str, str], test_file: str, timeout_s: float
