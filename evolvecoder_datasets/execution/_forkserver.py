@@ -129,12 +129,12 @@ _ATOMS = (int, bool, float, complex, str, bytes, type(None))
 _DEPTH_LIMIT = 200
 
 
-def canonical(value, *, transport: bool = False, _depth: int = 0):
+def canonical(value, *, _depth: int = 0):
     """Rebuild ``value`` from builtin base data, replacing Python-defined objects by :class:`Opaque`.
 
     Subclasses of builtins are read through the builtin's own slots (``int.__index__``, ``dict.items`` ...), so an
-    overridden ``__eq__``/``__iter__``/``__str__`` has no say. ``transport=True`` also replaces C objects that the
-    server could not unpickle (numpy arrays, ranges ...) by :class:`Opaque`; numpy scalars become Python numbers.
+    overridden ``__eq__``/``__iter__``/``__str__`` has no say; numpy scalars become Python numbers. Used by the
+    hardening of tests judged inside (the judge reads values through ``_wire`` instead).
     """
     t = _type(value)
     if t in _ATOMS:
@@ -143,20 +143,20 @@ def canonical(value, *, transport: bool = False, _depth: int = 0):
         return Opaque("too deeply nested value")
     d = _depth + 1
     if t is list:
-        return [canonical(v, transport=transport, _depth=d) for v in value]
+        return [canonical(v, _depth=d) for v in value]
     if t is tuple:
-        return tuple(canonical(v, transport=transport, _depth=d) for v in value)
+        return tuple(canonical(v, _depth=d) for v in value)
     if t is dict:
-        return {canonical(k, transport=transport, _depth=d): canonical(v, transport=transport, _depth=d)
+        return {canonical(k, _depth=d): canonical(v, _depth=d)
                 for k, v in value.items()}  # fmt: skip
     if t is set:
-        return {canonical(v, transport=transport, _depth=d) for v in value}
+        return {canonical(v, _depth=d) for v in value}
     if t is frozenset:
-        return frozenset(canonical(v, transport=transport, _depth=d) for v in value)
+        return frozenset(canonical(v, _depth=d) for v in value)
     if t is fractions.Fraction or t is decimal.Decimal:
         return value
     if t is collections.deque:
-        return collections.deque(canonical(v, transport=transport, _depth=d) for v in value)
+        return collections.deque(canonical(v, _depth=d) for v in value)
     # Subclasses of builtins: read the builtin's data, ignore the subclass's methods.
     if _isinstance(value, bool):  # pragma: no cover - bool cannot be subclassed
         return bool(value)
@@ -171,23 +171,22 @@ def canonical(value, *, transport: bool = False, _depth: int = 0):
     if _isinstance(value, complex):
         return complex(complex.real.__get__(value), complex.imag.__get__(value))
     if _isinstance(value, list):
-        return [canonical(v, transport=transport, _depth=d) for v in list.__iter__(value)]
+        return [canonical(v, _depth=d) for v in list.__iter__(value)]
     if _isinstance(value, tuple):
-        return tuple(canonical(v, transport=transport, _depth=d) for v in tuple.__iter__(value))
+        return tuple(canonical(v, _depth=d) for v in tuple.__iter__(value))
     if _isinstance(value, dict):
-        return {canonical(k, transport=transport, _depth=d): canonical(v, transport=transport, _depth=d)
+        return {canonical(k, _depth=d): canonical(v, _depth=d)
                 for k, v in dict.items(value)}  # fmt: skip
     if _isinstance(value, (set, frozenset)):
-        items = [canonical(v, transport=transport, _depth=d) for v in set.__iter__(value)] if _isinstance(
-            value, set) else [canonical(v, transport=transport, _depth=d) for v in frozenset.__iter__(value)]
+        items = [canonical(v, _depth=d) for v in set.__iter__(value)] if _isinstance(
+            value, set) else [canonical(v, _depth=d) for v in frozenset.__iter__(value)]
         return set(items) if _isinstance(value, set) else frozenset(items)
     if t.__flags__ & _IMMUTABLE_TYPE_FLAG:
         # Implemented in C: its methods are what its library wrote, not what the program wrote.
         numpy = sys.modules.get("numpy")
         if numpy is not None and _isinstance(value, numpy.generic):
-            return canonical(value.item(), transport=transport, _depth=d)
-        if not transport:
-            return value
+            return canonical(value.item(), _depth=d)
+        return value
     return Opaque(getattr(t, "__qualname__", "object"))
 
 

@@ -396,7 +396,6 @@ class _Planner:
         self.steps: list[tuple[str, str]] = []
         self.body: list = []
         self.sandbox_reads: set[str] = set()
-        self.mirror: dict[str, ast.stmt] = {}
         self.data_names: set[str] = set()  # names the test's set-up binds to what a program call returned
         self.deferred: dict[str, ast.FunctionDef] = {}  # test helpers that call the program, not sent yet
         self.imported: dict[str, str] = {}  # names the test's own imports bound (not the judge's modules)
@@ -693,7 +692,6 @@ class _Planner:
                 self.judge_values[stmt.name] = stmt
                 self.judge_funcs.add(stmt.name)
                 self.judge_stmt(stmt)
-                self.mirror[stmt.name] = stmt
             else:
                 # Sent to the sandbox only when its code calls it: a ``check(candidate)`` that the test calls once
                 # is inlined instead, and its expected values stay here.
@@ -718,7 +716,6 @@ class _Planner:
                 for name in flat:
                     self.judge_values[name] = stmt
                     self.judge_funcs.discard(name)
-                    self.mirror[name] = stmt
                 if isinstance(value, ast.Lambda) and len(flat) == 1:  # ref = lambda n: 2 * n: a helper like a def
                     self.judge_funcs.add(flat[0])
                 self.judge_stmt(stmt)
@@ -747,7 +744,6 @@ class _Planner:
             target = stmt.target
             if isinstance(target, ast.Name) and self.known(target.id) and self.supported(stmt.value):
                 self.judge_stmt(stmt)
-                self.mirror.setdefault(target.id, stmt)
             else:
                 if isinstance(target, ast.Name):
                     self.unbind(target.id)
