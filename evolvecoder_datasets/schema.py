@@ -35,6 +35,34 @@ STATUSES = "statuses"
 # Per test: True when its verdict could not be decided outside the sandbox (see execution.judge)
 JUDGED_INSIDE = "judged_inside"
 
+# Seed rows (sources/): what an adapter writes besides the problem columns
+STARTER_CODE = "starter_code"
+ENTRY_POINT = "entry_point"
+DIFFICULTY = "difficulty"
+#: Internal: a row the adapter could not convert carries its reason here until it is filtered out.
+SKIP_REASON = "_skip_reason"
+# Near-duplicate marks (sources/exact.py and stages/dedup.py)
+DUP_OF = "dup_of"
+DUP_SCORE = "dup_score"
+# Refine stage: the seed's text, the reference programs and what the reference check did
+SEED_QUESTION = "seed_question"
+REFERENCE_SOLUTIONS = "reference_solutions"
+REFERENCE_OK = "reference_ok"
+REFINE_DROPPED_TESTS = "refine_dropped_tests"
+REFERENCE_FAILED_TESTS = "reference_failed_tests"
+REFINE_FALLBACK = "refine_fallback"
+# Sample stage: failed requests per problem
+SAMPLE_ERRORS = "sample_errors"
+# Evolve stage: one log entry per method and round
+EVOLVE_LOG = "evolve_log"
+# Finalize stage: what the final filter removed per problem
+FINAL_LOW_RATE_TESTS = "final_low_rate_tests"
+FINAL_DUPLICATE_TESTS = "final_duplicate_tests"
+FINAL_PERFECT = "final_perfect"
+
+#: The columns that hold one entry per test (stdin/stdout problems keep their cases in ``inputs``/``outputs``).
+PER_TEST_COLUMNS = (TESTS, INPUTS, OUTPUTS, TEST_ORIGIN)
+
 PUBLISHED_COLUMNS = (ID, QUESTION, TESTS)
 
 # The ``dropped`` config of a published revision: one row per problem the run removed, with where and why.

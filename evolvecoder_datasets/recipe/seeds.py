@@ -105,8 +105,8 @@ def dedup_seeds(seeds: Dataset, config: RecipeConfig) -> tuple[Dataset, dict[str
                                       embedding_column="embedding")
     summary = result.summary()
     marked = result.apply(seeds)
-    reasons = ["near_duplicate" if dup else None for dup in marked["dup_of"]]
-    marked = marked.remove_columns(["dup_of", "dup_score"]).add_column(schema.DROP_REASON, reasons)
+    reasons = ["near_duplicate" if dup else None for dup in marked[schema.DUP_OF]]
+    marked = marked.remove_columns([schema.DUP_OF, schema.DUP_SCORE]).add_column(schema.DROP_REASON, reasons)
     if ray is not None:  # the same name as a local run's summary gives (the vectors came from that model)
         from ..stages.dedup_embed import model_key
 

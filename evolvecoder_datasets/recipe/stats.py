@@ -150,7 +150,7 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
         known = history.reference_passes.setdefault(pid, {})
         new = [t for t in dict.fromkeys(suite) if t not in known]
         if new:
-            jobs.append((ds[i]["reference_solutions"][0], new))
+            jobs.append((ds[i][schema.REFERENCE_SOLUTIONS][0], new))
             owners.append(pid)
     if jobs:
         for pid, (_, new), passed in zip(owners, jobs, _run_references(jobs, config)):
@@ -217,12 +217,12 @@ def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[s
     retained (in the dataset)."""
     retained = Counter(o["method"] for origins in (retained_from or ds)[schema.TEST_ORIGIN] for o in origins)
     generated: Counter = Counter()
-    for row in ds.select_columns([c for c in (schema.TEST_ORIGIN, "refine_dropped_tests", "reference_failed_tests",
-                                              EVOLVE_LOG) if c in ds.column_names]):
+    counted = (schema.TEST_ORIGIN, schema.REFINE_DROPPED_TESTS, schema.REFERENCE_FAILED_TESTS, EVOLVE_LOG)
+    for row in ds.select_columns([c for c in counted if c in ds.column_names]):
         methods = Counter(o["method"] for o in row[schema.TEST_ORIGIN])
         generated["seed"] += methods.get("seed", 0)
-        generated["refine"] += methods.get("refine", 0) + int(row.get("refine_dropped_tests") or 0) + \
-            max(int(row.get("reference_failed_tests") or 0), 0)
+        generated["refine"] += methods.get("refine", 0) + int(row.get(schema.REFINE_DROPPED_TESTS) or 0) + \
+            max(int(row.get(schema.REFERENCE_FAILED_TESTS) or 0), 0)
         for entry in row.get(EVOLVE_LOG) or ():
             if entry["method"] in ("adversarial", "discriminative", "search"):
                 generated[entry["method"]] += int(entry["parsed"])

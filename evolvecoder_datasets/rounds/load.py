@@ -267,7 +267,7 @@ def _dropped_table(store: _Store, commit: str, revision: str) -> str:
     if not len(rows):
         return "dropped problems: none"
     records = [(str(r[schema.ID]), str(r[schema.STAGE]), str(r[schema.REASON])) for r in rows]
-    header = ("id", "stage", "reason")
+    header = schema.DROPPED_COLUMNS
     widths = [max(len(x[i]) for x in [header, *records]) for i in range(3)]
     lines = [f"dropped problems: {len(records)}"]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(rec, widths)).rstrip() for rec in [header, *records]]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import schema
 from ..errors import SourceFormatError
 from .base import DIFFICULTY, STARTER_CODE, adapt, add_input_output, empty_row, parse_structured, require_text
 
@@ -68,7 +69,7 @@ def apps_like_row(
         raise SourceFormatError(
             f"{source} row {number}: solutions must be a list, got {type(solutions).__name__}"
         )
-    out["solutions"] = [s for s in solutions if isinstance(s, str)][:max_solutions]
+    out[schema.SOLUTIONS] = [s for s in solutions if isinstance(s, str)][:max_solutions]
 
     cases = parse_structured(row.get("input_output"), what=f"{source} input_output") or {}
     if not isinstance(cases, dict):

@@ -39,9 +39,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-STARTER_CODE = "starter_code"
-ENTRY_POINT = "entry_point"
-DIFFICULTY = "difficulty"
+# Column names are schema's; the names stay importable from here.
+STARTER_CODE = schema.STARTER_CODE
+ENTRY_POINT = schema.ENTRY_POINT
+DIFFICULTY = schema.DIFFICULTY
 
 SEED_COLUMNS = (
     schema.ID,
@@ -128,7 +129,7 @@ def empty_row(row_id: str, source: str, question: str) -> dict[str, Any]:
 
 
 ON_ERROR = ("raise", "skip")
-SKIP_REASON = "_skip_reason"
+SKIP_REASON = schema.SKIP_REASON
 
 
 def adapt(
@@ -394,9 +395,9 @@ def call_based_tests(
 def add_input_output(out: dict[str, Any], cases: Mapping[str, Any], *, what: str = "input_output") -> None:
     """Put an APPS-style ``input_output`` object (``{"inputs", "outputs", "fn_name"?}``) into a seed row.
 
-    With ``fn_name`` the cases become asserts appended to ``out["tests"]`` (through ``Solution()`` when
+    With ``fn_name`` the cases become asserts appended to ``out[schema.TESTS]`` (through ``Solution()`` when
     ``out["starter_code"]`` defines that class) and ``fn_name`` becomes the entry point; without it they are
-    stdin/stdout pairs written to ``out["inputs"]`` and ``out["outputs"]``.
+    stdin/stdout pairs written to ``out[schema.INPUTS]`` and ``out[schema.OUTPUTS]``.
 
     Args:
         out (`dict`): the seed row being built (see :func:`empty_row`); changed in place.

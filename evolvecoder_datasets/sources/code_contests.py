@@ -15,6 +15,7 @@ from __future__ import annotations
 import string
 from typing import TYPE_CHECKING, Any
 
+from .. import schema
 from ..errors import SourceFormatError
 from .base import DIFFICULTY, adapt, empty_row, require_text
 
@@ -74,10 +75,10 @@ def code_contests_row(row: dict[str, Any], index: int, *, include_generated: boo
         more_in, more_out = _pairs(row.get(kind), kind, index)
         inputs += more_in
         outputs += more_out
-    out["inputs"], out["outputs"] = inputs, outputs
+    out[schema.INPUTS], out[schema.OUTPUTS] = inputs, outputs
     solutions = row.get("solutions") or {}
     languages, programs = solutions.get("language") or [], solutions.get("solution") or []
-    out["solutions"] = [
+    out[schema.SOLUTIONS] = [
         code
         for lang, code in zip(languages, programs)
         if lang in (PYTHON3, "PYTHON3") and isinstance(code, str)

@@ -18,6 +18,7 @@ import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from .. import schema
 from ..errors import SourceFormatError
 from .base import DIFFICULTY, adapt, empty_row, require_text
 
@@ -117,8 +118,8 @@ def codeforces_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     out = empty_row(f"{SOURCE}_{problem_id.replace('/', '')}", SOURCE, _statement(row, examples))
     official = _cases(row.get("official_tests"), problem_id=problem_id, column="official_tests")
     cases = official or examples
-    out["inputs"] = [stdin for stdin, _ in cases]
-    out["outputs"] = [stdout for _, stdout in cases]
+    out[schema.INPUTS] = [stdin for stdin, _ in cases]
+    out[schema.OUTPUTS] = [stdout for _, stdout in cases]
     rating = row.get("rating")
     out[DIFFICULTY] = str(int(rating)) if isinstance(rating, (int, float)) and math.isfinite(rating) else None
     return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import schema
 from ..errors import SourceFormatError
 from .base import (
     STARTER_CODE,
@@ -70,12 +71,12 @@ def evolvecoder_seed_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     )
     out[STARTER_CODE] = row.get("starter_code") or ""
     if isinstance(row.get("solution"), str) and row["solution"].strip():
-        out["solutions"] = [strip_code_fences(row["solution"])]
+        out[schema.SOLUTIONS] = [strip_code_fences(row["solution"])]
     tests = parse_structured(row.get("tests"), what=f"{row_id} tests") if row.get("tests") else None
     if tests is not None:
         if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
             raise SourceFormatError(f"evolvecoder_seed row {row_id!r}: tests must be a list of strings")
-        out["tests"] = [t for t in tests if t.strip()]
+        out[schema.TESTS] = [t for t in tests if t.strip()]
     cases = (
         parse_structured(row.get("input_output"), what="input_output") if row.get("input_output") else None
     )

@@ -26,8 +26,8 @@ from .base import SEED_COLUMNS, seed_features
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-DUP_OF = "dup_of"
-DUP_SCORE = "dup_score"
+DUP_OF = schema.DUP_OF
+DUP_SCORE = schema.DUP_SCORE
 _WHITESPACE = re.compile(r"\s+")
 
 __all__ = ["DUP_OF", "DUP_SCORE", "mark_exact_duplicates", "merge_sources", "normalize_text", "text_hash"]

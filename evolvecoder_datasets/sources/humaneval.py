@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import schema
 from .._deps import require
 from ..errors import SourceFormatError
 from .base import DIFFICULTY, ENTRY_POINT, STARTER_CODE, adapt, empty_row
@@ -125,8 +126,8 @@ def humaneval_rows(row: dict[str, Any], index: int) -> dict[str, Any]:
         raise SourceFormatError(f"HumanEval record {row.get('task_id')!r} lacks {missing}")
     number = row["task_id"].rsplit("/", 1)[-1]
     out = empty_row(f"{SOURCE}_{number if number.isdigit() else index}", SOURCE, row["prompt"])
-    out["tests"] = split_check(row["test"], row["entry_point"]).tests
-    out["solutions"] = [row["prompt"] + row["canonical_solution"]]
+    out[schema.TESTS] = split_check(row["test"], row["entry_point"]).tests
+    out[schema.SOLUTIONS] = [row["prompt"] + row["canonical_solution"]]
     out[STARTER_CODE] = row["prompt"]
     out[ENTRY_POINT] = row["entry_point"]
     out[DIFFICULTY] = None

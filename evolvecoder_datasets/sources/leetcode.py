@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import schema
 from .._deps import require
 from ..errors import SourceFormatError
 from .base import DIFFICULTY, ENTRY_POINT, STARTER_CODE, empty_row, seed_features
@@ -284,7 +285,7 @@ def leetcode_problem_row(
         return None
     report.kept += 1
     row = empty_row(f"{SOURCE}_{number}", SOURCE, _question(problem))
-    row["tests"] = tests
+    row[schema.TESTS] = tests
     row[STARTER_CODE] = _starter_code(problem)
     single_method = class_name == "Solution" and len(methods) == 1
     row[ENTRY_POINT] = methods[0]["name"] if single_method else class_name

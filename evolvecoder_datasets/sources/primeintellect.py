@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from .. import schema
 from ..errors import SourceFormatError
 from .base import (
     DIFFICULTY,
@@ -64,7 +65,7 @@ def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:
         raise SourceFormatError(f"PrimeIntellect row {index}: verification_info must be an object")
     language = str(info.get("language") or "python").lower()
     if language.startswith("python") and row.get("gold_standard_solution"):
-        out["solutions"] = [strip_code_fences(row["gold_standard_solution"])]
+        out[schema.SOLUTIONS] = [strip_code_fences(row["gold_standard_solution"])]
     calls: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
     cases = info.get("test_cases") or []
     if not isinstance(cases, list) or not all(isinstance(case, dict) for case in cases):
@@ -72,10 +73,10 @@ def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     for case in cases:
         kind = case.get("type") or "stdin_stdout"
         if kind == "stdin_stdout":
-            where = f"PrimeIntellect row {index} test case {len(out['inputs'])}"
+            where = f"PrimeIntellect row {index} test case {len(out[schema.INPUTS])}"
             stdin = case.get("input")
-            out["inputs"].append("" if stdin is None else stdio_text(stdin, what=f"{where} input"))
-            out["outputs"].append(stdio_text(case.get("output"), what=f"{where} output"))
+            out[schema.INPUTS].append("" if stdin is None else stdio_text(stdin, what=f"{where} input"))
+            out[schema.OUTPUTS].append(stdio_text(case.get("output"), what=f"{where} output"))
         elif kind == "function_call":
             args, expected = calls[case.get("fn_name") or ""]
             args.append(case.get("input"))
@@ -87,8 +88,8 @@ def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:
             f"PrimeIntellect row {index}: function-call cases need one fn_name, got {list(calls)}"
         )
     for fn_name, (args, expected) in calls.items():
-        out["tests"] = call_based_tests(
-            fn_name, args, expected, starter_code=out["solutions"][0] if out["solutions"] else ""
+        out[schema.TESTS] = call_based_tests(
+            fn_name, args, expected, starter_code=out[schema.SOLUTIONS][0] if out[schema.SOLUTIONS] else ""
         )
         out[ENTRY_POINT] = fn_name
     metadata = parse_structured(row.get("metadata"), what="metadata") if row.get("metadata") else None

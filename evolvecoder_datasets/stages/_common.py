@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .. import keys as _keys
+from .. import schema
 from ..errors import ConfigError, LLMCacheMissError, SchemaError
 from ..llm.config import LLMConfig  # at run time: typing.get_type_hints of every stage config resolves `llm`
 
@@ -234,7 +235,7 @@ def normalise_test(test: str) -> str:
 
 
 def _row_label(batch: Mapping[str, Any], i: int) -> str:
-    ids = batch.get("id")
+    ids = batch.get(schema.ID)
     return f"row {i} (id {ids[i]!r})" if ids is not None and i < len(ids) else f"row {i}"
 
 

@@ -76,7 +76,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["EVOLVE_LOG", "METHODS", "EvolveConfig", "evolve", "evolve_dataset"]
 
-EVOLVE_LOG = "evolve_log"
+EVOLVE_LOG = schema.EVOLVE_LOG
 METHODS = ("adversarial", "discriminative", "search")
 LLM_METHODS = ("adversarial", "discriminative")
 _PROMPTS = {"adversarial": adversarial_prompt, "discriminative": discriminative_prompt}
@@ -448,8 +448,8 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     inputs = batch.get(schema.INPUTS) or [None] * n
     origins_col = batch.get(schema.TEST_ORIGIN) or [None] * n
     statuses_col = batch.get(schema.STATUSES)
-    references = batch.get("reference_solutions") or [None] * n
-    reference_ok = batch.get("reference_ok") or [False] * n
+    references = batch.get(schema.REFERENCE_SOLUTIONS) or [None] * n
+    reference_ok = batch.get(schema.REFERENCE_OK) or [False] * n
     logs = [list(log or ()) for log in (batch.get(EVOLVE_LOG) or [None] * n)]
     rounds = list(batch.get(schema.ROUND) or [0] * n)
     live_rows = [i for i in range(n) if not drops[i]]

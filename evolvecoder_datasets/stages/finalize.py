@@ -40,9 +40,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DROP_REASONS", "FinalizeConfig", "finalize", "finalize_dataset"]
 
-LOW_RATE = "final_low_rate_tests"
-DUPLICATES = "final_duplicate_tests"
-PERFECT = "final_perfect"
+LOW_RATE = schema.FINAL_LOW_RATE_TESTS
+DUPLICATES = schema.FINAL_DUPLICATE_TESTS
+PERFECT = schema.FINAL_PERFECT
 
 NO_SOLUTIONS = "no_solutions"
 

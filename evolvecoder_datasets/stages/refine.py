@@ -65,12 +65,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DROP_REASONS", "REFERENCE_CHECKS", "RefineConfig", "refine", "refine_dataset"]
 
-SEED_QUESTION = "seed_question"
-REFERENCE_SOLUTIONS = "reference_solutions"
-REFERENCE_OK = "reference_ok"
-DROPPED_TESTS = "refine_dropped_tests"
-REFERENCE_FAILED = "reference_failed_tests"
-FALLBACK = "refine_fallback"
+# Column names are schema's; the short names stay importable from here.
+SEED_QUESTION = schema.SEED_QUESTION
+REFERENCE_SOLUTIONS = schema.REFERENCE_SOLUTIONS
+REFERENCE_OK = schema.REFERENCE_OK
+DROPPED_TESTS = schema.REFINE_DROPPED_TESTS
+REFERENCE_FAILED = schema.REFERENCE_FAILED_TESTS
+FALLBACK = schema.REFINE_FALLBACK
 
 REFERENCE_CHECKS = ("auto", "off")
 

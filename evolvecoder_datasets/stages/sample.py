@@ -64,7 +64,7 @@ __all__ = [
 
 MUTANT_MODEL = "mutant"
 SOLVE_VERSION = "solve-1"
-SAMPLE_ERRORS = "sample_errors"
+SAMPLE_ERRORS = schema.SAMPLE_ERRORS
 _STAGE_VERSION = "1"
 
 _FUNCTION_TASK = """\
@@ -272,11 +272,11 @@ def sample(batch: dict[str, list], *, config: SampleConfig) -> dict[str, list]:
     drops = batch.get(schema.DROP_REASON) or [None] * n
     tests = batch.get(schema.TESTS) or [None] * n
     inputs = batch.get(schema.INPUTS) or [None] * n
-    references = batch.get("reference_solutions") or [None] * n
-    reference_ok = batch.get("reference_ok") or [False] * n
+    references = batch.get(schema.REFERENCE_SOLUTIONS) or [None] * n
+    reference_ok = batch.get(schema.REFERENCE_OK) or [False] * n
     live = [i for i in range(n) if not drops[i]]
     check_text_cells(batch, schema.QUESTION, stage="sample", rows=live)
-    for column in (schema.TESTS, schema.INPUTS, "reference_solutions"):
+    for column in (schema.TESTS, schema.INPUTS, schema.REFERENCE_SOLUTIONS):
         check_list_cells(batch, column, stage="sample", rows=live)
     pools: list[list[dict]] = [[] for _ in range(n)]
     errors: list[list[str]] = [[] for _ in range(n)]
