@@ -812,7 +812,7 @@ def score_mutants(batch: dict[str, list], *, config: MutationConfig) -> dict[str
     """
     from .execution import shared_sandbox
     from .mutants import mutation_score
-    from .stages._common import check_list_cells
+    from .stages.checks import check_list_cells
     from .stages.execute import ExecuteConfig
 
     needed = [config.reference_column, config.tests_column]

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import schema
-from ..stages._common import get_sandbox
 from ..stages.evolve import EVOLVE_LOG
+from ..stages.resources import get_sandbox
 from ..stages.sample import MUTANT_MODEL
 from .config import RECIPE_VERSION, RecipeConfig
 

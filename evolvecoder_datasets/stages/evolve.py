@@ -51,25 +51,14 @@ from ..errors import ConfigError, LLMResponseError, SchemaError
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
-from ._common import (
-    LLMStageConfig,
-    as_origin_list,
-    check_fraction,
-    check_list_cells,
-    check_on_llm_error,
-    check_positive,
-    check_text_cells,
-    get_backend,
-    get_sandbox,
-    independent_tests,
-    normalise_test,
-    problem_rng,
-    raise_unrecordable,
-    reference_for,
-    stable_int,
-)
+from ..suite import TestSuite, as_origin_list
+from .checks import check_fraction, check_list_cells, check_on_llm_error, check_positive, check_text_cells
+from .code_names import independent_tests, normalise_test, reference_for
 from .execute import ExecuteConfig, solution_codes
+from .llm_stage import LLMStageConfig, raise_unrecordable
+from .resources import get_backend, get_sandbox
 from .search import SearchConfig, SearchProblem, search_tests
+from .seeding import problem_rng, stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -202,14 +191,17 @@ class _Problem:
     question: str
     codes: list[str]
     models: list[str]
-    tests: list[str]
-    origins: list[dict[str, Any]]
-    M: np.ndarray
-    statuses: list[list[str]] | None
+    suite: TestSuite
     reference: str | None
     search_reference: str | None
     rng: np.random.Generator
     log: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def M(self) -> np.ndarray:
+        """The pass matrix, programs x tests."""
+        assert self.suite.matrix is not None
+        return self.suite.matrix
 
     def eligible(self, config: EvolveConfig) -> np.ndarray:
         if not config.select_from:
@@ -254,7 +246,7 @@ def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[A
     request = _PROMPTS[method].build_request(
         problem.question,
         [problem.codes[p] for p in programs],
-        [problem.tests[t] for t in shown_tests],
+        [problem.suite.tests[t] for t in shown_tests],
         problem.M[np.ix_(programs, shown_tests)],
         num_tests=config.num_tests,
         temperature=config.temperature,
@@ -290,7 +282,7 @@ def _collect(
                 tests = parsed.tests
             except LLMResponseError as err:
                 entry["error"] = f"parse: {err.reason}"
-        seen = {normalise_test(t) for t in problem.tests}
+        seen = {normalise_test(t) for t in problem.suite.tests}
         fresh = []
         for test in tests:
             key = normalise_test(test)
@@ -341,12 +333,9 @@ def _append(
                 keep &= splits
         kept = np.flatnonzero(keep)
         entry["added"] = int(kept.size)
-        problem.tests.extend(tests[k] for k in kept)
-        problem.origins.extend({"round": config.round, "method": method} for _ in kept)
-        problem.M = np.hstack([problem.M, new_M[:, kept]])
-        if problem.statuses is not None:
-            for row, report in zip(problem.statuses, rows):
-                row.extend(report.statuses[k] for k in kept)
+        statuses = [r.statuses for r in rows] if problem.suite.statuses is not None else None
+        new = TestSuite.of(tests, round=config.round, method=method, matrix=new_M, statuses=statuses)
+        problem.suite = problem.suite.extend(new.select(kept))
 
 
 def _search(problems: list[_Problem], config: EvolveConfig) -> None:
@@ -355,7 +344,7 @@ def _search(problems: list[_Problem], config: EvolveConfig) -> None:
     assert config.search is not None
     settings = dataclasses.replace(config.search, seed=config.seed)
     found = search_tests(
-        [SearchProblem(p.id, p.search_reference, list(p.tests), p.codes, p.M) for p in problems],
+        [SearchProblem(p.id, p.search_reference, list(p.suite.tests), p.codes, p.M) for p in problems],
         settings,
         round=config.round,
         sandbox=get_sandbox(ExecuteConfig(mode=settings.mode, timeout_s=settings.timeout_s,
@@ -478,9 +467,10 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
             raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix {M.shape} does not match "
                               f"{len(solutions)} solutions x {len(tests)} tests")
         origins = as_origin_list(origins_col[i]) or [{"round": 0, "method": "refine"} for _ in tests]
-        statuses = [list(r) for r in statuses_col[i]] if statuses_col is not None and statuses_col[i] else None
-        if statuses is not None and len(statuses) != len(solutions):
+        statuses = statuses_col[i] if statuses_col is not None and statuses_col[i] else None
+        if statuses is not None and len(statuses) != len(solutions):  # a pool whose statuses were not kept
             statuses = None
+        suite = TestSuite(tests, origins, M.copy(), statuses)
         confirmed = reference_for(references[i] or (), tests) if reference_ok[i] else None
         reference = confirmed if config.reference_check else None
         problems.append(
@@ -489,10 +479,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
                 question=batch[schema.QUESTION][i],
                 codes=solution_codes(solutions),
                 models=[s.get("model", "") if isinstance(s, dict) else "" for s in solutions],
-                tests=tests,
-                origins=origins,
-                M=M.copy(),
-                statuses=statuses,
+                suite=suite,
                 reference=reference,
                 search_reference=confirmed,
                 rng=problem_rng(config.seed, batch[schema.ID][i], config.round, "evolve"),
@@ -522,13 +509,14 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
             if statuses_col is not None:
                 out[schema.STATUSES].append(statuses_col[i])
             continue
-        out[schema.TESTS].append(problem.tests)
-        out[schema.TEST_ORIGIN].append(problem.origins)
-        out[schema.PASS_MATRIX].append(problem.M.tolist())
+        cells = problem.suite.row()
+        out[schema.TESTS].append(cells[schema.TESTS])
+        out[schema.TEST_ORIGIN].append(cells[schema.TEST_ORIGIN])
+        out[schema.PASS_MATRIX].append(cells[schema.PASS_MATRIX])
         out[schema.ROUND].append(config.round)
         out[EVOLVE_LOG].append(logs[i] + problem.log)
         if statuses_col is not None:
-            out[schema.STATUSES].append(problem.statuses if problem.statuses is not None else statuses_col[i])
+            out[schema.STATUSES].append(cells.get(schema.STATUSES, statuses_col[i]))
     return out
 
 

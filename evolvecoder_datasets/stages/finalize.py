@@ -14,7 +14,7 @@ Columns read: ``id``, ``tests`` (or ``inputs``/``outputs``), ``pass_matrix``; op
 ``statuses``, ``solutions`` (for the model names), ``drop_reason`` (already dropped rows pass through).
 Columns written: ``tests``, ``test_origin``, ``pass_matrix``, ``statuses`` (when present; ``inputs``/``outputs``
 for stdin problems), ``drop_reason``, ``final_low_rate_tests``, ``final_duplicate_tests``, ``final_perfect``.
-Rows are marked, not removed: :func:`~evolvecoder_datasets.stages._common.without_dropped` removes them.
+Rows are marked, not removed: :func:`~evolvecoder_datasets.stages.drops.without_dropped` removes them.
 
 Example:
     >>> from evolvecoder_datasets.stages.finalize import FinalizeConfig, finalize_dataset
@@ -33,7 +33,9 @@ import numpy as np
 
 from .. import passmatrix, schema
 from ..errors import SchemaError
-from ._common import as_origin_list, check_fraction, check_list_cells, check_positive, problem_rng
+from ..suite import TestSuite
+from .checks import check_fraction, check_list_cells, check_positive
+from .seeding import problem_rng
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -104,6 +106,28 @@ def _counted_rows(solutions: Any, n_rows: int, exclude: tuple[str, ...]) -> np.n
     return np.asarray([i for i, m in enumerate(models) if m not in exclude], dtype=np.int64)
 
 
+def _suite(batch: dict[str, list], i: int) -> TestSuite:
+    """Row ``i``'s tests with their pool arrays."""
+    try:
+        return TestSuite.from_row(batch, i)
+    except SchemaError as err:
+        raise SchemaError(f"problem {batch[schema.ID][i]!r}: {err}") from None
+
+
+def _write(out: dict[str, list], batch: dict[str, list], i: int, suite: TestSuite, per_test: list[str],
+           pool: list[str]) -> None:
+    """Append the suite's cells; a column the suite does not carry keeps the row's own cell."""
+    cells = suite.row()
+    for column in per_test + pool:
+        out[column].append(cells[column] if column in cells else batch[column][i])
+
+
+def _count(out: dict[str, list], low_rate: int, duplicates: int, perfect: int) -> None:
+    out[LOW_RATE].append(low_rate)
+    out[DUPLICATES].append(duplicates)
+    out[PERFECT].append(perfect)
+
+
 def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, list]:
     """Batched ``Dataset.map`` function: prune tests and mark dropped problems.
 
@@ -131,10 +155,8 @@ def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, lis
         schema.check_columns(batch, [schema.TESTS], stage="finalize")
     n = len(batch[schema.ID])
     per_test = [c for c in (schema.TESTS, schema.INPUTS, schema.OUTPUTS, schema.TEST_ORIGIN) if c in batch]
-    out: dict[str, list] = {c: [] for c in per_test}
-    out[schema.PASS_MATRIX] = []
-    if schema.STATUSES in batch:
-        out[schema.STATUSES] = []
+    pool = [c for c in (schema.PASS_MATRIX, schema.STATUSES) if c in batch]
+    out: dict[str, list] = {c: [] for c in per_test + pool}
     out[schema.DROP_REASON] = []
     out[LOW_RATE], out[DUPLICATES], out[PERFECT] = [], [], []
     drops = batch.get(schema.DROP_REASON) or [None] * n
@@ -144,65 +166,33 @@ def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, lis
         check_list_cells(batch, column, stage="finalize", rows=live)
 
     for i in range(n):
-        tests = list(batch[schema.TESTS][i] or ()) if schema.TESTS in batch else []
-        axis = schema.TESTS if tests or schema.INPUTS not in batch else schema.INPUTS
-        n_tests = len(batch[axis][i] or ())
-        matrix = batch[schema.PASS_MATRIX][i]
         if drops[i]:
-            for column in per_test:
+            for column in per_test + pool:
                 out[column].append(batch[column][i])
-            out[schema.PASS_MATRIX].append(matrix)
-            if schema.STATUSES in batch:
-                out[schema.STATUSES].append(batch[schema.STATUSES][i])
             out[schema.DROP_REASON].append(drops[i])
-            out[LOW_RATE].append(0)
-            out[DUPLICATES].append(0)
-            out[PERFECT].append(0)
+            _count(out, 0, 0, 0)
             continue
-        M = passmatrix.as_pass_matrix(matrix) if n_tests else np.zeros((len(matrix or ()), 0), dtype=bool)
-        if M.size == 0 and M.shape[0] == 0:  # an empty pool: execute writes [] whatever the number of tests
-            M = np.zeros((0, n_tests), dtype=bool)
-        if M.shape[1] != n_tests:
-            raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix has {M.shape[1]} columns for "
-                              f"{n_tests} tests")
-        if solutions[i] is not None and len(solutions[i]) != M.shape[0]:
-            raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix has {M.shape[0]} rows for "
+        suite = _suite(batch, i)
+        if solutions[i] is not None and len(solutions[i]) != suite.n_programs:
+            raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix has {suite.n_programs} rows for "
                               f"{len(solutions[i])} solutions")
-        counted = _counted_rows(solutions[i], M.shape[0], config.exclude_models)
+        counted = _counted_rows(solutions[i], suite.n_programs, config.exclude_models)
         if counted.size == 0:  # nothing judges the tests: keep them as they are and say why the problem goes
-            for column in per_test:
-                values = batch[column][i]
-                out[column].append(as_origin_list(values) if column == schema.TEST_ORIGIN else values)
-            out[schema.PASS_MATRIX].append(M.tolist())
-            if schema.STATUSES in batch:
-                out[schema.STATUSES].append(batch[schema.STATUSES][i])
+            _write(out, batch, i, suite, per_test, pool)
             out[schema.DROP_REASON].append(NO_SOLUTIONS)
-            out[LOW_RATE].append(0)
-            out[DUPLICATES].append(0)
-            out[PERFECT].append(0)
+            _count(out, 0, 0, 0)
             continue
         outcome = passmatrix.final_filter_outcome(
-            M[counted],
+            suite.matrix[counted],
             rng=problem_rng(config.seed, batch[schema.ID][i], "finalize"),
             min_pass_rate=config.min_pass_rate,
             max_per_group=config.max_per_group,
             min_tests=config.min_tests,
             max_perfect=config.max_perfect,
         )
-        kept = outcome.kept.tolist()
-        for column in per_test:
-            values = list(batch[column][i] or ())
-            if column == schema.TEST_ORIGIN:
-                values = as_origin_list(values)
-            out[column].append([values[k] for k in kept] if len(values) == n_tests else values)
-        out[schema.PASS_MATRIX].append(M[:, kept].tolist())
-        if schema.STATUSES in batch:
-            rows = batch[schema.STATUSES][i] or []
-            out[schema.STATUSES].append([[row[k] for k in kept] for row in rows] if rows else rows)
+        _write(out, batch, i, suite.select(outcome.kept), per_test, pool)
         out[schema.DROP_REASON].append(outcome.drop_reason)
-        out[LOW_RATE].append(outcome.low_rate)
-        out[DUPLICATES].append(outcome.duplicates)
-        out[PERFECT].append(outcome.perfect)
+        _count(out, outcome.low_rate, outcome.duplicates, outcome.perfect)
     return out
 
 

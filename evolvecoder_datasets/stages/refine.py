@@ -12,7 +12,7 @@ reference cannot be matched to the tests (a stdin/stdout program, or a renamed f
 says so in ``reference_failed_tests = -1``.
 
 Nothing is deleted here: a problem that cannot be refined keeps its row with a ``drop_reason`` (see
-:data:`DROP_REASONS`), so the recipe can count every loss; :func:`~evolvecoder_datasets.stages._common.without_dropped`
+:data:`DROP_REASONS`), so the recipe can count every loss; :func:`~evolvecoder_datasets.stages.drops.without_dropped`
 removes them.
 
 Columns read: ``id``, ``question``; optional ``solutions`` (seed reference programs, ``list[str]``), ``tests``
@@ -40,25 +40,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import schema
 from ..errors import ConfigError, LLMResponseError
 from ..llm.config import LLMConfig
 from ..prompts import refine as refine_prompt
-from ._common import (
-    LLMStageConfig,
-    called_names,
-    check_list_cells,
-    check_on_llm_error,
-    check_positive,
-    get_backend,
-    get_sandbox,
-    independent_tests,
-    normalise_test,
-    raise_unrecordable,
-    reference_for,
-    stable_int,
-)
+from ..suite import TestSuite
+from .checks import check_list_cells, check_on_llm_error, check_positive
+from .code_names import called_names, independent_tests, normalise_test, reference_for
 from .execute import ExecuteConfig
+from .llm_stage import LLMStageConfig, raise_unrecordable
+from .resources import get_backend, get_sandbox
+from .seeding import stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -158,8 +152,7 @@ class _Row:
     """One problem's state while the batch is processed."""
 
     question: str
-    tests: list[str] = field(default_factory=list)
-    origins: list[dict[str, Any]] = field(default_factory=list)
+    suite: TestSuite = field(default_factory=lambda: TestSuite((), ()))
     drop_reason: str | None = None
     dropped_tests: int = 0
     reference: str | None = None
@@ -220,7 +213,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
             if not _fall_back_to_seed(rows[i], batch[schema.QUESTION][i], seed_tests[i], "refine_off"):
                 rows[i].drop_reason = "refine_no_tests"
             elif config.reference_check == "auto":
-                rows[i].reference = reference_for(references[i], rows[i].tests)
+                rows[i].reference = reference_for(references[i], rows[i].suite.tests)
     requests = [
         refine_prompt.build_request(
             rows[i].question,
@@ -251,44 +244,44 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
             if not (config.fallback_to_seed and _fall_back_to_seed(row, *seed, f"refine_{err.reason}")):
                 row.drop_reason = f"refine_{err.reason}"
             elif config.reference_check == "auto":
-                row.reference = reference_for(references[i], row.tests)
+                row.reference = reference_for(references[i], row.suite.tests)
             continue
         tests, dependent = independent_tests(parsed.tests)
         row.question = parsed.question
-        row.tests = tests
-        row.origins = [{"round": 0, "method": "refine"} for _ in tests]
+        row.suite = TestSuite.of(tests, round=0, method="refine")
         row.dropped_tests = sum(parsed.dropped_tests.values()) + dependent
         if config.include_seed_tests:
             _add_seed_tests(row, seed_tests[i])
         if config.reference_check == "auto":
-            row.reference = reference_for(references[i], row.tests)
+            row.reference = reference_for(references[i], row.suite.tests)
 
     # 3. reference check, every checked row in one sandbox call
-    _check_references(rows, [i for i in live if rows[i].reference is not None and rows[i].tests], config)
+    _check_references(rows, [i for i in live if rows[i].reference is not None and rows[i].suite.tests], config)
 
     # 4. too few tests left (weak models may fall back to the seed's own asserts, checked the same way)
     fell_back = []
     for i in live:
         row = rows[i]
-        if row.drop_reason is None and len(row.tests) < config.min_tests:
+        if row.drop_reason is None and len(row.suite) < config.min_tests:
             reason = "reference_rejected_tests" if row.reference_failed > 0 else "refine_too_few_tests"
             seed = (batch[schema.QUESTION][i], seed_tests[i])
             if config.fallback_to_seed and row.fallback is None and _fall_back_to_seed(row, *seed, reason):
-                row.reference = reference_for(references[i], row.tests) if config.reference_check == "auto" else None
+                row.reference = reference_for(references[i], row.suite.tests) if config.reference_check == "auto" else None
                 row.reference_failed = -1
                 fell_back.append(i)
             else:
                 row.drop_reason = reason
     _check_references(rows, [i for i in fell_back if rows[i].reference is not None], config)
     for i in fell_back:
-        if len(rows[i].tests) < config.min_tests:
+        if len(rows[i].suite) < config.min_tests:
             rows[i].drop_reason = "reference_rejected_tests"
 
     out: dict[str, list] = {}
     out[schema.QUESTION] = [row.question for row in rows]
     out[SEED_QUESTION] = list(batch[schema.QUESTION])
-    out[schema.TESTS] = [row.tests for row in rows]
-    out[schema.TEST_ORIGIN] = [row.origins for row in rows]
+    cells = [row.suite.row() for row in rows]
+    out[schema.TESTS] = [c[schema.TESTS] for c in cells]
+    out[schema.TEST_ORIGIN] = [c[schema.TEST_ORIGIN] for c in cells]
     out[schema.ROUND] = [0] * n
     out[schema.DROP_REASON] = [row.drop_reason for row in rows]
     out[REFERENCE_SOLUTIONS] = references
@@ -303,16 +296,15 @@ def _check_references(rows: list[_Row], checked: list[int], config: RefineConfig
     """Run each row's reference against its tests (one sandbox call) and keep only the tests it passes."""
     if not checked:
         return
-    reports = get_sandbox(config.execute).run_many([(rows[i].reference, rows[i].tests) for i in checked])
+    reports = get_sandbox(config.execute).run_many([(rows[i].reference, list(rows[i].suite.tests)) for i in checked])
     for i, report in zip(checked, reports):
         row = rows[i]
         if report.infra_error:  # the sandbox failed, not the tests: keep them unchecked
             row.reference = None
             continue
-        keep = report.passed
-        row.reference_failed = len(keep) - sum(keep)
-        row.tests = [t for t, ok in zip(row.tests, keep) if ok]
-        row.origins = [o for o, ok in zip(row.origins, keep) if ok]
+        keep = np.asarray(report.passed, dtype=bool)
+        row.reference_failed = int((~keep).sum())
+        row.suite = row.suite.select(keep)
 
 
 def _fall_back_to_seed(row: _Row, question: str, seed_tests: Sequence[str], reason: str) -> bool:
@@ -320,25 +312,25 @@ def _fall_back_to_seed(row: _Row, question: str, seed_tests: Sequence[str], reas
     if not seed_tests:
         return False
     row.question = question or row.question
-    row.tests = list(seed_tests)
-    row.origins = [{"round": 0, "method": "seed"} for _ in seed_tests]
+    row.suite = TestSuite.of(seed_tests, round=0, method="seed")
     row.fallback = reason
     return True
 
 
 def _add_seed_tests(row: _Row, seed_tests: Sequence[str]) -> None:
     """Append the seed's asserts that call only functions the refined tests call (origin ``seed``)."""
-    if not seed_tests or not row.tests:
+    if not seed_tests or not row.suite.tests:
         return
-    allowed = set().union(*(called_names(t) for t in row.tests))
-    seen = {normalise_test(t) for t in row.tests}
+    allowed = set().union(*(called_names(t) for t in row.suite.tests))
+    seen = {normalise_test(t) for t in row.suite.tests}
+    added = []
     for test in seed_tests:
         names = called_names(test)
         key = normalise_test(test)
         if names and names <= allowed and key not in seen:
             seen.add(key)
-            row.tests.append(test)
-            row.origins.append({"round": 0, "method": "seed"})
+            added.append(test)
+    row.suite = row.suite.extend(TestSuite.of(added, round=0, method="seed"))
 
 
 def refine_features(features: Any) -> Any:

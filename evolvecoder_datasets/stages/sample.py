@@ -39,15 +39,10 @@ from ..errors import ConfigError, SchemaError
 from ..llm.config import LLMConfig
 from ..llm.types import ChatRequest
 from ..mutants import MUTATOR_VERSION, OPERATORS, generate_mutants
-from ._common import (
-    check_list_cells,
-    check_on_llm_error,
-    check_positive,
-    check_text_cells,
-    get_backend,
-    raise_unrecordable,
-    stable_int,
-)
+from .checks import check_list_cells, check_on_llm_error, check_positive, check_text_cells
+from .llm_stage import raise_unrecordable
+from .resources import get_backend
+from .seeding import stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

@@ -1,0 +1,86 @@
+"""Per-process LLM backends and sandboxes for the stages.
+
+Nothing here captures a live object in a ``Dataset.map`` closure: stages receive frozen configs, and the backend
+or sandbox a config describes is built on first use inside the worker process and reused by later batches.
+
+Example:
+    >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
+    >>> from evolvecoder_datasets.stages.resources import get_sandbox
+    >>> get_sandbox(ExecuteConfig()) is get_sandbox(ExecuteConfig())  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import os
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..execution import Sandbox
+    from ..llm import Backend
+    from ..llm.config import LLMConfig
+    from .execute import ExecuteConfig
+
+__all__ = ["close_backends", "get_backend", "get_sandbox"]
+
+_backends: dict[tuple[int, str], Backend] = {}
+_backends_lock = threading.Lock()
+
+
+def get_backend(config: LLMConfig) -> Backend:
+    """The backend ``config`` describes, built once per process and closed at interpreter exit.
+
+    A local model (``transformers``, ``vllm``) therefore loads once for every batch of every stage that uses the
+    same configuration.
+
+    Args:
+        config (`LLMConfig`): the backend configuration a stage received.
+
+    Raises:
+        ConfigError: the configuration is incomplete.
+        MissingExtraError: the backend's optional dependency is not installed.
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> backend = get_backend(LLMConfig(model="m", base_url="http://127.0.0.1:8000/v1"))  # doctest: +SKIP
+    """
+    from ..llm import make_backend
+
+    full = json.dumps(dataclasses.asdict(config), sort_keys=True, default=str)  # transport included
+    key = (os.getpid(), full)
+    with _backends_lock:
+        backend = _backends.get(key)
+        if backend is None:
+            backend = _backends[key] = make_backend(config)
+            atexit.register(backend.close)
+        return backend
+
+
+def close_backends() -> None:
+    """Close every backend this process built (their request caches flush; models are released).
+
+    Example:
+        >>> from evolvecoder_datasets.stages.resources import close_backends
+        >>> close_backends()
+    """
+    with _backends_lock:
+        for backend in _backends.values():
+            backend.close()
+        _backends.clear()
+
+
+def get_sandbox(config: ExecuteConfig) -> Sandbox:
+    """The process-wide sandbox for ``config`` (see :func:`evolvecoder_datasets.execution.shared_sandbox`).
+
+    Example:
+        >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
+        >>> get_sandbox(ExecuteConfig(workers=1)).run("def f():\\n    return 1", ["assert f() == 1"]).passed  # doctest: +SKIP
+        [True]
+    """
+    from ..execution import shared_sandbox
+
+    return shared_sandbox(**config.sandbox_settings())
