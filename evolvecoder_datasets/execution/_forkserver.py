@@ -50,7 +50,7 @@ try:  # started by the sandbox: this folder is on the path, the package is not i
 except ImportError:  # imported as part of the package (tests, tools)
     from . import _wire
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 STATUSES = ("pass", "fail", "error", "timeout", "memory", "crash", "syntax_error", "unexecuted")
 MAX_MESSAGE = 300
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -1209,6 +1209,49 @@ class _Run:
         self.bytes_read = 0
 
 
+_STOPPED = "not run: an earlier test did not pass"
+
+
+class _Progress:
+    """Early stop for jobs sent with ``stop_on_failure`` (a binary reward's value is known at the first test that
+    does not pass).
+
+    Tests end in order. Each one that ends with a status this server observed itself (a timeout, a crash, an error of
+    a test run inside) and is not a pass stops the job here. Each one that ends with values is streamed to the
+    caller, ``{"progress": idx, "value": ...}`` (stdin/stdout cases: ``"output"``), since only the caller's judge
+    can tell a pass; the caller answers ``{"op": "stop"}`` when one failed. The server decides no verdict either
+    way: stopping only marks the tests not yet run ``unexecuted``.
+    """
+
+    __slots__ = ("server", "enabled", "next", "stop", "stdio")
+
+    def __init__(self, server: Server, job: dict) -> None:
+        self.server, self.enabled = server, bool(job.get("stop_on_failure"))
+        self.stdio = job.get("kind") == "stdio"
+        self.next, self.stop = 0, False
+
+    def stopped(self, statuses: list) -> bool:
+        """Stream the tests that ended since the last call, in order; True once the job should stop."""
+        if not self.enabled:
+            return False
+        while not self.stop and self.next < _len(statuses) and statuses[self.next] is not None:
+            idx, status = self.next, statuses[self.next]
+            self.next += 1
+            if status == "value":
+                self.server.send({"progress": idx, "value": self.server.payloads[idx]})
+            elif status == "done" and self.stdio:
+                self.server.send({"progress": idx, "output": self.server.outputs[idx] or ""})
+            elif status != "pass":
+                self.stop = True
+        return self.stop
+
+    def caller_says_stop(self) -> bool:
+        """Read the caller's message sent during a job: only ``stop`` can come (or the end of its pipe)."""
+        msg = self.server.recv()
+        self.stop = self.stop or msg is None or msg.get("op") == "stop"
+        return self.stop
+
+
 class Server:
     def __init__(self, in_fd: int, out_fd: int) -> None:
         self.in_fd, self.out_fd = in_fd, out_fd
@@ -1259,6 +1302,8 @@ class Server:
             if msg.get("op") == "ping":
                 self.send({"pong": True})
                 continue
+            if msg.get("op") == "stop":  # came after its job ended: nothing left to stop
+                continue
             try:
                 result = self.run_job(msg)
             except Exception as err:  # a bug of ours: say so instead of dying silently
@@ -1278,6 +1323,7 @@ class Server:
 
     def run_job(self, job: dict) -> dict:
         limits = Limits(job)
+        self.progress = _Progress(self, job)
         self.uid_seen: list = []  # the real uid of each solution process, read by this server from /proc
         workdir = self._workdir(limits.uid)
         scratch = _mtimes(_TRACE_DIRS)
@@ -1310,11 +1356,19 @@ class Server:
         for i, t in enumerate(tests):
             if t.kind == "invalid":
                 statuses[i], messages[i] = "error", t.message
+                if self.progress.enabled:  # nothing after it needs to run
+                    for j in range(i + 1, n):
+                        statuses[j], messages[j] = "unexecuted", _STOPPED
+                    break
         timeouts_in_a_row = 0
         budget = job.get("max_consecutive_timeouts")
         while True:
             todo = [i for i in range(n) if statuses[i] is None]
             if not todo:
+                break
+            if self.progress.stopped(statuses):
+                for i in todo:
+                    statuses[i], messages[i] = "unexecuted", _STOPPED
                 break
             if budget and timeouts_in_a_row >= budget:
                 for i in todo:
@@ -1379,6 +1433,10 @@ class Server:
             for i in [current, *pending]:
                 statuses[i], messages[i] = "crash", "the program flooded the result pipe"
             return "done", progressed
+        if killed_for == "stop":
+            for i in [current, *pending]:
+                statuses[i], messages[i] = "unexecuted", _STOPPED
+            return "done", progressed
         if killed_for == "cpu" or (killed_for is not None and fast):
             statuses[current] = "timeout"
             messages[current] = "CPU time limit" if killed_for == "cpu" else "wall-clock backstop (blocked or sleeping)"
@@ -1406,6 +1464,8 @@ class Server:
         load_cpu = float(job.get("load_timeout_s") or cpu_limit)
         killed_for = None
         values: dict = {}
+        progress = self.progress
+        watched = [run.rfd, self.in_fd] if progress.enabled else [run.rfd]
         try:
             next_check = None
             while pending:
@@ -1414,13 +1474,19 @@ class Server:
                 wall_budget = wall_limit if untrusted_running else wall_limit * 1.5 + 2.0
                 if next_check is None:
                     next_check = run.last_event + min(cpu_budget, wall_budget)
-                ready = select.select([run.rfd], [], [], max(0.0, next_check - _monotonic()))[0]
-                if ready:
+                ready = select.select(watched, [], [], max(0.0, next_check - _monotonic()))[0]
+                if self.in_fd in ready and progress.caller_says_stop():
+                    killed_for = "stop"
+                    break
+                if run.rfd in ready:
                     before = run.last_event
                     if not self._drain(run, job, tests, pending, statuses, messages, cpu, values):
                         break  # EOF: S is gone
                     if run.bytes_read > run.max_bytes:
                         killed_for = "flood"
+                        break
+                    if progress.enabled and progress.stopped(statuses):
+                        killed_for = "stop"
                         break
                     if run.last_event != before:
                         next_check = None
@@ -1589,6 +1655,10 @@ class Server:
         while True:
             todo = [i for i in range(n) if statuses[i] is None]
             if not todo:
+                break
+            if self.progress.stopped(statuses):
+                for i in todo:
+                    statuses[i], messages[i] = "unexecuted", _STOPPED
                 break
             body = lambda nonce, wfd: _stdio_child(job, todo, nonce, wfd, workdir, limits)  # noqa: E731
             self._supervise(job, body, todo, None, statuses, messages, cpu)

