@@ -1,0 +1,122 @@
+"""The verdict of a split test: probe entries read from the sandbox's report, then the judge's part evaluated."""
+
+from __future__ import annotations
+
+from .._wire import WireError, decode_at, encode
+from .interpreter import _Break, _Continue, _Interpreter, _ProbeFailed, _Return
+from .language import MAX_MESSAGE, JudgeLimit
+from .nodes import TestPlan
+
+_PROBE_STATUSES = frozenset({"fail", "error", "memory", "timeout", "crash"})
+
+
+def read_entries(payload: bytes, expected: int) -> list:
+    """The probe entries of a report: ``E<n>:`` then ``v<value>`` / ``e<status><message>`` / ``x<status><message>``."""
+    if payload[:1] != b"E":
+        raise WireError("not a probe report")
+    colon = payload.find(b":", 1, 24)
+    count = payload[1:colon]
+    if colon < 0 or not count.isdigit() or int(count) > expected:
+        raise WireError("the report does not match the test's probes")
+    pos, out = colon + 1, []
+    for _ in range(int(count)):
+        tag = payload[pos : pos + 1]
+        if tag == b"v":
+            semi = payload.find(b";", pos + 1, pos + 20)
+            ident = payload[pos + 1 : semi]
+            if semi < 0 or not ident or not all(c in b"0123456789abcdef" for c in ident):
+                raise WireError("malformed probe identity")
+            value, pos = decode_at(payload, semi + 1)
+            out.append(("v", value, int(ident, 16)))
+        elif tag in (b"e", b"x"):
+            status, pos = decode_at(payload, pos + 1)
+            message, pos = decode_at(payload, pos)
+            chain = ""
+            if tag == b"e":
+                chain, pos = decode_at(payload, pos)
+            if status not in _PROBE_STATUSES or type(message) is not str or type(chain) is not str:
+                raise WireError("malformed probe entry")
+            out.append((tag.decode(), status, message, chain) if tag == b"e" else ("x", status, message))
+        else:
+            raise WireError("malformed probe entry")
+    if pos != len(payload):
+        raise WireError("trailing bytes after the report")
+    return out
+
+
+def encode_entries(entries: list) -> bytes:
+    """The sandbox side's report format, for tests and tools: ``[("v", value) | ("e"|"x", status, message)]``.
+
+    A value entry may carry a third item, the value's identity in the sandbox (``is`` compares those).
+
+    Example:
+        >>> encode_entries([("v", 4)])
+        b'E1:v1;i4;'
+    """
+    parts = []
+    for i, entry in enumerate(entries):
+        if entry[0] == "v":
+            parts.append(b"v%x;" % (entry[2] if len(entry) > 2 else i + 1) + encode(entry[1]))
+        else:
+            chain = (encode(entry[3] if len(entry) > 3 else "") if entry[0] == "e" else b"")
+            parts.append(entry[0].encode() + encode(entry[1]) + encode(entry[2]) + chain)
+    return b"E%d:" % len(parts) + b"".join(parts)
+
+
+def judge(plan: TestPlan, payload: bytes, *, clean=None) -> tuple[str, str]:
+    """The verdict of one split test from what its probes sent back: ``(status, message)``.
+
+    ``payload`` holds one entry per sandbox step that ran (see :func:`encode_entries`): ``("v", value)`` for a
+    probe's value, ``("e", status, message)`` for a probe that raised, ``("x", status, message)`` for a set-up
+    statement that raised (the sandbox stops there). Anything else is a ``crash``, never a pass.
+
+    Example:
+        >>> from evolvecoder_datasets.execution.judge import plan_test
+        >>> judge(plan_test("assert f(2) == 4"), encode_entries([("v", 4)]))
+        ('pass', '')
+        >>> judge(plan_test("assert f(2) == 4"), encode_entries([("e", "error", "ZeroDivisionError: division by zero")]))
+        ('error', 'ZeroDivisionError: division by zero')
+    """
+    try:
+        entries = read_entries(payload, len(plan.steps))
+    except (WireError, RecursionError, MemoryError) as err:
+        return "crash", f"unreadable report from the sandbox ({err})"[:MAX_MESSAGE]
+    stopped = next((i for i, e in enumerate(entries) if e[0] == "x"), None)
+    if stopped is None and len(entries) != len(plan.steps):
+        return "crash", "the sandbox reported fewer values than the test has probes"
+    fast = plan.fast
+    if fast is not None and stopped is None:  # assert <probe> == <literal>: no interpreter needed
+        entry = entries[0]
+        if entry[0] != "v":
+            return entry[1], entry[2][:MAX_MESSAGE]
+        try:
+            equal = bool(entry[1] == fast[1])
+        except Exception as err:  # noqa: BLE001 - a lying truth value of a decoded object, say
+            return "error", f"{type(err).__name__}: {err}"[:MAX_MESSAGE]
+        return ("pass", "") if equal == fast[0] else ("fail", "AssertionError")
+    interp = _Interpreter(entries)
+    interp.clean = clean
+    env: dict = {}
+    try:
+        for position, stmt in plan.body:
+            if stopped is not None and position > stopped:
+                break
+            interp.stmt(stmt, env)
+    except _ProbeFailed as failed:
+        return failed.status, failed.message[:MAX_MESSAGE]
+    except AssertionError as err:
+        text = str(err)
+        return "fail", ("AssertionError: " + text if text else "AssertionError")[:MAX_MESSAGE]
+    except JudgeLimit as err:
+        return "error", f"judge: {err}"[:MAX_MESSAGE]
+    except MemoryError:
+        return "error", "judge: the test needs too much memory"
+    except RecursionError:
+        return "error", "judge: the test recurses too deeply"
+    except (_Return, _Break, _Continue):
+        return "error", "SyntaxError: 'return', 'break' or 'continue' outside its block"
+    except Exception as err:  # noqa: BLE001 - the test's own operations raise like Python would
+        return "error", f"{type(err).__name__}: {err}"[:MAX_MESSAGE]
+    if stopped is not None:
+        return entries[stopped][1], entries[stopped][2][:MAX_MESSAGE]
+    return "pass", ""
