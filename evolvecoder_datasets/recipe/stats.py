@@ -138,6 +138,7 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
 
     The reference runs only on the tests it has not been judged on earlier in the run.
     """
+    from ..mutants import killed_mask
     from ..passmatrix import as_pass_matrix
 
     rows = [i for i, sols in enumerate(ds[schema.SOLUTIONS]) if any(s["model"] == MUTANT_MODEL for s in sols)]
@@ -161,7 +162,7 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
         M = as_pass_matrix(ds[i][schema.PASS_MATRIX])
         mutant_rows = [k for k, s in enumerate(sols) if s["model"] == MUTANT_MODEL]
         trusted = np.asarray([history.reference_passes[pid][t] for t in suite], dtype=bool)
-        killed = (~M[np.ix_(mutant_rows, np.flatnonzero(trusted))]).any(axis=1)
+        killed = killed_mask(M[mutant_rows], trusted)
         scores.append({"killed": int(killed.sum()), "considered": len(mutant_rows)})
     return scores
 
@@ -276,6 +277,7 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
         >>> stats = round_stats(ds, 0, config, RunHistory(), run_key="k", drop_reasons={}, dedup=None)   # doctest: +SKIP
     """
     from ..metrics import pass_at_k, per_model_table, solution_counts
+    from ..mutants import pooled_score
 
     n, c = solution_counts(llm_matrices(ds))
     history.pass_at_k[str(r)] = {str(k): float(np.mean(pass_at_k(n, c, k))) if len(n) else float("nan")
@@ -284,8 +286,8 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
                                llm_matrices(ds), ks=ks(config)) if config.models else []
     mutation = _mutation(ds, config, history) if config.mutants else []
     if mutation:
-        considered = sum(m["considered"] for m in mutation)
-        history.mutation_score[str(r)] = sum(m["killed"] for m in mutation) / considered if considered else None
+        _, considered, score = pooled_score(mutation)
+        history.mutation_score[str(r)] = score if considered else None
         history.mutation_rows[r] = mutation
     return RoundStats(
         round=r,

@@ -1,19 +1,9 @@
-"""AST mutation of reference solutions: LLM-free near-correct adversaries and a mutation score.
-
-A mutant is the reference program with one small, plausible bug: a flipped comparison, an off-by-one in a
-``range`` or an index, a swapped arithmetic or logical operator, a nudged constant, a dropped branch, or a
-return inside a loop. Mutants serve two purposes:
-
-1. an LLM-free pool of near-correct programs that can join the solution pool of a round (adversaries that a
-   good test suite must reject);
-2. the **mutation score** of a test suite: the fraction of (non-equivalent) mutants that at least one test
-   kills, a direct measure of verification strength reported per round.
+"""The mutator: one small, plausible bug per mutant of a reference program (AST operators).
 
 Example:
-    >>> from evolvecoder_datasets.mutants import generate_mutants
-    >>> ref = "def is_adult(age):\\n    return age >= 18\\n"
-    >>> [m.description for m in generate_mutants(ref, operators=["comparison_flip", "boundary_constant"])]
-    ['`>=` -> `>`', '`>=` -> `<`', '`18` -> `19`', '`18` -> `17`']
+    >>> from evolvecoder_datasets.mutants.generate import generate_mutants
+    >>> [m.operator for m in generate_mutants("def f(x):\\n    return x + 1\\n", operators=["arithmetic_swap"])]
+    ['arithmetic_swap']
 """
 
 from __future__ import annotations
@@ -21,15 +11,13 @@ from __future__ import annotations
 import ast
 import copy
 import random
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from ..errors import ConfigError, SchemaError
 
-from .errors import ConfigError, SchemaError
-
-__all__ = ["MUTATOR_VERSION", "OPERATORS", "Mutant", "MutationScore", "generate_mutants", "mutation_score"]
+__all__ = ["MUTATOR_VERSION", "OPERATORS", "Mutant", "generate_mutants"]
 
 # What the mutator produces for a given program and seed. Stages that cache mutants or their scores put it in their
 # keys. 2: class decorators, bases and keywords are left alone; references too deep to parse are a SchemaError.
@@ -485,177 +473,3 @@ def generate_mutants(
         keep = sorted(random.Random(seed).sample(range(len(mutants)), max_mutants))
         mutants = [mutants[i] for i in keep]
     return mutants
-
-
-@dataclass(frozen=True)
-class MutationScore:
-    """How strongly a test suite tells a reference solution from its mutants.
-
-    Attributes:
-        score (`float`): killed / considered; ``nan`` when no mutant is considered.
-        killed (`int`): mutants failing at least one test the reference passes.
-        considered (`int`): mutants counted as non-equivalent (the denominator).
-        survivors (`list[Mutant]`): considered mutants no test killed (the suite's blind spots).
-        equivalent (`list[Mutant]`): mutants set aside as (probably) equivalent; empty without a reference
-            suite.
-        broken_tests (`list[int]`): indices of tests the reference itself fails; they kill nothing.
-        by_operator (`dict[str, dict[str, int]]`): ``{"killed": ..., "considered": ...}`` per operator.
-    """
-
-    score: float
-    killed: int
-    considered: int
-    survivors: list[Mutant] = field(default_factory=list)
-    equivalent: list[Mutant] = field(default_factory=list)
-    broken_tests: list[int] = field(default_factory=list)
-    by_operator: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain numbers for round statistics and cards (no program text)."""
-        return {
-            "score": self.score,
-            "killed": self.killed,
-            "considered": self.considered,
-            "survived": len(self.survivors),
-            "equivalent": len(self.equivalent),
-            "broken_tests": len(self.broken_tests),
-            "by_operator": {op: dict(v) for op, v in self.by_operator.items()},
-        }
-
-
-Runner = Callable[[Sequence[str], Sequence[str]], Any]
-
-
-def _run(programs: list[str], tests: list[str], runner: Runner | None, sandbox: Any) -> np.ndarray:
-    if runner is not None and sandbox is not None:
-        raise ConfigError("pass either runner or sandbox, not both")
-    if runner is not None:
-        matrix = runner(programs, tests)
-    elif sandbox is not None:
-        matrix = sandbox.pass_matrix(programs, tests)
-    else:
-        from .execution import Sandbox
-
-        with Sandbox() as sb:
-            matrix = sb.pass_matrix(programs, tests)
-    M = np.asarray(matrix, dtype=bool)
-    if M.shape != (len(programs), len(tests)):
-        raise SchemaError(f"runner returned shape {M.shape}, expected {(len(programs), len(tests))}")
-    return M
-
-
-def mutation_score(
-    reference: str,
-    tests: Sequence[str],
-    *,
-    mutants: Sequence[Mutant] | None = None,
-    reference_tests: Sequence[str] | None = None,
-    runner: Runner | None = None,
-    sandbox: Any = None,
-    max_mutants: int | None = None,
-    seed: int = 0,
-    operators: Iterable[str] = OPERATORS,
-) -> MutationScore:
-    """Fraction of non-equivalent mutants of ``reference`` that ``tests`` kill.
-
-    A mutant is *killed* when it fails at least one test that the reference passes (tests the reference fails
-    are reported as broken and kill nothing). Deciding whether a mutant is *equivalent* (behaves exactly like
-    the reference) is undecidable in general, so it is approximated:
-
-    - with ``reference_tests`` (a larger or trusted suite, e.g. the final suite or seed tests plus all
-      generated ones): a mutant no reference test kills is set aside as equivalent;
-    - without it, every mutant counts, so the score is a lower bound and the survivors list the mutants to
-      inspect (some may be equivalent).
-
-    Programs run once, all together: ``[reference, *mutants]`` against ``tests + reference_tests``.
-
-    Args:
-        reference (`str`): the reference solution (a whole program).
-        tests (`Sequence[str]`): the suite to score, one independent test (e.g. an ``assert``) per item.
-        mutants (`Sequence[Mutant]`, *optional*): mutants to use; by default
-            ``generate_mutants(reference, max_mutants=..., seed=..., operators=...)``.
-        reference_tests (`Sequence[str]`, *optional*): suite that decides non-equivalence (see above).
-        runner (`Callable[[Sequence[str], Sequence[str]], array-like]`, *optional*): returns the bool pass
-            matrix ``(programs, tests)``; for trusted code or a custom executor.
-        sandbox (`evolvecoder_datasets.execution.Sandbox`, *optional*): an open sandbox; its ``pass_matrix``
-            runs the programs. With neither ``runner`` nor ``sandbox``, a default ``Sandbox()`` is opened.
-        max_mutants (`int`, *optional*): cap on generated mutants (seeded sample).
-        seed (`int`, *optional*, defaults to `0`): seed of that sample.
-        operators (`Iterable[str]`, *optional*): operators of the generated mutants.
-
-    Returns:
-        [`MutationScore`]: the score, counts, survivors and per-operator breakdown.
-
-    Raises:
-        ConfigError: both ``runner`` and ``sandbox`` are given.
-        SchemaError: the reference does not parse, ``tests`` or ``reference_tests`` is a single string, or the
-            runner returns a matrix of the wrong shape.
-        SandboxError: the default sandbox cannot run.
-
-    Example:
-        >>> from evolvecoder_datasets.mutants import mutation_score
-        >>> def trusted_runner(programs, tests):   # in-process: only for code you trust
-        ...     rows = []
-        ...     for program in programs:
-        ...         row = []
-        ...         for test in tests:
-        ...             scope = {}
-        ...             try:
-        ...                 exec(program, scope)
-        ...                 exec(test, scope)
-        ...                 row.append(True)
-        ...             except Exception:
-        ...                 row.append(False)
-        ...         rows.append(row)
-        ...     return rows
-        >>> ref = "def is_adult(age):\\n    return age >= 18\\n"
-        >>> weak = mutation_score(ref, ["assert is_adult(30)"], runner=trusted_runner)
-        >>> strong = mutation_score(ref, ["assert is_adult(18)", "assert not is_adult(17)"], runner=trusted_runner)
-        >>> weak.score, strong.score, [m.description for m in weak.survivors]
-        (0.25, 1.0, ['`>=` -> `>`', '`18` -> `19`', '`18` -> `17`'])
-    """
-    for name, value in (("tests", tests), ("reference_tests", reference_tests)):
-        if isinstance(value, (str, bytes)):  # iterated, it would be one test per character
-            raise SchemaError(
-                f"mutation_score: {name} must be a sequence of tests, got one {type(value).__name__}"
-            )
-    tests = list(tests)
-    extra = list(reference_tests or [])
-    if mutants is None:
-        mutants = generate_mutants(reference, max_mutants=max_mutants, seed=seed, operators=operators)
-    mutants = list(mutants)
-    if not mutants:
-        return MutationScore(score=float("nan"), killed=0, considered=0)
-
-    M = _run([reference] + [m.code for m in mutants], tests + extra, runner, sandbox)
-    ref_row, mutant_rows = M[0], M[1:]
-    suite, suite_ref = mutant_rows[:, : len(tests)], ref_row[: len(tests)]
-    killed_mask = (~suite & suite_ref).any(axis=1)
-    if extra:
-        ref_suite, ref_ref = mutant_rows[:, len(tests) :], ref_row[len(tests) :]
-        distinct = (~ref_suite & ref_ref).any(axis=1) | killed_mask
-    else:
-        distinct = np.ones(len(mutants), dtype=bool)
-
-    by_operator: dict[str, dict[str, int]] = {}
-    survivors, equivalent = [], []
-    for mutant, killed, counted in zip(mutants, killed_mask.tolist(), distinct.tolist()):
-        if not counted:
-            equivalent.append(mutant)
-            continue
-        slot = by_operator.setdefault(mutant.operator, {"killed": 0, "considered": 0})
-        slot["considered"] += 1
-        slot["killed"] += int(killed)
-        if not killed:
-            survivors.append(mutant)
-    considered = int(distinct.sum())
-    killed_n = int((killed_mask & distinct).sum())
-    return MutationScore(
-        score=killed_n / considered if considered else float("nan"),
-        killed=killed_n,
-        considered=considered,
-        survivors=survivors,
-        equivalent=equivalent,
-        broken_tests=np.flatnonzero(~suite_ref).tolist(),
-        by_operator=by_operator,
-    )
