@@ -16,9 +16,9 @@ Example:
 
 from __future__ import annotations
 
-from . import adversarial, code_instruct, discriminative, parsing, refine
+from . import adversarial, code_instruct, discriminative, parsing, refine, solve
 
-__all__ = ["refine", "adversarial", "discriminative", "code_instruct", "parsing", "VERSIONS"]
+__all__ = ["VERSIONS", "adversarial", "code_instruct", "discriminative", "parsing", "refine", "solve"]
 
 #: Version of every prompt family, for dataset cards and fingerprints.
 VERSIONS = {
@@ -26,4 +26,5 @@ VERSIONS = {
     "adversarial": adversarial.VERSION,
     "discriminative": discriminative.VERSION,
     "code_instruct": code_instruct.VERSION,
+    "solve": solve.VERSION,
 }

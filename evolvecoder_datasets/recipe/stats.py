@@ -234,7 +234,6 @@ def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[s
 def provenance(config: RecipeConfig, run_key: str) -> dict[str, Any]:
     """What produced a round: recipe version, run key, models, prompt versions, thresholds, seed, sandbox."""
     from .. import prompts
-    from ..stages.sample import SOLVE_VERSION
 
     return {
         "recipe": RECIPE_VERSION,
@@ -243,7 +242,7 @@ def provenance(config: RecipeConfig, run_key: str) -> dict[str, Any]:
         "models": {m.name: {"model": m.llm.model or m.llm.backend, "n": m.n, "temperature": m.temperature,
                             "top_p": m.top_p} for m in config.models},
         "mutants_per_problem": config.mutants,
-        "prompt_versions": {**prompts.VERSIONS, "solve": SOLVE_VERSION},
+        "prompt_versions": dict(prompts.VERSIONS),
         "thresholds": {"hide_below": config.evolve.hide_below, "band": list(config.evolve.band),
                        "final_min_pass_rate": config.finalize.min_pass_rate,
                        "final_max_per_group": config.finalize.max_per_group,

@@ -39,6 +39,7 @@ from ..errors import ConfigError, SchemaError
 from ..llm.config import LLMConfig
 from ..llm.types import ChatRequest
 from ..mutants import MUTATOR_VERSION, OPERATORS, generate_mutants
+from ..prompts import solve as solve_prompt
 from .checks import check_list_cells, check_on_llm_error, check_positive, check_text_cells
 from .llm_stage import raise_unrecordable
 from .resources import get_backend
@@ -58,28 +59,9 @@ __all__ = [
 ]
 
 MUTANT_MODEL = "mutant"
-SOLVE_VERSION = "solve-1"
+SOLVE_VERSION = solve_prompt.VERSION
 SAMPLE_ERRORS = schema.SAMPLE_ERRORS
 _STAGE_VERSION = "1"
-
-_FUNCTION_TASK = """\
-Solve the following programming problem in Python.
-
-{question}
-
-Write the complete solution: the function (or class) with exactly the name and signature the problem asks for, \
-with any imports and helpers it needs. Do not read input, print, or include tests or example usage.
-Reply with a single ```python code block."""
-
-_STDIO_TASK = """\
-Solve the following programming problem in Python.
-
-{question}
-
-Write a complete program that reads the input from standard input and writes the answer to standard output, \
-exactly in the format the problem describes.
-Reply with a single ```python code block."""
-
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -200,21 +182,10 @@ def build_solve_request(question: str, spec: ModelSpec, *, stdio: bool = False, 
         >>> req.n, req.prompt_version
         (3, 'solve-1')
     """
-    template = _STDIO_TASK if stdio else _FUNCTION_TASK
-    messages = [{"role": "user", "content": template.format(question=question.strip())}]
-    if spec.system_prompt:
-        messages.insert(0, {"role": "system", "content": spec.system_prompt})
     seed = None if spec.seed is None else stable_int(spec.seed, problem_id) & 0x7FFFFFFF
-    return ChatRequest(
-        tuple(messages),
-        n=spec.n,
-        temperature=spec.temperature,
-        top_p=spec.top_p,
-        max_tokens=spec.max_tokens,
-        seed=seed,
-        prompt_version=SOLVE_VERSION,
-        stage="sample",
-    )
+    return solve_prompt.build_request(question, stdio=stdio, system_prompt=spec.system_prompt, n=spec.n,
+                                      temperature=spec.temperature, top_p=spec.top_p, max_tokens=spec.max_tokens,
+                                      seed=seed)
 
 
 def _mutant_solutions(references: Sequence[str], ok: bool, config: SampleConfig, problem_id: str) -> list[dict]:

@@ -15,7 +15,7 @@ TESTS = [f"assert f({i}) == {i}" for i in range(7)]
 
 
 def test_every_family_has_a_distinct_version_that_enters_the_cache_key():
-    assert len(set(prompts.VERSIONS.values())) == 4
+    assert len(set(prompts.VERSIONS.values())) == len(prompts.VERSIONS) == 5
     a = refine.build_request("Seed problem text.", max_tokens=10)
     b = refine.build_request("Seed problem text.", max_tokens=10).__class__(
         a.messages, max_tokens=10, prompt_version="refine-999"
