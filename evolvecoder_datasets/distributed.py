@@ -738,9 +738,10 @@ def execute_distributed(
         schema.check_columns(ds.column_names, [schema.TESTS], stage="execute")
     if distributed.engine == "local":
         return execute_dataset(ds, config, batch_size=distributed.shard_size)
-    columns = [
-        c for c in (schema.SOLUTIONS, schema.TESTS, schema.INPUTS, schema.OUTPUTS) if c in ds.column_names
-    ]
+    from .stages.execute import READS
+
+    # The reference and any stored limit travel too: the task calibrates limits exactly as the local engine does.
+    columns = [c for c in READS if c in ds.column_names]
     return map_shards(ds, _execute_rows, fn_kwargs={"config": config}, config=distributed, input_columns=columns,
                       desc="execute")  # fmt: skip
 

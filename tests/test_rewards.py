@@ -163,8 +163,9 @@ def test_looping_programs_time_out_and_get_no_reward(fast):
     recorder = Recorder()
     out = fast(completions=[looping, RIGHT], tests=[SQUARE_TESTS] * 2, log_metric=recorder.log_metric)
     assert out == [0.0, 1.0]
-    # Two timeouts in a row stop the program; its other tests are not run (and count as failed).
-    assert recorder.metrics["code_reward_fast/timeout_rate"] == [pytest.approx(2 / 8)]
+    # A binary reward stops the program at its first test that does not pass (here its first timeout); its other
+    # tests are not run (and count as failed).
+    assert recorder.metrics["code_reward_fast/timeout_rate"] == [pytest.approx(1 / 8)]
 
 
 # -- TRL's protocol ----------------------------------------------------------------------------------------------
@@ -379,6 +380,7 @@ def test_formerly_open_sandbox_gaps_get_no_reward(name):
 
 
 def test_batch_figures_and_per_completion_outcomes_are_logged_through_trl_hooks(fast):
+    rewards.clear_cache()  # a full run cached by an earlier test would answer HALF_RIGHT with all its statuses
     recorder = Recorder()
     looping = "```python\ndef square(x):\n    while True:\n        pass\n```"
     out = fast(completions=[RIGHT, HALF_RIGHT, "no code, sorry", looping], tests=[SQUARE_TESTS] * 4,
@@ -388,13 +390,16 @@ def test_batch_figures_and_per_completion_outcomes_are_logged_through_trl_hooks(
     assert m["code_reward_fast/extraction_failures"] == 0.25
     assert m["code_reward_fast/infra_failures"] == 0.0
     assert m["code_reward_fast/solved"] == 0.25
-    assert m["code_reward_fast/pass_rate"] == pytest.approx((1.0 + 0.5 + 0.0 + 0.0) / 4)
-    assert m["code_reward_fast/timeout_rate"] == pytest.approx(2 / 12)
+    # A binary reward stops at the first test not passed: tests after it that had not run yet are unexecuted, in
+    # these figures too (a fast-mode test that ended before the stop reached the sandbox keeps its status).
+    assert (1.0 + 0.25) / 4 <= m["code_reward_fast/pass_rate"] <= (1.0 + 0.5) / 4
+    assert m["code_reward_fast/timeout_rate"] == pytest.approx(1 / 12)
     outcomes = recorder.extra["code_reward_fast/outcome"]
     assert outcomes[0] == "4/4 passed"
-    assert outcomes[1].startswith("2/4 passed (fail 2; first: fail")
+    assert outcomes[1].startswith(("1/4 passed (fail 1, unexecuted 2; first: fail", "2/4 passed (fail 2; first: fail",
+                                   "1/4 passed (fail 2, unexecuted 1; first: fail"))
     assert outcomes[2] == "no code found"
-    assert "timeout 2" in outcomes[3] and "unexecuted 2" in outcomes[3]
+    assert "timeout 1" in outcomes[3] and "unexecuted 3" in outcomes[3]
 
 
 def test_logging_can_be_turned_off():
@@ -435,10 +440,15 @@ def test_identical_programs_run_once_across_the_batch_the_reward_functions_and_s
     assert code_reward(completions=batch, tests=[SQUARE_TESTS] * 6) == [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]
     assert rewards.cache_info() == (6, 3, 3)
     assert pass_rate_reward(completions=batch, tests=[SQUARE_TESTS] * 6) == [1.0, 1.0, 0.0, 1.0, 0.0, 0.5]
-    assert rewards.cache_info() == (12, 3, 3)
+    # The binary runs of WRONG and HALF_RIGHT stopped at their first failure: the pass rate runs those two in full
+    # (RIGHT's stopped run passed every test, so it is a full run and answers both).
+    assert rewards.cache_info() == (12, 5, 3)
+    # A full run answers a binary reward too.
+    assert code_reward(completions=batch, tests=[SQUARE_TESTS] * 6) == [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]
+    assert rewards.cache_info() == (18, 5, 3)
     # Same program, different tests: a different job.
     assert code_reward(completions=[RIGHT], tests=[SQUARE_TESTS[:2]]) == [1.0]
-    assert rewards.cache_info() == (13, 4, 4)
+    assert rewards.cache_info() == (19, 6, 4)
 
 
 def test_the_cache_can_be_turned_off_but_a_batch_still_runs_duplicates_once():

@@ -25,9 +25,11 @@ tests that fail it is recorded in ``evolve_log``, and ``drop_failed_split=True``
 until the final filter.
 
 Columns read: ``id``, ``question``, ``tests``, ``solutions``, ``pass_matrix``; optional ``test_origin``,
-``statuses``, ``drop_reason``, ``reference_solutions``, ``reference_ok``, ``evolve_log``.
+``statuses``, ``drop_reason``, ``reference_solutions``, ``reference_ok``, ``evolve_log``, ``time_limit_s``.
 Columns written: ``tests``, ``test_origin``, ``pass_matrix``, ``statuses`` (when present), ``round``, ``evolve_log``
-(one entry per round and method: the programs shown, selection notes, counts, errors).
+(one entry per round and method: the programs shown, selection notes, counts, errors), ``time_limit_s`` (when
+present: the pool runs the new tests under the problem's calibrated limit, raised where the reference needs more on
+them; see :mod:`evolvecoder_datasets.limits`).
 
 Example:
     >>> from evolvecoder_datasets.llm import LLMConfig
@@ -48,6 +50,8 @@ import numpy as np
 
 from .. import passmatrix, schema
 from ..errors import ConfigError, LLMResponseError, SchemaError
+from ..execution import ExecutionReport, Job
+from ..limits import TIME_LIMIT
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
@@ -59,6 +63,7 @@ from .llm_stage import LLMStageConfig, raise_unrecordable
 from .resources import get_backend, get_sandbox
 from .search import SearchConfig, SearchProblem, search_tests
 from .seeding import problem_rng, stable_int
+from .stream import Plan, stream_jobs
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -196,6 +201,7 @@ class _Problem:
     search_reference: str | None
     rng: np.random.Generator
     log: list[dict[str, Any]] = field(default_factory=list)
+    limit: float | None = None  # calibrated CPU seconds per test (the time_limit_s column), None: the fixed limit
 
     @property
     def M(self) -> np.ndarray:
@@ -302,20 +308,16 @@ def _append(
     config: EvolveConfig,
 ) -> None:
     """Run each problem's new tests against its whole pool (and reference) and append those that survive."""
-    # every new test against the whole pool (plus the reference), all problems in one sandbox call
-    jobs: list[tuple[str, list[str]]] = []
-    for problem, tests in zip(problems, candidates):
-        if tests:
-            jobs.extend((code, tests) for code in problem.codes)
-            if problem.reference is not None:
-                jobs.append((problem.reference, tests))
-    reports = iter(get_sandbox(config.execute).run_many(jobs) if jobs else [])
+    # every new test against the whole pool (after the reference, which may raise the problem's calibrated limit),
+    # all problems streamed through the sandbox together
+    work = [(problem, tests) for problem, tests in zip(problems, candidates) if tests]
+    finished = {id(item[0]): (ref, reports) for item, ref, reports in
+                stream_jobs(get_sandbox(config.execute), work, lambda item: _new_test_jobs(*item, config.execute))}
     for problem, tests, entry in zip(problems, candidates, entries):
         problem.log.append(entry)
         if not tests:
             continue
-        rows = [next(reports) for _ in problem.codes]
-        ref_report = next(reports) if problem.reference is not None else None
+        ref_report, rows = finished[id(problem)]
         infra = [r.infra_error for r in rows if r.infra_error]
         if infra:
             entry["error"] = f"sandbox: {infra[0]}"
@@ -336,6 +338,21 @@ def _append(
         statuses = [r.statuses for r in rows] if problem.suite.statuses is not None else None
         new = TestSuite.of(tests, round=config.round, method=method, matrix=new_M, statuses=statuses)
         problem.suite = problem.suite.extend(new.select(kept))
+
+
+def _new_test_jobs(problem: _Problem, tests: list[str], settings: ExecuteConfig) -> Plan:
+    """The reference (at the fixed limit) first, then the pool under the problem's calibrated limit, raised to
+    cover what the reference needed on the new tests. A problem without a stored limit stays at the fixed one."""
+
+    def pool(reference: ExecutionReport | None) -> list[Job]:
+        if problem.limit is not None and reference is not None and not reference.infra_error:
+            measured = settings.calibrated_limit(c for s, c in zip(reference.statuses, reference.cpu_s) if s == "pass")
+            problem.limit = max(problem.limit, measured or 0.0)
+        timeout = settings.job_timeout(problem.limit)
+        return [Job(code, tests=tests, timeout_s=timeout) for code in problem.codes]
+
+    first = Job(problem.reference, tests=tests) if problem.reference is not None else None
+    return Plan(pool, first=first)
 
 
 def _search(problems: list[_Problem], config: EvolveConfig) -> None:
@@ -439,6 +456,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     statuses_col = batch.get(schema.STATUSES)
     references = batch.get(schema.REFERENCE_SOLUTIONS) or [None] * n
     reference_ok = batch.get(schema.REFERENCE_OK) or [False] * n
+    limits = batch.get(TIME_LIMIT) or [None] * n
     logs = [list(log or ()) for log in (batch.get(EVOLVE_LOG) or [None] * n)]
     rounds = list(batch.get(schema.ROUND) or [0] * n)
     live_rows = [i for i in range(n) if not drops[i]]
@@ -483,6 +501,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
                 reference=reference,
                 search_reference=confirmed,
                 rng=problem_rng(config.seed, batch[schema.ID][i], config.round, "evolve"),
+                limit=limits[i],
             )
         )
 
@@ -499,6 +518,8 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     }
     if statuses_col is not None:
         out[schema.STATUSES] = []
+    if TIME_LIMIT in batch:
+        out[TIME_LIMIT] = [limits[i] if p is None else p.limit for i, p in enumerate(problems)]
     for i, problem in enumerate(problems):
         if problem is None:
             out[schema.TESTS].append(list(batch[schema.TESTS][i] or ()))

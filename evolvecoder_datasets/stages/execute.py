@@ -1,8 +1,21 @@
 """The execute stage: every solution against every test in the sandbox, giving the pass matrix.
 
 Reads ``solutions`` (a list of ``{"model", "sample", "code"}`` or of code strings) and ``tests`` (assert strings),
-or ``inputs``/``outputs`` for stdin/stdout problems; writes ``pass_matrix`` (solutions x tests, bools) and, when
-``config.statuses`` is set, ``statuses`` (the typed outcome of each cell).
+or ``inputs``/``outputs`` for stdin/stdout problems; optionally ``reference_solutions``/``reference_ok`` (the refine
+stage's confirmed reference) and ``time_limit_s``. Writes ``pass_matrix`` (solutions x tests, bools), ``statuses``
+when ``config.statuses`` is set (the typed outcome of each cell), ``judged_inside``, and ``time_limit_s`` when
+``config.calibrate`` is set.
+
+**Time limits.** A problem with a confirmed reference gets a calibrated limit (see :mod:`evolvecoder_datasets.
+limits`): the reference runs first under the fixed ``timeout_s``, and the pool then runs under ``limit_factor x``
+the reference's slowest passed test (at least ``limit_floor_s``, at most ``timeout_s``). The limit is written to
+``time_limit_s`` and reused by the evolution rounds and the rewards; a row that already holds one is not measured
+again. Problems without a reference run under ``timeout_s``.
+
+**No batch barrier.** :func:`execute_dataset` streams all the dataset's jobs through the sandbox
+(:mod:`~evolvecoder_datasets.stages.stream`): a worker takes the next job as soon as it is free, so a looping
+program holds back nothing but its own worker, whatever ``batch_size`` is. :func:`execute` (the ``Dataset.map``
+function, also what the Ray engine runs per shard) streams the jobs of its batch the same way.
 
 Example:
     >>> from datasets import Dataset
@@ -16,62 +29,63 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError, SandboxCrashed
-from ..execution import Job, shared_sandbox
+from ..errors import SandboxCrashed
+from ..execution import ExecutionReport, Job, shared_sandbox
 from ..execution.judge import plan_test
-from ..execution.sandbox import MODES
-from ..schema import INPUTS, JUDGED_INSIDE, OUTPUTS, PASS_MATRIX, SOLUTIONS, STATUSES, TESTS, check_columns
-from ._common import check_list_cells
+from ..limits import TIME_LIMIT, SandboxSettings
+from ..schema import (
+    INPUTS,
+    JUDGED_INSIDE,
+    OUTPUTS,
+    PASS_MATRIX,
+    REFERENCE_OK,
+    REFERENCE_SOLUTIONS,
+    SOLUTIONS,
+    STATUSES,
+    TESTS,
+    check_columns,
+)
+from ._common import check_list_cells, reference_for
+from .stream import Plan, stream_jobs
 
-__all__ = ["ExecuteConfig", "execute", "execute_dataset", "solution_codes"]
+__all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "solution_codes"]
+
+REFERENCES = REFERENCE_SOLUTIONS
+#: Every column the stage reads (those present are needed by an engine that ships only what a stage reads).
+READS = (SOLUTIONS, TESTS, INPUTS, OUTPUTS, REFERENCE_SOLUTIONS, REFERENCE_OK, TIME_LIMIT)
+_STREAM_VERSION = "1"  # enters the cache file name of execute_dataset's results
 
 
 @dataclass(frozen=True)
-class ExecuteConfig:
+class ExecuteConfig(SandboxSettings):
     """Settings of the execute stage (they enter the ``datasets`` fingerprint).
 
+    The sandbox fields (``timeout_s``, ``memory_mb``, ``mode``, ``workers``, ``preamble``, ``isolation``,
+    ``max_consecutive_timeouts``, ``limit_factor``, ``limit_floor_s``, ``calibrate``) are those of
+    :class:`~evolvecoder_datasets.limits.SandboxSettings`, with the same defaults as the rewards'.
+
     Args:
-        timeout_s (`float`, defaults to 1.0): CPU seconds per test.
-        memory_mb (`int`, defaults to 1024): address-space limit per solution.
-        mode (`str`, defaults to ``"isolated"``): ``"isolated"`` (fork per test) or ``"fast"`` (tests in sequence).
-        workers (`int`, *optional*): fork servers per process; defaults to the cores, or 1 under ``num_proc``.
-        preamble (`str`, *optional*): code run before each solution (e.g. ``"from typing import List"``).
         statuses (`bool`, defaults to True): also write the ``statuses`` column.
         float_tol (`float`, *optional*): numeric tolerance of stdin/stdout output comparison.
-        max_consecutive_timeouts (`int`, *optional*): per-solution time budget (see :class:`Sandbox`).
-        isolation (`str`, defaults to ``"auto"``): sandbox isolation.
-        version (`str`): bump when the semantics change, so cached results are recomputed (``"2"``: verdicts are
-            decided by the judge outside the sandbox; some old ones were wrong).
+        version (`str`): bump when the semantics change, so cached results are recomputed (``"3"``: calibrated
+            time limits and the shared timeout policy; ``"2"``: verdicts decided by the judge outside the sandbox).
+
+    Raises:
+        ConfigError: a sandbox setting is out of range.
+
+    Example:
+        >>> ExecuteConfig(mode="fast").sandbox_settings()["max_consecutive_timeouts"]
+        2
     """
 
-    timeout_s: float = 1.0
-    memory_mb: int = 1024
-    mode: str = "isolated"
-    workers: int | None = None
-    preamble: str | None = None
     statuses: bool = True
     float_tol: float | None = None
-    max_consecutive_timeouts: int | None = None
-    isolation: str = "auto"
-    version: str = "2"
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ConfigError(f"ExecuteConfig.mode must be one of {MODES}, got {self.mode!r}")
-        if self.timeout_s <= 0:
-            raise ConfigError("ExecuteConfig.timeout_s must be > 0")
-
-    def sandbox_settings(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`Sandbox`."""
-        settings = asdict(self)
-        for key in ("statuses", "float_tol", "version"):
-            settings.pop(key)
-        return settings
+    version: str = "3"
 
 
 def solution_codes(solutions: Sequence[Any] | None) -> list[str]:
@@ -87,17 +101,106 @@ def solution_codes(solutions: Sequence[Any] | None) -> list[str]:
     return codes
 
 
+@dataclass
+class _Row:
+    """One problem's inputs to the stage."""
+
+    codes: list[str]
+    tests: list[str] | None
+    inputs: list[str] | None
+    outputs: list[str] | None
+    reference: str | None
+    limit: float | None
+
+
+def _rows(columns: dict[str, list]) -> Iterator[_Row]:
+    n = len(columns[SOLUTIONS])
+    none = [None] * n
+    tests_col, inputs_col, outputs_col = (columns.get(c) or none for c in (TESTS, INPUTS, OUTPUTS))
+    refs_col = columns.get(REFERENCES) or none
+    ok_col = columns.get(REFERENCE_OK) or [True] * n
+    limit_col = columns.get(TIME_LIMIT) or none
+    for i in range(n):
+        tests = list(tests_col[i]) if tests_col[i] else None
+        reference = reference_for(list(refs_col[i]), tests) if tests and refs_col[i] and ok_col[i] else None
+        yield _Row(solution_codes(columns[SOLUTIONS][i]), tests,
+                   list(inputs_col[i]) if inputs_col[i] else None, list(outputs_col[i] or ()),
+                   reference, limit_col[i])  # fmt: skip
+
+
+def _plan(row: _Row, config: ExecuteConfig) -> Plan:
+    """The row's jobs; with calibration on and no stored limit, its reference first (at the fixed limit)."""
+
+    def jobs(limit: float | None) -> list[Job]:
+        timeout = config.job_timeout(limit)
+        if row.tests:
+            return [Job(code, tests=row.tests, timeout_s=timeout) for code in row.codes]
+        if row.inputs:
+            return [Job(code, inputs=row.inputs, outputs=row.outputs, float_tol=config.float_tol, timeout_s=timeout)
+                    for code in row.codes]  # fmt: skip
+        return []
+
+    if config.calibrate and row.limit is None and row.reference is not None and row.codes:
+        def calibrated(reference: ExecutionReport | None) -> list[Job]:
+            row.limit = _limit_from(reference, config)
+            return jobs(row.limit)
+
+        return Plan(calibrated, first=Job(row.reference, tests=row.tests))
+    return Plan(lambda _ref: jobs(row.limit))
+
+
+def _limit_from(reference: ExecutionReport | None, config: SandboxSettings) -> float | None:
+    """The calibrated limit from a reference's report: its CPU time on the tests it passed."""
+    if reference is None or reference.infra_error:
+        return None
+    return config.calibrated_limit(c for s, c in zip(reference.statuses, reference.cpu_s) if s == "pass")
+
+
+def _outputs(rows: Iterator[tuple[_Row, Any, list[ExecutionReport]]], config: ExecuteConfig) -> Iterator[dict]:
+    """Each row's new cells, in order; a sandbox failure stops the stage (its cells are not the programs')."""
+    for row, _reference, reports in rows:
+        broken = [r.infra_error for r in reports if r.infra_error]
+        if broken:
+            # Cells of a dead sandbox are not the programs' doing: fail the stage (a rerun, or Ray's retry, redoes
+            # it) rather than record them as crashes.
+            raise SandboxCrashed(f"{len(broken)} of {len(reports)} jobs of a problem hit a sandbox failure: {broken[0]}")
+        n_tests = len(row.tests or row.inputs or ())
+        out = {
+            PASS_MATRIX: [r.passed for r in reports] if n_tests else [[] for _ in row.codes],
+            STATUSES: [list(r.statuses) for r in reports] if n_tests else [[] for _ in row.codes],
+            JUDGED_INSIDE: [not plan_test(str(t)).outside for t in row.tests] if row.tests else [],
+        }
+        if config.calibrate:
+            out[TIME_LIMIT] = row.limit
+        yield out
+
+
+def _new_columns(config: ExecuteConfig) -> list[str]:
+    return [PASS_MATRIX] + ([STATUSES] if config.statuses else []) + [JUDGED_INSIDE] + (
+        [TIME_LIMIT] if config.calibrate else [])
+
+
+def _check_batch(batch: Any, stage: str = "execute") -> None:
+    check_columns(batch, [SOLUTIONS], stage=stage)
+    if TESTS not in batch and INPUTS not in batch:
+        check_columns(batch, [TESTS], stage=stage)
+
+
 def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]:
-    """Batched ``Dataset.map`` function: add ``pass_matrix`` (and ``statuses``, ``judged_inside``) to each row.
+    """Batched ``Dataset.map`` function: add ``pass_matrix`` (and ``statuses``, ``judged_inside``, ``time_limit_s``)
+    to each row.
 
     ``judged_inside`` flags, per test, the few tests whose verdict the judge could not decide outside the sandbox
     (see :mod:`evolvecoder_datasets.execution.judge`); they ran whole inside, with in-process hardening only.
+    ``time_limit_s`` is the row's calibrated limit (null without a confirmed reference; see the module doc).
 
-    All (solution, tests) jobs of the batch run at once over the sandbox's workers. One sandbox per process is
-    started on first use and reused for every later batch.
+    The batch's jobs stream over the sandbox's workers (references first where a limit is to be calibrated). One
+    sandbox per process is started on first use and reused for every later batch. :func:`execute_dataset` streams
+    across batches too.
 
     Args:
-        batch (`dict[str, list]`): needs ``solutions`` and either ``tests`` or ``inputs``/``outputs``.
+        batch (`dict[str, list]`): needs ``solutions`` and either ``tests`` or ``inputs``/``outputs``; reads
+            ``reference_solutions``, ``reference_ok`` and ``time_limit_s`` when present.
         config (`ExecuteConfig`): sandbox settings.
 
     Raises:
@@ -106,65 +209,68 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
         SandboxCrashed: a fork server died twice on the same job; nothing of the batch is recorded.
 
     Example:
-        >>> out = execute({"solutions": [["def f():\\n    return 1"]], "tests": [["assert f() == 1"]]},
+        >>> out = execute({"solutions": [["def f():\\n    return 1"]], "tests": [["assert f() == 1"]],
+        ...                "reference_solutions": [["def f():\\n    return 1"]]},
         ...               config=ExecuteConfig(mode="fast"))
-        >>> out["pass_matrix"], out["statuses"], out["judged_inside"]
-        ([[[True]]], [[['pass']]], [[False]])
+        >>> out["pass_matrix"], out["statuses"], out["judged_inside"], out["time_limit_s"]
+        ([[[True]]], [[['pass']]], [[False]], [0.1])
     """
-    check_columns(batch, [SOLUTIONS], stage="execute")
-    if TESTS not in batch and INPUTS not in batch:
-        check_columns(batch, [TESTS], stage="execute")
+    _check_batch(batch)
     check_list_cells(batch, SOLUTIONS, stage="execute", items="solutions")
     for column in (TESTS, INPUTS, OUTPUTS):
         check_list_cells(batch, column, stage="execute")
     sandbox = shared_sandbox(**config.sandbox_settings())
-
-    n_rows = len(batch[SOLUTIONS])
-    tests_col = batch.get(TESTS) or [None] * n_rows
-    inputs_col = batch.get(INPUTS) or [None] * n_rows
-    outputs_col = batch.get(OUTPUTS) or [None] * n_rows
-    jobs: list[Job] = []
-    shapes: list[tuple[int, int]] = []
-    for solutions, tests, inputs, outputs in zip(batch[SOLUTIONS], tests_col, inputs_col, outputs_col):
-        codes = solution_codes(solutions)
-        if tests:
-            jobs.extend(Job(code, tests=list(tests)) for code in codes)
-            shapes.append((len(codes), len(tests)))
-        elif inputs:
-            jobs.extend(Job(code, inputs=list(inputs), outputs=list(outputs or ()), float_tol=config.float_tol)
-                        for code in codes)  # fmt: skip
-            shapes.append((len(codes), len(inputs)))
-        else:
-            shapes.append((len(codes), 0))
-    reports = sandbox.run_many(jobs)
-    broken = [r.infra_error for r in reports if r.infra_error]
-    if broken:
-        # Cells of a dead sandbox are not the programs' doing: fail the batch (a rerun, or Ray's retry, redoes it)
-        # rather than record them as crashes.
-        raise SandboxCrashed(f"{len(broken)} of {len(reports)} jobs hit a sandbox failure: {broken[0]}")
-    reports = iter(reports)
-    matrices, statuses = [], []
-    for n_solutions, n_tests in shapes:
-        rows = [next(reports) for _ in range(n_solutions)] if n_tests else []
-        matrices.append([r.passed for r in rows] if n_tests else [[] for _ in range(n_solutions)])
-        statuses.append([list(r.statuses) for r in rows] if n_tests else [[] for _ in range(n_solutions)])
+    rows = stream_jobs(sandbox, _rows(batch), lambda row: _plan(row, config))
     out = dict(batch)
-    out[PASS_MATRIX] = matrices
-    if config.statuses:
-        out[STATUSES] = statuses
-    out[JUDGED_INSIDE] = [[not plan_test(str(t)).outside for t in tests] if tests else [] for tests in tests_col]
+    columns: dict[str, list] = {name: [] for name in _new_columns(config)}
+    for cells in _outputs(rows, config):
+        for name, values in columns.items():
+            values.append(cells[name])
+    out.update(columns)
     return out
 
 
+def _read(ds, columns: list[str], chunk: int) -> Iterator[_Row]:
+    """The dataset's rows, read ``chunk`` at a time (only the columns the stage needs)."""
+    view = ds.select_columns(columns)
+    for start in range(0, len(view), chunk):
+        part = view[start : start + chunk]
+        for name in (SOLUTIONS, TESTS, INPUTS, OUTPUTS):
+            if name in part:
+                check_list_cells(part, name, stage="execute", items="solutions" if name == SOLUTIONS else "text")
+        yield from _rows(part)
+
+
+def _features(config: ExecuteConfig):
+    from datasets import Features, List, Value
+
+    from ..schema import solution_features
+
+    pool = solution_features()
+    every = {PASS_MATRIX: pool[PASS_MATRIX], STATUSES: pool[STATUSES], JUDGED_INSIDE: List(Value("bool")),
+             TIME_LIMIT: Value("float64")}  # fmt: skip
+    return Features({name: every[name] for name in _new_columns(config)})
+
+
 def execute_dataset(ds, config: ExecuteConfig | None = None, *, num_proc: int | None = None, batch_size: int = 8):
-    """Run :func:`execute` over a ``datasets.Dataset`` (cached by ``datasets`` like any map).
+    """The execute stage over a whole ``datasets.Dataset``, streamed: no worker waits for another problem's job.
+
+    The new columns are written chunk by chunk to an Arrow file in the dataset's cache folder, named by the
+    dataset's fingerprint and ``config`` (a rerun with both unchanged loads it, as ``Dataset.map`` would), and
+    attached to ``ds``. An in-memory dataset gets in-memory results.
 
     Args:
         ds (`datasets.Dataset`): rows with ``solutions`` and ``tests`` (or ``inputs``/``outputs``).
         config (`ExecuteConfig`, *optional*): defaults to ``ExecuteConfig()``.
-        num_proc (`int`, *optional*): processes for ``Dataset.map``; each then runs one fork server unless
-            ``config.workers`` says otherwise.
-        batch_size (`int`, defaults to 8): problems per batch (their jobs run concurrently).
+        num_proc (`int`, *optional*): kept for callers of the batch-wise stage; the stream drives ``config.workers``
+            fork servers (default: the cores) from this process, which is what ``num_proc`` processes of one
+            server each did.
+        batch_size (`int`, defaults to 8): rows read (and results written) at a time. It does not gate
+            execution: jobs of later rows start while earlier ones still run.
+
+    Raises:
+        SchemaError: a required column is missing or a cell has the wrong type.
+        SandboxCrashed: the sandbox failed on a job twice; nothing is recorded.
 
     Example:
         >>> from datasets import Dataset
@@ -172,9 +278,58 @@ def execute_dataset(ds, config: ExecuteConfig | None = None, *, num_proc: int | 
         >>> execute_dataset(ds)[0]["statuses"]
         [['pass']]
     """
+    from datasets import Dataset, concatenate_datasets, is_caching_enabled
+    from datasets.arrow_writer import ArrowWriter
+    from datasets.fingerprint import Hasher
+
     config = config or ExecuteConfig()
+    _check_batch(ds.column_names)
     if num_proc and num_proc > 1 and config.workers is None:
-        # Each map process runs its own sandbox: one fork server each, or the processes oversubscribe the cores.
-        config = dataclasses.replace(config, workers=1)
-    return ds.map(execute, batched=True, batch_size=batch_size, fn_kwargs={"config": config}, num_proc=num_proc,
-                  desc="execute")
+        config = _with_workers(config, max(num_proc, len(os.sched_getaffinity(0))))
+    needed = [c for c in READS if c in ds.column_names]
+    features = _features(config)
+    names = list(features)
+    base = ds.remove_columns([c for c in names if c in ds.column_names])
+    path = None
+    if ds.cache_files and is_caching_enabled():
+        key = Hasher.hash([ds._fingerprint, config, _STREAM_VERSION])
+        path = os.path.join(os.path.dirname(ds.cache_files[0]["filename"]), f"cache-execute-{key}.arrow")
+        if os.path.exists(path):
+            return concatenate_datasets([base, Dataset.from_file(path)], axis=1)
+
+    sandbox = shared_sandbox(**config.sandbox_settings())
+    chunk = max(1, int(batch_size))
+    rows = stream_jobs(sandbox, _read(ds, needed, chunk), lambda row: _plan(row, config))
+    from tqdm.auto import tqdm
+
+    cells = tqdm(_outputs(rows, config), total=len(ds), desc="execute", unit="problem")
+    if path is None:
+        columns: dict[str, list] = {name: [] for name in names}
+        for out in cells:
+            for name in names:
+                columns[name].append(out[name])
+        return concatenate_datasets([base, Dataset.from_dict(columns, features=features)], axis=1)
+    partial = f"{path}.{os.getpid()}.tmp"
+    try:
+        with ArrowWriter(features=features, path=partial) as writer:
+            pending: dict[str, list] = {name: [] for name in names}
+            for out in cells:
+                for name in names:
+                    pending[name].append(out[name])
+                if len(pending[names[0]]) >= chunk:
+                    writer.write_batch(pending)
+                    pending = {name: [] for name in names}
+            if pending[names[0]] or not len(ds):
+                writer.write_batch(pending)
+            writer.finalize()
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+    return concatenate_datasets([base, Dataset.from_file(path)], axis=1)
+
+
+def _with_workers(config: ExecuteConfig, workers: int) -> ExecuteConfig:
+    import dataclasses
+
+    return dataclasses.replace(config, workers=workers)

@@ -57,7 +57,7 @@ def test_a_sandbox_failure_fails_the_batch_instead_of_recording_crashes(monkeypa
     from evolvecoder_datasets.errors import SandboxCrashed
     from evolvecoder_datasets.execution import sandbox as sandbox_module
 
-    def always_dies(self, job, timeout):
+    def always_dies(self, job, timeout, on_progress=None):
         raise SandboxCrashed("server gone")
 
     monkeypatch.setattr(sandbox_module._Worker, "call", always_dies)

@@ -1,0 +1,177 @@
+"""Time limits: the one set of sandbox settings every entry point embeds, and per-problem calibrated limits.
+
+Two things live here, because both decide how long a program may run:
+
+- :class:`SandboxSettings`, the sandbox policy shared by the execute stage (:class:`~evolvecoder_datasets.stages.
+  execute.ExecuteConfig`), the rewards (:class:`~evolvecoder_datasets.rewards.RewardConfig`) and everything built
+  on them (evolution rounds, reference checks, mutation scores). Those configs *are* ``SandboxSettings`` (they
+  subclass it), so a field has one name, one default and one meaning everywhere. In particular a program that
+  times out ``max_consecutive_timeouts`` (2) times in a row has its remaining tests marked ``unexecuted``, in every
+  entry point.
+- Calibration. A fixed 1 s limit is far from what a test needs (most HumanEval asserts run in microseconds), and a
+  looping program burns the whole limit on every test it is run against. A problem's limit is calibrated from its
+  reference solution's measured CPU time: ``factor x`` the slowest test the reference passes, at least ``floor``,
+  at most the fixed ``timeout_s`` (which stays the ceiling, and the fallback where no calibration exists). Limits
+  are rounded up to a fixed ladder of values so that the noise of one measurement rarely changes them. They travel
+  with the dataset in the optional column :data:`TIME_LIMIT` (seconds, or null), written by the execute stage and
+  read by the evolution rounds and the rewards.
+
+Example:
+    >>> from evolvecoder_datasets.limits import SandboxSettings
+    >>> settings = SandboxSettings(timeout_s=1.0, limit_factor=10.0, limit_floor_s=0.1)
+    >>> settings.calibrated_limit([0.0004, 0.002])       # the reference's CPU seconds per passed test
+    0.1
+    >>> settings.calibrated_limit([0.03])                # 10 x 0.03 = 0.3, rounded up the ladder
+    0.318
+    >>> settings.calibrated_limit([0.5]), settings.calibrated_limit([])   # capped at the ceiling; no calibration
+    (1.0, None)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["TIME_LIMIT", "SandboxSettings", "limit_ladder"]
+
+#: Optional column of problem rows: the calibrated CPU seconds per test (null where none was calibrated).
+TIME_LIMIT = "time_limit_s"
+
+_STEPS_PER_DOUBLING = 6  # ladder ratio 2 ** (1/6) ~ 1.12: a limit moves only when a measurement moves > 12%
+
+
+def limit_ladder(seconds: float, floor_s: float) -> float:
+    """``seconds`` rounded up to the ladder ``floor_s * 2 ** (k / 6)`` (k = 0, 1, ...), to the millisecond.
+
+    Calibrated limits come from measurements, which vary a little from run to run; on a ladder they rarely change.
+
+    Example:
+        >>> limit_ladder(0.05, 0.1), limit_ladder(0.1, 0.1), limit_ladder(0.15, 0.1)
+        (0.1, 0.1, 0.159)
+    """
+    if seconds <= floor_s:
+        return round(floor_s, 3)
+    k = math.ceil(_STEPS_PER_DOUBLING * math.log2(seconds / floor_s) - 1e-9)
+    return math.ceil(floor_s * 2 ** (k / _STEPS_PER_DOUBLING) * 1000) / 1000
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """How untrusted programs run: one policy for the execute stage, the evolution rounds and the rewards.
+
+    Args:
+        timeout_s (`float`, defaults to 1.0): CPU seconds one test may use: the ceiling of every calibrated limit,
+            and the limit of problems without one.
+        memory_mb (`int`, defaults to 1024): address-space limit of a solution process.
+        mode (`str`, defaults to ``"isolated"``): ``"isolated"`` (a fresh copy of the loaded program per test) or
+            ``"fast"`` (tests in sequence in one process).
+        workers (`int`, *optional*): fork servers, i.e. programs run at once. Defaults to the usable cores (the
+            rewards divide them between the ranks of a node).
+        preamble (`str`, *optional*): code run before each program (e.g. ``"from typing import List"``).
+        isolation (`str`, defaults to ``"auto"``): ``"bwrap"``, ``"unshare"``, ``"none"`` or ``"auto"``.
+        max_consecutive_timeouts (`int`, *optional*, defaults to 2): after this many timeouts in a row a program's
+            remaining tests are marked ``unexecuted`` (they count as failed). A looper then costs two limits, not
+            one per test. ``None`` runs every test.
+        limit_factor (`float`, defaults to 10.0): a calibrated limit is this many times the reference's slowest
+            passed test (CPU time).
+        limit_floor_s (`float`, defaults to 0.1): the smallest calibrated limit (CPU seconds): fork, judge and
+            measurement noise of a microsecond test stay far below it.
+        calibrate (`bool`, defaults to True): use calibrated limits where a problem has one (the execute stage also
+            measures them where a confirmed reference exists); False runs everything under ``timeout_s``.
+
+    Raises:
+        ConfigError: a value is out of range or unknown.
+
+    Example:
+        >>> SandboxSettings(mode="fast").sandbox_settings()["max_consecutive_timeouts"]
+        2
+        >>> SandboxSettings(limit_floor_s=2.0)
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.errors.ConfigError: limit_floor_s must be > 0 and <= timeout_s (1.0), got 2.0
+    """
+
+    timeout_s: float = 1.0
+    memory_mb: int = 1024
+    mode: str = "isolated"
+    workers: int | None = None
+    preamble: str | None = None
+    isolation: str = "auto"
+    max_consecutive_timeouts: int | None = 2
+    limit_factor: float = 10.0
+    limit_floor_s: float = 0.1
+    calibrate: bool = True
+
+    def __post_init__(self) -> None:
+        from .execution.sandbox import MODES
+
+        if self.mode not in MODES:
+            raise ConfigError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if not self.timeout_s > 0:
+            raise ConfigError(f"timeout_s must be > 0, got {self.timeout_s!r}")
+        if self.memory_mb < 64:
+            raise ConfigError(f"memory_mb must be >= 64, got {self.memory_mb!r}")
+        if self.workers is not None and self.workers < 1:
+            raise ConfigError(f"workers must be >= 1, got {self.workers!r}")
+        if self.max_consecutive_timeouts is not None and self.max_consecutive_timeouts < 1:
+            raise ConfigError(f"max_consecutive_timeouts must be >= 1 or None, got {self.max_consecutive_timeouts!r}")
+        if not self.limit_factor >= 1.0:
+            raise ConfigError(f"limit_factor must be >= 1, got {self.limit_factor!r}")
+        if not 0 < self.limit_floor_s <= self.timeout_s:
+            raise ConfigError(f"limit_floor_s must be > 0 and <= timeout_s ({self.timeout_s}), "
+                              f"got {self.limit_floor_s!r}")  # fmt: skip
+
+    def sandbox_settings(self) -> dict[str, Any]:
+        """Keyword arguments of :class:`~evolvecoder_datasets.execution.Sandbox` (and ``shared_sandbox``).
+
+        Example:
+            >>> sorted(SandboxSettings().sandbox_settings())
+            ['isolation', 'max_consecutive_timeouts', 'memory_mb', 'mode', 'preamble', 'timeout_s', 'workers']
+        """
+        return {
+            "workers": self.workers,
+            "timeout_s": float(self.timeout_s),
+            "memory_mb": int(self.memory_mb),
+            "mode": self.mode,
+            "preamble": self.preamble,
+            "isolation": self.isolation,
+            "max_consecutive_timeouts": self.max_consecutive_timeouts,
+        }
+
+    def calibrated_limit(self, reference_cpu_s: Iterable[float]) -> float | None:
+        """The limit for a problem whose reference used ``reference_cpu_s`` CPU seconds on the tests it passed.
+
+        ``None`` (no calibration: ``timeout_s`` applies) when there is no measurement.
+
+        Example:
+            >>> SandboxSettings(limit_factor=4.0, limit_floor_s=0.05).calibrated_limit([0.001, 0.02])
+            0.09
+        """
+        measured = [float(c) for c in reference_cpu_s if c is not None and c >= 0 and math.isfinite(c)]
+        if not measured:
+            return None
+        return min(float(self.timeout_s), limit_ladder(self.limit_factor * max(measured), self.limit_floor_s))
+
+    def job_timeout(self, limit: float | None) -> float | None:
+        """The ``Job.timeout_s`` for a problem's stored limit: ``None`` (the sandbox's ``timeout_s``) without one
+        or with calibration off, else the limit capped by ``timeout_s``.
+
+        Example:
+            >>> SandboxSettings().job_timeout(0.2), SandboxSettings().job_timeout(5.0), SandboxSettings().job_timeout(None)
+            (0.2, 1.0, None)
+            >>> SandboxSettings(calibrate=False).job_timeout(0.2) is None
+            True
+        """
+        if not self.calibrate or limit is None:
+            return None
+        try:
+            value = float(limit)
+        except (TypeError, ValueError):
+            return None
+        if not value > 0 or not math.isfinite(value):
+            return None
+        return min(value, float(self.timeout_s))
