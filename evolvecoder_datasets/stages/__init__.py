@@ -17,6 +17,7 @@ from typing import Any
 _ATTRIBUTES: dict[str, str] = {
     "deduplicate": "dedup",
     "find_near_duplicates": "dedup",
+    "DedupOptions": "dedup",
     "drop_duplicates": "dedup",
     "execute": "execute",
     "execute_dataset": "execute",

