@@ -3,6 +3,11 @@
 A stage's key chains its configuration's digest onto its input's key (:func:`chain`), so a changed setting
 recomputes that stage and every later one, and an unchanged prefix of the run is reloaded from disk.
 
+A checkpoint is stored once. A stage's ``Dataset.map`` writes its result as a ``cache-*.arrow`` file beside its
+input's data files, that is inside the previous stage's checkpoint folder; once the stage's own copy is saved,
+those cache files are removed, so a folder holds its saved dataset only (before: every folder also held the next
+stage's map output, nearly doubling the run's disk use).
+
 Example:
     >>> import tempfile
     >>> from datasets import Dataset
@@ -77,6 +82,7 @@ class Checkpoints:
             return load_from_disk(str(folder))
         if saved.get("key") == key:
             logger.info("stage %s: asking again for %d failed request(s)", name, len(saved["failed"]))
+        before = self._map_caches()
         out = compute()
         ds, info = out if isinstance(out, tuple) else (out, None)
         partial = self.root / f".{name}.partial"
@@ -88,7 +94,13 @@ class Checkpoints:
         (partial / "checkpoint.json").write_text(json.dumps(record))
         shutil.rmtree(folder, ignore_errors=True)
         partial.rename(folder)
+        for path in self._map_caches() - before:  # the stage's map output, now saved in its own folder
+            path.unlink(missing_ok=True)
         return load_from_disk(str(folder))
+
+    def _map_caches(self) -> set[Path]:
+        """The ``Dataset.map`` cache files ``datasets`` wrote into checkpoint folders."""
+        return set(self.root.glob("*/cache-*.arrow"))
 
     def record(self, name: str) -> dict[str, Any]:
         """The saved ``checkpoint.json`` of a stage (empty when the stage was never saved)."""
