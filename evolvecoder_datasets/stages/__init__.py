@@ -22,6 +22,8 @@ _ATTRIBUTES: dict[str, str] = {
     "execute": "execute",
     "execute_dataset": "execute",
     "ExecuteConfig": "execute",
+    "calibrate": "calibrate",
+    "calibrate_dataset": "calibrate",
     "refine": "refine",
     "refine_dataset": "refine",
     "RefineConfig": "refine",

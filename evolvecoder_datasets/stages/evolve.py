@@ -58,7 +58,7 @@ from ..prompts import discriminative as discriminative_prompt
 from ..suite import TestSuite, as_origin_list
 from .checks import check_fraction, check_list_cells, check_on_llm_error, check_positive, check_text_cells
 from .code_names import independent_tests, normalise_test, reference_for
-from .execute import ExecuteConfig, solution_codes
+from .execute import ExecuteConfig, reference_limit, solution_codes
 from .llm_stage import LLMStageConfig, raise_unrecordable
 from .resources import get_backend, get_sandbox
 from .search import SearchConfig, SearchProblem, search_tests
@@ -346,8 +346,7 @@ def _new_test_jobs(problem: _Problem, tests: list[str], settings: ExecuteConfig)
 
     def pool(reference: ExecutionReport | None) -> list[Job]:
         if problem.limit is not None and reference is not None and not reference.infra_error:
-            measured = settings.calibrated_limit(c for s, c in zip(reference.statuses, reference.cpu_s) if s == "pass")
-            problem.limit = max(problem.limit, measured or 0.0)
+            problem.limit = max(problem.limit, reference_limit(reference, settings) or 0.0)
         timeout = settings.job_timeout(problem.limit)
         return [Job(code, tests=tests, timeout_s=timeout) for code in problem.codes]
 

@@ -53,7 +53,7 @@ from ..schema import (
 from ._common import check_list_cells, reference_for
 from .stream import Plan, stream_jobs
 
-__all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "solution_codes"]
+__all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "reference_limit", "solution_codes"]
 
 REFERENCES = REFERENCE_SOLUTIONS
 #: Every column the stage reads (those present are needed by an engine that ships only what a stage reads).
@@ -142,15 +142,23 @@ def _plan(row: _Row, config: ExecuteConfig) -> Plan:
 
     if config.calibrate and row.limit is None and row.reference is not None and row.codes:
         def calibrated(reference: ExecutionReport | None) -> list[Job]:
-            row.limit = _limit_from(reference, config)
+            row.limit = reference_limit(reference, config)
             return jobs(row.limit)
 
         return Plan(calibrated, first=Job(row.reference, tests=row.tests))
     return Plan(lambda _ref: jobs(row.limit))
 
 
-def _limit_from(reference: ExecutionReport | None, config: SandboxSettings) -> float | None:
-    """The calibrated limit from a reference's report: its CPU time on the tests it passed."""
+def reference_limit(reference: ExecutionReport | None, config: SandboxSettings) -> float | None:
+    """The calibrated limit from a reference's report: from its CPU time on the tests it passed (``None`` without
+    a report, after a sandbox failure, or when it passed nothing).
+
+    Example:
+        >>> from evolvecoder_datasets.execution import ExecutionReport
+        >>> report = ExecutionReport(["pass", "pass", "timeout"], cpu_s=[0.001, 0.02, 1.0])
+        >>> reference_limit(report, ExecuteConfig(limit_factor=10.0, limit_floor_s=0.1))
+        0.2
+    """
     if reference is None or reference.infra_error:
         return None
     return config.calibrated_limit(c for s, c in zip(reference.statuses, reference.cpu_s) if s == "pass")
