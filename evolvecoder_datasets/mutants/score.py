@@ -119,7 +119,7 @@ def _run(programs: list[str], tests: list[str], runner: Runner | None, sandbox: 
     elif sandbox is not None:
         matrix = sandbox.pass_matrix(programs, tests)
     else:
-        from .execution import Sandbox
+        from ..execution import Sandbox
 
         with Sandbox() as sb:
             matrix = sb.pass_matrix(programs, tests)

@@ -179,7 +179,7 @@ def reference_verdicts(batch: dict[str, list], *, config: ExecuteConfig) -> dict
         ...                    config=ExecuteConfig(mode="fast"))["reference_passed"]   # doctest: +SKIP
         [[True, False]]
     """
-    from ..distributed import _task_cpus
+    from ..stages.resources import task_cpus as _task_cpus
 
     if config.workers is None and _task_cpus(default=0):
         config = dataclasses.replace(config, workers=_task_cpus())

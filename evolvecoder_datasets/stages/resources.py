@@ -1,4 +1,4 @@
-"""Per-process LLM backends and sandboxes for the stages.
+"""Per-process LLM backends and sandboxes for the stages, and the CPUs a running Ray task reserved for them.
 
 Nothing here captures a live object in a ``Dataset.map`` closure: stages receive frozen configs, and the backend
 or sandbox a config describes is built on first use inside the worker process and reused by later batches.
@@ -16,6 +16,7 @@ import atexit
 import dataclasses
 import json
 import os
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..llm.config import LLMConfig
     from .execute import ExecuteConfig
 
-__all__ = ["close_backends", "get_backend", "get_sandbox"]
+__all__ = ["close_backends", "get_backend", "get_sandbox", "task_cpus"]
 
 _backends: dict[tuple[int, str], Backend] = {}
 _backends_lock = threading.Lock()
@@ -84,3 +85,23 @@ def get_sandbox(config: ExecuteConfig) -> Sandbox:
     from ..execution import shared_sandbox
 
     return shared_sandbox(**config.sandbox_settings())
+
+
+def task_cpus(default: int = 1) -> int:
+    """CPUs the running Ray task reserved (``default`` outside Ray); a stage sizes its sandbox with it.
+
+    Read without importing Ray: a process that never imported it runs no Ray task.
+
+    Example:
+        >>> from evolvecoder_datasets.stages.resources import task_cpus
+        >>> task_cpus(default=3)   # outside a Ray task
+        3
+    """
+    ray = sys.modules.get("ray")  # a process that never imported Ray is not running a Ray task
+    if ray is None or not ray.is_initialized():
+        return default
+    try:
+        cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
+    except (AssertionError, AttributeError, RuntimeError):  # the driver, or a Ray without the call
+        return default
+    return max(1, int(cpus)) if cpus else default
