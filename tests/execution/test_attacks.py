@@ -412,12 +412,7 @@ CONTROL_PARAMS = [pytest.param(a, id=a.name) for a in CONTROLS]
 # the sandbox (a walrus, a loop over itertools, a test judged inside that carries its expected values): the residual that
 # docs/threat-model.md states under "What is not guaranteed", flagged per test as judged "inside". Marked xfail
 # (not strict: some entry points already refuse some of their tests, e.g. the metric's whole-suite run).
-KNOWN_GAPS = {
-    "harness_status_patch_against_humaneval_check_functions_and_while_loops":
-        "while loops, walrus and if/raise over the program's results run whole inside the sandbox",
-    "oracle_expected_values_of_tests_run_inside_read_from_memory":
-        "a test judged inside carries its expected values into the program's process",
-}  # fmt: skip
+KNOWN_GAPS: dict[str, str] = {}  # attack name -> why a correct judge still passes it (none today)
 
 
 def _gap(param):

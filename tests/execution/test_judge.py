@@ -44,6 +44,12 @@ SHAPES = [
     f"import unittest\nunittest.TestCase().assertEqual(f(3), {SECRET!r})",
     f"try:\n    r = f(3)\nexcept ValueError:\n    r = None\nassert r == {SECRET!r}",
     f"import pytest\nwith pytest.raises(ValueError):\n    f({SECRET[:0]!r})\nassert f(1) == {SECRET!r}",
+    f"assert (y := f(3)) == {SECRET!r} and y",
+    f"for x in [1, 2]:\n    if f(x) == {SECRET!r}:\n        break\nelse:\n    assert False",
+    f"import pytest\nwith pytest.raises(ValueError, match={SECRET!r}):\n    f(-1)",
+    f"for v in f(3):\n    assert v == {SECRET!r}",
+    f"try:\n    obj = Thing()\n    obj.run()\nexcept ValueError:\n    pass\nassert obj.value() == {SECRET!r}",
+    f"import itertools\nfor a, b in itertools.product([1], [{SECRET!r}]):\n    assert f(a) == b",
 ]
 
 
@@ -142,8 +148,9 @@ def test_program_objects_compare_by_structure_and_lying_truth_is_refused():
 
 
 def test_reports_say_where_each_verdict_was_decided():
-    program = "def f(x):\n    return [x, x]\n"
-    tests = ["assert f(1) == [1, 1]", "for v in f(2):\n    assert v == 2", "import re\nassert re.match('a', 'a')"]
+    program = "def f(x):\n    return [x, x]\n\ndef g(v):\n    return v\n"
+    # a program call per item of what the program returned cannot be written out before the program runs
+    tests = ["assert f(1) == [1, 1]", "for v in f(2):\n    assert g(v) == 2", "import re\nassert re.match('a', 'a')"]
     with Sandbox(workers=1) as sb:
         report = sb.run(program, tests)
     assert report.statuses == ["pass", "pass", "pass"]
@@ -181,3 +188,101 @@ def test_try_except_and_pytest_raises_are_judged_outside_with_the_programs_excep
         assert sb.run("def parse(s):\n    return 0\n", tests).statuses == ["fail", "fail", "fail", "fail"]
         # a class the program named ValueError is not the builtin one: except ValueError does not catch it
         assert sb.run(fake, tests).statuses[:2] == ["error", "error"]
+
+
+# Shapes the planner writes out or runs as loops of its own, each judged against plain Python on programs right
+# and wrong: walrus, break/continue/else decided while planning or by the judge at run time, itertools, loops over
+# the program's values, pytest.raises with match= and `as`, try bodies that run program statements.
+CONTROL_FLOW_SHAPES = [
+    "assert (n := len(seq(4))) == 4 and n % 2 == 0",
+    "assert [y for x in [1, 2, 3] if (y := double(x)) > 2] == [4, 6]",
+    "if (r := double(2)) is not None:\n    assert r == 4\nelse:\n    assert False",
+    "assert any((hit := double(k)) == 6 for k in range(5)) and hit == 6",
+    "for x in [1, 2, 3, 4]:\n    if double(x) > 5:\n        break\n    assert double(x) < 6\nelse:\n    assert False, 'no break'",
+    "for x in range(6):\n    if x % 2:\n        continue\n    assert double(x) == 2 * x",
+    "for x in range(5):\n    if double(x) % 4 == 0:\n        continue\n    assert double(x) % 4 == 2",
+    "for x in (1, 2):\n    assert double(x) == 2 * x\nelse:\n    assert double(0) == 0",
+    "hits = 0\nfor x in range(10):\n    if double(x) >= 8:\n        break\n    hits += 1\nassert hits == 4",
+    "found = None\nfor a in range(1, 4):\n    for b in range(1, 4):\n        if add(a, b) == 5:\n            found = (a, b)\n"
+    "            break\n    if found:\n        break\nassert found == (2, 3)",
+    "import itertools\nfor a, b in itertools.combinations([1, 2, 3], 2):\n    assert add(a, b) == a + b",
+    "from itertools import permutations\nassert all(add(*p) == sum(p) for p in permutations([1, 5, 7], 2))",
+    "for i, (a, b) in enumerate(zip([1, 2], [3, 4])):\n    assert add(a, b) == [4, 6][i]",
+    "import itertools\nfor a, b in itertools.product(range(2), repeat=2):\n    if a == b:\n        continue\n    assert add(a, b) == 1",
+    "total = 0\nfor v in seq(3):\n    total += v\nassert total == 6",
+    "i = 0\nr = seq(3)\nwhile i < len(r):\n    assert r[i] == i + 1\n    i += 1",
+    "assert all(w in joined(['ab', 'cd']) for w in ['ab', 'cd'])",
+    "words = ['ab', 'cd']\nresult = joined(words)\nassert all(w in result for w in words)",
+    "import pytest\nwith pytest.raises(ValueError, match='negative'):\n    root(-1)",
+    "import pytest\nwith pytest.raises(ValueError, match=r'^neg[a-z]+ input$'):\n    root(-1)",
+    "import pytest\nwith pytest.raises(ValueError) as info:\n    root(-4)\nassert 'negative' in str(info.value)",
+    "try:\n    s = Stack()\n    s.pop()\nexcept IndexError:\n    pass\nelse:\n    assert False\nassert s.size() == 0",
+    "try:\n    s = Stack()\n    s.push(1)\n    s.pop()\n    s.pop()\n    s.push(9)\nexcept IndexError:\n    pass\n"
+    "assert s.size() == 0",
+    "def check(r, n):\n    def ok(x):\n        return x >= 0\n    assert ok(r) and r == n * 2\n    return True\n\n"
+    "res = double(3)\ncheck(res, 3)",
+]  # fmt: skip
+
+_RIGHT = """
+class Stack:
+    def __init__(self):
+        self.items = []
+    def push(self, x):
+        self.items.append(x)
+    def pop(self):
+        return self.items.pop()
+    def size(self):
+        return len(self.items)
+def double(x):
+    return 2 * x
+def add(a, b):
+    return a + b
+def seq(n):
+    return list(range(1, n + 1))
+def joined(ws):
+    return '-'.join(ws)
+def root(x):
+    if x < 0:
+        raise ValueError('negative input')
+    return int(x ** 0.5)
+"""
+_WRONG = _RIGHT.replace("return 2 * x", "return 2 * x + (x == 3)").replace("return a + b", "return a + b + (a == 2)") \
+    .replace("range(1, n + 1)", "range(n)").replace("'-'.join(ws)", "''.join(ws)[:3]") \
+    .replace("raise ValueError('negative input')", "raise ValueError('bad input')") \
+    .replace("return self.items.pop()", "return self.items.pop() if self.items else self.items.append(0)")  # fmt: skip
+_RAISES = _RIGHT.replace("raise ValueError('negative input')", "raise TypeError('negative input')")
+
+
+def _python_verdicts(program: str, tests: list[str]) -> list[str]:
+    """What plain Python answers for each test, run in a fresh namespace after the program (trusted programs)."""
+    out = []
+    for test in tests:
+        namespace: dict = {}
+        try:
+            exec(compile(program + "\n" + test, "<test>", "exec"), namespace)  # noqa: S102 - our own programs
+        except AssertionError:
+            out.append("fail")
+        except BaseException as err:  # noqa: BLE001
+            out.append("fail" if type(err).__name__ == "Failed" else "error")  # pytest.raises: DID NOT RAISE
+        else:
+            out.append("pass")
+    return out
+
+
+@pytest.mark.parametrize("program", [_RIGHT, _WRONG, _RAISES], ids=["right", "wrong", "raises_other"])
+def test_control_flow_shapes_are_judged_outside_and_agree_with_python(program):
+    plans = [plan_test(t) for t in CONTROL_FLOW_SHAPES]
+    assert [p.reason for p in plans if not p.outside] == []
+    want = _python_verdicts(program, CONTROL_FLOW_SHAPES)
+    if program is _RIGHT:
+        assert want == ["pass"] * len(CONTROL_FLOW_SHAPES)
+    else:  # the wrong programs do fail these shapes (the one raising TypeError fails the three raises shapes)
+        assert want.count("pass") <= (len(want) // 2 if program is _WRONG else len(want) - 3), want
+    for mode in ("isolated", "fast"):
+        with Sandbox(workers=1, mode=mode) as sb:
+            report = sb.run(program, CONTROL_FLOW_SHAPES)
+        got = ["fail" if s == "fail" else s for s in report.statuses]
+        # a failed assert and a DID NOT RAISE are both failures; an exception nobody catches is an error
+        assert [g == "pass" for g in got] == [w == "pass" for w in want], (mode, list(zip(got, want,
+                                                                                         report.messages)))
+        assert report.judged == ["outside"] * len(CONTROL_FLOW_SHAPES)

@@ -14,7 +14,7 @@ import functools
 from .._wire import CycleRef, ForeignObject, ProgramObject
 from .language import (_ATTRIBUTES, _BUILTIN_TABLE, _MATERIALISING, _MAX_BITS, _METHODS, _MODULES, _PROBE,
                        _STEP_BUDGET, JudgeLimit, _guard_size, _ProgramType, _safe_pow)  # fmt: skip
-from .nodes import _Clean, _literal_ast, _Unrolled
+from .nodes import _Clean, _ExcInfo, _literal_ast, _Passes, _Search, _Unrolled
 
 # ---------------------------------------------------------------------------------------------------------------
 
@@ -61,6 +61,13 @@ class _Break(Exception):
 
 class _Continue(Exception):
     pass
+
+
+class _Stopped(Exception):
+    """The judge reached a statement that needs a sandbox step after the set-up statement that failed there."""
+
+
+_REGEX_SYNTAX = frozenset("\\.^$*+?{}[]|()")
 
 
 _BINOPS = {
@@ -142,6 +149,14 @@ class _Interpreter:
         # Identity in the sandbox of each probe's value: ``f(head) is head.next`` is a question about the program's
         # objects, which two decoded copies cannot answer by themselves.
         self.identity = {id(p[1]): p[2] for p in probes if p[0] == "v" and len(p) > 2}
+        self.stopped: int | None = None  # the sandbox step where a set-up statement failed (see positioned)
+
+    def positioned(self, items, env: dict) -> None:
+        """``(position, statement)`` pairs, up to the first that needs a sandbox step after ``stopped``."""
+        for position, stmt in items:
+            if self.stopped is not None and position > self.stopped:
+                raise _Stopped()
+            self.stmt(stmt, env)
 
     def tick(self) -> None:
         self.steps += 1
@@ -206,6 +221,17 @@ class _Interpreter:
             pass
         elif t is ast.Try:
             self.try_stmt(node, env)
+        elif t is _Passes:
+            for items in node.passes:
+                self.tick()
+                try:
+                    self.positioned(items, env)
+                except _Break:
+                    break
+                except _Continue:
+                    pass
+            else:
+                self.positioned(node.orelse, env)
         elif t is ast.Raise:
             exc = self.eval(node.exc, env) if node.exc is not None else AssertionError()
             if isinstance(exc, type) and issubclass(exc, BaseException):
@@ -226,7 +252,7 @@ class _Interpreter:
         try:
             try:
                 self.block(node.body, env)
-            except (_Return, _Break, _Continue, JudgeLimit, MemoryError, RecursionError):
+            except (_Return, _Break, _Continue, _Stopped, JudgeLimit, MemoryError, RecursionError):
                 raise
             except Exception as err:  # noqa: BLE001 - the program's exceptions and the test's own
                 raised = err.as_exception() if isinstance(err, _ProbeFailed) else err
@@ -396,6 +422,15 @@ class _Interpreter:
             return self.unrolled(node, env)
         if t is _Clean:
             return self.clean_call(node, env)
+        if t is ast.NamedExpr:
+            value = env[node.target.id] = self.eval(node.value, env)
+            return value
+        if t is _Search:
+            return self.search(self.eval(node.pattern, env), self.eval(node.text, env))
+        if t is _ExcInfo:
+            exc = self.eval(node.exc, env)
+            return ProgramObject("ExceptionInfo", (("value", exc), ("type", type(exc)),
+                                                   ("typename", type(exc).__name__)))  # fmt: skip
         if t is ast.JoinedStr:
             return "".join(str(self.eval(v, env)) for v in node.values)
         if t is ast.FormattedValue:
@@ -423,6 +458,23 @@ class _Interpreter:
         entry = self.clean(node.imports, ast.unparse(ast.fix_missing_locations(call)))
         if entry[0] == "v":
             return entry[1]
+        raise _ProbeFailed(*entry[1:])
+
+    def search(self, pattern, text) -> bool:
+        """``re.search(pattern, text) is not None``, as ``pytest.raises(match=...)`` asks. A pattern with no regular
+        expression syntax is a substring test here; any other runs in a clean sandbox process, where a catastrophic
+        pattern costs that process its time limit, never the caller's."""
+        if type(pattern) is not str or type(text) is not str:
+            raise TypeError("match= takes a pattern string")
+        if not _REGEX_SYNTAX.intersection(pattern):
+            return pattern in text
+        if self.clean is None:
+            raise JudgeLimit("a match= pattern with regular expression syntax needs a clean process")
+        entry = self.clean("import re", f"re.search({pattern!r}, {text!r}) is not None")
+        if entry[0] == "v" and type(entry[1]) is bool:
+            return entry[1]
+        if entry[0] == "v":
+            raise JudgeLimit("the pattern search returned no truth value")
         raise _ProbeFailed(*entry[1:])
 
     def same(self, a, b) -> bool:
@@ -467,6 +519,9 @@ class _Interpreter:
                     loop(i + 1)
 
         loop(0)
+        for sub in ast.walk(node):  # a walrus in a comprehension binds in the enclosing scope, as in Python
+            if type(sub) is ast.NamedExpr and sub.target.id in local:
+                env[sub.target.id] = local[sub.target.id]
         t = type(node)
         if t is ast.DictComp:
             return out_dict

@@ -12,6 +12,7 @@ import collections
 import decimal
 import fractions
 import functools
+import itertools
 import json
 import math
 import statistics
@@ -184,6 +185,36 @@ for _name in ("factorial", "comb", "perm"):
 
     _MODULES["math"][_name] = _bounded
 _MODULES["math"]["pow"] = math.pow
+
+_MAX_LAZY = 1_000_000  # items one of the judge's itertools iterators yields before it is an error
+
+
+def _bounded_iterator(fn):
+    """An ``itertools`` function whose iterator stops with :class:`JudgeLimit` after ``_MAX_LAZY`` items (``count``,
+    ``cycle``, ``permutations(range(20))`` would otherwise run C loops the step budget never sees)."""
+
+    def call(*args, **kwargs):
+        for arg in (*args, *kwargs.values()):
+            if type(arg) is range:
+                _guard_size(len(arg))
+        inner = fn(*args, **kwargs)
+
+        def bounded():
+            for n, item in enumerate(inner):
+                if n >= _MAX_LAZY:
+                    raise JudgeLimit(f"the test iterates more than {_MAX_LAZY} items of itertools.{fn.__name__}")
+                yield item
+
+        return bounded()
+
+    call.__name__ = fn.__name__
+    return call
+
+
+_MODULES["itertools"] = {name: _bounded_iterator(getattr(itertools, name)) for name in (
+    "accumulate", "chain", "combinations", "combinations_with_replacement", "compress", "count", "cycle",
+    "dropwhile", "filterfalse", "groupby", "islice", "pairwise", "permutations", "product", "repeat", "starmap",
+    "takewhile", "zip_longest")}  # fmt: skip
 
 # ---------------------------------------------------------------------------------------------------------------
 # Planning: which parts of a test run where.

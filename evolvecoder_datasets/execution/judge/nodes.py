@@ -26,6 +26,29 @@ class _Unrolled(ast.expr):
     _fields = ("kind", "items")
 
 
+class _Passes(ast.stmt):
+    """A ``for`` loop written out pass by pass whose ``break``/``continue`` the judge decides at run time.
+
+    ``passes`` holds, per item, the pass's ``(position, statement)`` pairs (a position is the number of sandbox
+    steps before it, as in :attr:`TestPlan.body`); ``orelse`` runs when no pass broke out.
+    """
+
+    _fields = ("passes", "orelse")
+
+
+class _Search(ast.expr):
+    """``pytest.raises(..., match=pattern)``: ``re.search(pattern, text)`` in a process that can afford to hang
+    (a plain-text pattern is a substring test in the judge)."""
+
+    _fields = ("pattern", "text")
+
+
+class _ExcInfo(ast.expr):
+    """What ``with pytest.raises(E) as info`` binds: the raised exception as ``info.value`` and ``info.type``."""
+
+    _fields = ("exc",)
+
+
 def _literal_ast(value, depth: int = 0):
     """An AST that evaluates to ``value`` (plain data only), or None."""
     if depth > 50:

@@ -8,12 +8,47 @@ from __future__ import annotations
 
 import ast
 import copy
+import itertools
+from dataclasses import dataclass, field
 
 from .interpreter import _Interpreter
-from .language import _BUILTIN_TABLE, _JUDGE_NAMES, _METHOD_NAMES, _MODULES, _PROBE
+from .language import _BUILTIN_TABLE, _JUDGE_NAMES, _METHOD_NAMES, _MODULES, _PROBE, JudgeLimit
 from .nodes import _MAX_UNROLL, _PLAN_BUDGET, _UNKNOWN, _Clean, _Inside, _literal_ast, _Unrolled
 from .syntax import (_OPERATOR_NODES, _SUPPORTED_EXPR, _SUPPORTED_STMT, _bound_in, _free_names,
                      _Substitute)  # fmt: skip
+_WALRUS = ast.Pass()  # what judge_values holds for a name the judge binds inside an expression or a loop header
+
+
+@dataclass
+class _LoopFrame:
+    """A loop being planned. ``guard``: the planner's guard depth at its passes; ``native``: the judge runs the loop
+    itself (a break is its own); ``dynamic``: a break or continue that the judge decides at run time was planned."""
+
+    guard: int
+    native: bool = False
+    dynamic: bool = False
+
+
+@dataclass
+class _TryFrame:
+    """A try body being planned. Its probes run in the sandbox behind a flag: once a statement of the body that the
+    judge always evaluates has raised there (a *setter*), the rest of the body is skipped in the sandbox as it is
+    in Python, so a set-up statement after it does not run either."""
+
+    flag: str
+    level: int  # the planner's guard depth in the body: statements at it run unless an earlier one raised
+    exact: bool  # the try itself always runs (not in a branch or pass the judge may skip)
+    first: int | None = None  # the body's first step, which sets the flag
+    judged: bool = False  # a judge statement of the body came first: a program statement may not follow it
+    raw: dict = field(default_factory=dict)
+
+    def render(self, k: int, *, setter: bool, discard: bool = False) -> str:
+        src, flag, first = self.raw[k], self.flag, k == self.first
+        if setter:
+            body = f"(({flag} := 1), ({src}), ({flag} := 0))[{2 if discard else 1}]"
+            return body if first else f"None if {flag} else {body}"
+        return f"(({flag} := 0), ({src}))[1]" if first else f"None if {flag} else ({src})"
+
 
 class _ExpressionPlanner:
     def __init__(self, forced: set[str]) -> None:
@@ -30,8 +65,57 @@ class _ExpressionPlanner:
         self.imported: dict[str, str] = {}  # names the test's own imports bound (not the judge's modules)
         self.inlining = 0
         self.env: dict = {}  # values of the judge's own bindings, known while planning (to unroll loops over them)
-        self.in_try = False  # planning the body of a try the judge runs: program calls become probes
         self.unrolled = 0
+        # Where the judge decides control flow at run time, the sandbox cannot follow it: it runs every probe in
+        # order (a probe is a value, evaluated eagerly as ``and``/``or`` operands are) but no set-up statement.
+        self.guard = 0  # depth of blocks the judge may skip (a branch on a program value, a try body, a loop)
+        self.settled = False  # a loop exit the judge decides was planned: no set-up statement may follow
+        self.loops: list[_LoopFrame] = []  # loops being written out, innermost last
+        self.try_frame: _TryFrame | None = None  # the try body being planned, whose probes carry a flag
+        self.invariant: frozenset | None = None  # names a loop the judge runs binds: probes may not read them
+        self.tries = 0
+
+    def snapshot(self) -> tuple:
+        """The planner's state, to try one way of planning and fall back to another."""
+        return (len(self.steps), list(self.body), dict(self.judge_values), set(self.ever_judge),
+                set(self.judge_funcs), set(self.modules), set(self.sandbox_reads), set(self.data_names),
+                dict(self.deferred), dict(self.imported), dict(self.env), set(self.forced), self.settled,
+                self.unrolled, self.tries, self.try_frame.first if self.try_frame else None)  # fmt: skip
+
+    def restore(self, saved: tuple) -> None:
+        (steps, body, self.judge_values, self.ever_judge, self.judge_funcs, self.modules, self.sandbox_reads,
+         self.data_names, self.deferred, self.imported, self.env, self.forced, self.settled, self.unrolled,
+         self.tries, first) = saved  # fmt: skip
+        if self.try_frame is not None:
+            self.try_frame.first = first
+        del self.steps[steps:]
+        self.body[:] = body
+
+    def attempt(self, plan) -> bool:
+        """Run ``plan()``; when it answers False or raises :class:`_Inside`, undo what it planned; answer which."""
+        saved = self.snapshot()
+        try:
+            if plan():
+                return True
+        except _Inside:
+            pass
+        self.restore(saved)
+        return False
+
+    @property
+    def conditional(self) -> bool:
+        """Whether the statement being planned may not run (the judge decides, at run time, whether it does)."""
+        return self.guard > 0 or any(frame.dynamic for frame in self.loops)
+
+    def bind_judge(self, name: str) -> None:
+        """``name`` is bound by the judge at a point only known at run time (a walrus, a loop target)."""
+        if name in self.forced:
+            raise _Inside(f"{name!r} is bound by the judge and read by the program")
+        self.judge_values[name] = _WALRUS
+        self.ever_judge.add(name)
+        self.judge_funcs.discard(name)
+        self.data_names.discard(name)
+        self.env.pop(name, None)
 
     # -- classification ---------------------------------------------------------------------------------------
     def known(self, name: str, local: frozenset = frozenset()) -> bool:
@@ -93,8 +177,16 @@ class _ExpressionPlanner:
         return True
 
     # -- probes -------------------------------------------------------------------------------------------------
-    def probe(self, node) -> ast.expr:
+    def probe(self, node, *, setter: bool = False, discard: bool = False) -> ast.expr:
+        if self.invariant is not None and not (type(node) is ast.Name and node.id not in self.invariant):
+            raise _Inside("a program call inside a loop the judge runs over values known only at run time")
         src = ast.unparse(node)
+        frame = self.try_frame
+        if frame is not None:
+            k = len(self.steps)
+            frame.first = k if frame.first is None else frame.first
+            frame.raw[k] = src
+            src = frame.render(k, setter=setter, discard=discard)
         self.release(_free_names(node))
         self.sandbox_reads |= _free_names(node)
         k = len(self.steps)
@@ -103,8 +195,18 @@ class _ExpressionPlanner:
 
     def split(self, node, local: frozenset = frozenset()) -> ast.expr:
         """The judge's expression for ``node``, with program-dependent subexpressions replaced by probes."""
+        if type(node) is ast.NamedExpr:  # (y := f(3)) == 4 and y > 0: bound by the judge, or where it is read
+            name = node.target.id
+            if name in self.forced or name in local:
+                return self.probe(node)
+            value = self.split(node.value, local)
+            self.bind_judge(name)
+            return ast.copy_location(ast.NamedExpr(target=node.target, value=value), node)
         if not self.depends(node, local):
             if self.supported(node, local):
+                for sub in ast.walk(node):  # a walrus in a comprehension binds in the enclosing scope
+                    if type(sub) is ast.NamedExpr and sub.target.id not in local:
+                        self.bind_judge(sub.target.id)
                 return node
             raise _Inside(f"outside the judge's language: {ast.unparse(node)[:80]}")
         if isinstance(node, _OPERATOR_NODES):
@@ -145,10 +247,13 @@ class _ExpressionPlanner:
             return ast.copy_location(ast.Attribute(value=self.split(node.value, local), attr=node.attr,
                                                    ctx=ast.Load()), node)  # fmt: skip
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            split = self.comprehension(node, local) or self.unroll_comprehension(node, local)
-            if split is not None:
-                return split
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Lambda, ast.NamedExpr,
+            split: list = []
+            if self.attempt(lambda: split.append(self.comprehension(node, local)) or split[-1] is not None):
+                return split[-1]
+            split.append(self.unroll_comprehension(node, local))
+            if split[-1] is not None:
+                return split[-1]
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Lambda,
                              ast.Await, ast.Yield, ast.YieldFrom)):
             raise _Inside("a comprehension or lambda that calls the program")
         return self.probe(node)
@@ -205,19 +310,30 @@ class _ExpressionPlanner:
 
     # -- statements -------------------------------------------------------------------------------------------
     def sandbox(self, stmt: ast.stmt) -> None:
-        if self.in_try:
-            raise _Inside("a try block that runs program statements")
+        if self.conditional or self.try_frame is not None:
+            raise _Inside("a program statement in a block the judge may skip")
+        if self.settled:
+            raise _Inside("a program statement after a loop exit the judge decides")
         self.release(_free_names(stmt))
         self.sandbox_reads |= _free_names(stmt)
         self.steps.append(("x", ast.unparse(stmt)))
 
     def judge_stmt(self, stmt: ast.stmt) -> None:
         self.body.append((len(self.steps), stmt))
+        frame = self.try_frame
+        if frame is not None and self.guard == frame.level:
+            value = getattr(stmt, "value", None)
+            if not (type(stmt) in (ast.Expr, ast.Assign) and type(value) is ast.Name and value.id.startswith(_PROBE)):
+                frame.judged = True
         self.ever_judge.update(self.judge_values)
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.FunctionDef, ast.Import, ast.ImportFrom)):
             names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
             if isinstance(stmt, ast.FunctionDef):
                 names.add(stmt.name)
+            if self.conditional:  # it may not run: what it binds is not known while planning
+                for name in names:
+                    self.env.pop(name, None)
+                return
             try:
                 _Interpreter([], budget=_PLAN_BUDGET).stmt(stmt, self.env)
             except Exception:  # noqa: BLE001 - unknown while planning: loops over it stay unrolled no further
@@ -263,8 +379,8 @@ class _ExpressionPlanner:
         if iterable is _UNKNOWN or isinstance(iterable, (str, bytes)) and len(iterable) > _MAX_UNROLL:
             return None
         try:
-            items = list(iterable)
-        except TypeError:
+            items = list(itertools.islice(iterable, _MAX_UNROLL + 1))
+        except (TypeError, JudgeLimit):
             return None
         if len(items) > _MAX_UNROLL:
             return None
@@ -330,19 +446,29 @@ class _ExpressionPlanner:
 
 
     def comprehension(self, node, local: frozenset) -> ast.expr | None:
-        """``[tuple(p) for p in f(x)]``: only the first iterable needs the program; the rest is the judge's."""
+        """``[tuple(p) for p in f(x)]``, ``all(w in f(x) for w in words)``: the judge runs the comprehension; the
+        first iterable is split once, and the rest may read the program's values only by name (a probe of a name
+        is the same on every pass; a call would not be)."""
+        if any(g.is_async for g in node.generators):
+            return None
         first = node.generators[0]
-        inner = local | frozenset(_bound_in(node))
-        rest = [first.target, *first.ifs, *node.generators[1:]]
-        rest += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
-        if any(g.is_async for g in node.generators) or not all(self.supported(r, inner) for r in rest
-                                                               if not isinstance(r, ast.comprehension)):
-            return None
-        if not all(self.supported(g.iter, inner) and all(self.supported(c, inner) for c in g.ifs)
-                   for g in node.generators[1:]):
-            return None
-        new = copy.copy(node)
-        new.generators = [ast.comprehension(target=first.target, iter=self.split(first.iter, local), ifs=first.ifs,
-                                            is_async=0), *node.generators[1:]]
+        bound = frozenset(_bound_in(node))
+        inner = local | bound
+        iterable = self.split(first.iter, local)
+        saved, self.invariant = self.invariant, (self.invariant or frozenset()) | bound
+        try:
+            generators = [ast.comprehension(target=first.target, iter=iterable,
+                                            ifs=[self.split(c, inner) for c in first.ifs], is_async=0)]
+            for gen in node.generators[1:]:
+                generators.append(ast.comprehension(target=gen.target, iter=self.split(gen.iter, inner),
+                                                    ifs=[self.split(c, inner) for c in gen.ifs], is_async=0))
+            new = copy.copy(node)
+            new.generators = generators
+            if isinstance(node, ast.DictComp):
+                new.key, new.value = self.split(node.key, inner), self.split(node.value, inner)
+            else:
+                new.elt = self.split(node.elt, inner)
+        finally:
+            self.invariant = saved
         return ast.copy_location(new, node)
 

@@ -5,10 +5,46 @@ from __future__ import annotations
 import ast
 import copy
 
-from .language import _MODULES
-from .nodes import _MAX_UNROLL, _UNKNOWN, _Inside, _literal_ast
-from .planner import _ExpressionPlanner
+from .language import _MODULES, _PROBE
+from .nodes import _MAX_UNROLL, _UNKNOWN, _ExcInfo, _Inside, _literal_ast, _Passes, _Search
+from .planner import _ExpressionPlanner, _LoopFrame, _TryFrame
 from .syntax import _bound_in, _DropAnnotations, _free_names, _Substitute
+
+
+class _Jump(Exception):
+    """A ``break``/``continue`` reached on every path while a loop is written out: the planner follows it."""
+
+    def __init__(self, is_break: bool) -> None:
+        super().__init__()
+        self.is_break = is_break
+
+
+def _stores(nodes) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, (ast.Store, ast.Del))}  # fmt: skip
+
+
+def _jumps_out(stmt) -> bool:
+    """Whether ``stmt`` holds a ``break``/``continue`` of a loop around it (not one of a loop inside it)."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (ast.For, ast.While)) and node is not stmt:
+            todo.extend(node.orelse)  # (a break in the else of an inner loop is the outer loop's)
+        elif isinstance(node, (ast.For, ast.While)):
+            todo.extend([*node.body, *node.orelse])
+        elif isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, (ast.stmt, ast.excepthandler)))
+        elif isinstance(node, ast.excepthandler):
+            todo.extend(node.body)
+    return False
+
+
+def _exits(stmt) -> bool:
+    """Whether ``stmt`` returns or yields (from the test's top level, only inside a helper that is not inlined)."""
+    return any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(stmt))
 
 
 class _Planner(_ExpressionPlanner):
@@ -75,11 +111,24 @@ class _Planner(_ExpressionPlanner):
                     self.judge_funcs.add(flat[0])
                 self.judge_stmt(stmt)
                 return
-            if all(names) and self.in_try and not set(flat) & self.forced:  # r = f(x) inside try: judged here
-                self.judge_stmt(ast.copy_location(ast.Assign(targets=targets, value=self.split(value)), stmt))
+            judged_here = self.conditional or self.try_frame is not None
+            # r = f(x) in a try or a branch: the judge binds the value (a program object, ``Thing()``, keeps its
+            # methods only where it lives: the sandbox binds it, below)
+            if all(names) and judged_here and not set(flat) & self.forced and self._value_like(value):
+                split = self.split(value)
+                if self.at_try_top():
+                    self.try_setter(split, discard=False)
+                self.judge_stmt(ast.copy_location(ast.Assign(targets=targets, value=split), stmt))
                 for name in flat:
-                    self.judge_values[name] = stmt
-                    self.ever_judge.add(name)
+                    self.bind_judge(name)
+                return
+            if self.at_try_top() and not self.try_frame.judged and len(flat) == 1 and len(targets) == 1 \
+                    and isinstance(targets[0], ast.Name):  # fmt: skip
+                # obj = Thing(bad) in a try body, read later by the program: bound in the sandbox by a walrus
+                self.unbind(flat[0])
+                walrus = ast.NamedExpr(target=ast.Name(id=flat[0], ctx=ast.Store()), value=value)
+                self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(walrus, setter=True, discard=True)),
+                                                  stmt))  # fmt: skip
                 return
             if all(names):
                 for name in flat:
@@ -124,8 +173,10 @@ class _Planner(_ExpressionPlanner):
             if clean is not None:  # unittest.TestCase().assertEqual(f(1), 3), np.testing.assert_allclose(...)
                 self.judge_stmt(ast.copy_location(ast.Expr(value=clean), stmt))
                 return
-            if self.depends(value) and self.in_try:  # parse('x') inside try: a probe whose error the judge catches
-                self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
+            if self.depends(value) and self.at_try_top() and not self.try_frame.judged:
+                # parse('x') in a try body: a probe whose error the judge catches
+                self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(value, setter=True, discard=True)),
+                                                  stmt))  # fmt: skip
             elif self.depends(value):
                 self.sandbox(stmt)
             elif self.supported(value):
@@ -135,148 +186,273 @@ class _Planner(_ExpressionPlanner):
             return
         if isinstance(stmt, ast.Pass):
             return
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            self.jump(stmt)
+            return
         if isinstance(stmt, ast.Raise) and self._pure_block(stmt):
             self.judge_stmt(stmt)
             return
         if isinstance(stmt, ast.With):
             stmt = self.raises_as_try(stmt) or stmt
-        if isinstance(stmt, ast.Try) and self.plan_try(stmt):
+        if isinstance(stmt, ast.Try) and self.attempt(lambda: self.plan_try(stmt)):
             return
         has_assert = any(isinstance(s, (ast.Assert, ast.Raise)) for s in ast.walk(stmt))
-        if isinstance(stmt, (ast.If, ast.For, ast.While)) and not self.depends(stmt) and self._pure_block(stmt):
+        jumps = bool(self.loops) and not isinstance(stmt, (ast.For, ast.While)) and _jumps_out(stmt)
+        if jumps and not isinstance(stmt, ast.If):
+            raise _Inside("a break or continue in a block the judge cannot follow")
+        if isinstance(stmt, (ast.If, ast.For, ast.While)) and not jumps and not self.depends(stmt) and \
+                self._pure_block(stmt):  # fmt: skip
             self.judge_stmt(stmt)
             return
-        if isinstance(stmt, ast.For) and has_assert and self.unroll_loop(stmt):
+        if isinstance(stmt, ast.For) and has_assert and not _exits(stmt) and (
+                self.attempt(lambda: self.judge_loop(stmt)) or self.unroll_loop(stmt)):  # fmt: skip
             return
-        if isinstance(stmt, ast.While) and has_assert and self.unroll_while(stmt):
+        if isinstance(stmt, ast.While) and has_assert and not _exits(stmt) and (
+                self.attempt(lambda: self.unroll_while(stmt)) or self.attempt(lambda: self.judge_loop(stmt))):
             return
-        if isinstance(stmt, ast.If) and has_assert and self.depends(stmt.test) and all(
-                self._pure_block(s) for s in (*stmt.body, *stmt.orelse)):  # fmt: skip
-            # if f(3) != 9: raise AssertionError(...): the condition's program part is a probe, the rest is ours
-            self.judge_stmt(ast.copy_location(ast.If(test=self.split(stmt.test), body=stmt.body,
-                                                     orelse=stmt.orelse), stmt))  # fmt: skip
-            return
-        if isinstance(stmt, ast.If) and has_assert:
+        if isinstance(stmt, ast.If) and (has_assert or jumps or self.conditional or self.try_frame is not None):
             condition = self.static_value(stmt.test)
             if condition is not _UNKNOWN:
                 for inner in stmt.body if condition else stmt.orelse:
                     self.statement(inner)
                 return
+            # if f(3) != 9: raise AssertionError(...): the condition's program part is a probe, both branches are
+            # the judge's (their probes run whether or not the branch is taken, as values)
+            test = self.split(stmt.test)
+            body, orelse = self.guarded(stmt.body), self.guarded(stmt.orelse)
+            self.judge_stmt(ast.copy_location(ast.If(test=test, body=body, orelse=orelse), stmt))
+            return
         if has_assert:
             raise _Inside(f"a {type(stmt).__name__.lower()} block with asserts that call the program")
         for name in _bound_in(stmt) | ({stmt.name} if isinstance(stmt, (ast.ClassDef, ast.AsyncFunctionDef)) else set()):
             self.unbind(name)
         self.sandbox(stmt)
 
+    def at_try_top(self) -> bool:
+        """Whether the statement being planned is one the judge always runs once its try body gets there."""
+        frame = self.try_frame
+        return frame is not None and frame.exact and self.guard == frame.level and not any(
+            loop.dynamic for loop in self.loops)  # fmt: skip
+
+    def try_setter(self, split, *, discard: bool) -> None:
+        """A try body's statement whose whole value is one probe: its error, if any, ends the body in the sandbox."""
+        if type(split) is ast.Name and split.id.startswith(_PROBE):
+            k = int(split.id[len(_PROBE):])
+            self.steps[k] = ("p", self.try_frame.render(k, setter=True, discard=discard))
+        else:
+            self.try_frame.judged = True
+
+    def guarded(self, stmts: list) -> list:
+        """Plan ``stmts`` as a block the judge may skip: no set-up statement, program calls only as probes."""
+        saved, self.body = self.body, []
+        self.guard += 1
+        try:
+            for inner in stmts:
+                self.statement(inner)
+            return [s for _, s in self.body]
+        finally:
+            self.body = saved
+            self.guard -= 1
+
+    def jump(self, stmt) -> None:
+        frame = self.loops[-1] if self.loops else None
+        if frame is None:
+            raise _Inside("a break or continue outside a loop the judge writes out")
+        if not frame.native and self.guard == frame.guard and not frame.dynamic:
+            raise _Jump(type(stmt) is ast.Break)
+        frame.dynamic = not frame.native
+        self.judge_stmt(stmt)
+
+    def judge_loop(self, stmt) -> bool:
+        """``for x in f(3): assert x > 0``, ``while i < len(r): ...``: the judge runs the loop itself. Its header and
+        body may read the program's values only by name (one probe, the same on every pass): a program call would
+        have to run once per pass, which only writing the loop out can do."""
+        bound = frozenset(_stores([stmt]))
+        saved_inv = self.invariant
+        frame = _LoopFrame(guard=self.guard + 1, native=True)
+        try:
+            if isinstance(stmt, ast.For):
+                iterable = self.split(stmt.iter)
+                self.invariant = (saved_inv or frozenset()) | bound
+                test = None
+            else:
+                self.invariant = (saved_inv or frozenset()) | bound
+                test = self.split(stmt.test)
+            for name in sorted(bound):
+                self.bind_judge(name)
+            self.loops.append(frame)
+            body = self.guarded(stmt.body)
+            self.loops.pop()
+            self.invariant = saved_inv
+            orelse = self.guarded(stmt.orelse)
+        finally:
+            if self.loops and self.loops[-1] is frame:
+                self.loops.pop()
+            self.invariant = saved_inv
+        if test is None:
+            loop = ast.For(target=stmt.target, iter=iterable, body=body, orelse=orelse, type_comment=None)
+        else:
+            loop = ast.While(test=test, body=body, orelse=orelse)
+        self.judge_stmt(ast.copy_location(loop, stmt))
+        return True
+
     def unroll_loop(self, stmt: ast.For) -> bool:
         """``for x, want in [(2, 4), (3, 9)]: assert f(x) == want`` as one copy of the body per item.
 
-        Only over a value the judge knows while planning (a literal, a range, a binding of its own), with a body
-        that neither rebinds the loop's names nor breaks out: then the loop's inputs go to the sandbox inside the
-        probes, and its expected values stay here.
+        Only over a value the judge knows while planning (a literal, a range, ``itertools.product`` of those, a
+        binding of its own), with a body that does not rebind the loop's names: then the loop's inputs go to the
+        sandbox inside the probes, and its expected values stay here. A ``break``/``continue`` that every path
+        reaches is followed here; one under a condition the judge decides at run time makes the copies a
+        :class:`_Passes`, which the judge runs as a loop (and no set-up statement may follow it inside the loop).
         """
-        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(stmt)):
-            return False  # (without a break, a for loop's else always runs: it follows the copies)
-        targets = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
-        assigned = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)
-                    and isinstance(n.ctx, (ast.Store, ast.Del))}  # fmt: skip
-        if targets & assigned:
+        if _stores([stmt.target]) & _stores(stmt.body):
             return False
         items = self.unroll_items(stmt.target, self.static_value(stmt.iter))
         if items is None:
             return False
-        for bound in items:
-            for inner in stmt.body:
-                self.statement(_Substitute(bound).visit(copy.deepcopy(inner)))
-        for inner in stmt.orelse:
-            self.statement(inner)
+        start, outer = len(self.steps), self.body
+        frame = _LoopFrame(guard=self.guard)
+        passes: list = []
+        broke = False
+        self.loops.append(frame)
+        try:
+            for bound in items:
+                self.body = []
+                passes.append(self.body)
+                try:
+                    for inner in stmt.body:
+                        self.statement(_Substitute(bound).visit(copy.deepcopy(inner)))
+                except _Jump as jump:
+                    if jump.is_break:
+                        broke = True
+                        break
+        finally:
+            self.loops.pop()
+            self.body = outer
+        if not frame.dynamic:  # every pass runs whole: the copies are the loop
+            for items_of_pass in passes:
+                self.body.extend(items_of_pass)
+            if not broke:  # (without a break, a for loop's else always runs: it follows the copies)
+                for inner in stmt.orelse:
+                    self.statement(inner)
+            return True
+        self.body = []
+        self.guard += 1
+        try:
+            for inner in stmt.orelse:
+                self.statement(inner)
+            orelse = self.body
+        finally:
+            self.body = outer
+            self.guard -= 1
+        self.body.append((start, ast.copy_location(_Passes(passes=passes, orelse=orelse), stmt)))
+        self.ever_judge.update(self.judge_values)
         return True
 
     def raises_as_try(self, stmt: ast.With) -> ast.Try | None:
-        """``with pytest.raises(E): body`` as ``try: body / except E: pass / else: raise AssertionError``."""
-        if len(stmt.items) != 1 or stmt.items[0].optional_vars is not None:
+        """``with pytest.raises(E, match=p) as info: body`` as ``try: body / except E as e: [info = ...]
+        [assert re.search(p, str(e))] / else: raise AssertionError``."""
+        if len(stmt.items) != 1:
             return None
-        call = stmt.items[0].context_expr
+        call, var = stmt.items[0].context_expr, stmt.items[0].optional_vars
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "raises"
-                and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest"
-                and len(call.args) == 1 and not call.keywords):  # match= would need a regex on the program's text
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest"):
             return None
+        keywords = {k.arg: k.value for k in call.keywords}
+        if None in keywords or set(keywords) - {"match", "expected_exception"} or var is not None and not \
+                isinstance(var, ast.Name):  # fmt: skip
+            return None
+        kinds = [*call.args, *([keywords["expected_exception"]] if "expected_exception" in keywords else [])]
+        if len(kinds) != 1:
+            return None
+        caught = "\x00exc"  # a name no test can spell
+        body: list = []
+        if var is not None:
+            exc = _ExcInfo(exc=ast.Name(id=caught, ctx=ast.Load()))
+            body.append(ast.Assign(targets=[ast.Name(id=var.id, ctx=ast.Store())], value=exc))
+        if "match" in keywords:
+            text = ast.Call(func=ast.Name(id="str", ctx=ast.Load()), args=[ast.Name(id=caught, ctx=ast.Load())],
+                            keywords=[])  # fmt: skip
+            body.append(ast.Assert(test=_Search(pattern=keywords["match"], text=text),
+                                   msg=ast.Constant("Regex pattern did not match.")))  # fmt: skip
         fail = ast.Raise(exc=ast.Call(func=ast.Name(id="AssertionError", ctx=ast.Load()),
                                       args=[ast.Constant("DID NOT RAISE")], keywords=[]), cause=None)
-        handler = ast.ExceptHandler(type=call.args[0], name=None, body=[ast.Pass()])
-        return ast.copy_location(ast.Try(body=stmt.body, handlers=[handler], orelse=[fail], finalbody=[]), stmt)
+        handler = ast.ExceptHandler(type=kinds[0], name=caught, body=body or [ast.Pass()])
+        return ast.fix_missing_locations(
+            ast.copy_location(ast.Try(body=stmt.body, handlers=[handler], orelse=[fail], finalbody=[]), stmt))
 
     def plan_try(self, stmt: ast.Try) -> bool:
-        """``try: f(bad) / except ValueError: pass / else: assert False``: the calls in the body become probes (the
-        sandbox records what they raised and goes on), the judge runs the try with the program's exceptions as
-        values of the program's class name under its nearest builtin base. Handlers, else and finally must be the
-        judge's own code; the body may not run program statements whose effects the sandbox would need."""
-        for handler in stmt.handlers:
-            if handler.type is not None and not self.supported(handler.type):
-                return False
-        if not all(self._pure_block(s) for s in (*stmt.orelse, *stmt.finalbody)):
+        """``try: f(bad) / except ValueError: pass / else: assert False``: the calls in the body become probes, the
+        judge runs the try with the program's exceptions as values of the program's class name under its nearest
+        builtin base. The body's probes carry a flag in the sandbox (see :class:`_TryFrame`), so a program statement
+        of the body (``obj = Thing(bad)``, ``obj.run()``) runs there only where Python would run it; handlers,
+        else and finally are blocks the judge may skip."""
+        if self.try_frame is not None or any(h.type is not None and not self.supported(h.type) for h in stmt.handlers):
             return False
-        for handler in stmt.handlers:  # its name (except E as e) is the judge's own value in its body
-            params = [ast.arg(arg=handler.name)] if handler.name else []
-            fn = ast.FunctionDef(name="_handler_", args=ast.arguments(posonlyargs=[], args=params, kwonlyargs=[],
-                                 kw_defaults=[], defaults=[]), body=handler.body, decorator_list=[], returns=None,
-                                 type_params=[])  # fmt: skip
-            if not self.pure_function(fn):
-                return False
-        saved_body, saved_try = self.body, self.in_try
-        self.body, self.in_try = [], True
+        self.tries += 1
+        frame = _TryFrame(flag=f"_judge_try{self.tries}", level=self.guard + 1, exact=not self.conditional)
+        self.try_frame = frame
         try:
-            for inner in stmt.body:
-                self.statement(inner)
-            body = [s for _, s in self.body]
-        except _Inside:
-            self.body, self.in_try = saved_body, saved_try
-            raise
-        self.body, self.in_try = saved_body, saved_try
+            body = self.guarded(stmt.body)
+        finally:
+            self.try_frame = None
         if not body:
             return False
-        self.judge_stmt(ast.copy_location(ast.Try(body=body, handlers=stmt.handlers, orelse=stmt.orelse,
-                                                  finalbody=stmt.finalbody), stmt))  # fmt: skip
+        handlers = []
+        for handler in stmt.handlers:  # its name (except E as e) is the judge's own value in its body
+            if handler.name:
+                self.bind_judge(handler.name)
+            handlers.append(ast.copy_location(ast.ExceptHandler(type=handler.type, name=handler.name,
+                                                                body=self.guarded(handler.body) or [ast.Pass()]),
+                                              handler))  # fmt: skip
+        orelse, finalbody = self.guarded(stmt.orelse), self.guarded(stmt.finalbody)
+        self.judge_stmt(ast.copy_location(ast.Try(body=body, handlers=handlers, orelse=orelse,
+                                                  finalbody=finalbody), stmt))  # fmt: skip
         return True
 
     def unroll_while(self, stmt: ast.While) -> bool:
         """``x = 1; while x < 4: assert f(x) == x * x; x += 1``: a loop whose condition the judge can follow while
-        planning (it reads only the judge's own bindings, which the body updates) is written out pass by pass."""
-        if stmt.orelse or any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(stmt)):
+        planning (it reads only the judge's own bindings, which the body updates) is written out pass by pass. A
+        ``break``/``continue`` is followed where every path reaches it; one the judge decides at run time would
+        leave the planner's values behind the judge's, so such a loop is not written out (run by the caller via
+        :meth:`attempt`, which undoes a loop it could not follow to its end)."""
+        if stmt.orelse or self.depends(stmt.test) or self.static_value(stmt.test) is _UNKNOWN:
             return False
-        if self.depends(stmt.test) or self.static_value(stmt.test) is _UNKNOWN:
+        frame = _LoopFrame(guard=self.guard)
+        self.loops.append(frame)
+        try:
+            for _ in range(_MAX_UNROLL):
+                condition = self.static_value(stmt.test)
+                if condition is _UNKNOWN:
+                    return False
+                if not condition:
+                    return True
+                self.unrolled += 1
+                if self.unrolled > _MAX_UNROLL * 4:
+                    return False
+                try:
+                    for inner in stmt.body:
+                        # the judge's own names, as this pass sees them, written in (so probes carry values)
+                        known = {n: _literal_ast(self.env[n]) for n in _free_names(inner) if n in self.env
+                                 and n in self.judge_values and not isinstance(self.judge_values[n], ast.FunctionDef)}
+                        if any(v is None for v in known.values()):
+                            return False
+                        self.statement(_Substitute(known).visit(copy.deepcopy(inner)))
+                        if frame.dynamic:
+                            return False
+                except _Jump as jump:
+                    if jump.is_break:
+                        return True
             return False
-        start, steps, env = len(self.body), len(self.steps), dict(self.env)
-        snapshot = (set(self.judge_values), set(self.forced), set(self.judge_funcs))
-        for _ in range(_MAX_UNROLL):
-            condition = self.static_value(stmt.test)
-            if condition is _UNKNOWN:
-                break
-            if not condition:
-                return True
-            self.unrolled += 1
-            if self.unrolled > _MAX_UNROLL * 4:
-                break
-            for inner in stmt.body:
-                # the judge's own names, as this pass sees them, written in (so probes carry values, not names)
-                known = {n: _literal_ast(self.env[n]) for n in _free_names(inner) if n in self.env
-                         and n in self.judge_values and not isinstance(self.judge_values[n], ast.FunctionDef)}
-                if any(v is None for v in known.values()):
-                    break
-                self.statement(_Substitute(known).visit(copy.deepcopy(inner)))
-            else:
-                continue
-            break
-        # Could not follow it to the end: undo what was written out; the loop runs whole inside.
-        del self.body[start:]
-        del self.steps[steps:]
-        self.env = env
-        self.judge_values = {k: v for k, v in self.judge_values.items() if k in snapshot[0]}
-        self.forced, self.judge_funcs = snapshot[1], snapshot[2]
-        return False
+        finally:
+            self.loops.pop()
 
     def inline(self, call) -> list | None:
-        """The body of a deferred test helper called as a statement with plain arguments, parameters substituted."""
+        """The body of a deferred test helper called as a statement with plain arguments, parameters substituted.
+
+        Its result is dropped (a statement), so a final ``return <value>`` is evaluated as an expression; a helper
+        it defines itself stays a helper, provided it does not rebind the outer parameters being substituted.
+        """
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.deferred):
             return None
         fn = self.deferred[call.func.id]
@@ -288,13 +464,25 @@ class _Planner(_ExpressionPlanner):
             return None
         if not all(isinstance(a, (ast.Name, ast.Constant)) for a in call.args):
             return None
-        for sub in ast.walk(fn):
-            if sub is not fn and isinstance(sub, (ast.Return, ast.FunctionDef, ast.Lambda, ast.Global, ast.Nonlocal,
-                                                 ast.Yield, ast.YieldFrom)):  # fmt: skip
-                if not (isinstance(sub, ast.Return) and sub.value is None):
+        body = list(fn.body)
+        if body and isinstance(body[-1], ast.Return):
+            last = body.pop()
+            if last.value is not None and not isinstance(last.value, ast.Constant):
+                body.append(ast.copy_location(ast.Expr(value=last.value), last))
+        todo = list(body)
+        while todo:  # this helper's own statements and expressions (nested helpers: only what they bind)
+            sub = todo.pop()
+            if isinstance(sub, (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                                ast.GeneratorExp)):  # fmt: skip
+                if _bound_in(sub) & set(params) or isinstance(sub, ast.FunctionDef) and sub.name in params:
                     return None
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and sub.id in params:
+                if isinstance(sub, (ast.FunctionDef, ast.Lambda)):
+                    continue
+            if isinstance(sub, (ast.Return, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.AsyncFunctionDef,
+                                ast.ClassDef)):  # fmt: skip
                 return None
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)) and sub.id in params:
+                return None
+            todo.extend(ast.iter_child_nodes(sub))
         mapping = dict(zip(params, call.args))
-        return [_Substitute(mapping).visit(copy.deepcopy(s)) for s in fn.body if not isinstance(s, ast.Return)]
-
+        return [_Substitute(mapping).visit(copy.deepcopy(s)) for s in body]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import ast
 import copy
 
+from .nodes import _ExcInfo, _Search
+
 _SUPPORTED_EXPR = (
     ast.Constant, ast.Name, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
     ast.IfExp, ast.Subscript, ast.Slice, ast.Attribute, ast.Call, ast.Lambda, ast.ListComp, ast.SetComp,
     ast.DictComp, ast.GeneratorExp, ast.JoinedStr, ast.FormattedValue, ast.Starred, ast.keyword, ast.comprehension,
-    ast.arguments, ast.arg, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop,
+    ast.arguments, ast.arg, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.NamedExpr,
+    _Search, _ExcInfo,
 )  # fmt: skip
 _SUPPORTED_STMT = (ast.Assert, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.If, ast.For,
                    ast.While, ast.Break, ast.Continue, ast.Pass, ast.Raise)  # fmt: skip

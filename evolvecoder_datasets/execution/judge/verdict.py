@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._wire import WireError, decode_at, encode
-from .interpreter import _Break, _Continue, _Interpreter, _ProbeFailed, _Return
+from .interpreter import _Break, _Continue, _Interpreter, _ProbeFailed, _Return, _Stopped
 from .language import MAX_MESSAGE, JudgeLimit
 from .nodes import TestPlan
 
@@ -96,12 +96,12 @@ def judge(plan: TestPlan, payload: bytes, *, clean=None) -> tuple[str, str]:
         return ("pass", "") if equal == fast[0] else ("fail", "AssertionError")
     interp = _Interpreter(entries)
     interp.clean = clean
+    interp.stopped = stopped
     env: dict = {}
     try:
-        for position, stmt in plan.body:
-            if stopped is not None and position > stopped:
-                break
-            interp.stmt(stmt, env)
+        interp.positioned(plan.body, env)
+    except _Stopped:
+        pass
     except _ProbeFailed as failed:
         return failed.status, failed.message[:MAX_MESSAGE]
     except AssertionError as err:
