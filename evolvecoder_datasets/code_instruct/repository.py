@@ -7,6 +7,8 @@ the distribution name and version from the metadata it finds (``PKG-INFO``, ``py
 flat) and picks the main one. Public symbols come from the main package's ``__init__`` by AST only: nothing of the
 repository is imported or executed here.
 
+Archives are downloaded and extracted by :mod:`.archives`; the metadata is read by :mod:`.metadata`.
+
 Example:
     >>> from evolvecoder_datasets.code_instruct import open_repository
     >>> repo = open_repository("tests/data/code_instruct/tinytext")            # doctest: +SKIP
@@ -17,26 +19,22 @@ Example:
 from __future__ import annotations
 
 import ast
-import configparser
-import email.parser
 import hashlib
 import os
 import re
-import shutil
-import subprocess
-import sys
-import tarfile
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import RepositoryError
+from .archives import _ARCHIVE_SUFFIXES, _extract, default_cache_dir, fetch_sdist
+from .metadata import _dist_metadata, _read_toml
 
 __all__ = [
     "BUILD_FILES",
     "Repository",
     "check_installable",
     "default_cache_dir",
+    "fetch_sdist",
     "find_packages",
     "normalize_name",
     "open_repository",
@@ -49,7 +47,6 @@ _NOT_PACKAGES = {
     "tools", "build", "dist", "site-packages", "node_modules", "artwork", "changelog.d", "requirements",
 }  # fmt: skip
 _NOT_MODULES = {"setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "versioneer", "docs_conf"}
-_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip", ".whl")
 
 
 def normalize_name(name: str) -> str:
@@ -126,135 +123,6 @@ def _tree_files(root: Path):
                 path = Path(dirpath) / name
                 if path.is_file() and not path.is_symlink():
                     yield path
-
-
-# -- archives -----------------------------------------------------------------------------------------------------
-
-
-def _extract(archive: Path, cache_dir: Path) -> Path:
-    """Extract ``archive`` once under ``cache_dir`` (keyed by its sha256) and return the tree's root."""
-    digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
-    stem = archive.name
-    for suffix in _ARCHIVE_SUFFIXES:
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    target = cache_dir / f"{stem}-{digest}"
-    if not (target / ".ecd-extracted").exists():
-        staging = cache_dir / f".{stem}-{digest}-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        try:
-            if archive.name.endswith((".zip", ".whl")):
-                with zipfile.ZipFile(archive) as zf:
-                    for member in zf.namelist():
-                        _check_member(member, archive)
-                    zf.extractall(staging)
-            else:
-                with tarfile.open(archive) as tf:
-                    members = tf.getmembers()
-                    for member in members:
-                        _check_member(member.name, archive)
-                        if not (member.isfile() or member.isdir()):
-                            raise RepositoryError(f"{archive.name} holds a link or device {member.name!r}; refused")
-                    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-                    tf.extractall(staging, members=members, **safe)
-        except (tarfile.TarError, zipfile.BadZipFile, OSError) as err:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise RepositoryError(f"cannot extract {archive}: {err}") from err
-        (staging / ".ecd-extracted").write_text(str(archive))
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
-    entries = [p for p in target.iterdir() if p.name != ".ecd-extracted"]
-    # An sdist holds one folder `name-version/`; a wheel holds the packages directly.
-    if len(entries) == 1 and entries[0].is_dir() and not archive.name.endswith(".whl"):
-        return entries[0]
-    return target
-
-
-def _check_member(name: str, archive: Path) -> None:
-    if name.startswith(("/", "\\")) or ".." in Path(name).parts:
-        raise RepositoryError(f"{archive.name} holds an unsafe path {name!r}; refused")
-
-
-# -- metadata -----------------------------------------------------------------------------------------------------
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            return _toml_project_fallback(path.read_text(encoding="utf-8", errors="replace"))
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (tomllib.TOMLDecodeError, OSError):
-        return {}
-
-
-def _toml_project_fallback(text: str) -> dict:
-    """``[project]`` ``name``/``version`` strings, for Python 3.10 without ``tomli``."""
-    block = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.MULTILINE | re.DOTALL)
-    if not block:
-        return {}
-    project = {}
-    for key in ("name", "version"):
-        match = re.search(rf'^{key}\s*=\s*["\']([^"\']+)["\']', block.group(1), re.MULTILINE)
-        if match:
-            project[key] = match.group(1)
-    return {"project": project}
-
-
-def _metadata_file(path: Path) -> tuple[str | None, str | None]:
-    message = email.parser.Parser().parsestr(path.read_text(encoding="utf-8", errors="replace"), headersonly=True)
-    return message.get("Name"), message.get("Version")
-
-
-def _setup_py(path: Path) -> tuple[str | None, str | None]:
-    """``name=``/``version=`` string literals of a ``setup(...)`` call, read by AST (never executed)."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-    except SyntaxError:
-        return None, None
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "setup":
-            for kw in node.keywords:
-                if kw.arg in ("name", "version") and isinstance(kw.value, ast.Constant):
-                    found[kw.arg] = str(kw.value.value)
-    return found.get("name"), found.get("version")
-
-
-def _dist_metadata(root: Path) -> tuple[str | None, str | None]:
-    name = version = None
-
-    def take(n: str | None, v: str | None) -> None:
-        nonlocal name, version
-        name = name or n
-        version = version or v
-
-    if (root / "PKG-INFO").is_file():
-        take(*_metadata_file(root / "PKG-INFO"))
-    for meta in sorted(root.glob("*.dist-info/METADATA")):
-        take(*_metadata_file(meta))
-    if (root / "pyproject.toml").is_file():
-        project = _read_toml(root / "pyproject.toml").get("project", {})
-        take(project.get("name"), project.get("version") if isinstance(project.get("version"), str) else None)
-    if (root / "setup.cfg").is_file():
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(root / "setup.cfg", encoding="utf-8")
-            version_value = parser.get("metadata", "version", fallback=None)
-            take(parser.get("metadata", "name", fallback=None),
-                 version_value if version_value and not version_value.startswith(("attr:", "file:")) else None)
-        except configparser.Error:
-            pass
-    if (root / "setup.py").is_file():
-        take(*_setup_py(root / "setup.py"))
-    return name, version
 
 
 # -- packages and symbols -----------------------------------------------------------------------------------------
@@ -553,62 +421,3 @@ def open_repository(
         origin=str(source),
         kind=kind,
     )
-
-
-def default_cache_dir() -> Path:
-    """``$EVOLVECODER_CACHE`` or ``~/.cache/evolvecoder_datasets``: where sources and environments are kept.
-
-    Example:
-        >>> default_cache_dir().name in {"evolvecoder_datasets"} or True
-        True
-    """
-    env = os.environ.get("EVOLVECODER_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "evolvecoder_datasets"
-
-
-def fetch_sdist(
-    requirement: str, dest: str | os.PathLike, *, pip_args: tuple[str, ...] = (), timeout_s: float = 900.0
-) -> Path:
-    """Download the source distribution of ``requirement`` with ``pip download`` (no dependencies), once.
-
-    Args:
-        requirement (`str`): a pinned requirement, e.g. ``"click==8.1.7"``.
-        dest (`str` or `os.PathLike`): folder for the archive; an archive already there is reused.
-        pip_args (`tuple[str, ...]`, defaults to ``()``): extra ``pip download`` arguments (``--index-url``...).
-        timeout_s (`float`, defaults to 900): limit on the download (pip may build metadata, which installs the
-            project's build backend).
-
-    Returns:
-        `Path`: the ``.tar.gz`` / ``.zip`` archive.
-
-    Raises:
-        RepositoryError: ``requirement`` is not pinned with ``==``, or pip failed.
-
-    Example:
-        >>> fetch_sdist("click==8.1.7", "downloads")        # doctest: +SKIP
-        PosixPath('downloads/click-8.1.7.tar.gz')
-    """
-    name, sep, version = requirement.partition("==")
-    if not sep or not name.strip() or not version.strip():
-        raise RepositoryError(f"pin the version to download an sdist: {requirement!r} (e.g. 'click==8.1.7')")
-    folder = Path(dest)
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = "[-_.]+".join(re.escape(part) for part in re.split(r"[-_.]+", name.strip()))  # any PEP 503 spelling
-
-    def existing() -> Path | None:
-        pattern = re.compile(rf"^{stem}-{re.escape(version.strip())}\.(tar\.gz|zip)$", re.IGNORECASE)
-        return next((p for p in sorted(folder.iterdir()) if pattern.match(p.name)), None)
-
-    found = existing()
-    if found is not None:
-        return found
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check",
-           "-d", str(folder), requirement, *pip_args]  # fmt: skip
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired as err:
-        raise RepositoryError(f"pip download {requirement} took more than {timeout_s:g} s") from err
-    found = existing()
-    if proc.returncode != 0 or found is None:
-        raise RepositoryError(f"pip download {requirement} failed:\n{(proc.stdout + proc.stderr)[-2000:]}")
-    return found
