@@ -293,7 +293,7 @@ def execute_dataset(ds, config: ExecuteConfig | None = None, *, num_proc: int | 
         >>> execute_dataset(ds)[0]["statuses"]
         [['pass']]
     """
-    from datasets import Dataset, concatenate_datasets, is_caching_enabled
+    from datasets import Dataset, are_progress_bars_disabled, concatenate_datasets, is_caching_enabled
     from datasets.arrow_writer import ArrowWriter
     from datasets.fingerprint import Hasher
 
@@ -317,7 +317,8 @@ def execute_dataset(ds, config: ExecuteConfig | None = None, *, num_proc: int | 
     rows = stream_jobs(sandbox, _read(ds, needed, chunk), lambda row: _plan(row, config))
     from tqdm.auto import tqdm
 
-    cells = tqdm(_outputs(rows, config), total=len(ds), desc="execute", unit="problem")
+    cells = tqdm(_outputs(rows, config), total=len(ds), desc="execute", unit="problem",
+                 disable=are_progress_bars_disabled())  # fmt: skip
     if path is None:
         columns: dict[str, list] = {name: [] for name in names}
         for out in cells:
