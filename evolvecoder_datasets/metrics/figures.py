@@ -1,5 +1,10 @@
 """Figures of the round tables: PNG files drawn with matplotlib (extra ``viz``, imported only when drawing).
 
+Every ``plot_*`` function takes the rows of its table (:mod:`evolvecoder_datasets.metrics.tables`) and a folder
+(created if missing), writes one PNG named after the figure and returns its :class:`pathlib.Path`; each raises
+:class:`~evolvecoder_datasets.errors.MissingExtraError` when matplotlib is not installed
+(``pip install 'evolvecoder-datasets[viz]'``).
+
 Example:
     >>> from evolvecoder_datasets.metrics.figures import save_figures
     >>> save_figures("figures", difficulty=[{"round": 0, "problems": 3, "pass@1": 0.4}])  # doctest: +SKIP
@@ -55,16 +60,6 @@ def _k_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 def plot_difficulty(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike) -> Path:
     """Line plot of pass@k per round from :func:`difficulty_table`, saved as ``difficulty.png``.
 
-    Args:
-        rows (`Sequence[dict]`): the rows of :func:`difficulty_table`.
-        folder (`str` or `os.PathLike`): where to write the PNG (created if missing).
-
-    Returns:
-        `pathlib.Path`: the PNG file.
-
-    Raises:
-        MissingExtraError: matplotlib is not installed (``pip install 'evolvecoder-datasets[viz]'``).
-
     Example:
         >>> from evolvecoder_datasets.metrics import difficulty_table, plot_difficulty
         >>> rows = difficulty_table({0: [[[1], [1]]], 1: [[[1], [0]]]})
@@ -81,17 +76,8 @@ def plot_difficulty(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike
 
 
 def plot_methods(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike) -> Path:
-    """Grouped bars of generated and retained tests per round and method, saved as ``methods.png``.
-
-    Args:
-        rows (`Sequence[dict]`): the rows of :func:`method_table`.
-        folder (`str` or `os.PathLike`): where to write the PNG (created if missing).
-
-    Returns:
-        `pathlib.Path`: the PNG file.
-
-    Raises:
-        MissingExtraError: matplotlib is not installed.
+    """Grouped bars of generated and retained tests per round and method (rows of :func:`method_table`), saved as
+    ``methods.png``.
 
     Example:
         >>> from evolvecoder_datasets.metrics import method_table, plot_methods
@@ -112,17 +98,7 @@ def plot_methods(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike) -
 
 
 def plot_per_model(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike) -> Path:
-    """Grouped bars of pass@k per model, saved as ``per_model.png``.
-
-    Args:
-        rows (`Sequence[dict]`): the rows of :func:`per_model_table`.
-        folder (`str` or `os.PathLike`): where to write the PNG (created if missing).
-
-    Returns:
-        `pathlib.Path`: the PNG file.
-
-    Raises:
-        MissingExtraError: matplotlib is not installed.
+    """Grouped bars of pass@k per model (rows of :func:`per_model_table`), saved as ``per_model.png``.
 
     Example:
         >>> from evolvecoder_datasets.metrics import per_model_table, plot_per_model
@@ -146,17 +122,7 @@ def plot_per_model(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike)
 
 
 def plot_mutation_scores(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike) -> Path:
-    """Line plot of the mutation score per round, saved as ``mutation_score.png``.
-
-    Args:
-        rows (`Sequence[dict]`): the rows of :func:`mutation_table`.
-        folder (`str` or `os.PathLike`): where to write the PNG (created if missing).
-
-    Returns:
-        `pathlib.Path`: the PNG file.
-
-    Raises:
-        MissingExtraError: matplotlib is not installed.
+    """Line plot of the mutation score per round (rows of :func:`mutation_table`), saved as ``mutation_score.png``.
 
     Example:
         >>> from evolvecoder_datasets.metrics import mutation_table, plot_mutation_scores

@@ -16,7 +16,7 @@ __all__ = [
     "render_programs",
     "render_tests",
     "render_matrix",
-    "tests_prompt_messages",
+    "TestsPrompt",
     "TestsResult",
     "parse_tests_answer",
 ]
@@ -81,27 +81,6 @@ def render_matrix(matrix: list[list[bool]]) -> str:
     return "\n".join(lines)
 
 
-def tests_prompt_messages(
-    template: str, question: str, programs: Sequence[str], tests: Sequence[str], matrix: Any, *, num_tests: int
-) -> list[dict[str, str]]:
-    """One user message filling a new-tests template (adversarial or discriminative) with the rendered inputs.
-
-    The template receives ``question``, ``programs``, ``tests``, ``matrix`` and ``num_tests``.
-
-    Raises:
-        SchemaError: the matrix shape does not match the programs and tests.
-    """
-    rows = as_bool_matrix(matrix, len(programs), len(tests))
-    content = template.format(
-        question=question.strip(),
-        programs=render_programs(programs),
-        tests=render_tests(tests) or "(none)",
-        matrix=render_matrix(rows),
-        num_tests=num_tests,
-    )
-    return [{"role": "user", "content": content}]
-
-
 @dataclass
 class TestsResult:
     """Parsed new tests from the adversarial or discriminative prompt.
@@ -155,3 +134,88 @@ def parse_tests_answer(text: str) -> TestsResult:
     if salvaged.tests:
         return TestsResult(salvaged.tests, salvaged.dropped, from_json=False)
     raise failure
+
+
+@dataclass(frozen=True)
+class TestsPrompt:
+    """A prompt family that asks for new tests (adversarial, discriminative): its template, version and stage.
+
+    The family modules expose the bound methods as their ``build_messages``, ``build_request`` and ``parse``.
+
+    Args:
+        template (`str`): receives ``question``, ``programs``, ``tests``, ``matrix`` and ``num_tests``.
+        version (`str`): enters the request-cache key and the dataset fingerprint.
+        stage (`str`): the stage name requests are accounted to.
+
+    Example:
+        >>> prompt = TestsPrompt("{question} | {programs} | {tests} | {num_tests}\\n{matrix}", "demo-1", "demo")
+        >>> prompt.build_messages("Q", ["p"], ["assert t"], [[True]], num_tests=2)[0]["content"].splitlines()[0]
+        'Q | Program 1:'
+    """
+
+    __test__ = False  # not a pytest test class despite the name
+
+    template: str
+    version: str
+    stage: str
+
+    def build_messages(self, question: str, programs: Sequence[str], tests: Sequence[str], matrix: Any, *,
+                       num_tests: int = 20) -> list[dict[str, str]]:
+        """The prompt as one user message: the problem, the programs, the current tests and the pass matrix.
+
+        Args:
+            question (`str`): the problem statement.
+            programs (`Sequence[str]`): the selected programs.
+            tests (`Sequence[str]`): the current (visible) tests.
+            matrix (`numpy.ndarray | list[list[bool]]`): pass matrix of shape ``(len(programs), len(tests))``.
+            num_tests (`int`, defaults to 20): number of new asserts to ask for.
+
+        Raises:
+            SchemaError: the matrix shape does not match the programs and tests.
+
+        Example:
+            >>> from evolvecoder_datasets.prompts import adversarial
+            >>> adversarial.build_messages("Q", ["p"], ["assert t"], [[True]], num_tests=3)[0]["role"]
+            'user'
+        """
+        rows = as_bool_matrix(matrix, len(programs), len(tests))
+        content = self.template.format(
+            question=question.strip(),
+            programs=render_programs(programs),
+            tests=render_tests(tests) or "(none)",
+            matrix=render_matrix(rows),
+            num_tests=num_tests,
+        )
+        return [{"role": "user", "content": content}]
+
+    def build_request(self, question: str, programs: Sequence[str], tests: Sequence[str], matrix: Any, *,
+                      num_tests: int = 20, **sampling: Any) -> ChatRequest:
+        """:meth:`build_messages` wrapped in a :class:`ChatRequest` carrying the family's version and stage.
+
+        Args:
+            question, programs, tests, matrix, num_tests: as :meth:`build_messages`.
+            **sampling: ``n``, ``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``.
+
+        Raises:
+            SchemaError: the matrix shape does not match the programs and tests.
+
+        Example:
+            >>> from evolvecoder_datasets.prompts import discriminative
+            >>> discriminative.build_request("Q", ["p"], ["assert True"], [[True]]).prompt_version
+            'discriminative-1'
+        """
+        messages = self.build_messages(question, programs, tests, matrix, num_tests=num_tests)
+        return make_request(messages, version=self.version, stage=self.stage, **sampling)
+
+    def parse(self, text: str) -> TestsResult:
+        """The new tests of an answer (see :func:`parse_tests_answer`).
+
+        Raises:
+            LLMResponseError: ``reason`` is ``empty``, ``invalid_json`` or ``no_tests``.
+
+        Example:
+            >>> from evolvecoder_datasets.prompts import adversarial
+            >>> adversarial.parse("Here you go:\\n```python\\nassert inc(0) == 1\\n```").from_json
+            False
+        """
+        return parse_tests_answer(text)

@@ -20,13 +20,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from ._common import TestsPrompt, TestsResult
 
-from ..llm.types import ChatRequest
-from ._common import TestsResult, make_request, parse_tests_answer, tests_prompt_messages
-
-__all__ = ["VERSION", "STAGE", "TestsResult", "build_messages", "build_request", "parse"]
+__all__ = ["PROMPT", "STAGE", "VERSION", "TestsResult", "build_messages", "build_request", "parse"]
 
 VERSION = "adversarial-1"
 STAGE = "adversarial"
@@ -64,70 +60,8 @@ Reply with a JSON object only, without any other text:
 """
 
 
-def build_messages(
-    question: str,
-    programs: Sequence[str],
-    tests: Sequence[str],
-    matrix: Any,
-    *,
-    num_tests: int = 20,
-) -> list[dict[str, str]]:
-    """The adversarial prompt as one user message.
-
-    Args:
-        question (`str`): the problem statement.
-        programs (`Sequence[str]`): the selected programs, the two highest pass rates first.
-        tests (`Sequence[str]`): the current (visible) tests.
-        matrix (`numpy.ndarray | list[list[bool]]`): pass matrix of shape ``(len(programs), len(tests))``.
-        num_tests (`int`, defaults to 20): number of new asserts to ask for.
-
-    Raises:
-        SchemaError: the matrix shape does not match the programs and tests.
-
-    Example:
-        >>> import numpy as np
-        >>> msgs = build_messages("Q", ["def f(): return 1"], ["assert f() == 1"], np.ones((1, 1), bool))
-        >>> msgs[0]["content"].count("T1. assert f() == 1")
-        1
-    """
-    return tests_prompt_messages(_TEMPLATE, question, programs, tests, matrix, num_tests=num_tests)
-
-
-def build_request(
-    question: str, programs: Sequence[str], tests: Sequence[str], matrix: Any, *, num_tests: int = 20, **sampling: Any
-) -> ChatRequest:
-    """:func:`build_messages` wrapped in a :class:`ChatRequest` carrying :data:`VERSION`.
-
-    Args:
-        question (`str`): the problem statement.
-        programs (`Sequence[str]`): the selected programs.
-        tests (`Sequence[str]`): the current tests.
-        matrix (`numpy.ndarray | list[list[bool]]`): pass matrix, programs x tests.
-        num_tests (`int`, defaults to 20): number of new asserts to ask for.
-        **sampling: ``n``, ``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``.
-
-    Raises:
-        SchemaError: the matrix shape does not match the programs and tests.
-
-    Example:
-        >>> build_request("Q", ["p"], ["assert True"], [[True]], temperature=0.7).prompt_version
-        'adversarial-1'
-    """
-    messages = build_messages(question, programs, tests, matrix, num_tests=num_tests)
-    return make_request(messages, version=VERSION, stage=STAGE, **sampling)
-
-
-def parse(text: str) -> TestsResult:
-    """Parse the new tests.
-
-    Args:
-        text (`str`): the raw model answer.
-
-    Raises:
-        LLMResponseError: ``reason`` is ``empty``, ``invalid_json`` or ``no_tests``.
-
-    Example:
-        >>> parse("Here you go:\\n```python\\nassert inc(0) == 1\\n```").from_json
-        False
-    """
-    return parse_tests_answer(text)
+#: The family: its bound methods are this module's ``build_messages``, ``build_request`` and ``parse``.
+PROMPT = TestsPrompt(_TEMPLATE, VERSION, STAGE)
+build_messages = PROMPT.build_messages
+build_request = PROMPT.build_request
+parse = PROMPT.parse
