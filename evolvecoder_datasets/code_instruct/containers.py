@@ -39,14 +39,13 @@ from pathlib import Path
 from ..errors import ConfigError, EnvironmentBuildError, SandboxUnavailable
 from .dockerfile import WORKDIR, EnvironmentSpec, environment_spec, write_build_context
 from .environment import (
-    LAUNCHER_PATH,
     PLUGIN_MODULE,
-    PLUGIN_PATH,
     EnvironmentBackend,
     PytestRun,
     RepoEnvironment,
     VenvBackend,
     _missing_modules,
+    _stage_files,
     _tail,
     read_verdict,
 )
@@ -317,15 +316,7 @@ class ContainerBackend(EnvironmentBackend):
         for folder in (work, harness, result):
             folder.mkdir()
             os.chmod(folder, 0o777)  # the container's uid is not ours
-        for rel, text in files.items():
-            target = (work / rel).resolve()
-            if work not in target.parents:
-                raise ConfigError(f"file path {rel!r} leaves the work folder")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-        shutil.copyfile(PLUGIN_PATH, harness / f"{PLUGIN_MODULE}.py")
-        shutil.copyfile(LAUNCHER_PATH, harness / "launch.py")
-        (harness / "pytest.ini").write_text("[pytest]\n")
+        _stage_files(work, harness, files)
         nonce = secrets.token_hex(16)
         child_env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/tmp",

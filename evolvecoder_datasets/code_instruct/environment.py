@@ -220,6 +220,20 @@ class EnvironmentBackend(abc.ABC):
             shutil.rmtree(box, ignore_errors=True)
 
 
+def _stage_files(work: Path, harness: Path, files: Mapping[str, str]) -> None:
+    """Write a run's files under ``work`` (a path that leaves it is refused) and the verdict harness (plugin,
+    launcher, an empty ``pytest.ini``) into ``harness``: what every backend's box holds before pytest starts."""
+    for rel, text in files.items():
+        target = (work / rel).resolve()
+        if work not in target.parents:
+            raise ConfigError(f"file path {rel!r} leaves the work folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    shutil.copyfile(PLUGIN_PATH, harness / f"{PLUGIN_MODULE}.py")
+    shutil.copyfile(LAUNCHER_PATH, harness / "launch.py")
+    (harness / "pytest.ini").write_text("[pytest]\n")
+
+
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -487,15 +501,7 @@ class VenvBackend(EnvironmentBackend):
             folder.mkdir()
             os.chmod(folder, mode)
         os.chmod(box, 0o755)
-        for rel, text in files.items():
-            target = (work / rel).resolve()
-            if work not in target.parents:
-                raise ConfigError(f"file path {rel!r} leaves the work folder")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-        shutil.copyfile(PLUGIN_PATH, harness / f"{PLUGIN_MODULE}.py")
-        shutil.copyfile(LAUNCHER_PATH, harness / "launch.py")
-        (harness / "pytest.ini").write_text("[pytest]\n")
+        _stage_files(work, harness, files)
         nonce = secrets.token_hex(16)
         verdict_path = result / "verdict.json"
         child_env = {
