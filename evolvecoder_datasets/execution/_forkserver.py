@@ -481,9 +481,23 @@ def outputs_match(actual: str, expected: str, float_tol: float | None = None) ->
 def proc_cpu_seconds(pid: int) -> float:
     """User + system CPU time of a live process from /proc (0.0 when it is gone)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
+        return 0.0
+    try:
+        return _stat_cpu(fd)
+    finally:
+        _close(fd)
+
+
+def _stat_cpu(fd: int) -> float:
+    """CPU seconds from an open ``/proc/<pid>/stat``: each read at offset 0 is a fresh snapshot, so the server keeps
+    one fd per solution process instead of opening the file for every test (0.0 once the process is gone)."""
+    try:
+        data = os.pread(fd, 1024, 0)
+    except OSError:
+        return 0.0
+    if not data:
         return 0.0
     fields = data[data.rfind(b")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
@@ -1207,6 +1221,14 @@ class _Run:
         self.killed_after_cpu = 0.0
         self.max_payload = 1 << 20
         self.bytes_read = 0
+        try:
+            self.stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.stat_fd = -1
+
+    def cpu(self) -> float:
+        """S's CPU seconds so far (0.0 once it is gone)."""
+        return _stat_cpu(self.stat_fd) if self.stat_fd >= 0 else 0.0
 
 
 _STOPPED = "not run: an earlier test did not pass"
@@ -1497,7 +1519,7 @@ class Server:
                     if next_check is None or _monotonic() < next_check:
                         continue
                 elapsed = _monotonic() - run.last_event
-                used = proc_cpu_seconds(run.pid) - run.last_cpu
+                used = run.cpu() - run.last_cpu
                 if used >= cpu_budget or elapsed >= wall_budget:
                     killed_for = "cpu" if used >= cpu_budget else "wall"
                     run.killed_after_cpu = used
@@ -1513,6 +1535,8 @@ class Server:
             sweep_children()  # orphaned grandchildren hold the pipe's write end: end them before draining
             self._drain(run, job, tests, pending, statuses, messages, cpu, values, final=True)
             _close(run.rfd)
+            if run.stat_fd >= 0:
+                _close(run.stat_fd)
         return killed_for
 
     def _drain(self, run: _Run, job, tests, pending, statuses, messages, cpu, values, final: bool = False) -> bool:
@@ -1564,7 +1588,7 @@ class Server:
             if not run.loaded:
                 self.uid_seen.append(_uid_of(run.pid))
             run.loaded = True
-            run.last_cpu = min(float(fields[1]), proc_cpu_seconds(run.pid) or float(fields[1]))
+            run.last_cpu = min(float(fields[1]), run.cpu() or float(fields[1]))
         elif tag in ("X", "U"):
             if tag == "U":
                 status, message = "unexecuted", "skipped after repeated timeouts"
@@ -1593,7 +1617,7 @@ class Server:
             if job.get("mode") == "fast" and job.get("kind") != "stdio":
                 # The child's CPU mark is only believed downwards: a lying child cannot move the baseline past the
                 # CPU time the kernel has counted for it, so the watch below still sees every second it spends.
-                mark = min(float(cpu_mark), proc_cpu_seconds(run.pid) or float(cpu_mark))
+                mark = min(float(cpu_mark), run.cpu() or float(cpu_mark))
                 used = max(0.0, mark - run.last_cpu)
                 run.last_cpu = mark
                 cpu[idx] = used
@@ -1614,7 +1638,7 @@ class Server:
             if not pending or idx != pending[0]:
                 return
             pending.popleft()
-            run.last_cpu = proc_cpu_seconds(run.pid) or run.last_cpu  # S's own time is judged per test
+            run.last_cpu = run.cpu() or run.last_cpu  # S's own time is judged per test
             cpu[idx] = float(used)
             reported = values.pop(idx, None)
             if killed == "output":
