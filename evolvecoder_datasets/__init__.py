@@ -11,8 +11,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -47,17 +48,7 @@ _ATTRIBUTES = {
 __all__ = sorted(_SUBMODULES | set(_ATTRIBUTES) | {"__version__"})
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in _ATTRIBUTES:
-        module = importlib.import_module(f"{__name__}.{_ATTRIBUTES[name]}")
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _ATTRIBUTES, __all__, submodules=_SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -14,8 +14,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_exports
 
 # Public name -> module of this package that defines it.
 _ATTRIBUTES = {
@@ -42,12 +41,4 @@ _ATTRIBUTES = {
 __all__ = list(_ATTRIBUTES)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _ATTRIBUTES:
-        module = importlib.import_module(f"{__name__}.{_ATTRIBUTES[name]}")
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _ATTRIBUTES, __all__)
