@@ -12,12 +12,18 @@ import ast
 import builtins
 from collections.abc import Sequence
 
-__all__ = ["called_names", "defined_names", "independent_tests", "normalise_test", "reference_for"]
+__all__ = ["called_names", "defined_names", "independent_tests", "normalise_test", "parse_or_none", "reference_for"]
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-def _parse(source: str) -> ast.Module | None:
+def parse_or_none(source: str) -> ast.Module | None:
+    """The module ``source`` parses to, or None when it does not parse (a syntax error, a NUL byte).
+
+    Example:
+        >>> parse_or_none("def (") is None, type(parse_or_none("x = 1")).__name__
+        (True, 'Module')
+    """
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError):
@@ -31,7 +37,7 @@ def called_names(test: str) -> set[str]:
         >>> sorted(called_names("assert fib(3) == len([1, 2]) and Solver().run(1)"))
         ['Solver', 'fib']
     """
-    tree = _parse(test)
+    tree = parse_or_none(test)
     if tree is None:
         return set()
     names = set()
@@ -48,7 +54,7 @@ def defined_names(program: str) -> set[str]:
         >>> sorted(defined_names("import math\\nK = 3\\ndef f(x):\\n    return x\\nclass A: pass"))
         ['A', 'K', 'f', 'math']
     """
-    tree = _parse(program)
+    tree = parse_or_none(program)
     if tree is None:
         return set()
     names: set[str] = set()
@@ -65,7 +71,7 @@ def defined_names(program: str) -> set[str]:
 
 
 def _bound_and_free(test: str) -> tuple[set[str], set[str]]:
-    tree = _parse(test)
+    tree = parse_or_none(test)
     if tree is None:
         return set(), set()
     bound, loaded = set(), set()
@@ -114,7 +120,7 @@ def normalise_test(test: str) -> str:
         >>> normalise_test("assert  f( 1 )==2") == normalise_test("assert f(1) == 2")
         True
     """
-    tree = _parse(test)
+    tree = parse_or_none(test)
     if tree is not None:
         return ast.dump(tree)
     return " ".join(test.split())

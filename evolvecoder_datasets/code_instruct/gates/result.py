@@ -1,4 +1,4 @@
-"""What a gate returns, and the parse every static gate starts from.
+"""What a gate returns, and the parse every static gate starts from (the stages' own, :func:`parse_or_none`).
 
 Example:
     >>> from evolvecoder_datasets.code_instruct.gates.result import GateResult
@@ -8,8 +8,9 @@ Example:
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
+
+from ...stages.code_names import parse_or_none
 
 __all__ = ["GateResult", "parse_or_none"]
 
@@ -47,16 +48,3 @@ class GateResult:
             False
         """
         return cls(False, reason, detail)
-
-
-def parse_or_none(source: str) -> ast.Module | None:
-    """The module ``source`` parses to, or None when it does not parse.
-
-    Example:
-        >>> parse_or_none("def (") is None
-        True
-    """
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
