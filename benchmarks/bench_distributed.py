@@ -19,7 +19,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = tempfile.mkdtemp(prefix="ecd-bench-distributed-")
@@ -28,6 +27,7 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(ROOT, "datasets")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _timing import timed
 from datasets import Dataset, disable_progress_bars
 
 from evolvecoder_datasets.distributed import DistributedConfig, execute_distributed, init_ray
@@ -46,12 +46,6 @@ def workload(problems: int, solutions: int, tests: int) -> Dataset:
         cases = [f"assert f({list(range(k, 0, -1))}) == {list(range(1, k + 1))}" for k in range(tests)]
         rows.append({"id": f"B_{i}", "question": f"Sort a list ({i}).", "solutions": codes, "tests": cases})
     return Dataset.from_list(rows)
-
-
-def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
 
 
 def main() -> None:

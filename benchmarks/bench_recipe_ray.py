@@ -24,7 +24,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = tempfile.mkdtemp(prefix="ecd-bench-recipe-ray-")
@@ -33,6 +32,7 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(ROOT, "datasets")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _timing import timed
 from datasets import Dataset, disable_progress_bars
 
 from evolvecoder_datasets.distributed import DistributedConfig, init_ray
@@ -79,12 +79,6 @@ def run_ray_data(ray, ds: Dataset, config: ExecuteConfig, cores: int, batch_size
 
 
 order: dict[str, int] = {}
-
-
-def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
 
 
 def main() -> None:
