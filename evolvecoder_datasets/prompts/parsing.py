@@ -209,32 +209,37 @@ def _repair(text: str) -> tuple[str, bool]:
     return text + ('"' if in_string else "") + closing, False
 
 
-def _loads(candidate: str) -> tuple[Any, bool]:
-    """Parse JSON-ish text that starts at a bracket; returns the value and whether it was complete (not cut off)."""
-    attempts = (candidate, _normalise(candidate))
-    for attempt in attempts:
+_UNPARSED = object()
+
+
+def _json_or_literal(texts: Sequence[str], literal: str) -> Any:
+    """The first of ``texts`` that parses as JSON, else ``literal`` read as a Python literal; ``_UNPARSED`` when
+    neither parses."""
+    for text in texts:
         try:
-            return json.loads(attempt, strict=False), True
+            return json.loads(text, strict=False)
         except ValueError:
             pass
     try:
-        return ast.literal_eval(candidate), True
+        return ast.literal_eval(literal)
     except (SyntaxError, ValueError, MemoryError, RecursionError, TypeError):
-        pass
+        return _UNPARSED
+
+
+def _loads(candidate: str) -> tuple[Any, bool]:
+    """Parse JSON-ish text that starts at a bracket; returns the value and whether it was complete (not cut off)."""
+    attempts = (candidate, _normalise(candidate))
+    value = _json_or_literal(attempts, candidate)
+    if value is not _UNPARSED:
+        return value, True
     for attempt in attempts[::-1]:
         start = next((i for i, c in enumerate(attempt) if c in "{["), None)
         if start is None:
             continue
         fixed, complete = _repair(attempt[start:])
-        for text in (fixed, _normalise(fixed)):
-            try:
-                return json.loads(text, strict=False), complete
-            except ValueError:
-                pass
-        try:
-            return ast.literal_eval(fixed), complete
-        except (SyntaxError, ValueError, MemoryError, RecursionError, TypeError):
-            pass
+        value = _json_or_literal((fixed, _normalise(fixed)), fixed)
+        if value is not _UNPARSED:
+            return value, complete
     raise ValueError("unparseable")
 
 
