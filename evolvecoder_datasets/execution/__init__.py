@@ -51,6 +51,7 @@ def run_tests(
     memory_mb: int = 1024,
     mode: str = "isolated",
     preamble: str | None = None,
+    max_consecutive_timeouts: int | None = 2,
 ) -> ExecutionReport:
     """Run one program against its tests in a shared, lazily started sandbox.
 
@@ -61,10 +62,13 @@ def run_tests(
         memory_mb (`int`, defaults to 1024): address-space limit.
         mode (`str`, defaults to ``"isolated"``): ``"isolated"`` or ``"fast"``.
         preamble (`str`, *optional*): code run before the program (e.g. ``"from typing import List"``).
+        max_consecutive_timeouts (`int`, *optional*, defaults to 2): after this many timeouts in a row the rest is
+            ``unexecuted`` (the policy every entry point shares); ``None`` runs every test.
 
     Example:
         >>> run_tests("while True: pass", ["assert True"], timeout_s=0.2).statuses
         ['timeout']
     """
-    sandbox = shared_sandbox(timeout_s=timeout_s, memory_mb=memory_mb, mode=mode, preamble=preamble, workers=1)
+    sandbox = shared_sandbox(timeout_s=timeout_s, memory_mb=memory_mb, mode=mode, preamble=preamble, workers=1,
+                             max_consecutive_timeouts=max_consecutive_timeouts)
     return sandbox.run(program, tests)

@@ -357,8 +357,10 @@ class Sandbox:
         max_output_bytes (`int`, defaults to 1 MiB): file-size limit, and the stdout cap of stdin/stdout programs.
         max_processes (`int`, defaults to 32): process limit of the sandbox uid (effective when run as root).
         max_open_files (`int`, defaults to 64): open-file limit.
-        max_consecutive_timeouts (`int`, *optional*): after this many timeouts in a row, mark the program's
-            remaining tests ``unexecuted`` instead of running them. Off by default.
+        max_consecutive_timeouts (`int`, *optional*, defaults to 2): after this many timeouts in a row, mark the
+            program's remaining tests ``unexecuted`` instead of running them (the policy of every entry point, see
+            :class:`~evolvecoder_datasets.limits.SandboxSettings`): a looping program costs two limits, not one per
+            test. ``None`` runs every test.
 
     Raises:
         ConfigError: an argument is out of range.
@@ -386,7 +388,7 @@ class Sandbox:
         max_output_bytes: int = 1 << 20,
         max_processes: int = 32,
         max_open_files: int = 64,
-        max_consecutive_timeouts: int | None = None,
+        max_consecutive_timeouts: int | None = 2,
         max_value_bytes: int = 4 << 20,
     ) -> None:
         if mode not in MODES:
