@@ -108,16 +108,21 @@ def main() -> None:
     sandbox.start()
     bounds = [(start, min(start + args.batch_size, len(ds))) for start in range(0, len(ds), args.batch_size)]
 
+    first_job = [0] * (len(ds) + 1)  # jobs of row i are jobs[first_job[i]:first_job[i + 1]]
+    for i in owners:
+        first_job[i + 1] += 1
+    for i in range(len(ds)):
+        first_job[i + 1] += first_job[i]
+
     def batchwise():
         reports = []
         for start, stop in bounds:
-            first = owners.index(start)
-            last = len(owners) - owners[::-1].index(stop - 1)
-            reports += sandbox.run_many(jobs[first:last])
+            reports += sandbox.run_many(jobs[first_job[start] : first_job[stop]])
         return reports
 
     seconds, reports = timed(batchwise)
-    n, allowed = sum(r.statuses.count("timeout") for r in reports), sum(r.statuses.count("timeout") * 1.0 for r in reports)
+    n = sum(r.statuses.count("timeout") for r in reports)
+    allowed = n * 1.0
     results.append((f"before: run_many per batch of {args.batch_size} problems, fixed 1 s, no timeout policy",
                     seconds, n, allowed))  # fmt: skip
     seconds, reports_one = timed(lambda: sandbox.run_many(jobs))

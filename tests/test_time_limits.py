@@ -179,3 +179,27 @@ def test_rewards_run_each_row_under_its_time_limit_capped_by_the_fixed_one():
     assert capped(completions=[SLOW], tests=tests[:1], time_limit_s=[5.0]) == [0.0]  # 5 s asked, 0.1 s allowed
     ignoring = make_code_reward(mode="fast", workers=1, calibrate=False)
     assert ignoring(completions=[SLOW], tests=tests[:1], time_limit_s=[0.1]) == [1.0]
+
+
+def test_on_real_humaneval_batches_binary_and_calibrated_rewards_equal_a_full_fixed_limit_run():
+    from evolvecoder_datasets.mutants import generate_mutants
+    from evolvecoder_datasets.sources import load_humaneval
+
+    rows = [r for r in load_humaneval().select(range(0, 40, 4)) if r["tests"]]
+    limits = calibrate({"tests": [r["tests"] for r in rows], "reference_solutions": [r["solutions"][:1] for r in rows]},
+                       config=ExecuteConfig(mode="fast"))[TIME_LIMIT]  # fmt: skip
+    completions, tests, per_completion = [], [], []
+    for row, limit in zip(rows, limits):
+        canonical = row["solutions"][0]
+        for program in [canonical] + [m.code for m in generate_mutants(canonical, max_mutants=5, seed=1)]:
+            completions.append(f"```python\n{program}\n```")
+            tests.append(row["tests"])
+            per_completion.append(limit)
+    rewards.clear_cache()
+    full = make_pass_rate_reward(mode="fast", workers=2, calibrate=False)(completions=completions, tests=tests)
+    binary = make_code_reward(mode="fast", workers=2)(completions=completions, tests=tests, time_limit_s=per_completion)
+    rates = make_pass_rate_reward(mode="fast", workers=2)(completions=completions, tests=tests,
+                                                          time_limit_s=per_completion)  # fmt: skip
+    assert binary == [1.0 if rate == 1.0 else 0.0 for rate in full]
+    assert rates == full
+    assert 0 < sum(binary) < len(binary)  # canonical solutions pass, most mutants do not

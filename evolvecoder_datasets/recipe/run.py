@@ -34,6 +34,7 @@ from .. import schema
 from .._deps import require
 from ..errors import EmptyRunError, MissingExtraError, RevisionNotFoundError
 from ..keys import chain, config_digest
+from ..limits import TIME_LIMIT
 from ..stages.drops import drop_reason_counts, without_dropped
 from ..stages.sample import MUTANT_MODEL
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
@@ -50,8 +51,9 @@ __all__ = ["RecipeResult", "run", "run_recipe"]
 
 logger = logging.getLogger(__name__)
 
+# Round revisions carry each problem's calibrated time limit (issue 15), so rewards trained on them use it.
 PROBLEM_COLUMNS = (schema.ID, schema.SOURCE, schema.QUESTION, schema.TESTS, schema.TEST_ORIGIN, schema.ROUND,
-                   schema.DROP_REASON)
+                   schema.DROP_REASON, TIME_LIMIT)
 POOL_COLUMNS = (schema.ID, schema.SOLUTIONS, schema.PASS_MATRIX, schema.STATUSES)
 
 

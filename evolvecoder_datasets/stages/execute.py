@@ -10,7 +10,7 @@ when ``config.statuses`` is set (the typed outcome of each cell), ``judged_insid
 limits`): the reference runs first under the fixed ``timeout_s``, and the pool then runs under ``limit_factor x``
 the reference's slowest passed test (at least ``limit_floor_s``, at most ``timeout_s``). The limit is written to
 ``time_limit_s`` and reused by the evolution rounds and the rewards; a row that already holds one is not measured
-again. Problems without a reference run under ``timeout_s``.
+again. Problems without a reference (and stdin/stdout problems, for now) run under ``timeout_s``.
 
 **No batch barrier.** :func:`execute_dataset` streams all the dataset's jobs through the sandbox
 (:mod:`~evolvecoder_datasets.stages.stream`): a worker takes the next job as soon as it is free, so a looping
@@ -142,6 +142,8 @@ def _plan(row: _Row, config: ExecuteConfig) -> Plan:
 
     if config.calibrate and row.limit is None and row.reference is not None and row.codes:
         def calibrated(reference: ExecutionReport | None) -> list[Job]:
+            if reference is not None and reference.infra_error:  # the sandbox's failure, not the reference's
+                raise SandboxCrashed(f"the reference of a problem hit a sandbox failure: {reference.infra_error}")
             row.limit = reference_limit(reference, config)
             return jobs(row.limit)
 
