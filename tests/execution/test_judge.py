@@ -221,6 +221,10 @@ CONTROL_FLOW_SHAPES = [
     "assert s.size() == 0",
     "def check(r, n):\n    def ok(x):\n        return x >= 0\n    assert ok(r) and r == n * 2\n    return True\n\n"
     "res = double(3)\ncheck(res, 3)",
+    # values the judge's own statements build while planning decide how far a loop is written out
+    "xs = []\nxs.append(3)\nfor c in xs:\n    assert double(c) == 6",
+    "xs = [1]\nfor i in range(2):\n    xs.append(i + 2)\nfor c in xs:\n    assert double(c) == 2 * c",
+    "n = 1\nif n:\n    n = 4\nfor i in range(n):\n    assert double(i) == 2 * i",
 ]  # fmt: skip
 
 _RIGHT = """

@@ -15,7 +15,8 @@ from .interpreter import _Interpreter
 from .language import _BUILTIN_TABLE, _JUDGE_NAMES, _METHOD_NAMES, _MODULES, _PROBE, JudgeLimit
 from .nodes import _MAX_UNROLL, _PLAN_BUDGET, _UNKNOWN, _Clean, _Inside, _literal_ast, _Unrolled
 from .syntax import (_OPERATOR_NODES, _SUPPORTED_EXPR, _SUPPORTED_STMT, _bound_in, _free_names,
-                     _Substitute)  # fmt: skip
+                     _substituted)  # fmt: skip
+_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), range)
 _WALRUS = ast.Pass()  # what judge_values holds for a name the judge binds inside an expression or a loop header
 
 
@@ -290,7 +291,7 @@ class _ExpressionPlanner:
         if isinstance(node, ast.Name):
             return node.id in self.data_names
         return isinstance(node, (ast.Subscript, ast.BinOp, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
-                                 ast.JoinedStr))  # fmt: skip
+                                 ast.JoinedStr, ast.ListComp, ast.SetComp, ast.DictComp))  # fmt: skip
 
     def _split_children(self, node, local):
         new = type(node)()
@@ -326,19 +327,22 @@ class _ExpressionPlanner:
             if not (type(stmt) in (ast.Expr, ast.Assign) and type(value) is ast.Name and value.id.startswith(_PROBE)):
                 frame.judged = True
         self.ever_judge.update(self.judge_values)
-        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.FunctionDef, ast.Import, ast.ImportFrom)):
-            names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            if isinstance(stmt, ast.FunctionDef):
-                names.add(stmt.name)
-            if self.conditional:  # it may not run: what it binds is not known while planning
-                for name in names:
-                    self.env.pop(name, None)
-                return
+        if not self.conditional:  # the judge's own code, run while planning: its values feed loops written out
             try:
                 _Interpreter([], budget=_PLAN_BUDGET).stmt(stmt, self.env)
-            except Exception:  # noqa: BLE001 - unknown while planning: loops over it stay unrolled no further
-                for name in names:
-                    self.env.pop(name, None)
+                return
+            except Exception:  # noqa: BLE001 - it reads a probe, or fails: what it touched is unknown
+                pass
+        self.forget(stmt)
+
+    def forget(self, stmt) -> None:
+        """Drop from the planning values what ``stmt`` binds or could mutate (``xs.append(f(1))``)."""
+        names = set(_bound_in(stmt)) | ({stmt.name} if isinstance(stmt, ast.FunctionDef) else set())
+        for sub in ast.walk(stmt):
+            if type(sub) is ast.Name and sub.id in self.env and type(self.env[sub.id]) not in _IMMUTABLE:
+                names.add(sub.id)
+        for name in names:
+            self.env.pop(name, None)
 
     def static_value(self, node, local: frozenset = frozenset()):
         """The value of a judge-only expression while planning, or ``_UNKNOWN``."""
@@ -414,9 +418,8 @@ class _ExpressionPlanner:
         parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
         unrolled = []
         for bound in items:
-            sub = _Substitute(bound)
-            conds = [self.split(sub.visit(copy.deepcopy(c)), local) for c in gen.ifs]
-            unrolled.append((conds, [self.split(sub.visit(copy.deepcopy(p)), local) for p in parts]))
+            conds = [self.split(_substituted(c, bound), local) for c in gen.ifs]
+            unrolled.append((conds, [self.split(_substituted(p, bound), local) for p in parts]))
         kind = {ast.ListComp: "list", ast.SetComp: "set", ast.GeneratorExp: "gen", ast.DictComp: "dict"}[type(node)]
         return ast.copy_location(_Unrolled(kind=kind, items=unrolled), node)
 

@@ -8,7 +8,7 @@ import copy
 from .language import _MODULES, _PROBE
 from .nodes import _MAX_UNROLL, _UNKNOWN, _ExcInfo, _Inside, _literal_ast, _Passes, _Search
 from .planner import _ExpressionPlanner, _LoopFrame, _TryFrame
-from .syntax import _bound_in, _DropAnnotations, _free_names, _Substitute
+from .syntax import _bound_in, _DropAnnotations, _free_names, _substituted
 
 
 class _Jump(Exception):
@@ -114,7 +114,8 @@ class _Planner(_ExpressionPlanner):
             judged_here = self.conditional or self.try_frame is not None
             # r = f(x) in a try or a branch: the judge binds the value (a program object, ``Thing()``, keeps its
             # methods only where it lives: the sandbox binds it, below)
-            if all(names) and judged_here and not set(flat) & self.forced and self._value_like(value):
+            program_object = isinstance(value, (ast.Call, ast.Name)) and not self._value_like(value)
+            if all(names) and judged_here and not set(flat) & self.forced and not program_object:
                 split = self.split(value)
                 if self.at_try_top():
                     self.try_setter(split, discard=False)
@@ -200,7 +201,8 @@ class _Planner(_ExpressionPlanner):
         jumps = bool(self.loops) and not isinstance(stmt, (ast.For, ast.While)) and _jumps_out(stmt)
         if jumps and not isinstance(stmt, ast.If):
             raise _Inside("a break or continue in a block the judge cannot follow")
-        if isinstance(stmt, (ast.If, ast.For, ast.While)) and not jumps and not self.depends(stmt) and \
+        own = frozenset(_bound_in(stmt)) - self.forced  # (what the block binds itself, unless the program's)
+        if isinstance(stmt, (ast.If, ast.For, ast.While)) and not jumps and not self.depends(stmt, own) and \
                 self._pure_block(stmt):  # fmt: skip
             self.judge_stmt(stmt)
             return
@@ -321,7 +323,7 @@ class _Planner(_ExpressionPlanner):
                 passes.append(self.body)
                 try:
                     for inner in stmt.body:
-                        self.statement(_Substitute(bound).visit(copy.deepcopy(inner)))
+                        self.statement(_substituted(inner, bound))
                 except _Jump as jump:
                     if jump.is_break:
                         broke = True
@@ -437,7 +439,7 @@ class _Planner(_ExpressionPlanner):
                                  and n in self.judge_values and not isinstance(self.judge_values[n], ast.FunctionDef)}
                         if any(v is None for v in known.values()):
                             return False
-                        self.statement(_Substitute(known).visit(copy.deepcopy(inner)))
+                        self.statement(_substituted(inner, known))
                         if frame.dynamic:
                             return False
                 except _Jump as jump:
@@ -485,4 +487,4 @@ class _Planner(_ExpressionPlanner):
                 return None
             todo.extend(ast.iter_child_nodes(sub))
         mapping = dict(zip(params, call.args))
-        return [_Substitute(mapping).visit(copy.deepcopy(s)) for s in body]
+        return [_substituted(s, mapping) for s in body]

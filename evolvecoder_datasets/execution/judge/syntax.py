@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import copy
 
 from .nodes import _ExcInfo, _Search
 
@@ -20,15 +19,10 @@ _OPERATOR_NODES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.IfExp, a
                    ast.Dict, ast.JoinedStr, ast.FormattedValue, ast.Starred)  # fmt: skip
 
 
-def _bound_in(node) -> set[str]:
-    """Names a function body or a comprehension binds locally."""
-    names = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-            names.add(sub.id)
-        elif isinstance(sub, ast.arg):
-            names.add(sub.arg)
-    return names
+def _bound_in(node) -> frozenset:
+    """Names ``node`` binds anywhere inside it (stores, deletions, parameters): a function's or a comprehension's
+    locals, a block's own bindings."""
+    return _names(node)[1]
 
 
 class _DropAnnotations(ast.NodeTransformer):
@@ -50,16 +44,27 @@ class _DropAnnotations(ast.NodeTransformer):
         return ast.copy_location(ast.Assign(targets=[target], value=self.visit(node.value)), node)
 
 
-class _Substitute(ast.NodeTransformer):
-    """Parameters replaced by the call's arguments (inlining ``check(candidate)``)."""
+def _substituted(node, mapping: dict):
+    """A copy of ``node`` with each loaded name in ``mapping`` replaced by a copy of its AST (parameters replaced
+    by a call's arguments when a helper is inlined, loop names by an item's values when a loop is written out).
 
-    def __init__(self, mapping: dict) -> None:
-        self.mapping = mapping
-
-    def visit_Name(self, node: ast.Name):
-        if isinstance(node.ctx, ast.Load) and node.id in self.mapping:
-            return ast.copy_location(copy.deepcopy(self.mapping[node.id]), node)
-        return node
+    One pass that copies and substitutes: ``copy.deepcopy`` of a statement was most of the planner's time.
+    """
+    t = type(node)
+    if t is ast.Name and mapping and type(node.ctx) is ast.Load and node.id in mapping:
+        return ast.copy_location(_substituted(mapping[node.id], {}), node)
+    new = t.__new__(t)
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            value = _substituted(value, mapping)
+        elif type(value) is list:
+            value = [_substituted(v, mapping) if isinstance(v, ast.AST) else v for v in value]
+        setattr(new, name, value)
+    for name in node._attributes:
+        if hasattr(node, name):
+            setattr(new, name, getattr(node, name))
+    return new
 
 
 _SCOPES = (ast.Lambda, ast.FunctionDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -68,22 +73,35 @@ _FREE_CACHE: dict = {}  # id(node) -> (node, names): only for the duration of on
 
 def _free_names(node) -> frozenset:
     """Names ``node`` reads that it does not bind itself (comprehension targets, lambda and function parameters)."""
+    return _names(node)[2]
+
+
+def _names(node) -> tuple:
+    """``(loaded, bound, free)`` names of ``node``'s subtree, computed bottom-up once per node and planning run (the
+    planner asks about a node and then about its parts: walking each subtree again made planning quadratic)."""
     hit = _FREE_CACHE.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    loaded, scopes = set(), []
-    for sub in ast.walk(node):
-        t = type(sub)
-        if t is ast.Name:
-            if type(sub.ctx) is ast.Load:
-                loaded.add(sub.id)
-        elif t is ast.Constant:
-            continue
-        elif isinstance(sub, _SCOPES):
-            scopes.append(sub)
-    for sub in scopes:
-        loaded -= _bound_in(sub)
-    names = frozenset(loaded)
-    _FREE_CACHE[id(node)] = (node, names)
-    return names
-
+    t = type(node)
+    loaded: set = set()
+    bound: set = set()
+    scoped: set = set()
+    if t is ast.Name:
+        (loaded if type(node.ctx) is ast.Load else bound).add(node.id)
+    elif t is ast.arg:
+        bound.add(node.arg)
+    if t is not ast.Constant:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            for child in (value if type(value) is list else (value,)):
+                if isinstance(child, ast.AST) and not isinstance(child, (ast.expr_context, ast.operator, ast.cmpop,
+                                                                          ast.boolop, ast.unaryop)):  # fmt: skip
+                    c_loaded, c_bound, c_free = _names(child)
+                    loaded |= c_loaded
+                    bound |= c_bound
+                    scoped |= c_loaded - c_free  # what scopes inside the child already took away
+    if isinstance(node, _SCOPES):
+        scoped |= bound
+    result = (frozenset(loaded), frozenset(bound), frozenset(loaded - scoped))
+    _FREE_CACHE[id(node)] = (node, result)
+    return result
