@@ -12,7 +12,15 @@ import ast
 import builtins
 from collections.abc import Sequence
 
-__all__ = ["called_names", "defined_names", "independent_tests", "normalise_test", "parse_or_none", "reference_for"]
+__all__ = [
+    "bound_names",
+    "called_names",
+    "defined_names",
+    "independent_tests",
+    "normalise_test",
+    "parse_or_none",
+    "reference_for",
+]
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -70,20 +78,35 @@ def defined_names(program: str) -> set[str]:
     return names
 
 
-def _bound_and_free(test: str) -> tuple[set[str], set[str]]:
-    tree = parse_or_none(test)
-    if tree is None:
-        return set(), set()
-    bound, loaded = set(), set()
+def bound_names(tree: ast.AST) -> set[str]:
+    """Every name ``tree`` binds anywhere: assignment and deletion targets, functions, classes, arguments, imports
+    (their first component) and ``except ... as`` names.
+
+    Example:
+        >>> sorted(bound_names(ast.parse("import os.path\\nx = 1\\ndef f(a):\\n    try: pass\\n    except E as e: pass")))
+        ['a', 'e', 'f', 'os', 'x']
+    """
+    bound: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (bound if isinstance(node.ctx, (ast.Store, ast.Del)) else loaded).add(node.id)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(node.name)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def _bound_and_free(test: str) -> tuple[set[str], set[str]]:
+    tree = parse_or_none(test)
+    if tree is None:
+        return set(), set()
+    bound = bound_names(tree)
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return bound, loaded - bound - _BUILTIN_NAMES
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ...stages.code_names import bound_names
 from .result import GateResult
 from .result import parse_or_none as _parse
 
@@ -128,17 +129,7 @@ def _oracle_names(tree: ast.Module) -> set[str]:
     if star:
         import builtins
 
-        bound: set[str] = set(dir(builtins))
-        for node in ast.walk(tree):
-            bound |= _names_stored(node) if isinstance(node, ast.Name) else set()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                bound.add(node.name)
-            elif isinstance(node, ast.arg):
-                bound.add(node.arg)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                bound.add(node.name)
+        bound = set(dir(builtins)) | bound_names(tree)
         names |= _names_loaded(tree) - bound
     return names
 
