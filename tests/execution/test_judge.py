@@ -76,14 +76,14 @@ def _suites():
 
 def test_humaneval_and_a_leetcode_sample_are_judged_outside_at_least_99_percent():
     humaneval, leetcode = _suites()
-    assert outside_share(humaneval) >= 0.99
-    assert outside_share(leetcode[::9]) >= 0.99  # every 9th case of every problem's list: ~2,500 tests
+    assert outside_share(humaneval) >= 1105 / 1106  # the one left: find_zero's check draws its cases from random
+    assert outside_share(leetcode[::9]) >= 0.999  # every 9th case of every problem's list: ~2,500 tests
 
 
 @pytest.mark.slow
 def test_all_of_leetcode_is_judged_outside_at_least_99_percent():
     _, leetcode = _suites()
-    assert outside_share(leetcode) >= 0.99
+    assert outside_share(leetcode) >= 0.999  # 22,418 of 22,418 when written
 
 
 def _values(*values) -> bytes:

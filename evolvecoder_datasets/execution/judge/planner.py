@@ -198,7 +198,7 @@ class _ExpressionPlanner:
         """The judge's expression for ``node``, with program-dependent subexpressions replaced by probes."""
         if type(node) is ast.NamedExpr:  # (y := f(3)) == 4 and y > 0: bound by the judge, or where it is read
             name = node.target.id
-            if name in self.forced or name in local:
+            if name in self.forced:
                 return self.probe(node)
             value = self.split(node.value, local)
             self.bind_judge(name)

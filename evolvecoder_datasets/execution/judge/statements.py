@@ -33,8 +33,8 @@ def _jumps_out(stmt) -> bool:
             return True
         if isinstance(node, (ast.For, ast.While)) and node is not stmt:
             todo.extend(node.orelse)  # (a break in the else of an inner loop is the outer loop's)
-        elif isinstance(node, (ast.For, ast.While)):
-            todo.extend([*node.body, *node.orelse])
+        elif isinstance(node, (ast.For, ast.While)):  # (``stmt`` itself: its body's jumps are its own)
+            todo.extend(node.orelse)
         elif isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, (ast.stmt, ast.excepthandler)))
         elif isinstance(node, ast.excepthandler):
@@ -198,18 +198,18 @@ class _Planner(_ExpressionPlanner):
         if isinstance(stmt, ast.Try) and self.attempt(lambda: self.plan_try(stmt)):
             return
         has_assert = any(isinstance(s, (ast.Assert, ast.Raise)) for s in ast.walk(stmt))
-        jumps = bool(self.loops) and not isinstance(stmt, (ast.For, ast.While)) and _jumps_out(stmt)
-        if jumps and not isinstance(stmt, ast.If):
+        jumps = bool(self.loops) and _jumps_out(stmt)
+        if jumps and not isinstance(stmt, (ast.If, ast.For, ast.While)):
             raise _Inside("a break or continue in a block the judge cannot follow")
         own = frozenset(_bound_in(stmt)) - self.forced  # (what the block binds itself, unless the program's)
         if isinstance(stmt, (ast.If, ast.For, ast.While)) and not jumps and not self.depends(stmt, own) and \
                 self._pure_block(stmt):  # fmt: skip
             self.judge_stmt(stmt)
             return
-        if isinstance(stmt, ast.For) and has_assert and not _exits(stmt) and (
+        if isinstance(stmt, ast.For) and (has_assert or jumps) and not _exits(stmt) and (
                 self.attempt(lambda: self.judge_loop(stmt)) or self.unroll_loop(stmt)):  # fmt: skip
             return
-        if isinstance(stmt, ast.While) and has_assert and not _exits(stmt) and (
+        if isinstance(stmt, ast.While) and (has_assert or jumps) and not _exits(stmt) and (
                 self.attempt(lambda: self.unroll_while(stmt)) or self.attempt(lambda: self.judge_loop(stmt))):
             return
         if isinstance(stmt, ast.If) and (has_assert or jumps or self.conditional or self.try_frame is not None):
