@@ -1,6 +1,7 @@
 """The recipe's execute stage at 120 HumanEval problems with AST mutants: batch barrier, streaming, calibrated limits.
 
-Run: ``.venv/bin/python benchmarks/bench_execute_stage.py [--problems 120] [--mutants 15] [--batch-size 8]``
+Run: ``.venv/bin/python benchmarks/bench_execute_stage.py [--problems 120] [--mutants 15] [--batch-size 8]
+[--repeats 1]``
 
 The workload is what the recipe's round 0 executes: HumanEval problems (their seed asserts) with a pool of the
 reference plus AST mutants (the recipe's sample stage with ``mutants``, no LLM), isolated mode, 1 s fixed limit.
@@ -17,6 +18,8 @@ Timed on the same dataset, in this one process, one sandbox (``CORES`` fork serv
 5. **one run, calibrated**: the same jobs as 4 (references, then the pool with the limits 4 wrote) as one
    ``run_many`` each.
 
+Runs 2-5 are interleaved ``--repeats`` times (median), so a change of load hits both sides of a ratio alike.
+
 Reported: wall time, executions per second, the stage's throughput against its one-run twin (target >= 0.9x),
 timeouts and the CPU time they were allowed (each timeout costs its limit), and the verdict check: on every program
 whose every test finished within its problem's calibrated limit in the fixed-limit run (CPU time measured there),
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -39,7 +43,7 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(ROOT, "datasets")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from datasets import Dataset, disable_progress_bars
+from datasets import Dataset, disable_caching, disable_progress_bars
 
 from evolvecoder_datasets.execution import Job, shared_sandbox
 from evolvecoder_datasets.limits import TIME_LIMIT
@@ -92,8 +96,10 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=120)
     parser.add_argument("--mutants", type=int, default=15)
     parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=1, help="rounds of the four runs at equal limits (median)")
     args = parser.parse_args()
     disable_progress_bars()
+    disable_caching()  # every repeat of the stage computes (its results then stay in memory)
     load_start = os.getloadavg()[0]
     ds = pool(args.problems, args.mutants)
     fixed = ExecuteConfig(mode="isolated", timeout_s=1.0, calibrate=False)
@@ -125,38 +131,42 @@ def main() -> None:
     allowed = n * 1.0
     results.append((f"before: run_many per batch of {args.batch_size} problems, fixed 1 s, no timeout policy",
                     seconds, n, allowed))  # fmt: skip
+    print(f"before: {seconds:.1f} s", flush=True)
     seconds, reports_one = timed(lambda: sandbox.run_many(jobs))
     n = sum(r.statuses.count("timeout") for r in reports_one)
     results.append(("same jobs as one run_many, fixed 1 s, no timeout policy", seconds, n, n * 1.0))
 
-    # 2-3. fixed limit with the shared policy: one run, then the stage
-    sandbox = shared_sandbox(**fixed.sandbox_settings())
-    sandbox.start()
-    seconds, fixed_reports = timed(lambda: sandbox.run_many(jobs))
+    # 2-5. the stage and its one-run twin at equal limits, interleaved, median of --repeats
+    fixed_box = shared_sandbox(**fixed.sandbox_settings())
+    cal_box = shared_sandbox(**calibrated.sandbox_settings())
+    references = [Job(refs[0], tests=list(tests)) for refs, tests in zip(ds["reference_solutions"], ds["tests"])]
+    times: dict[str, list[float]] = {"one_fixed": [], "stage_fixed": [], "stage_cal": [], "one_cal": []}
+    for _ in range(args.repeats):
+        seconds, fixed_reports = timed(lambda: fixed_box.run_many(jobs))
+        times["one_fixed"].append(seconds)
+        seconds, stage_fixed = timed(lambda: execute_dataset(ds, fixed, batch_size=args.batch_size))
+        times["stage_fixed"].append(seconds)
+        seconds, stage_cal = timed(lambda: execute_dataset(ds, calibrated, batch_size=args.batch_size))
+        times["stage_cal"].append(seconds)
+        limits = list(stage_cal[TIME_LIMIT])
+        limited, _ = jobs_of(ds, limits)
+        seconds, _ = timed(lambda: (cal_box.run_many(references), cal_box.run_many(limited)))  # noqa: B023
+        times["one_cal"].append(seconds)
+        print({k: round(v[-1], 1) for k, v in times.items()}, flush=True)
+    median = {k: statistics.median(v) for k, v in times.items()}
+    one_fixed, stage_fixed_s, stage_cal_s, one_cal = (median[k] for k in ("one_fixed", "stage_fixed", "stage_cal",
+                                                                          "one_cal"))  # fmt: skip
     n = sum(r.statuses.count("timeout") for r in fixed_reports)
-    one_fixed = seconds
-    results.append(("same jobs as one run_many, fixed 1 s, 2 timeouts in a row stop a program", seconds, n, n * 1.0))
-    seconds, stage_fixed = timed(lambda: execute_dataset(ds, fixed, batch_size=args.batch_size))
+    results.append(("same jobs as one run_many, fixed 1 s, 2 timeouts in a row stop a program", one_fixed, n, n * 1.0))
     n, allowed = timeouts_of([s for row in stage_fixed["statuses"] for s in row], [1.0] * len(jobs))
-    stage_fixed_s = seconds
-    results.append((f"execute_dataset, fixed 1 s (streamed, batch_size {args.batch_size})", seconds, n, allowed))
-
-    # 4-5. calibrated: the stage, then the same jobs as one run (references, then the pool under the limits)
-    seconds, stage_cal = timed(lambda: execute_dataset(ds, calibrated, batch_size=args.batch_size))
-    limits = list(stage_cal[TIME_LIMIT])
+    results.append((f"execute_dataset, fixed 1 s (streamed, batch_size {args.batch_size})", stage_fixed_s, n, allowed))
     cal_statuses = [s for row in stage_cal["statuses"] for s in row]
     job_limits = [min(limits[i] or 1.0, 1.0) for i in owners]
     n_cal, allowed_cal = timeouts_of(cal_statuses, job_limits)
-    stage_cal_s = seconds
-    results.append((f"execute_dataset, calibrated limits (streamed, batch_size {args.batch_size})", seconds, n_cal,
+    results.append((f"execute_dataset, calibrated limits (streamed, batch_size {args.batch_size})", stage_cal_s, n_cal,
                     allowed_cal))  # fmt: skip
-    sandbox = shared_sandbox(**calibrated.sandbox_settings())
-    references = [Job(refs[0], tests=list(tests)) for refs, tests in zip(ds["reference_solutions"], ds["tests"])]
-    limited, _ = jobs_of(ds, limits)
-    seconds, _ = timed(lambda: (sandbox.run_many(references), sandbox.run_many(limited)))
-    one_cal = seconds
-    results.append(("same jobs as one run_many each (references, then the pool), calibrated", seconds,
-                    n_cal, allowed_cal))  # fmt: skip
+    results.append(("same jobs as one run_many each (references, then the pool), calibrated", one_cal, n_cal,
+                    allowed_cal))  # fmt: skip
 
     # verdicts: programs that finished every test within their calibrated limit in the fixed-limit run
     checked = differ = 0
