@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 logger = logging.getLogger(__name__)
 
 VERSION = "1"
-CONTAMINATED_BY = "contaminated_by"
+CONTAMINATED_BY = schema.CONTAMINATED_BY
 PACKAGED_BENCHMARKS = ("humaneval", "leetcode")
 _WORD = re.compile(r"\w+")
 

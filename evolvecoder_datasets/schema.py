@@ -60,6 +60,18 @@ FINAL_LOW_RATE_TESTS = "final_low_rate_tests"
 FINAL_DUPLICATE_TESTS = "final_duplicate_tests"
 FINAL_PERFECT = "final_perfect"
 
+# Decontamination (decontam.py): the benchmark problem a row overlaps, or null
+CONTAMINATED_BY = "contaminated_by"
+# Embeddings: the dedup stage's internal vectors, and the embedding stage's output (stages/embed.py)
+DEDUP_EMBEDDING = "_dedup_embedding"
+EMBEDDING = "embedding"
+# Reference verdicts and the mutation-score stage (stages/references.py, stages/mutation.py)
+REFERENCE = "reference"
+REFERENCE_PASSED = "reference_passed"
+MUTATION_SCORE = "mutation_score"
+MUTANTS_KILLED = "mutants_killed"
+MUTANTS_CONSIDERED = "mutants_considered"
+
 #: The columns that hold one entry per test (stdin/stdout problems keep their cases in ``inputs``/``outputs``).
 PER_TEST_COLUMNS = (TESTS, INPUTS, OUTPUTS, TEST_ORIGIN)
 

@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -24,14 +23,13 @@ import numpy as np
 
 from .. import schema
 from ..stages.evolve import EVOLVE_LOG
-from ..stages.resources import get_sandbox
+from ..stages.references import REFERENCE, REFERENCE_PASSED, reference_verdicts
 from ..stages.sample import MUTANT_MODEL
 from .config import RECIPE_VERSION, RecipeConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-    from ..stages.execute import ExecuteConfig
 
 __all__ = [
     "CAPTIONS",
@@ -167,40 +165,20 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
     return scores
 
 
-def reference_verdicts(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]:
-    """Batched stage: whether each problem's reference passes each of its tests.
-
-    Reads ``reference`` (one program per row) and ``tests``; writes ``reference_passed`` (a list of bools per row).
-    On a Ray worker the sandbox gets one fork server per CPU the task reserved.
-
-    Example:
-        >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
-        >>> reference_verdicts({"reference": ["def f():\\n    return 1"], "tests": [["assert f() == 1", "assert f() == 2"]]},
-        ...                    config=ExecuteConfig(mode="fast"))["reference_passed"]   # doctest: +SKIP
-        [[True, False]]
-    """
-    from ..stages.resources import task_cpus as _task_cpus
-
-    if config.workers is None and _task_cpus(default=0):
-        config = dataclasses.replace(config, workers=_task_cpus())
-    reports = get_sandbox(config).run_many(list(zip(batch["reference"], batch[schema.TESTS])))
-    return {"reference_passed": [[bool(p) for p in report.passed] for report in reports]}
-
-
 def _run_references(jobs: list[tuple[str, list[str]]], config: RecipeConfig) -> list[list[bool]]:
     """Each reference's verdict on its tests: here, or as Ray tasks when the recipe runs its execution there."""
     ray = config.on_ray()
     if ray is None:
-        return reference_verdicts({"reference": [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]},
-                                  config=config.execute)["reference_passed"]
+        return reference_verdicts({REFERENCE: [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]},
+                                  config=config.execute)[REFERENCE_PASSED]
     from datasets import Dataset
 
     from ..distributed import map_shards
 
-    ds = Dataset.from_dict({"reference": [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]})
+    ds = Dataset.from_dict({REFERENCE: [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]})
     done = map_shards(ds, reference_verdicts, fn_kwargs={"config": config.execute}, config=ray,
                       desc="reference verdicts")
-    return [list(map(bool, row)) for row in done["reference_passed"]]
+    return [list(map(bool, row)) for row in done[REFERENCE_PASSED]]
 
 
 def by_source(ds: Dataset) -> dict[str, dict[str, int]]:

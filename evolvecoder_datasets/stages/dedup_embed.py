@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import schema
 from .._deps import require
 from ..errors import ConfigError, MissingExtraError
 
 PAPER_MODEL = "sentence-transformers/all-mpnet-base-v2"
-EMBEDDING_COLUMN = "_dedup_embedding"
+EMBEDDING_COLUMN = schema.DEDUP_EMBEDDING
 
 __all__ = [
     "EMBEDDING_COLUMN",

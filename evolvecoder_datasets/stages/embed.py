@@ -38,7 +38,7 @@ class EmbedConfig:
     """
 
     column: str = schema.QUESTION
-    output_column: str = "embedding"
+    output_column: str = schema.EMBEDDING
     model: str | None = None
     batch_size: int = 64
     device: str | None = "cpu"

@@ -51,7 +51,7 @@ class MutationConfig:
         'tests'
     """
 
-    reference_column: str = "reference"
+    reference_column: str = schema.REFERENCE
     tests_column: str = schema.TESTS
     reference_tests_column: str | None = None
     max_mutants: int | None = 32
@@ -142,4 +142,4 @@ def score_mutants(batch: dict[str, list], *, config: MutationConfig) -> dict[str
         scores.append(result.score)
         killed.append(result.killed)
         considered.append(result.considered)
-    return {"mutation_score": scores, "mutants_killed": killed, "mutants_considered": considered}
+    return {schema.MUTATION_SCORE: scores, schema.MUTANTS_KILLED: killed, schema.MUTANTS_CONSIDERED: considered}
