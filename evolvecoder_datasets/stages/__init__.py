@@ -10,8 +10,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_exports
 
 # Public name -> module (inside this package) that defines it. Stage owners add their names here.
 _ATTRIBUTES: dict[str, str] = {
@@ -40,15 +39,12 @@ _ATTRIBUTES: dict[str, str] = {
     "finalize": "finalize",
     "finalize_dataset": "finalize",
     "FinalizeConfig": "finalize",
+    "score_mutants": "mutation",
+    "MutationConfig": "mutation",
+    "embed_rows": "embed",
+    "EmbedConfig": "embed",
+    "reference_verdicts": "references",
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _ATTRIBUTES:
-        module = importlib.import_module(f"{__name__}.{_ATTRIBUTES[name]}")
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(_ATTRIBUTES)
+__getattr__, __dir__ = lazy_exports(__name__, _ATTRIBUTES, sorted(_ATTRIBUTES))
