@@ -132,6 +132,35 @@ def solution_features():
     )
 
 
+def evolve_log_feature():
+    """The ``datasets`` type of the ``evolve_log`` column: per problem, one entry per method and round (what was
+    asked, parsed, added, and why tests were rejected).
+
+    Example:
+        >>> from evolvecoder_datasets.schema import evolve_log_feature
+        >>> sorted(evolve_log_feature().feature)[:3]
+        ['added', 'dependent', 'duplicates']
+    """
+    from datasets import List, Value
+
+    return List(
+        {
+            "round": Value("int32"),
+            "method": Value("string"),
+            "programs": List(Value("int32")),
+            "notes": List(Value("string")),
+            "requested": Value("int32"),
+            "parsed": Value("int32"),
+            "added": Value("int32"),
+            "duplicates": Value("int32"),
+            "dependent": Value("int32"),
+            "reference_failed": Value("int32"),
+            "split_failed": Value("int32"),
+            "error": Value("string"),
+        }
+    )
+
+
 def check_columns(batch_or_columns: Mapping[str, Any] | Iterable[str], required: Iterable[str], *, stage: str) -> None:
     """Raise :class:`SchemaError` naming the stage when a required column is missing.
 

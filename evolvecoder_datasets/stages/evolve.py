@@ -541,8 +541,13 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
 
 
 def evolve_features(features: Any) -> Any:
-    """Output ``datasets.Features`` of :func:`evolve_dataset` given the input features."""
-    from datasets import Features, List, Value
+    """Output ``datasets.Features`` of :func:`evolve_dataset` given the input features.
+
+    Example:
+        >>> sorted(evolve_features({"id": None}))
+        ['evolve_log', 'id', 'pass_matrix', 'round', 'test_origin', 'tests']
+    """
+    from datasets import Features
 
     out = dict(features)
     problem = schema.problem_features()
@@ -551,22 +556,7 @@ def evolve_features(features: Any) -> Any:
     out[schema.PASS_MATRIX] = schema.solution_features()[schema.PASS_MATRIX]
     if schema.STATUSES in features:
         out[schema.STATUSES] = schema.solution_features()[schema.STATUSES]
-    out[EVOLVE_LOG] = List(
-        {
-            "round": Value("int32"),
-            "method": Value("string"),
-            "programs": List(Value("int32")),
-            "notes": List(Value("string")),
-            "requested": Value("int32"),
-            "parsed": Value("int32"),
-            "added": Value("int32"),
-            "duplicates": Value("int32"),
-            "dependent": Value("int32"),
-            "reference_failed": Value("int32"),
-            "split_failed": Value("int32"),
-            "error": Value("string"),
-        }
-    )
+    out[EVOLVE_LOG] = schema.evolve_log_feature()
     return Features(out)
 
 
