@@ -493,14 +493,19 @@ def proc_cpu_seconds(pid: int) -> float:
 def _stat_cpu(fd: int) -> float:
     """CPU seconds from an open ``/proc/<pid>/stat``: each read at offset 0 is a fresh snapshot, so the server keeps
     one fd per solution process instead of opening the file for every test (0.0 once the process is gone)."""
+    return _stat_cpus(fd)[0]
+
+
+def _stat_cpus(fd: int) -> tuple[float, float]:
+    """``(own, reaped children's)`` CPU seconds from an open ``/proc/<pid>/stat`` (zeros once it is gone)."""
     try:
         data = os.pread(fd, 1024, 0)
     except OSError:
-        return 0.0
+        return 0.0, 0.0
     if not data:
-        return 0.0
+        return 0.0, 0.0
     fields = data[data.rfind(b")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK, (int(fields[13]) + int(fields[14])) / _CLK_TCK
 
 
 def _uid_of(pid: int):
@@ -539,9 +544,12 @@ def _children(pid: int) -> list[int]:
         return kids
 
 
-def sweep_children() -> int:
-    """Kill and reap every child of this process (orphans re-parented to us, as a subreaper, included)."""
-    me, killed = os.getpid(), 0
+def sweep_children() -> float:
+    """Kill and reap every child of this process (orphans re-parented to us, as a subreaper, included).
+
+    Returns the CPU seconds the reaped processes had used (their own and their reaped descendants').
+    """
+    me, used = os.getpid(), 0.0
     for _ in range(100):
         kids = _children(me)
         if not kids:
@@ -552,14 +560,14 @@ def sweep_children() -> int:
                     fn(target, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            killed += 1
         for kid in kids:
             try:
-                _waitpid(kid, 0)
+                usage = _wait4(kid, 0)[2]
+                used += usage.ru_utime + usage.ru_stime
             except ChildProcessError:
                 pass
     _reap_zombies()
-    return killed
+    return used
 
 
 def _reap_zombies() -> None:
@@ -1123,10 +1131,10 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
                 sweep_children()  # escapees hold the write end: end them before reading to the end
             data = output.finish()
             report.send(b"O", idx, _b2a(data, newline=False) if data else b"-")
+        if _children(me):  # before the D line: what escapees used is in our children's CPU when the server reads it
+            sweep_children()
         report.done(idx, status, cpu, killed)
         streak = streak + 1 if killed or cpu > cpu_limit else 0
-        if _children(me):
-            sweep_children()
 
 
 def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int) -> None:
@@ -1221,6 +1229,8 @@ class _Run:
         self.killed_after_cpu = 0.0
         self.max_payload = 1 << 20
         self.bytes_read = 0
+        self.reported: list[int] = []  # tests whose D line S sent, and the CPU it said their processes used
+        self.reported_cpu = 0.0
         try:
             self.stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -1229,6 +1239,10 @@ class _Run:
     def cpu(self) -> float:
         """S's CPU seconds so far (0.0 once it is gone)."""
         return _stat_cpu(self.stat_fd) if self.stat_fd >= 0 else 0.0
+
+    def cpus(self) -> tuple[float, float]:
+        """S's own CPU seconds and those of the children it reaped (zeros once it is gone)."""
+        return _stat_cpus(self.stat_fd) if self.stat_fd >= 0 else (0.0, 0.0)
 
 
 _STOPPED = "not run: an earlier test did not pass"
@@ -1528,16 +1542,39 @@ class Server:
                 next_check = _monotonic() + min(max(cpu_budget - used, 0.01), wall_budget - elapsed)
         finally:
             _kill_tree(run.pid)
+            children_cpu = run.cpus()[1]  # S is dead or dying, not reaped: what the kernel counted for its children
             try:
                 _, run.exit_status = _waitpid(run.pid, 0)
             except ChildProcessError:
                 pass
-            sweep_children()  # orphaned grandchildren hold the pipe's write end: end them before draining
+            # Orphaned grandchildren hold the pipe's write end: end them before draining.
+            children_cpu += sweep_children()
             self._drain(run, job, tests, pending, statuses, messages, cpu, values, final=True)
             _close(run.rfd)
             if run.stat_fd >= 0:
                 _close(run.stat_fd)
+        if tests is not None and not judge_cpu and run.loaded and run.stat_fd >= 0:
+            self._check_accounting(run, children_cpu, cpu_limit, killed_for, statuses, messages)
         return killed_for
+
+    def _check_accounting(self, run: _Run, children_cpu: float, cpu_limit: float, killed_for, statuses,
+                          messages) -> None:
+        """Isolated mode: the CPU time S's grandchildren used, as the kernel counted it, must be what S reported.
+
+        S has run the program's module code, so its D lines (each grandchild's CPU time, read by S from ``wait4``)
+        could understate a test's time. The kernel adds every process S reaps to S's children's CPU time, and we
+        reap whatever S left behind: more than one test's limit beyond what S reported means S hid a test's time,
+        and the tests it reported become timeouts instead of the verdicts their values would get. (What a test's
+        escapees used counts here too: S sweeps them before its D line, after measuring the grandchild.)
+        """
+        unaccounted = children_cpu - run.reported_cpu
+        allowance = max(cpu_limit, 0.05) + (cpu_limit if killed_for else 0.0) + 2.0 / _CLK_TCK
+        if unaccounted <= allowance:
+            return
+        for idx in run.reported:
+            statuses[idx] = "timeout"
+            messages[idx] = f"{unaccounted:.2f} s of CPU time went unreported by the solution process"
+            self.payloads[idx] = None
 
     def _drain(self, run: _Run, job, tests, pending, statuses, messages, cpu, values, final: bool = False) -> bool:
         """Read what the result pipe holds and apply complete lines. Returns False at end of file."""
@@ -1639,6 +1676,8 @@ class Server:
                 return
             pending.popleft()
             run.last_cpu = run.cpu() or run.last_cpu  # S's own time is judged per test
+            run.reported.append(idx)
+            run.reported_cpu += max(0.0, float(used))
             cpu[idx] = float(used)
             reported = values.pop(idx, None)
             if killed == "output":
