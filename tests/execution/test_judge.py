@@ -290,3 +290,78 @@ def test_control_flow_shapes_are_judged_outside_and_agree_with_python(program):
         assert [g == "pass" for g in got] == [w == "pass" for w in want], (mode, list(zip(got, want,
                                                                                          report.messages)))
         assert report.judged == ["outside"] * len(CONTROL_FLOW_SHAPES)
+
+
+def _generated_tests(seed: int, n: int) -> list[str]:
+    """Tests built at random from loops, branches, jumps, walrus, try and raises over pure program functions (a
+    class of shapes, not a list the planner was tuned to)."""
+    import random
+
+    rng = random.Random(seed)
+    lits = ["[1, 2, 3]", "range(4)", "(0, 5, 2)", "[3, -1, 4]", "zip([1, 2], [2, 4])", "enumerate([2, 0, 1])"]
+    conds = ["f({v}) > {k}", "g({v}) % 2 == 0", "(w := f({v})) >= {k}", "h({v}) == {v}", "{v} > {k}"]
+    checks = ["assert f({v}) == 2 * {v}", "assert g({v}) - 1 == {v}", "assert (y := f({v})) == 2 * {v} and y % 2 == 0",
+              "total += f({v})", "assert h(abs({v})) == abs({v})", "seen.append(g({v}))"]
+
+    def body(v: str, depth: int) -> list[str]:
+        out = []
+        for _ in range(rng.randint(1, 3)):
+            roll = rng.random()
+            k = rng.randint(-1, 6)
+            if roll < 0.25:
+                out.append(f"if {rng.choice(conds).format(v=v, k=k)}:")
+                out.append("    " + rng.choice(["break", "continue", "assert g({v}) > {v}".format(v=v)]))
+            elif roll < 0.35:
+                out.append(f"if {rng.choice(conds).format(v=v, k=k)}:")
+                out.append("    " + rng.choice(checks).format(v=v))
+                out.append("else:")
+                out.append("    " + rng.choice(checks).format(v=v))
+            elif roll < 0.45 and depth == 0:
+                out.append(f"for u in {rng.choice(lits[:4])}:")
+                out.extend("    " + line for line in body("u", 1))
+            else:
+                out.append(rng.choice(checks).format(v=v))
+        return out
+
+    tests = []
+    for _ in range(n):
+        lines = ["total = 0", "seen = []"]
+        lit = rng.choice(lits)
+        target = "i, x" if lit.startswith(("zip", "enumerate")) else "x"
+        if rng.random() < 0.2:
+            lines += ["import itertools", "for x, z in itertools.product([0, 1], [2, 3]):"]
+            target = None
+        else:
+            lines.append(f"for {target} in {lit}:")
+        lines += ["    " + line for line in body("x", 0)]
+        if rng.random() < 0.4:
+            lines += ["else:", "    assert total >= 0"]
+        if rng.random() < 0.3:
+            v = rng.choice([-2, 3])
+            lines += ["try:", f"    h({v})", "except ValueError as e:", "    assert 'neg' in str(e)", "else:",
+                      f"    assert {v} >= 0, 'h should have raised'"]  # fmt: skip
+        lines.append(rng.choice(["assert total >= 0", "assert len(seen) >= 0", "assert seen == sorted(seen) or True"]))
+        tests.append("\n".join(lines))
+    return tests
+
+
+_PURE = "def f(x):\n    return 2 * x\ndef g(x):\n    return x + 1\ndef h(x):\n    if x < 0:\n" \
+        "        raise ValueError('neg ' + str(x))\n    return x\n"  # fmt: skip
+_PURE_WRONG = [_PURE.replace("return 2 * x", "return 2 * x + (x == 2)"),
+               _PURE.replace("return x + 1", "return x + 1 if x != 3 else 5"),
+               _PURE.replace("raise ValueError('neg ' + str(x))", "return -x")]  # fmt: skip
+
+
+@pytest.mark.parametrize("program", [_PURE, *_PURE_WRONG], ids=["right", "wrong_f", "wrong_g", "wrong_h"])
+def test_generated_control_flow_is_judged_outside_and_agrees_with_python(program):
+    tests = _generated_tests(seed=12, n=60)
+    plans = [plan_test(t) for t in tests]
+    assert sum(p.outside for p in plans) == len(tests), [(p.reason, t) for p, t in zip(plans, tests) if not p.outside]
+    want = _python_verdicts(program, tests)
+    assert len(set(want)) > 1 or program is _PURE, want  # the wrong programs do fail some of them
+    for mode in ("isolated", "fast"):
+        with Sandbox(workers=1, mode=mode) as sb:
+            report = sb.run(program, tests)
+        wrong = [(t, s, w, m) for t, s, w, m in zip(tests, report.statuses, want, report.messages)
+                 if (s == "pass") != (w == "pass")]  # fmt: skip
+        assert not wrong, (mode, wrong[:3])

@@ -288,8 +288,9 @@ class _ExpressionPlanner:
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
             return not name[:1].isupper()
-        if isinstance(node, ast.Name):
-            return node.id in self.data_names
+        if isinstance(node, ast.Name):  # what the program returned, or the judge's own value
+            return node.id in self.data_names or node.id in self.judge_values and node.id not in self.forced \
+                and node.id not in self.judge_funcs
         return isinstance(node, (ast.Subscript, ast.BinOp, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
                                  ast.JoinedStr, ast.ListComp, ast.SetComp, ast.DictComp))  # fmt: skip
 

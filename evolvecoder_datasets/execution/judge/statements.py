@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .language import _MODULES, _PROBE
+from .language import _METHOD_NAMES, _MODULES, _PROBE
 from .nodes import _MAX_UNROLL, _UNKNOWN, _ExcInfo, _Inside, _literal_ast, _Passes, _Search
 from .planner import _ExpressionPlanner, _LoopFrame, _TryFrame
 from .syntax import _bound_in, _DropAnnotations, _free_names, _substituted
@@ -149,6 +149,10 @@ class _Planner(_ExpressionPlanner):
             target = stmt.target
             if isinstance(target, ast.Name) and self.known(target.id) and self.supported(stmt.value):
                 self.judge_stmt(stmt)
+            elif isinstance(target, ast.Name) and target.id in self.judge_values and target.id not in self.forced:
+                # total += f(x): the judge's own accumulator, the program's part a probe
+                self.judge_stmt(ast.copy_location(ast.AugAssign(target=target, op=stmt.op,
+                                                                value=self.split(stmt.value)), stmt))  # fmt: skip
             else:
                 if isinstance(target, ast.Name):
                     self.unbind(target.id)
@@ -168,6 +172,12 @@ class _Planner(_ExpressionPlanner):
                 self.inlining -= 1
                 return
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.judge_funcs:
+                self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
+                return
+            func = value.func if isinstance(value, ast.Call) else None
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in _METHOD_NAMES \
+                    and func.value.id in self.judge_values and func.value.id not in self.forced:  # fmt: skip
+                # seen.append(g(x)): a builtin method of the judge's own value, the program's part a probe
                 self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
                 return
             clean = self.clean_call(value, frozenset()) if isinstance(value, ast.Call) else None
@@ -206,10 +216,13 @@ class _Planner(_ExpressionPlanner):
                 self._pure_block(stmt):  # fmt: skip
             self.judge_stmt(stmt)
             return
-        if isinstance(stmt, ast.For) and (has_assert or jumps) and not _exits(stmt) and (
+        # a loop that checks, jumps, or updates the judge's own values (total += f(x)) is the judge's to plan
+        mine = has_assert or jumps or isinstance(stmt, (ast.For, ast.While)) and any(
+            type(n) is ast.Name and n.id in self.judge_values and n.id not in self.judge_funcs for n in ast.walk(stmt))
+        if isinstance(stmt, ast.For) and mine and not _exits(stmt) and (
                 self.attempt(lambda: self.judge_loop(stmt)) or self.unroll_loop(stmt)):  # fmt: skip
             return
-        if isinstance(stmt, ast.While) and (has_assert or jumps) and not _exits(stmt) and (
+        if isinstance(stmt, ast.While) and mine and not _exits(stmt) and (
                 self.attempt(lambda: self.unroll_while(stmt)) or self.attempt(lambda: self.judge_loop(stmt))):
             return
         if isinstance(stmt, ast.If) and (has_assert or jumps or self.conditional or self.try_frame is not None):

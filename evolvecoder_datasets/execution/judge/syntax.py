@@ -90,6 +90,8 @@ def _names(node) -> tuple:
         (loaded if type(node.ctx) is ast.Load else bound).add(node.id)
     elif t is ast.arg:
         bound.add(node.arg)
+    elif t is ast.AugAssign and type(node.target) is ast.Name:  # x += 1 reads x too
+        loaded.add(node.target.id)
     if t is not ast.Constant:
         for field in node._fields:
             value = getattr(node, field, None)
