@@ -14,28 +14,20 @@ from evolvecoder_datasets.execution import Job, Sandbox
 
 BURN = "def f(x):\n    n = 0\n    for i in range(3_000_000):\n        n += i\n    return x\n"
 
-# Three ways S can hide a grandchild's time once the program owns it.
-UNDER_REPORT = """
+# Three ways S can hide a grandchild's time once the program owns it: report less than it measured (two figures),
+# or never reap the test's process.
+_MISREPORT = """
 import sys
 fs = sys.modules.get("_forkserver")
 if fs is not None:
     real = fs.wait_with_limits
     def lying(pid, cpu_limit, wall_limit, output=None):
         status, cpu, killed = real(pid, 100.0, 100.0, output)
-        return status, 0.0, None
+        return status, {reported}, None
     fs._fork_per_case.__globals__["wait_with_limits"] = lying
 """
-
-SCALED_REPORT = """
-import sys
-fs = sys.modules.get("_forkserver")
-if fs is not None:
-    real = fs.wait_with_limits
-    def lying(pid, cpu_limit, wall_limit, output=None):
-        status, cpu, killed = real(pid, 100.0, 100.0, output)
-        return status, cpu / 50, None
-    fs._fork_per_case.__globals__["wait_with_limits"] = lying
-"""
+UNDER_REPORT = _MISREPORT.format(reported="0.0")
+SCALED_REPORT = _MISREPORT.format(reported="cpu / 50")
 
 NEVER_REAPED = """
 import os, sys
