@@ -12,8 +12,25 @@ import collections
 import functools
 
 from .._wire import CycleRef, ForeignObject, ProgramObject
-from .language import (_ATTRIBUTES, _BUILTIN_TABLE, _MATERIALISING, _MAX_BITS, _METHODS, _MODULES, _PROBE,
-                       _STEP_BUDGET, JudgeLimit, _guard_size, _ProgramType, _safe_pow)  # fmt: skip
+from .language import (
+    _ATTRIBUTES,
+    _BINOPS,
+    _BUILTIN_TABLE,
+    _CMPOPS,
+    _MATERIALISING,
+    _METHODS,
+    _MODULES,
+    _PROBE,
+    _SINGLETONS,
+    _STEP_BUDGET,
+    JudgeLimit,
+    _guard_binop,
+    _guard_size,
+    _padding_guard,
+    _ProgramType,
+    _result_guard,
+    _same,
+)
 from .nodes import _Clean, _ExcInfo, _literal_ast, _Passes, _Search, _Unrolled
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -68,46 +85,6 @@ class _Stopped(Exception):
 
 
 _REGEX_SYNTAX = frozenset("\\.^$*+?{}[]|()")
-
-
-_BINOPS = {
-    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
-    ast.Pow: _safe_pow, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
-    ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b, ast.BitAnd: lambda a, b: a & b,
-}  # fmt: skip
-_CMPOPS = {
-    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}  # fmt: skip
-_SEQUENCES = (str, bytes, list, tuple)
-
-
-_SINGLETONS = (type(None), bool, type(Ellipsis), type(NotImplemented))
-
-
-def _same(a, b) -> bool:
-    """``is`` between decoded values: identity for singletons and the judge's own objects, else the same type and
-    an equal value (two probes never return the same object to the judge, yet ``color() is Color.RED`` holds)."""
-    if type(a) in _SINGLETONS or type(b) in _SINGLETONS or callable(a) or callable(b):
-        return a is b
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _guard_binop(op, a, b) -> None:
-    if isinstance(op, ast.Mult):
-        for seq, n in ((a, b), (b, a)):
-            if isinstance(seq, _SEQUENCES) and isinstance(n, int):
-                _guard_size(len(seq) * n)
-    elif isinstance(op, ast.LShift) and isinstance(b, int) and b > _MAX_BITS:
-        raise JudgeLimit("the test shifts an int too far to judge")
-    elif isinstance(op, ast.Add) and isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
-        _guard_size(len(a) + len(b))
 
 
 class _Function:
@@ -559,23 +536,6 @@ class _Interpreter:
         if kind in (dict, collections.Counter) and attr in _METHODS[dict]:
             return getattr(value, attr)
         raise AttributeError(f"{kind.__name__!s} value has no attribute {attr!r} in the judge's language")
-
-
-def _padding_guard(method):
-    def call(width, *rest):
-        _guard_size(width)
-        return method(width, *rest)
-
-    return call
-
-
-def _result_guard(method):
-    def call(*args):
-        result = method(*args)
-        _guard_size(len(result))
-        return result
-
-    return call
 
 
 def _check_data(value) -> None:

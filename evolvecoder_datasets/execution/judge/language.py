@@ -6,6 +6,7 @@ wrapped so that it is): a model-written test cannot make the judge hang or alloc
 
 from __future__ import annotations
 
+import ast
 import builtins
 import cmath
 import collections
@@ -19,7 +20,6 @@ import statistics
 import string
 
 from .._wire import CycleRef, ForeignObject, ProgramObject
-
 
 JUDGED_OUTSIDE, JUDGED_INSIDE = "outside", "inside"
 MAX_MESSAGE = 300
@@ -220,3 +220,61 @@ _MODULES["itertools"] = {name: _bounded_iterator(getattr(itertools, name)) for n
 # Planning: which parts of a test run where.
 # ---------------------------------------------------------------------------------------------------------------
 
+
+# Operations of the judge's interpreter, with their size guards.
+
+_BINOPS = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+    ast.Pow: _safe_pow, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+    ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b, ast.BitAnd: lambda a, b: a & b,
+}  # fmt: skip
+_CMPOPS = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}  # fmt: skip
+_SEQUENCES = (str, bytes, list, tuple)
+
+
+_SINGLETONS = (type(None), bool, type(Ellipsis), type(NotImplemented))
+
+
+def _same(a, b) -> bool:
+    """``is`` between decoded values: identity for singletons and the judge's own objects, else the same type and
+    an equal value (two probes never return the same object to the judge, yet ``color() is Color.RED`` holds)."""
+    if type(a) in _SINGLETONS or type(b) in _SINGLETONS or callable(a) or callable(b):
+        return a is b
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _guard_binop(op, a, b) -> None:
+    if isinstance(op, ast.Mult):
+        for seq, n in ((a, b), (b, a)):
+            if isinstance(seq, _SEQUENCES) and isinstance(n, int):
+                _guard_size(len(seq) * n)
+    elif isinstance(op, ast.LShift) and isinstance(b, int) and b > _MAX_BITS:
+        raise JudgeLimit("the test shifts an int too far to judge")
+    elif isinstance(op, ast.Add) and isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
+        _guard_size(len(a) + len(b))
+
+
+def _padding_guard(method):
+    def call(width, *rest):
+        _guard_size(width)
+        return method(width, *rest)
+
+    return call
+
+
+def _result_guard(method):
+    def call(*args):
+        result = method(*args)
+        _guard_size(len(result))
+        return result
+
+    return call

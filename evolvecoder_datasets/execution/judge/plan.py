@@ -11,6 +11,7 @@ from .nodes import TestPlan, _Inside
 from .statements import _Planner
 from .syntax import _FREE_CACHE
 
+
 def _plan(source: str, tree: ast.Module) -> TestPlan:
     forced: set[str] = set()
     for _ in range(8):

@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 from .interpreter import _Interpreter
 from .language import _BUILTIN_TABLE, _JUDGE_NAMES, _METHOD_NAMES, _MODULES, _PROBE, JudgeLimit
 from .nodes import _MAX_UNROLL, _PLAN_BUDGET, _UNKNOWN, _Clean, _Inside, _literal_ast, _Unrolled
-from .syntax import (_OPERATOR_NODES, _SUPPORTED_EXPR, _SUPPORTED_STMT, _bound_in, _free_names,
-                     _substituted)  # fmt: skip
+from .syntax import (
+    _OPERATOR_NODES,
+    _SUPPORTED_EXPR,
+    _SUPPORTED_STMT,
+    _bound_in,
+    _free_names,
+    _substituted,
+)
+
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), range)
 _WALRUS = ast.Pass()  # what judge_values holds for a name the judge binds inside an expression or a loop header
 
