@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from datasets import Dataset
 
 from evolvecoder_datasets.recipe.checkpoints import Checkpoints
@@ -15,11 +16,12 @@ def _files(folder):
     return sorted(p.name for p in folder.iterdir() if p.is_file())
 
 
-def test_a_stage_that_maps_the_previous_checkpoint_leaves_no_cache_file_in_its_folder(tmp_path):
+@pytest.mark.parametrize("num_proc", [None, 2])
+def test_a_stage_that_maps_the_previous_checkpoint_leaves_no_cache_file_in_its_folder(tmp_path, num_proc):
     store = Checkpoints(str(tmp_path))
     first = store.stage("01_first", "k1", lambda: Dataset.from_dict({"x": list(range(100))}))
     saved = _files(tmp_path / "stages" / "01_first")
-    second = store.stage("02_second", "k2", lambda: first.map(_plus_one, batched=True))
+    second = store.stage("02_second", "k2", lambda: first.map(_plus_one, batched=True, num_proc=num_proc))
     assert list(second["x"]) == list(range(1, 101))
     # the map wrote its output beside its input; the stage's own copy is saved, so that file is gone
     assert _files(tmp_path / "stages" / "01_first") == saved
