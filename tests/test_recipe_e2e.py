@@ -14,11 +14,11 @@ from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 from evolvecoder_datasets.recipe import RecipeConfig, run_recipe
 from evolvecoder_datasets.rounds import list_rounds, load_round
-from evolvecoder_datasets.stages._common import close_backends
 from evolvecoder_datasets.stages.evolve import EvolveConfig
 from evolvecoder_datasets.stages.execute import ExecuteConfig
 from evolvecoder_datasets.stages.finalize import FinalizeConfig
 from evolvecoder_datasets.stages.refine import RefineConfig
+from evolvecoder_datasets.stages.resources import close_backends
 from evolvecoder_datasets.stages.sample import ModelSpec
 
 from .scripted_llm import PROBLEM_IDS, ScriptedResponder

@@ -6,13 +6,14 @@ import pytest
 from datasets import Dataset
 
 from evolvecoder_datasets.errors import SchemaError
+from evolvecoder_datasets.keys import config_digest
 from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
-from evolvecoder_datasets.stages._common import close_backends, config_digest
 from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve
 from evolvecoder_datasets.stages.execute import ExecuteConfig, execute, execute_dataset
 from evolvecoder_datasets.stages.finalize import FinalizeConfig, finalize
 from evolvecoder_datasets.stages.refine import DROP_REASONS, RefineConfig, refine
+from evolvecoder_datasets.stages.resources import close_backends
 from evolvecoder_datasets.stages.sample import ModelSpec, SampleConfig, sample
 
 FAST = ExecuteConfig(mode="fast", timeout_s=1.0, workers=1)
