@@ -1,12 +1,15 @@
 """The fork server: a small stdlib-only process that runs untrusted programs against tests.
 
-It is started by :class:`evolvecoder_datasets.execution.Sandbox` as ``python -I _forkserver.py`` (inside bubblewrap
-or unshare when available), never by forking the caller. It talks to its parent over length-prefixed JSON frames
-on two pipes and handles one job (one program and its tests) at a time.
+It is started by :class:`evolvecoder_datasets.execution.Sandbox` through ``isolation.server_command``: the real
+interpreter as ``python -I -S -B -c "...; import _forkserver; _forkserver.main()"`` (imported as a module, not run
+as a script, which keeps less heap alive), inside bubblewrap or the ``unshare`` bootstrap when available, never by
+forking the caller. It talks to its parent over length-prefixed JSON frames on two pipes and handles one job (one
+program and its tests) at a time; during a ``stop_on_failure`` job it also streams each ended test and listens for
+the caller's ``stop``.
 
 Process tree of one job::
 
-    server (trusted: judges, compares, sweeps)
+    server (trusted: never runs program code; judges CPU time, sweeps, never a split test's verdict)
       └─ S: solution child (own session; rlimits; unprivileged uid; loads the program once)
            └─ G: one grandchild per test in "isolated" mode (own process group)
 
