@@ -16,36 +16,28 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import binascii
 import itertools
-import json
 import logging
 import os
 import queue
-import select
-import signal
-import struct
-import subprocess
 import threading
-import time
 import weakref
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..errors import ConfigError, SandboxCrashed, SandboxError
-from .isolation import detect_isolation, server_command, server_env
-from ._forkserver import outputs_match
-from .judge import JUDGED_INSIDE, JUDGED_OUTSIDE, judge, plan_test
+from ._worker import _shutdown, _Worker
+from .isolation import detect_isolation, server_command
+from .judge import plan_test
 from .report import ExecutionReport
+from .verdicts import _clean_entry, _early_stop, _verdicts
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["Sandbox", "Job", "MODES"]
 
 MODES = ("isolated", "fast")
-_UID_BASE, _UID_SPAN = 62000, 3000
-_uid_counter = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -85,255 +77,6 @@ class Job:
     @property
     def size(self) -> int:
         return len(self.inputs if self.inputs is not None else (self.tests or ()))
-
-
-class _Worker:
-    """One fork server process and the framed-JSON conversation with it."""
-
-    def __init__(self, command: list[str]) -> None:
-        self.command = command
-        self.uid, self._uid_lock = _claim_uid()
-        self.proc: subprocess.Popen | None = None
-        self.hello: dict = {}
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=server_env(),
-            close_fds=True,
-            start_new_session=True,
-            cwd="/",
-        )
-        hello = self._recv(deadline=time.monotonic() + 20)
-        if not hello or "hello" not in hello:
-            self.kill()
-            raise SandboxCrashed(f"fork server did not start: {' '.join(self.command[:3])} ...")
-        self.hello = hello
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def call(self, job: dict, timeout: float, on_progress=None) -> dict:
-        """Send one job and wait for its reply. ``on_progress(message)`` sees each progress message of a
-        ``stop_on_failure`` job and returns True to stop the job there."""
-        if not self.alive:
-            self.start()
-        assert self.proc is not None and self.proc.stdin is not None
-        data = json.dumps(job).encode()
-        try:
-            os.write(self.proc.stdin.fileno(), struct.pack(">I", len(data)))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self.proc.stdin.fileno(), view) :]
-        except OSError as err:
-            self.kill()
-            raise SandboxCrashed(f"fork server closed its input: {err}") from err
-        deadline = time.monotonic() + timeout
-        stopping = False
-        while True:
-            reply = self._recv(deadline=deadline)
-            if reply is None:
-                self.kill()
-                raise SandboxCrashed("fork server died or stopped answering during a job")
-            if "progress" not in reply:
-                return reply
-            if not stopping and on_progress is not None and on_progress(reply):
-                stopping = True
-                stop = json.dumps({"op": "stop"}).encode()
-                try:
-                    os.write(self.proc.stdin.fileno(), struct.pack(">I", len(stop)) + stop)
-                except OSError as err:
-                    self.kill()
-                    raise SandboxCrashed(f"fork server closed its input: {err}") from err
-
-    def _recv(self, deadline: float) -> dict | None:
-        assert self.proc is not None and self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        header = self._read_exact(fd, 4, deadline)
-        if header is None:
-            return None
-        body = self._read_exact(fd, struct.unpack(">I", header)[0], deadline)
-        return None if body is None else json.loads(body)
-
-    @staticmethod
-    def _read_exact(fd: int, n: int, deadline: float) -> bytes | None:
-        chunks, remaining = [], n
-        while remaining:
-            wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                return None
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-
-    def release_uid(self) -> None:
-        if self._uid_lock is not None:
-            os.close(self._uid_lock)
-            self._uid_lock = None
-
-    def kill(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover - a process that survives SIGKILL
-            logger.warning("fork server %s did not exit after SIGKILL", proc.pid)
-
-    def close(self) -> None:
-        proc = self.proc
-        if proc is None:
-            return
-        if proc.poll() is None and proc.stdin is not None:
-            try:
-                data = json.dumps({"op": "shutdown"}).encode()
-                os.write(proc.stdin.fileno(), struct.pack(">I", len(data)) + data)
-                proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-        self.kill()
-
-
-def _clean_entry(reply: dict) -> tuple:
-    from ._wire import WireError
-    from .judge import read_entries
-
-    status, message = reply["statuses"][0], reply["messages"][0]
-    value = (reply.get("values") or [None])[0]
-    if status != "value" or not isinstance(value, str):
-        return ("e", status if status in ("error", "fail", "timeout", "memory") else "crash", message)
-    try:
-        entries = read_entries(binascii.a2b_base64(value.encode("ascii"), strict_mode=True), 1)
-    except (WireError, binascii.Error, ValueError):
-        return ("e", "crash", "unreadable helper result")
-    return entries[0] if entries else ("e", "crash", "no helper result")
-
-
-def _verdicts(job: Job, reply: dict, clean=None) -> tuple[list[str], list[str], list[str]]:
-    """Statuses, messages and where each verdict was decided, from a fork server's reply.
-
-    A split test's values are judged here (see :mod:`.judge`); the server and its children decide only what they
-    observe from outside a program (timeouts, crashes, a program that did not load). No ``pass`` of a split test
-    can come from the sandbox: one that claims it is a crash.
-    """
-    statuses, messages = list(reply["statuses"]), list(reply["messages"])
-    if job.kind == "stdio":
-        outputs = reply.get("outputs") or [None] * len(statuses)
-        for i, expected in enumerate(job.outputs or ()):
-            if statuses[i] == "done" and isinstance(outputs[i], str):
-                ok = outputs_match(outputs[i], expected, job.float_tol)
-                statuses[i], messages[i] = ("pass", "") if ok else ("fail", "wrong output: " + repr(outputs[i][:120]))
-            elif statuses[i] in ("done", "pass", "value"):
-                statuses[i], messages[i] = "crash", "no output came back for this case"
-        return statuses, messages, [JUDGED_OUTSIDE] * len(statuses)
-    values = reply.get("values") or [None] * len(statuses)
-    judged = []
-    for i, test in enumerate(job.tests or ()):
-        plan = plan_test(str(test))
-        judged.append(JUDGED_OUTSIDE if plan.outside or plan.invalid is not None else JUDGED_INSIDE)
-        status = statuses[i]
-        if status == "value" and plan.outside and isinstance(values[i], str):
-            try:
-                payload = binascii.a2b_base64(values[i].encode("ascii"), strict_mode=True)
-            except (binascii.Error, ValueError, UnicodeEncodeError):
-                statuses[i], messages[i] = "crash", "unreadable report from the sandbox"
-                continue
-            statuses[i], messages[i] = judge(plan, payload, clean=clean)
-        elif status == "value" or (status == "pass" and plan.outside):
-            statuses[i], messages[i] = "crash", "the sandbox sent a verdict it does not decide"
-    return statuses, messages, judged
-
-
-class _Deferred(BaseException):
-    """Raised into the judge by :func:`_early_stop` where a test needs a helper call: decided after the job."""
-
-
-def _defer(imports: str, expression: str) -> tuple:
-    raise _Deferred
-
-
-def _early_stop(job: Job):
-    """The progress callback of a ``stop_on_failure`` job: judge each streamed test as it ends, True (stop) at the
-    first that does not pass. The final verdicts are judged again from the reply, the same way, by :func:`_verdicts`;
-    a test whose judging needs a helper process (the worker is busy with this job) is left to that."""
-
-    def on_progress(message: dict) -> bool:
-        idx = message.get("progress")
-        if not isinstance(idx, int) or not 0 <= idx < job.size:
-            return False
-        if job.kind == "stdio":
-            output = message.get("output")
-            return not (isinstance(output, str) and outputs_match(output, (job.outputs or ())[idx], job.float_tol))
-        value = message.get("value")
-        plan = plan_test(str((job.tests or ())[idx]))
-        if not (plan.outside and isinstance(value, str)):
-            return False
-        try:
-            payload = binascii.a2b_base64(value.encode("ascii"), strict_mode=True)
-            return judge(plan, payload, clean=_defer)[0] != "pass"
-        except (_Deferred, binascii.Error, ValueError, UnicodeEncodeError):
-            return False
-
-    return on_progress
-
-
-def _claim_uid() -> tuple[int, int | None]:
-    """An unprivileged uid no other live worker on this machine uses, held by a lock for the worker's life.
-
-    Two workers with one uid could signal each other's programs or read their files; uids are claimed with
-    ``flock`` on a file per uid (released by the kernel if the process dies), so sandboxes in separate processes
-    never share one.
-    """
-    import fcntl
-    import tempfile
-
-    folder = os.path.join(tempfile.gettempdir(), "evolvecoder-sandbox-uids")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        folder = None
-    start = (os.getpid() * 64 + next(_uid_counter)) % _UID_SPAN
-    for i in range(_UID_SPAN):
-        uid = _UID_BASE + (start + i) % _UID_SPAN
-        if folder is None:
-            return uid, None
-        try:
-            fd = os.open(os.path.join(folder, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            return uid, None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return uid, fd
-        except OSError:
-            os.close(fd)
-    raise SandboxError(f"all {_UID_SPAN} sandbox uids are in use on this machine")
-
-
-def _shutdown(workers: list[_Worker], owner_pid: int) -> None:
-    # A forked copy of the caller (a datasets num_proc worker, say) inherits the Sandbox object: it must never
-    # close or kill servers that belong to its parent.
-    if os.getpid() != owner_pid:
-        return
-    for worker in workers:
-        worker.close()
-        worker.release_uid()
 
 
 class Sandbox:

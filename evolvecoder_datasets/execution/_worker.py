@@ -1,0 +1,200 @@
+"""One fork server process as the caller sees it: its start, the framed-JSON conversation, its uid and its end.
+
+:class:`~evolvecoder_datasets.execution.Sandbox` keeps a pool of these. Each worker claims an unprivileged uid
+that no other live worker on the machine holds (a lock file per uid), so programs of two sandboxes can neither
+signal each other nor read each other's files.
+
+Example:
+    >>> from evolvecoder_datasets.execution._worker import _claim_uid
+    >>> uid, lock = _claim_uid()
+    >>> 62000 <= uid < 65000
+    True
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import select
+import signal
+import struct
+import subprocess
+import time
+
+from ..errors import SandboxCrashed, SandboxError
+from .isolation import server_env
+
+logger = logging.getLogger(__name__)
+
+_UID_BASE, _UID_SPAN = 62000, 3000
+_uid_counter = itertools.count()
+
+
+class _Worker:
+    """One fork server process and the framed-JSON conversation with it."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.command = command
+        self.uid, self._uid_lock = _claim_uid()
+        self.proc: subprocess.Popen | None = None
+        self.hello: dict = {}
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=server_env(),
+            close_fds=True,
+            start_new_session=True,
+            cwd="/",
+        )
+        hello = self._recv(deadline=time.monotonic() + 20)
+        if not hello or "hello" not in hello:
+            self.kill()
+            raise SandboxCrashed(f"fork server did not start: {' '.join(self.command[:3])} ...")
+        self.hello = hello
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def call(self, job: dict, timeout: float, on_progress=None) -> dict:
+        """Send one job and wait for its reply. ``on_progress(message)`` sees each progress message of a
+        ``stop_on_failure`` job and returns True to stop the job there."""
+        if not self.alive:
+            self.start()
+        assert self.proc is not None and self.proc.stdin is not None
+        data = json.dumps(job).encode()
+        try:
+            os.write(self.proc.stdin.fileno(), struct.pack(">I", len(data)))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.proc.stdin.fileno(), view) :]
+        except OSError as err:
+            self.kill()
+            raise SandboxCrashed(f"fork server closed its input: {err}") from err
+        deadline = time.monotonic() + timeout
+        stopping = False
+        while True:
+            reply = self._recv(deadline=deadline)
+            if reply is None:
+                self.kill()
+                raise SandboxCrashed("fork server died or stopped answering during a job")
+            if "progress" not in reply:
+                return reply
+            if not stopping and on_progress is not None and on_progress(reply):
+                stopping = True
+                stop = json.dumps({"op": "stop"}).encode()
+                try:
+                    os.write(self.proc.stdin.fileno(), struct.pack(">I", len(stop)) + stop)
+                except OSError as err:
+                    self.kill()
+                    raise SandboxCrashed(f"fork server closed its input: {err}") from err
+
+    def _recv(self, deadline: float) -> dict | None:
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        header = self._read_exact(fd, 4, deadline)
+        if header is None:
+            return None
+        body = self._read_exact(fd, struct.unpack(">I", header)[0], deadline)
+        return None if body is None else json.loads(body)
+
+    @staticmethod
+    def _read_exact(fd: int, n: int, deadline: float) -> bytes | None:
+        chunks, remaining = [], n
+        while remaining:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                return None
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def release_uid(self) -> None:
+        if self._uid_lock is not None:
+            os.close(self._uid_lock)
+            self._uid_lock = None
+
+    def kill(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a process that survives SIGKILL
+            logger.warning("fork server %s did not exit after SIGKILL", proc.pid)
+
+    def close(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None and proc.stdin is not None:
+            try:
+                data = json.dumps({"op": "shutdown"}).encode()
+                os.write(proc.stdin.fileno(), struct.pack(">I", len(data)) + data)
+                proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def _claim_uid() -> tuple[int, int | None]:
+    """An unprivileged uid no other live worker on this machine uses, held by a lock for the worker's life.
+
+    Two workers with one uid could signal each other's programs or read their files; uids are claimed with
+    ``flock`` on a file per uid (released by the kernel if the process dies), so sandboxes in separate processes
+    never share one.
+    """
+    import fcntl
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), "evolvecoder-sandbox-uids")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        folder = None
+    start = (os.getpid() * 64 + next(_uid_counter)) % _UID_SPAN
+    for i in range(_UID_SPAN):
+        uid = _UID_BASE + (start + i) % _UID_SPAN
+        if folder is None:
+            return uid, None
+        try:
+            fd = os.open(os.path.join(folder, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return uid, None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid, fd
+        except OSError:
+            os.close(fd)
+    raise SandboxError(f"all {_UID_SPAN} sandbox uids are in use on this machine")
+
+
+def _shutdown(workers: list[_Worker], owner_pid: int) -> None:
+    # A forked copy of the caller (a datasets num_proc worker, say) inherits the Sandbox object: it must never
+    # close or kill servers that belong to its parent.
+    if os.getpid() != owner_pid:
+        return
+    for worker in workers:
+        worker.close()
+        worker.release_uid()
+
+
