@@ -20,6 +20,7 @@ from .syntax import (
     _SUPPORTED_STMT,
     _bound_in,
     _free_names,
+    _names,
     _substituted,
 )
 
@@ -345,10 +346,9 @@ class _ExpressionPlanner:
 
     def forget(self, stmt) -> None:
         """Drop from the planning values what ``stmt`` binds or could mutate (``xs.append(f(1))``)."""
-        names = set(_bound_in(stmt)) | ({stmt.name} if isinstance(stmt, ast.FunctionDef) else set())
-        for sub in ast.walk(stmt):
-            if type(sub) is ast.Name and sub.id in self.env and type(self.env[sub.id]) not in _IMMUTABLE:
-                names.add(sub.id)
+        loaded, bound, _ = _names(stmt)
+        names = set(bound) | ({stmt.name} if isinstance(stmt, ast.FunctionDef) else set())
+        names.update(n for n in loaded if n in self.env and type(self.env[n]) not in _IMMUTABLE)
         for name in names:
             self.env.pop(name, None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 
 from .nodes import _ExcInfo, _Search
 
@@ -45,14 +46,23 @@ class _DropAnnotations(ast.NodeTransformer):
 
 
 def _substituted(node, mapping: dict):
-    """A copy of ``node`` with each loaded name in ``mapping`` replaced by a copy of its AST (parameters replaced
-    by a call's arguments when a helper is inlined, loop names by an item's values when a loop is written out).
+    """``node`` with each name it reads that ``mapping`` holds replaced by a copy of its AST (parameters replaced by
+    a call's arguments when a helper is inlined, loop names by an item's values when a loop is written out).
 
-    One pass that copies and substitutes: ``copy.deepcopy`` of a statement was most of the planner's time.
+    Copy on write: a subtree that reads none of the names is shared, not copied (``copy.deepcopy`` of every
+    statement of every pass was most of the planner's time). A name a lambda, function or comprehension inside
+    binds for itself is its own there, not the one being replaced.
     """
+    if not mapping or not _names(node)[0] & mapping.keys():
+        return node
     t = type(node)
-    if t is ast.Name and mapping and type(node.ctx) is ast.Load and node.id in mapping:
-        return ast.copy_location(_substituted(mapping[node.id], {}), node)
+    if t is ast.Name:
+        return ast.copy_location(_copied(mapping[node.id]), node) if type(node.ctx) is ast.Load else node
+    outer = mapping
+    if isinstance(node, _SCOPES):
+        shadowed = _names(node)[1] & mapping.keys()
+        if shadowed:
+            mapping = {k: v for k, v in mapping.items() if k not in shadowed}
     new = t.__new__(t)
     for name in node._fields:
         value = getattr(node, name, None)
@@ -60,6 +70,27 @@ def _substituted(node, mapping: dict):
             value = _substituted(value, mapping)
         elif type(value) is list:
             value = [_substituted(v, mapping) if isinstance(v, ast.AST) else v for v in value]
+        setattr(new, name, value)
+    for name in node._attributes:
+        if hasattr(node, name):
+            setattr(new, name, getattr(node, name))
+    if mapping is not outer and t in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
+        first = copy.copy(new.generators[0])  # the first iterable is evaluated in the enclosing scope
+        first.iter = _substituted(node.generators[0].iter, outer)
+        new.generators = [first, *new.generators[1:]]
+    return new
+
+
+def _copied(node):
+    """A full copy of a (small) AST, so no two places of a plan share a node that one of them could change."""
+    t = type(node)
+    new = t.__new__(t)
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            value = _copied(value)
+        elif type(value) is list:
+            value = [_copied(v) if isinstance(v, ast.AST) else v for v in value]
         setattr(new, name, value)
     for name in node._attributes:
         if hasattr(node, name):
