@@ -365,3 +365,18 @@ def test_generated_control_flow_is_judged_outside_and_agrees_with_python(program
         wrong = [(t, s, w, m) for t, s, w, m in zip(tests, report.statuses, want, report.messages)
                  if (s == "pass") != (w == "pass")]  # fmt: skip
         assert not wrong, (mode, wrong[:3])
+
+
+def test_a_match_pattern_is_searched_where_a_catastrophic_one_cannot_hang_the_caller():
+    program = "def parse(s):\n    raise ValueError(s)\n"
+    tests = ["import pytest\nwith pytest.raises(ValueError, match='aaa'):\n    parse('xaaay')",
+             "import pytest\nwith pytest.raises(ValueError, match='zzz'):\n    parse('xaaay')",
+             "import pytest\nwith pytest.raises(ValueError, match=r'^x(a+)y$'):\n    parse('xaaay')",
+             "import pytest\nwith pytest.raises(ValueError, match=r'(a+)+$'):\n    parse('a' * 40 + 'b')"]  # fmt: skip
+    assert all(plan_test(t).outside for t in tests)
+    assert "zzz" not in plan_test(tests[1]).wire  # the pattern is the judge's, never the sandbox's
+    start = time.monotonic()
+    with Sandbox(workers=1, timeout_s=0.5) as sb:
+        report = sb.run(program, tests)
+    assert report.statuses == ["pass", "fail", "pass", "timeout"], report.messages
+    assert time.monotonic() - start < 60  # containment, not speed
