@@ -216,32 +216,39 @@ class _Planner(_ExpressionPlanner):
                 self._pure_block(stmt):  # fmt: skip
             self.judge_stmt(stmt)
             return
-        # a loop that checks, jumps, or updates the judge's own values (total += f(x)) is the judge's to plan
-        mine = has_assert or jumps or isinstance(stmt, (ast.For, ast.While)) and any(
+        # a block that checks, jumps, or updates the judge's own values (total += f(x)) is the judge's to plan
+        mine = has_assert or jumps or isinstance(stmt, (ast.For, ast.While, ast.If)) and any(
             type(n) is ast.Name and n.id in self.judge_values and n.id not in self.judge_funcs for n in ast.walk(stmt))
         if isinstance(stmt, ast.For) and mine and not _exits(stmt) and (
-                self.attempt(lambda: self.judge_loop(stmt)) or self.unroll_loop(stmt)):  # fmt: skip
+                self.attempt(lambda: self.judge_loop(stmt)) or self.attempt(lambda: self.unroll_loop(stmt))):
             return
         if isinstance(stmt, ast.While) and mine and not _exits(stmt) and (
                 self.attempt(lambda: self.unroll_while(stmt)) or self.attempt(lambda: self.judge_loop(stmt))):
             return
-        if isinstance(stmt, ast.If) and (has_assert or jumps or self.conditional or self.try_frame is not None):
+        judge_only = has_assert or jumps or self.conditional or self.try_frame is not None
+        if isinstance(stmt, ast.If) and (mine or judge_only):
             condition = self.static_value(stmt.test)
             if condition is not _UNKNOWN:
                 for inner in stmt.body if condition else stmt.orelse:
                     self.statement(inner)
                 return
-            # if f(3) != 9: raise AssertionError(...): the condition's program part is a probe, both branches are
-            # the judge's (their probes run whether or not the branch is taken, as values)
-            test = self.split(stmt.test)
-            body, orelse = self.guarded(stmt.body), self.guarded(stmt.orelse)
-            self.judge_stmt(ast.copy_location(ast.If(test=test, body=body, orelse=orelse), stmt))
-            return
-        if has_assert:
+            if self.attempt(lambda: self.plan_if(stmt)):
+                return
+            if judge_only:  # no sandbox to fall back on: planned again, to fail with its own reason
+                self.plan_if(stmt)
+        if has_assert or jumps:
             raise _Inside(f"a {type(stmt).__name__.lower()} block with asserts that call the program")
         for name in _bound_in(stmt) | ({stmt.name} if isinstance(stmt, (ast.ClassDef, ast.AsyncFunctionDef)) else set()):
             self.unbind(name)
         self.sandbox(stmt)
+
+    def plan_if(self, stmt: ast.If) -> bool:
+        """``if f(3) != 9: raise AssertionError(...)``: the condition's program part is a probe, both branches are the
+        judge's (their probes run whether or not the branch is taken, as values; no set-up statement may)."""
+        test = self.split(stmt.test)
+        body, orelse = self.guarded(stmt.body), self.guarded(stmt.orelse)
+        self.judge_stmt(ast.copy_location(ast.If(test=test, body=body, orelse=orelse), stmt))
+        return True
 
     def at_try_top(self) -> bool:
         """Whether the statement being planned is one the judge always runs once its try body gets there."""
