@@ -1,13 +1,15 @@
 """Search-written tests on HumanEval: how many surviving AST mutants one and two search rounds kill, against random
 inputs from the same generators given the same executions.
 
-Run: .venv/bin/python benchmarks/bench_search.py [--problems N] [--budget 2000] [--workers 2] [--survivors 30]
+Run: .venv/bin/python benchmarks/bench_search.py [--problems N] [--budget 2000] [--retire-after 24] [--workers 2]
+     [--survivors 30] [--json out.json]
 
 For every HumanEval problem: the pool is every AST mutant of the canonical solution (``mutants.generate_mutants``);
 the suite is the problem's split asserts. Per round:
 
 * **search** (``objective="mutants"``) writes up to ``max_tests`` asserts per problem, spending at most ``budget``
-  probe executions (reference runs of candidates + surviving-mutant runs of usable candidates);
+  probe executions (reference runs of candidates + surviving-mutant runs of usable candidates, each survivor asked
+  until it first disagrees, and retired after ``retire_after`` agreements as probably equivalent);
 * the new asserts run against the whole pool (what a round does with every new test; counted as spent);
 * **random** (``objective="random"``): same generators, each problem given exactly the executions the search
   spent on it (probes + pool run), usable inputs kept in random order, each costing one pool run.
@@ -24,6 +26,7 @@ import argparse
 import ast
 import difflib
 import json
+import os
 import random
 import time
 
@@ -110,6 +113,8 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=None, help="first N HumanEval problems (default: all 164)")
     parser.add_argument("--budget", type=int, default=2000, help="probe executions per problem and round")
     parser.add_argument("--max-tests", type=int, default=8, help="search tests kept per problem and round")
+    parser.add_argument("--retire-after", type=int, default=SearchConfig.retire_after,
+                        help="agreements after which a surviving mutant is given up as probably equivalent")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
@@ -119,11 +124,14 @@ def main() -> None:
     args = parser.parse_args()
 
     t0 = time.perf_counter()
+    load_start = os.getloadavg()
     problems = load(args.problems)
     n_mutants = sum(len(p["mutants"]) for p in problems)
     print(f"{len(problems)} problems, {n_mutants} mutants, {sum(len(p['tests']) for p in problems)} asserts")
-    figures: dict = {"problems": len(problems), "mutants": n_mutants, "budget": args.budget, "rounds": []}
-    search_cfg = SearchConfig(budget=args.budget, max_tests=args.max_tests, seed=args.seed, split=False)
+    figures: dict = {"problems": len(problems), "mutants": n_mutants, "budget": args.budget,
+                     "retire_after": args.retire_after, "rounds": []}
+    search_cfg = SearchConfig(budget=args.budget, max_tests=args.max_tests, seed=args.seed, split=False,
+                              retire_after=args.retire_after)
     random_cfg = SearchConfig(budget=args.budget, max_tests=10_000, seed=args.seed, objective="random")
     # a mutant that times out twice in a row is stopped (its remaining cells fail): it has failed already
     with Sandbox(workers=args.workers, mode="fast", timeout_s=1.0, max_consecutive_timeouts=2) as sb:
@@ -156,6 +164,8 @@ def main() -> None:
                 "search_reads": sum(r.reads for r in results),
                 "search_rejected": sum(r.rejected for r in results),
                 "search_probe_killed": sum(r.killed for r in results),
+                "search_retired": sum(r.retired for r in results),
+                "search_candidates": sum(r.candidates for r in results),
                 "search_seconds": round(search_s, 1),
                 "random_killed": r_killed,
                 "random_tests": sum(len(r.tests) for r in r_results),
@@ -211,8 +221,10 @@ def main() -> None:
         handle.write("\n".join(lines))
     figures["survivor_sample"] = {"size": len(sample), "with_witness": witnesses}
     figures["seconds"] = round(time.perf_counter() - t0, 1)
+    figures["load_average_start_end"] = [round(load_start[0], 2), round(os.getloadavg()[0], 2)]
     print(f"survivors: {figures['survivors_original']} -> {figures['survivors_final']}; sample of {len(sample)}: "
-          f"{witnesses} with a witness input (written to {args.survivor_file}); total {figures['seconds']} s")
+          f"{witnesses} with a witness input (written to {args.survivor_file}); total {figures['seconds']} s, "
+          f"load average at start and end {figures['load_average_start_end']}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(figures, handle, indent=2)

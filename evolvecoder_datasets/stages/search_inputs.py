@@ -262,17 +262,23 @@ class InputMutator:
         """
         self.parents.append(tuple(args))
 
-    def sweep(self, limit: int = 64) -> list[tuple]:
+    def sweep(self, limit: int = 64, *, constants: Sequence[int] | None = None) -> list[tuple]:
         """Boundary-value candidates: each seed with one number (an integer argument, or a number written inside a
         string argument) set to a constant of the reference minus one, itself, or plus one; seeded order, at most
         ``limit``.
 
+        Args:
+            limit (`int`, defaults to 64): most candidates returned.
+            constants (`Sequence[int]`, *optional*): sweep around these integers instead of the reference's.
+
         Example:
             >>> sorted(InputMutator([(5, "07-15")], constants={int: [12]}).sweep())[:4]
             [(5, '07-11'), (5, '07-12'), (5, '07-13'), (5, '11-15')]
+            >>> sorted(InputMutator([(5,)]).sweep(constants=[40]))
+            [(39,), (40,), (41,)]
         """
         out: dict[str, tuple] = {}
-        values = [c + d for c in self.int_constants for d in (-1, 0, 1)]
+        values = [c + d for c in (self.int_constants if constants is None else constants) for d in (-1, 0, 1)]
         for seed in self.seeds[:4]:
             for i, value in enumerate(seed):
                 if isinstance(value, int) and not isinstance(value, bool):

@@ -92,6 +92,27 @@ def _ecd_same(k):
         return abs(got - expected) <= _ecd_tolerance(expected)
     return got == expected
 
+_ecd_told = []
+
+class _EcdSkipped(Exception):
+    pass
+
+def _ecd_first(k):
+    # the same question as _ecd_same, asked until the program first disagrees in this process: later questions
+    # raise without calling it (an error verdict), so a program already told apart costs nothing more
+    if _ecd_told:
+        raise _EcdSkipped(k)
+    expected = _ecd_ref_value(k)
+    try:
+        got = _ecd_call(_ECD_PROG, k)
+        agree = abs(got - expected) <= _ecd_tolerance(expected) if type(expected) is float else got == expected
+        agree = agree is True
+    except Exception:
+        agree = False
+    if not agree:
+        _ecd_told.append(k)
+    return agree
+
 def _ecd_encoded(k):
     return repr(_ecd_ref_value(k)).encode("utf-8")
 
@@ -166,6 +187,18 @@ class ProbeProgram:
         Float results compare with the tolerance the written test will use (``1e-6``, relative above 1).
         """
         return [f"assert _ecd_same({k})" for k in self._indices(indices)]
+
+    def first_tests(self, indices: Sequence[int] | None = None) -> list[str]:
+        """Per input, the question of :meth:`same_tests`, asked in order until the program under test first
+        disagrees: that test fails, and every later one errors without calling the program (in ``fast`` mode, where
+        one process runs the tests in sequence; ``isolated`` mode asks every question). A non-error verdict is an
+        execution spent; an error is one skipped.
+
+        Example:
+            >>> ProbeProgram("def f(x):\\n    return x", "f", [(1,), (2,)]).first_tests()
+            ['assert _ecd_first(0)', 'assert _ecd_first(1)']
+        """
+        return [f"assert _ecd_first({k})" for k in self._indices(indices)]
 
     def length_tests(self, indices: Sequence[int]) -> list[str]:
         """Per input, the bits of the byte length of the reference value's ``repr`` (low bit first).

@@ -167,3 +167,27 @@ def test_constants_of_the_reference_reach_boundaries_written_inside_strings(sb):
     [result] = search_tests([problem], SearchConfig(seed=0), sandbox=sb)
     assert result.killed == 1 and result.tests
     assert not sb.run(mutant, result.tests).all_passed and sb.run(reference, result.tests).all_passed
+
+
+def test_a_survivor_is_asked_only_until_it_first_disagrees(sb, isolated):
+    probe = ProbeProgram(CLAMP, "clamp", [(5,), (20,), (7,), (30,)])
+    # fast mode: one process asks in order; after the first disagreement the program is not called again
+    assert sb.run(probe.program(CLAMP_NO_TOP), probe.first_tests()).statuses == ["pass", "fail", "error", "error"]
+    # a program that raises disagrees (the probe answers False) instead of erroring
+    raising = "def clamp(x):\n    if x > 10:\n        raise ValueError(x)\n    return max(0, x)\n"
+    assert sb.run(probe.program(raising), probe.first_tests()).statuses == ["pass", "fail", "error", "error"]
+    # isolated mode: every question in its own process, so every one is asked
+    assert isolated.run(probe.program(CLAMP_NO_TOP), probe.first_tests()).statuses == ["pass", "fail", "pass", "fail"]
+
+
+def test_an_equivalent_survivor_is_retired_instead_of_eating_the_budget(sb):
+    def run(retire_after):
+        problem = SearchProblem("T_6", CLAMP, ["assert clamp(5) == 5"], [CLAMP_EQUIVALENT, CLAMP_NO_TOP],
+                                [[True], [True]])
+        return search_tests([problem], SearchConfig(seed=0, retire_after=retire_after, budget=2000), sandbox=sb)[0]
+
+    quick, patient = run(6), run(1000)
+    assert quick.killed == patient.killed == 1
+    assert quick.retired == 1 and patient.retired == 0
+    # the equivalent program ran on at most retire_after inputs plus one generation; the patient search kept going
+    assert quick.executions < patient.executions
