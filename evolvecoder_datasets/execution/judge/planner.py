@@ -169,21 +169,23 @@ class _ExpressionPlanner:
         if fn.decorator_list or fn.args.vararg or fn.args.kwarg or fn.args.posonlyargs or fn.args.kwonlyargs:
             return False
         local = frozenset(_bound_in(fn)) | {fn.name}
+        calls = []
         for sub in ast.walk(fn):
             if sub is fn:
                 continue
-            if isinstance(sub, (ast.stmt,)) and not isinstance(sub, _SUPPORTED_STMT):
-                return False
-            if isinstance(sub, ast.expr) and not isinstance(sub, _SUPPORTED_EXPR):
-                return False
-            if isinstance(sub, ast.Attribute) and sub.attr.startswith("__") and sub.attr != "__name__":
-                return False
-        for sub in ast.walk(fn):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and not self.known(sub.id, local):
-                return False
-            if isinstance(sub, ast.Call) and not self.callable_in_judge(sub.func, local):
-                return False
-        return True
+            if isinstance(sub, ast.stmt):
+                if not isinstance(sub, _SUPPORTED_STMT):
+                    return False
+            elif isinstance(sub, ast.expr):
+                if not isinstance(sub, _SUPPORTED_EXPR):
+                    return False
+                if type(sub) is ast.Attribute and sub.attr.startswith("__") and sub.attr != "__name__":
+                    return False
+                if type(sub) is ast.Call:
+                    calls.append(sub)
+        if not all(self.known(name, local) for name in _names(fn)[0]):
+            return False
+        return all(self.callable_in_judge(call.func, local) for call in calls)
 
     # -- probes -------------------------------------------------------------------------------------------------
     def probe(self, node, *, setter: bool = False, discard: bool = False) -> ast.expr:

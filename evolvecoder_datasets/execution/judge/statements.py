@@ -78,7 +78,9 @@ class _Planner(_ExpressionPlanner):
             self.judge_stmt(ast.copy_location(ast.Assert(test=test, msg=msg), stmt))
             return
         if isinstance(stmt, ast.FunctionDef):
-            stmt = _DropAnnotations().visit(stmt)  # in place: idempotent, and the tree is this plan's own
+            if not getattr(stmt, "_plain", False):  # in place, once: the tree is this plan's own
+                stmt = _DropAnnotations().visit(stmt)
+                stmt._plain = True
             if stmt.name not in self.forced and self.pure_function(stmt):
                 self.judge_values[stmt.name] = stmt
                 self.judge_funcs.add(stmt.name)
