@@ -380,3 +380,133 @@ def test_a_match_pattern_is_searched_where_a_catastrophic_one_cannot_hang_the_ca
         report = sb.run(program, tests)
     assert report.statuses == ["pass", "fail", "pass", "timeout"], report.messages
     assert time.monotonic() - start < 60  # containment, not speed
+
+
+# Reference solutions (and wrong ones) for the LeetCode problems whose checkers were judged inside before loops over
+# the program's values, comprehensions reading them, helpers ending in `return True` and `re` were handled.
+_LEETCODE_RIGHT = {
+"LeetCode_451": '''
+from collections import Counter
+class Solution:
+    def frequency_sort(self, s):
+        c = Counter(s)
+        return "".join(ch * k for ch, k in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+''',
+"LeetCode_478": '''
+import math, random
+class Solution:
+    def __init__(self, radius, x_center, y_center):
+        self.r, self.x, self.y = radius, x_center, y_center
+    def rand_point(self):
+        ang = random.uniform(0, 2 * math.pi)
+        d = self.r * math.sqrt(random.uniform(0, 1))
+        return [self.x + d * math.cos(ang), self.y + d * math.sin(ang)]
+''',
+"LeetCode_943": '''
+class Solution:
+    def shortest_superstring(self, words):
+        n = len(words)
+        ov = [[0] * n for _ in range(n)]
+        for i in range(n):
+            for j in range(n):
+                if i != j:
+                    for k in range(min(len(words[i]), len(words[j])), 0, -1):
+                        if words[i].endswith(words[j][:k]):
+                            ov[i][j] = k
+                            break
+        dp = [[-1] * n for _ in range(1 << n)]
+        par = [[-1] * n for _ in range(1 << n)]
+        for i in range(n):
+            dp[1 << i][i] = 0
+        for mask in range(1 << n):
+            for j in range(n):
+                if dp[mask][j] < 0:
+                    continue
+                for k in range(n):
+                    if mask & (1 << k):
+                        continue
+                    v = dp[mask][j] + ov[j][k]
+                    if v > dp[mask | (1 << k)][k]:
+                        dp[mask | (1 << k)][k] = v
+                        par[mask | (1 << k)][k] = j
+        full = (1 << n) - 1
+        last = max(range(n), key=lambda j: dp[full][j])
+        order, mask = [], full
+        while last != -1:
+            order.append(last)
+            prev = par[mask][last]
+            mask ^= 1 << last
+            last = prev
+        order.reverse()
+        out = words[order[0]]
+        for a, b in zip(order, order[1:]):
+            out += words[b][ov[a][b]:]
+        return out
+''',
+"LeetCode_1092": '''
+class Solution:
+    def shortest_common_supersequence(self, a, b):
+        m, n = len(a), len(b)
+        dp = [[""] * (n + 1) for _ in range(m + 1)]
+        for i in range(m + 1):
+            for j in range(n + 1):
+                if i == 0:
+                    dp[i][j] = b[:j]
+                elif j == 0:
+                    dp[i][j] = a[:i]
+                elif a[i - 1] == b[j - 1]:
+                    dp[i][j] = dp[i - 1][j - 1] + a[i - 1]
+                else:
+                    x, y = dp[i - 1][j] + a[i - 1], dp[i][j - 1] + b[j - 1]
+                    dp[i][j] = x if len(x) <= len(y) else y
+        return dp[m][n]
+''',
+"LeetCode_1405": '''
+import heapq
+class Solution:
+    def longest_happy_string(self, a, b, c):
+        heap = [(-k, ch) for k, ch in ((a, "a"), (b, "b"), (c, "c")) if k]
+        heapq.heapify(heap)
+        res = []
+        while heap:
+            k, ch = heapq.heappop(heap)
+            if len(res) >= 2 and res[-1] == res[-2] == ch:
+                if not heap:
+                    break
+                k2, ch2 = heapq.heappop(heap)
+                res.append(ch2)
+                if k2 + 1:
+                    heapq.heappush(heap, (k2 + 1, ch2))
+                heapq.heappush(heap, (k, ch))
+            else:
+                res.append(ch)
+                if k + 1:
+                    heapq.heappush(heap, (k + 1, ch))
+        return "".join(res)
+''',
+}
+_LEETCODE_WRONG = {
+    "LeetCode_451": _LEETCODE_RIGHT["LeetCode_451"].replace("(-kv[1], kv[0])", "(kv[1], kv[0])"),
+    "LeetCode_478": _LEETCODE_RIGHT["LeetCode_478"].replace("math.sqrt(random.uniform(0, 1))", "random.uniform(0, 1)"),
+    "LeetCode_943": _LEETCODE_RIGHT["LeetCode_943"].replace("return out", "return out[:-1]"),
+    "LeetCode_1092": _LEETCODE_RIGHT["LeetCode_1092"].replace("return dp[m][n]", "return dp[m][n] + 'z'"),
+    "LeetCode_1405": _LEETCODE_RIGHT["LeetCode_1405"].replace(
+        "if not heap:\n                    break", "if not heap:\n                    res.append(ch)\n                    break"),
+}
+
+
+@pytest.mark.slow
+def test_leetcode_checkers_now_judged_outside_agree_with_python():
+    from evolvecoder_datasets.sources import load_leetcode
+
+    rows = {r["id"]: r for r in load_leetcode() if r["id"] in _LEETCODE_RIGHT}
+    assert len(rows) == len(_LEETCODE_RIGHT)
+    with Sandbox(workers=1, mode="fast", timeout_s=5) as sb:
+        for pid, row in rows.items():
+            tests = list(row["tests"])
+            assert all(plan_test(t).outside for t in tests), pid
+            for program in (_LEETCODE_RIGHT[pid], _LEETCODE_WRONG[pid]):
+                want = _python_verdicts(program, tests)
+                report = sb.run(program, tests)
+                assert [s == "pass" for s in report.statuses] == [w == "pass" for w in want], (pid, report.messages)
+            assert want.count("pass") < len(tests), pid  # the wrong solution fails some
