@@ -11,8 +11,8 @@ before anything runs (:func:`plan_test`):
   interpreter of an allowlisted expression language over the values the probes send back (decoded by
   :mod:`._wire`, strict and bounded: no pickle, nothing callable).
 
-A test that cannot be split that way (a loop whose body calls the program, ``pytest.raises``, a regular expression)
-is *inside*: it runs whole in the sandbox with the older in-process hardening, and its report says so
+A test that cannot be split that way (a program call per item of a value only the program knows, a program
+statement in a block the judge may skip) is *inside*: it runs whole in the sandbox with the older in-process hardening, and its report says so
 (:attr:`ExecutionReport.judged`). :func:`outside_share` counts how many tests of a suite are judged outside.
 
 Example:
