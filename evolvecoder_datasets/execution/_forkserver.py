@@ -27,7 +27,6 @@ This file must stay importable without the package and without third-party modul
 
 from __future__ import annotations
 
-import ast
 import binascii
 import builtins
 import collections
@@ -37,11 +36,11 @@ import enum
 import fractions
 import io
 import json
+import marshal
 import os
 import re
 import resource
 import select
-import shutil
 import signal
 import struct
 import sys
@@ -325,41 +324,10 @@ def _a2b_strict(data: bytes) -> bytes:
 # Tests: classified and compiled once per distinct source, by the server (trusted).
 # ---------------------------------------------------------------------------------------------------------------
 
-_CMP_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
-            ast.In: "in", ast.NotIn: "notin"}  # fmt: skip
+# The names a whole test's compiled code binds its comparator and value stripper to (see ``_inside.py``, where the
+# caller compiles such tests: this process never imports ``ast``).
 _CMP_NAME = "_ecd_cmp_"
-
-
-class _HardenComparisons(ast.NodeTransformer):
-    """``a OP b`` -> ``_ecd_cmp_("op", a, b)`` for single comparisons (chains keep Python semantics)."""
-
-    def visit_Compare(self, node: ast.Compare):
-        self.generic_visit(node)
-        if _len(node.ops) != 1 or _type(node.ops[0]) not in _CMP_OPS:
-            return node
-        call = ast.Call(
-            func=ast.Name(id=_CMP_NAME, ctx=ast.Load()),
-            args=[ast.Constant(_CMP_OPS[_type(node.ops[0])]), node.left, node.comparators[0]],
-            keywords=[],
-        )
-        return ast.copy_location(call, node)
-
-
 _STRIP_NAME = "_ecd_strip_"
-
-
-class _StripCalls(ast.NodeTransformer):
-    """``f(x)`` -> ``_ecd_strip_(f(x))``: every call result in a test is seen as the plain value it holds."""
-
-    def visit_Call(self, node: ast.Call):
-        self.generic_visit(node)
-        if _type(node.func) is ast.Name and node.func.id in ("type", "isinstance", "issubclass") and node.args:
-            # What a value's type is stays a question about the value as returned.
-            first = node.args[0]
-            if _type(first) is ast.Call and _type(first.func) is ast.Name and first.func.id == _STRIP_NAME:
-                node.args[0] = first.args[0]
-        wrapped = ast.Call(func=ast.Name(id=_STRIP_NAME, ctx=ast.Load()), args=[node], keywords=[])
-        return ast.copy_location(wrapped, node)
 
 
 class PreparedTest:
@@ -375,8 +343,9 @@ class PreparedTest:
 def prepare_test(spec: str) -> PreparedTest:
     """Compile one test as the caller sent it. Never raises: a broken one becomes kind ``invalid``.
 
-    ``spec`` is ``P`` + probe steps (``x<statement>`` or ``p<expression>``, separated by ``\x1f``), ``T`` + a whole
-    test the judge could not split, or ``E`` + the reason a test is invalid.
+    ``spec`` is ``P`` + probe steps (``x<statement>`` or ``p<expression>``, separated by ``\x1f``), ``M`` + a whole
+    test the judge could not split (compiled by the caller, ``_inside.inside_spec``, base64 of its ``marshal``
+    form), or ``E`` + the reason a test is invalid.
     """
     tag, body = spec[:1], spec[1:]
     if tag == "E":
@@ -393,32 +362,15 @@ def prepare_test(spec: str) -> PreparedTest:
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as err:
             return PreparedTest("invalid", message=f"probe does not compile: {type(err).__name__}: {err}"[:MAX_MESSAGE])
         return PreparedTest("plan", steps=tuple(steps))
-    if tag != "T":
+    if tag != "M":
         return PreparedTest("invalid", message="unknown test encoding")
+    # A whole test, compiled by the caller (trusted, the same interpreter) into the code of ``_ecd_make_``.
     try:
-        tree = ast.parse(body, "<test>", "exec")
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
-        return PreparedTest("invalid", message=f"test does not parse: {type(err).__name__}: {err}"[:MAX_MESSAGE])
-    # General statements: run inside a function whose closure holds the comparator, so a program cannot swap it
-    # through globals(); names the test uses resolve in the program's namespace exactly as at module level.
-    try:
-        tree = _HardenComparisons().visit(_StripCalls().visit(tree))
-        inner = ast.FunctionDef(
-            name="_ecd_test_", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-            body=tree.body or [ast.Pass()], decorator_list=[], returns=None, type_params=[],
-        )  # fmt: skip
-        outer = ast.FunctionDef(
-            name="_ecd_make_",
-            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=_CMP_NAME), ast.arg(arg=_STRIP_NAME)], kwonlyargs=[],
-                               kw_defaults=[], defaults=[]),
-            body=[inner, ast.Return(value=ast.Name(id="_ecd_test_", ctx=ast.Load()))],
-            decorator_list=[], returns=None, type_params=[],
-        )  # fmt: skip
-        module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
-        code = compile(module, "<test>", "exec", dont_inherit=True)
-        code = next(c for c in code.co_consts if _isinstance(c, types.CodeType))  # the code of _ecd_make_
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as err:
-        return PreparedTest("invalid", message=f"test does not compile: {type(err).__name__}: {err}"[:MAX_MESSAGE])
+        code = marshal.loads(_a2b_strict(body.encode("ascii")))
+        if _type(code) is not types.CodeType or code.co_argcount != 2:
+            raise ValueError("not the code of a test")
+    except (ValueError, TypeError, EOFError, binascii.Error, UnicodeEncodeError) as err:
+        return PreparedTest("invalid", message=f"malformed test code: {type(err).__name__}: {err}"[:MAX_MESSAGE])
     return PreparedTest("stmt", code=code)
 
 
@@ -769,6 +721,52 @@ def _mtimes(folders) -> tuple:
         except OSError:
             out.append(None)
     return tuple(out)
+
+
+def _rmtree(path: str) -> None:
+    """Remove folder ``path`` and everything under it, never following a symbolic link, ignoring errors.
+
+    ``shutil.rmtree`` without ``shutil``: every module this server imports is in the image each test's fork copies.
+    Folders are opened with ``O_NOFOLLOW`` and emptied through their fds, so a link planted anywhere in the tree
+    (the folder itself included) is removed as a link, not followed.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        try:
+            os.unlink(path)  # a link or a file where the folder was: the entry only
+        except OSError:
+            pass
+        return
+    try:
+        _empty_folder(fd)
+    finally:
+        _close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _empty_folder(fd: int, depth: int = 0) -> None:
+    try:
+        names = [(e.name, e.is_dir(follow_symlinks=False)) for e in os.scandir(fd)]
+    except OSError:
+        return
+    for name, is_dir in names:
+        try:
+            if not is_dir:
+                os.unlink(name, dir_fd=fd)
+                continue
+            if depth < 256:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                try:
+                    _empty_folder(inner, depth + 1)
+                finally:
+                    _close(inner)
+            os.rmdir(name, dir_fd=fd)
+        except OSError:
+            continue
 
 
 def _remove(entry) -> None:
@@ -1368,7 +1366,7 @@ class Server:
 
     def _workdir(self, uid) -> str:
         path = self.workdir
-        shutil.rmtree(path, ignore_errors=True)
+        _rmtree(path)
         os.mkdir(path, 0o700)
         if uid is not None and os.geteuid() == 0:
             os.chown(path, uid, uid)
@@ -1388,7 +1386,7 @@ class Server:
         finally:
             sweep_children()
             moved = [f for f, a, b in zip(_TRACE_DIRS, scratch, _mtimes(_TRACE_DIRS)) if a != b]
-            shutil.rmtree(workdir, ignore_errors=True)
+            _rmtree(workdir)
             if limits.uid is not None and os.geteuid() == 0:  # scratch folders only where something moved
                 remove_traces(limits.uid, moved)
         result["id"] = job.get("id")

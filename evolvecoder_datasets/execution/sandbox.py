@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..errors import ConfigError, SandboxCrashed, SandboxError
+from ._inside import inside_spec
 from ._worker import _shutdown, _Worker
 from .isolation import detect_isolation, server_command
 from .judge import plan_test
@@ -250,7 +251,7 @@ class Sandbox:
             message["inputs"] = list(job.inputs or ())  # the expected outputs stay here: the judge compares
         else:
             # Only the program's part of each test leaves this process: its expected side stays with the judge.
-            message["tests"] = [plan_test(str(t)).wire for t in job.tests or ()]
+            message["tests"] = [inside_spec(plan_test(str(t)).wire) for t in job.tests or ()]
         return message
 
     def _deadline(self, job: Job) -> float:

@@ -14,6 +14,7 @@ import pytest
 from evolvecoder_datasets.errors import ConfigError, SandboxUnavailable
 from evolvecoder_datasets.execution import Job, Sandbox, run_tests
 from evolvecoder_datasets.execution._forkserver import canonical, hardened_compare, outputs_match, prepare_test
+from evolvecoder_datasets.execution._inside import inside_spec
 from evolvecoder_datasets.schema import STATUS_NAMES
 
 SORT = "def sort_desc(xs):\n    return sorted(xs, reverse=True)\n"
@@ -227,7 +228,10 @@ def test_the_server_receives_only_probes_never_the_expected_side():
     assert plan.outside and plan.steps == [("p", "f(1, [2])")]
     assert "'a'" not in plan.wire and prepare_test(plan.wire).kind == "plan"
     inside = plan_test("for x in f(3):\n    assert g(x) == x")
-    assert not inside.outside and prepare_test(inside.wire).kind == "stmt"
+    assert not inside.outside and prepare_test(inside_spec(inside.wire)).kind == "stmt"
+    # The server compiles no whole test itself (it never imports ast): a raw one is refused, not run.
+    assert prepare_test(inside.wire).kind == "invalid" and inside.wire.startswith("T")
+    assert prepare_test("M" + "bm90IGNvZGU=").kind == "invalid"
     assert prepare_test(plan_test("def broken(:").wire).kind == "invalid"
     assert prepare_test("Pq1 +").kind == "invalid" and prepare_test("?").kind == "invalid"
 
@@ -357,3 +361,24 @@ def test_a_caller_started_from_tmp_still_gets_a_private_tmp(monkeypatch):
     assert "/tmp" not in [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--ro-bind"]
     with Sandbox(workers=1) as sb:
         assert sb.run("import os\ndef f():\n    return os.getcwd()", ["assert f().startswith('/tmp/')"]).statuses == ["pass"]
+
+
+def test_the_servers_folder_removal_never_follows_a_link(tmp_path):
+    """The server empties work folders a program wrote into (as root, after the job); a link the program planted,
+    the folder itself included, is removed as a link and what it points to stays."""
+    from evolvecoder_datasets.execution._forkserver import _rmtree
+
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "keep.txt").write_text("x")
+    work = tmp_path / "work"
+    (work / "a" / "b").mkdir(parents=True)
+    (work / "a" / "b" / "f.txt").write_text("y")
+    (work / "a" / "to_outside").symlink_to(outside)
+    (work / "file_link").symlink_to(outside / "deep" / "keep.txt")
+    _rmtree(str(work))
+    assert not work.exists() and (outside / "deep" / "keep.txt").read_text() == "x"
+    swapped = tmp_path / "swapped"
+    swapped.symlink_to(outside)
+    _rmtree(str(swapped))
+    assert not swapped.is_symlink() and (outside / "deep" / "keep.txt").exists()
