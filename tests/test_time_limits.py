@@ -113,6 +113,8 @@ def test_execute_dataset_streams_every_row_and_caches_like_a_map(tmp_path):
         assert out[column] == by_map[column], column
     assert out.column_names == by_map.column_names
     assert out[TIME_LIMIT][:2] == [0.1, None]
+    empty_pool = execute({"solutions": [[]], "tests": [SQ_TESTS], "reference_solutions": [[RIGHT]]}, config=config)
+    assert empty_pool[TIME_LIMIT] == [0.1] and empty_pool["pass_matrix"] == [[]]  # calibrated all the same
     again = execute_dataset(ds, config, batch_size=3)
     assert again.cache_files == out.cache_files  # loaded from the stage's cache file, not run again
     assert execute_dataset(ds, dataclasses.replace(config, limit_floor_s=0.2))[TIME_LIMIT][0] == 0.2

@@ -140,7 +140,8 @@ def _plan(row: _Row, config: ExecuteConfig) -> Plan:
                     for code in row.codes]  # fmt: skip
         return []
 
-    if config.calibrate and row.limit is None and row.reference is not None and row.codes:
+    # A problem with an empty pool is calibrated too: the limit travels with the dataset to the rewards.
+    if config.calibrate and row.limit is None and row.reference is not None:
         def calibrated(reference: ExecutionReport | None) -> list[Job]:
             if reference is not None and reference.infra_error:  # the sandbox's failure, not the reference's
                 raise SandboxCrashed(f"the reference of a problem hit a sandbox failure: {reference.infra_error}")
