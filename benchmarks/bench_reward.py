@@ -26,7 +26,7 @@ Checked before anything is reported: the binary rewards (fixed and calibrated) e
 "all passed" on every completion, and the calibrated pass rates equal the full run's on every right and wrong
 completion. Ours is timed warm (one sandbox per trainer process) with the result cache cleared before every repeat.
 
-Run: ``.venv/bin/python benchmarks/bench_reward.py [--repeats 3] [--without-loopers]``
+Run: ``.venv/bin/python benchmarks/bench_reward.py [--repeats 3] [--without-loopers] [--calibrated-only]``
 """
 
 from __future__ import annotations
@@ -289,6 +289,16 @@ def _timeouts(reward, completions, tests, limits) -> int:
     return sum(int(m.group(1)) for o in next(iter(details.values())) if (m := re.search(r"timeout (\d+)", o)))
 
 
+def measure_calibrated(mode: str, completions, tests, limits, repeats: int) -> list[tuple[str, float, int]]:
+    """Only the calibrated binary reward (no fixed-limit runs, no checks): for a quick read of the targets."""
+    reward = make_code_reward(mode=mode)
+    run = lambda: reward(completions=completions, tests=tests, time_limit_s=limits)
+    rewards.clear_cache()
+    run()
+    seconds, _ = _timed(run, repeats, rewards.clear_cache)
+    return [("binary, calibrated limits", seconds, _timeouts(reward, completions, tests, limits))]
+
+
 def measure(mode: str, completions, tests, limits, kinds, repeats: int) -> tuple[list[tuple[str, float, int]], list]:
     """Rows ``(variant, seconds, timeouts)`` for one mode, after checking every reward against the full run."""
     variants = {
@@ -323,6 +333,8 @@ def main() -> None:
     parser.add_argument("--without-loopers", action="store_true",
                         help="drop the 4 looping completions: measures execution alone, not the timeouts")  # fmt: skip
     parser.add_argument("--modes", nargs="+", default=["fast", "isolated"])
+    parser.add_argument("--calibrated-only", action="store_true",
+                        help="time only the calibrated binary reward (no fixed-limit runs, no checks, no baseline)")
     args = parser.parse_args()
     completions, tests, limits, kinds = batch()
     if args.without_loopers:
@@ -333,6 +345,12 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(f"calibrated limits per problem (s): {sorted(set(limits), key=str)}\n")
     table, solved = [], None
+    if args.calibrated_only:
+        for mode in args.modes:
+            for label, seconds, timeouts in measure_calibrated(mode, completions, tests, limits, args.repeats):
+                print(f"| ours, {mode}: {label} | {seconds:.3f} s | {timeouts} |")
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        return
     for mode in args.modes:
         rows, solved = measure(mode, completions, tests, limits, kinds, args.repeats)
         table += [(f"ours, {mode}: {label}", seconds, timeouts) for label, seconds, timeouts in rows]
