@@ -205,3 +205,27 @@ def test_on_real_humaneval_batches_binary_and_calibrated_rewards_equal_a_full_fi
     assert binary == [1.0 if rate == 1.0 else 0.0 for rate in full]
     assert rates == full
     assert 0 < sum(binary) < len(binary)  # canonical solutions pass, most mutants do not
+
+
+def test_an_evolution_round_runs_new_tests_under_the_limit_and_raises_it_for_a_slower_reference():
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+    from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve
+
+    def batch(reference, limit):
+        return {"id": ["X_1"], "question": ["Write `def sq(x)` returning x squared."], "tests": [["assert sq(2) == 4"]],
+                "pass_matrix": [[[True], [True]]], "reference_solutions": [[reference]], "reference_ok": [True],
+                TIME_LIMIT: [limit], "solutions": [[{"model": "m", "sample": 0, "code": RIGHT},
+                                                    {"model": "m", "sample": 1, "code": SLOW}]]}  # fmt: skip
+
+    with ScriptedOpenAIServer(lambda body: '{"tests": ["assert sq(4) == 16"]}') as server:
+        config = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False,
+                              execute=ExecuteConfig(mode="fast", workers=2))  # fmt: skip
+        fast_reference = evolve(batch(RIGHT, 0.1), config=config)
+        slow_reference = evolve(batch(SLOW, 0.1), config=config)
+        uncalibrated = evolve(batch(RIGHT, None), config=config)
+    assert fast_reference["pass_matrix"][0] == [[True, True], [True, False]]  # the slow program is over 0.1 s
+    assert fast_reference[TIME_LIMIT] == [0.1]
+    assert slow_reference["pass_matrix"][0] == [[True, True], [True, True]]  # the limit followed the reference
+    assert slow_reference[TIME_LIMIT][0] > 0.1
+    assert uncalibrated["pass_matrix"][0] == [[True, True], [True, True]] and uncalibrated[TIME_LIMIT] == [None]
