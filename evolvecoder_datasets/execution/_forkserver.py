@@ -711,13 +711,87 @@ def remove_traces(uid: int, folders=_TRACE_DIRS, keep: str | None = None, *, ipc
     return removed
 
 
+_SNAPSHOT_ENTRIES, _SNAPSHOT_BYTES = 1024, 16 << 20
+
+
+def _snapshot_folders(folders, uid: int, keep: str) -> dict:
+    """What ``uid`` owns in each of ``folders`` (recursively; ``keep`` excluded), as ``{folder: [(relative path,
+    kind, mode, data)]}`` for the folders that hold anything: the files a program wrote while it loaded.
+
+    Bounded (1,024 entries, 16 MiB of file data): past that the rest is not put back, and a test sees the folder
+    as the last test left it, less what it added at the top.
+    """
+    found: dict = {}
+    total = 0
+    for folder in folders:
+        entries: list = []
+        todo = [("", folder)]
+        while todo and _len(entries) < _SNAPSHOT_ENTRIES:
+            rel, path = todo.pop()
+            try:
+                listing = list(os.scandir(path))
+            except OSError:
+                continue
+            for entry in listing:
+                if entry.path == keep or _len(entries) >= _SNAPSHOT_ENTRIES:
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                    if st.st_uid != uid:
+                        continue
+                    name = rel + "/" + entry.name if rel else entry.name
+                    if entry.is_symlink():
+                        entries.append((name, "l", 0, os.readlink(entry.path)))
+                    elif entry.is_dir(follow_symlinks=False):
+                        entries.append((name, "d", st.st_mode & 0o7777, None))
+                        todo.append((name, entry.path))
+                    elif entry.is_file(follow_symlinks=False) and total + st.st_size <= _SNAPSHOT_BYTES:
+                        fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                        try:
+                            data = _read(fd, st.st_size + 1)
+                        finally:
+                            _close(fd)
+                        total += _len(data)
+                        entries.append((name, "f", st.st_mode & 0o7777, data))
+                except OSError:
+                    continue
+        if entries:
+            found[folder] = sorted(entries, key=lambda e: e[0].count("/"))  # folders before what they hold
+    return found
+
+
+def _restore_folder(folder: str, entries: list) -> None:
+    """Put back what :func:`_snapshot_folders` recorded in ``folder`` (emptied of the uid's entries just before)."""
+    for name, kind, mode, data in entries:
+        path = folder + "/" + name
+        try:
+            if kind == "d":
+                os.mkdir(path, mode)
+            elif kind == "l":
+                os.symlink(data, path)
+            else:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[_write(fd, view):]
+                finally:
+                    _close(fd)
+        except OSError:
+            continue
+
+
 def _mtimes(folders) -> tuple:
-    """Modification times of ``folders`` (a folder's changes when an entry is added or removed): a folder whose
-    time did not move since the last look has nothing new to clean, and is not listed."""
+    """Change times of ``folders`` (a folder's changes when an entry is added or removed): a folder whose time did
+    not move since the last look has nothing new to clean, and is not listed.
+
+    The inode change time, not the modification time: a program that owns a folder can set its modification time
+    back (``os.utime``) to hide a file it left for the next test, but no program sets a change time.
+    """
     out = []
     for folder in folders:
         try:
-            out.append(os.stat(folder).st_mtime_ns)
+            out.append(os.stat(folder).st_ctime_ns)
         except OSError:
             out.append(None)
     return tuple(out)
@@ -937,19 +1011,19 @@ def _text(token: bytes) -> str:
     return "" if token in (b"-", b"=") else binascii.a2b_base64(token).decode("utf-8", "replace")
 
 
-def _exception_status(err: BaseException) -> tuple[str, str]:
+def _exception_status(err: BaseException, limit: int = MAX_MESSAGE) -> tuple[str, str]:
     if _isinstance(err, _AssertionError):
         msg = str(err)
-        return "fail", ("AssertionError: " + msg if msg else "AssertionError")[:MAX_MESSAGE]
+        return "fail", ("AssertionError: " + msg if msg else "AssertionError")[:limit]
     if _isinstance(err, _MemoryError):
         return "memory", "MemoryError"
     if _isinstance(err, _SystemExit):
-        return "error", f"SystemExit({err.code!r}) raised"[:MAX_MESSAGE]
+        return "error", f"SystemExit({err.code!r}) raised"[:limit]
     try:
         text = f"{_type(err).__name__}: {err}"
     except _BaseException:
         text = _type(err).__name__
-    return "error", text[:MAX_MESSAGE]
+    return "error", text[:limit]
 
 
 def _test_globals(namespace: dict) -> dict:
@@ -970,8 +1044,11 @@ def _test_globals(namespace: dict) -> dict:
 _STEP_OK = b"v0;N"
 
 
+_RAISED_MESSAGE = 1 << 16  # a probe's exception message, whole enough for ``pytest.raises(match=...)`` to search
+
+
 def _step_error(tag: bytes, err: BaseException) -> bytes:
-    status, message = _exception_status(err)
+    status, message = _exception_status(err, _RAISED_MESSAGE if tag == b"e" else MAX_MESSAGE)
     out = tag + _wire._str_token(status) + _wire._str_token(message)
     return out + _wire._str_token(_exception_chain(err)) if tag == b"e" else out
 
@@ -1110,6 +1187,10 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
     base = os.getcwd()
     folders = (*_TRACE_DIRS, base)
     seen = _mtimes(folders)
+    # Files the program wrote while it loaded are part of the loaded state every test starts from: where there are
+    # any, their folder is put back as it was before each test (a test may change a file inside a folder it did not
+    # add to, which no change time of the top folder shows).
+    loaded = _snapshot_folders(folders, uid, keep=base) if uid is not None else {}
     for idx in todo:
         if budget and streak >= budget:
             report.send(b"U", idx)
@@ -1117,9 +1198,12 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
         if uid is not None:  # what the last test left in the work folder (its cwd, HOME), /tmp, /var/tmp, /dev/shm
             try:
                 now = _mtimes(folders)
-                changed = tuple(f for f, a, b in zip(folders, seen, now) if a != b)
+                changed = tuple(f for f, a, b in zip(folders, seen, now) if a != b or (f in loaded and idx != todo[0]))
                 if changed:
                     remove_traces(uid, changed, keep=base, ipc=False)
+                    for folder in changed:
+                        if folder in loaded:
+                            _restore_folder(folder, loaded[folder])
                     now = _mtimes(folders)
                 seen = now
             except _BaseException:  # noqa: BLE001 - defence in depth only: never stop the tests over it
@@ -1159,8 +1243,20 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     scope = _test_globals(namespace)  # the program is loaded and S runs none of its code from here on
     gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
 
+    fd, prefix = report.fd, report.bprefix
+
     def case(idx: int) -> None:
-        status, message, payload = _run_one_test(tests[idx], namespace, max_value, scope=scope)
+        test = tests[idx]
+        if test.kind == "plan":
+            # The common case in as few calls and objects as it takes: every object a grandchild touches is a page
+            # it copies (a split test's probes raise into their entries, not out of _run_plan).
+            try:
+                line = b"%b R %d value = %b 0\n" % (prefix, idx, _b2a(_run_plan(test, scope, max_value), newline=False))
+                if _len(line) <= 4096 and _write(fd, line) == _len(line):
+                    return
+            except _BaseException:  # noqa: BLE001 - an interrupted or short write: the general path below
+                pass
+        status, message, payload = _run_one_test(test, namespace, max_value, scope=scope)
         report.result(idx, status, message, payload, 0.0)
 
     _fork_per_case(job, todo, report, case)

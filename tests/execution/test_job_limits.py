@@ -122,3 +122,15 @@ def test_the_sandbox_limit_stays_the_ceiling():
 def test_a_job_timeout_must_be_positive():
     with pytest.raises(ConfigError, match="timeout_s"):
         Job("x = 1", tests=["assert x == 1"], timeout_s=0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_raises_match_searches_the_whole_exception_message(mode):
+    """``pytest.raises(match=...)`` searches ``str(exception)`` whole, as pytest does, however far in the text is."""
+    program = 'def f(n):\n    raise ValueError("x" * n + " needle")\n'
+    tests = [f'import pytest\nwith pytest.raises(ValueError, match="needle"):\n    f({n})' for n in (10, 500, 20000)]
+    tests.append('import pytest\nwith pytest.raises(ValueError, match="haystack"):\n    f(500)')
+    with Sandbox(workers=1, mode=mode) as box:
+        report = box.run(program, tests)
+    assert report.statuses == ["pass", "pass", "pass", "fail"]
+    assert report.judged == ["outside"] * 4
