@@ -229,3 +229,22 @@ def test_an_evolution_round_runs_new_tests_under_the_limit_and_raises_it_for_a_s
     assert slow_reference["pass_matrix"][0] == [[True, True], [True, True]]  # the limit followed the reference
     assert slow_reference[TIME_LIMIT][0] > 0.1
     assert uncalibrated["pass_matrix"][0] == [[True, True], [True, True]] and uncalibrated[TIME_LIMIT] == [None]
+
+
+def test_the_reference_check_of_a_round_judges_every_new_test_despite_the_timeout_policy():
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+    from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve
+
+    # The reference loops on negative inputs: two new tests in a row time out, the third must still be judged.
+    reference = "def sq(x):\n    while x < 0:\n        pass\n    return x * x"
+    batch = {"id": ["X_1"], "question": ["Write `def sq(x)`."], "tests": [["assert sq(2) == 4"]],
+             "pass_matrix": [[[True]]], "reference_solutions": [[reference]], "reference_ok": [True],
+             "solutions": [[{"model": "m", "sample": 0, "code": RIGHT}]]}  # fmt: skip
+    answer = '{"tests": ["assert sq(-1) == 1", "assert sq(-2) == 4", "assert sq(3) == 9"]}'
+    with ScriptedOpenAIServer(lambda body: answer) as server:
+        config = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False,
+                              execute=ExecuteConfig(mode="fast", workers=1, timeout_s=0.2, limit_floor_s=0.1))
+        out = evolve(batch, config=config)
+    assert out["tests"][0] == ["assert sq(2) == 4", "assert sq(3) == 9"]
+    assert out["evolve_log"][0][-1]["reference_failed"] == 2

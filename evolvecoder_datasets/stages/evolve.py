@@ -318,6 +318,8 @@ def _append(
         if not tests:
             continue
         ref_report, rows = finished[id(problem)]
+        if ref_report is not None and "unexecuted" in ref_report.statuses:
+            ref_report = _each_alone(get_sandbox(config.execute), problem.reference, tests, ref_report)
         infra = [r.infra_error for r in rows if r.infra_error]
         if infra:
             entry["error"] = f"sandbox: {infra[0]}"
@@ -338,6 +340,16 @@ def _append(
         statuses = [r.statuses for r in rows] if problem.suite.statuses is not None else None
         new = TestSuite.of(tests, round=config.round, method=method, matrix=new_M, statuses=statuses)
         problem.suite = problem.suite.extend(new.select(kept))
+
+
+def _each_alone(sandbox: Any, program: str, tests: list[str], report: ExecutionReport) -> ExecutionReport:
+    """``report`` with the tests the timeout policy left ``unexecuted`` run one job each: the reference check judges
+    every new test, even after the reference timed out on two in a row (rare, so run here, after the stream)."""
+    left = [i for i, status in enumerate(report.statuses) if status == "unexecuted"]
+    statuses = list(report.statuses)
+    for i, alone in zip(left, sandbox.run_many([Job(program, tests=[tests[i]]) for i in left])):
+        statuses[i] = alone.statuses[0]
+    return dataclasses.replace(report, statuses=statuses)
 
 
 def _new_test_jobs(problem: _Problem, tests: list[str], settings: ExecuteConfig) -> Plan:
