@@ -31,9 +31,7 @@ import binascii
 import builtins
 import collections
 import ctypes
-import decimal
 import enum
-import fractions
 import io
 import json
 import marshal
@@ -155,7 +153,7 @@ def canonical(value, *, _depth: int = 0):
         return {canonical(v, _depth=d) for v in value}
     if t is frozenset:
         return frozenset(canonical(v, _depth=d) for v in value)
-    if t is fractions.Fraction or t is decimal.Decimal:
+    if t is _wire._stdlib_class("fractions", "Fraction") or t is _wire._stdlib_class("decimal", "Decimal"):
         return value
     if t is collections.deque:
         return collections.deque(canonical(v, _depth=d) for v in value)

@@ -11,7 +11,7 @@ import builtins
 import collections
 import functools
 
-from .._wire import CycleRef, ForeignObject, ProgramObject
+from .._wire_decode import CycleRef, ForeignObject, ProgramObject
 from .language import (
     _ATTRIBUTES,
     _BINOPS,

@@ -19,7 +19,7 @@ import math
 import statistics
 import string
 
-from .._wire import CycleRef, ForeignObject, ProgramObject
+from .._wire_decode import CycleRef, ForeignObject, ProgramObject
 
 JUDGED_OUTSIDE, JUDGED_INSIDE = "outside", "inside"
 MAX_MESSAGE = 300

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .._wire import WireError, decode_at, encode
+from .._wire import WireError, encode
+from .._wire_decode import decode_at
 from .interpreter import _Break, _Continue, _Interpreter, _ProbeFailed, _Return, _Stopped
 from .language import MAX_MESSAGE, JudgeLimit
 from .nodes import TestPlan
