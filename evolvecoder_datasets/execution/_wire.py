@@ -34,7 +34,7 @@ Format (bytes; counts and lengths are ASCII decimal)::
 This file must stay importable without the package (the fork server imports it by itself) and holds the encoding
 side only: the decoding side and the records it builds (:class:`ProgramObject`, :class:`ForeignObject`,
 :class:`CycleRef`) are in ``_wire_decode.py``, which only the caller loads (the fork server's image, which every
-test's fork copies, stays without them, and without ``fractions``/``decimal``). Their names still import from here.
+test's fork copies, stays without them, and without ``fractions``/``decimal``).
 
 Example:
     >>> encode([1, "a", (2.5, None), {"k": {3}}])
@@ -361,15 +361,3 @@ def _foreign(value, t) -> tuple[bytes, list]:
     except Exception:  # noqa: BLE001
         text = "<unrepresentable>"
     return b"?", [_qualname(t), text[:4096]]
-
-
-_DECODE_NAMES = frozenset({"decode", "decode_at", "ProgramObject", "ForeignObject", "CycleRef", "MAX_RANGE"})
-
-
-def __getattr__(name: str):
-    """The decoding side's names, loaded on first use (the caller's judge; never the fork server)."""
-    if name in _DECODE_NAMES and __package__:
-        from . import _wire_decode
-
-        return getattr(_wire_decode, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,9 +16,8 @@ from fractions import Fraction
 import pytest
 
 from evolvecoder_datasets.execution import Sandbox
-from evolvecoder_datasets.execution._wire import (
-    CycleRef, ForeignObject, ProgramObject, TooLarge, WireError, decode, encode,
-)  # fmt: skip
+from evolvecoder_datasets.execution._wire import TooLarge, WireError, encode
+from evolvecoder_datasets.execution._wire_decode import CycleRef, ForeignObject, ProgramObject, decode
 
 EDGE_VALUES = [0, -1, 2**80, -(10**300), 10**6000, True, False, None, 0.1, -0.0, 1e308, 5e-324, math.inf, -math.inf,
                "", "a b\nc", "ünï ☃ 😀", "a\udc80b", [1, "x", None], (1, (2.5, "y")), {"k": [1, 2]}, {1, 2},
