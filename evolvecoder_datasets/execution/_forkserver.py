@@ -1355,6 +1355,7 @@ class _Run:
 
 
 _STOPPED = "not run: an earlier test did not pass"
+_STREAM_AFTER_S = 0.02
 
 
 class _Progress:
@@ -1366,29 +1367,44 @@ class _Progress:
     caller, ``{"progress": idx, "value": ...}`` (stdin/stdout cases: ``"output"``), since only the caller's judge
     can tell a pass; the caller answers ``{"op": "stop"}`` when one failed. The server decides no verdict either
     way: stopping only marks the tests not yet run ``unexecuted``.
+
+    Streaming starts only once a job has run for ``_STREAM_AFTER_S``: a job of quick tests is over before a stop
+    could gain anything, and its values come back with the reply (streaming each cost fast mode ~15% there).
     """
 
-    __slots__ = ("server", "enabled", "next", "stop", "stdio")
+    __slots__ = ("server", "enabled", "checked", "sent", "stop", "stdio", "start_streaming")
 
     def __init__(self, server: Server, job: dict) -> None:
         self.server, self.enabled = server, bool(job.get("stop_on_failure"))
         self.stdio = job.get("kind") == "stdio"
-        self.next, self.stop = 0, False
+        self.checked = self.sent = 0
+        self.stop = False
+        self.start_streaming = _monotonic() + _STREAM_AFTER_S
 
     def stopped(self, statuses: list) -> bool:
-        """Stream the tests that ended since the last call, in order; True once the job should stop."""
+        """Look at the tests that ended since the last call, in order, and stream those with values once the job
+        has run long enough; True once the job should stop."""
         if not self.enabled:
             return False
-        while not self.stop and self.next < _len(statuses) and statuses[self.next] is not None:
-            idx, status = self.next, statuses[self.next]
-            self.next += 1
+        n = _len(statuses)
+        while not self.stop and self.checked < n and statuses[self.checked] is not None:
+            if statuses[self.checked] not in ("value", "pass", "done"):
+                self.stop = True
+            self.checked += 1
+        if self.stop or _monotonic() < self.start_streaming:
+            return self.stop
+        while self.sent < self.checked:
+            idx, status = self.sent, statuses[self.sent]
+            self.sent += 1
             if status == "value":
                 self.server.send({"progress": idx, "value": self.server.payloads[idx]})
             elif status == "done" and self.stdio:
                 self.server.send({"progress": idx, "output": self.server.outputs[idx] or ""})
-            elif status != "pass":
-                self.stop = True
         return self.stop
+
+    def wake_at(self) -> float | None:
+        """When ended tests wait to be streamed: the time streaming starts (None when nothing waits)."""
+        return self.start_streaming if self.enabled and self.sent < self.checked and not self.stop else None
 
     def caller_says_stop(self) -> bool:
         """Read the caller's message sent during a job: only ``stop`` can come (or the end of its pipe)."""
@@ -1619,8 +1635,13 @@ class Server:
                 wall_budget = wall_limit if untrusted_running else wall_limit * 1.5 + 2.0
                 if next_check is None:
                     next_check = run.last_event + min(cpu_budget, wall_budget)
-                ready = select.select(watched, [], [], max(0.0, next_check - _monotonic()))[0]
+                wake = progress.wake_at()
+                until = next_check if wake is None else min(next_check, wake)
+                ready = select.select(watched, [], [], max(0.0, until - _monotonic()))[0]
                 if self.in_fd in ready and progress.caller_says_stop():
+                    killed_for = "stop"
+                    break
+                if wake is not None and not ready and progress.stopped(statuses):
                     killed_for = "stop"
                     break
                 if run.rfd in ready:
