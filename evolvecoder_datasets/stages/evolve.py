@@ -9,8 +9,9 @@ For each problem, from the pass matrix ``M`` (solutions x tests) at the start of
 3. **discriminative**: one test per identical pass vector stays in the context, five programs that behave alike are
    picked (:func:`~evolvecoder_datasets.passmatrix.select_similar`) and the model writes tests that split them;
 4. the new tests are parsed, de-duplicated against every earlier test, run against the **whole** pool (and the
-   reference solution, when the refine stage confirmed one; tests it fails are dropped), and appended with
-   ``test_origin = {round, method}``. The pass matrix grows by the new columns.
+   reference solution, when the refine stage confirmed one; tests it fails are dropped;
+   :mod:`~evolvecoder_datasets.stages.new_tests`), and appended with ``test_origin = {round, method}``. The pass
+   matrix grows by the new columns.
 
 5. **search** (optional, no LLM; :mod:`~evolvecoder_datasets.stages.search`): after the prompts' tests are in, new
    inputs are mutated from the problem's asserts, valued by its confirmed reference in the sandbox, and kept when
@@ -50,7 +51,6 @@ import numpy as np
 
 from .. import passmatrix, schema
 from ..errors import ConfigError, LLMResponseError, SchemaError
-from ..execution import ExecutionReport, Job
 from ..limits import TIME_LIMIT
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
@@ -58,12 +58,12 @@ from ..prompts import discriminative as discriminative_prompt
 from ..suite import TestSuite, as_origin_list
 from .checks import check_fraction, check_list_cells, check_on_llm_error, check_positive, check_text_cells
 from .code_names import independent_tests, normalise_test, reference_for
-from .execute import ExecuteConfig, reference_limit, solution_codes
+from .execute import ExecuteConfig, solution_codes
 from .llm_stage import LLMStageConfig, raise_unrecordable
+from .new_tests import run_new_tests
 from .resources import get_backend, get_sandbox
 from .search import SearchConfig, SearchProblem, search_tests
 from .seeding import problem_rng, stable_int
-from .stream import Plan, stream_jobs
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -308,18 +308,13 @@ def _append(
     config: EvolveConfig,
 ) -> None:
     """Run each problem's new tests against its whole pool (and reference) and append those that survive."""
-    # every new test against the whole pool (after the reference, which may raise the problem's calibrated limit),
-    # all problems streamed through the sandbox together
     work = [(problem, tests) for problem, tests in zip(problems, candidates) if tests]
-    finished = {id(item[0]): (ref, reports) for item, ref, reports in
-                stream_jobs(get_sandbox(config.execute), work, lambda item: _new_test_jobs(*item, config.execute))}
+    finished = iter(run_new_tests(get_sandbox(config.execute), work, config.execute))  # in the order of work
     for problem, tests, entry in zip(problems, candidates, entries):
         problem.log.append(entry)
         if not tests:
             continue
-        ref_report, rows = finished[id(problem)]
-        if ref_report is not None and "unexecuted" in ref_report.statuses:
-            ref_report = _each_alone(get_sandbox(config.execute), problem.reference, tests, ref_report)
+        ref_report, rows = next(finished)
         infra = [r.infra_error for r in rows if r.infra_error]
         if infra:
             entry["error"] = f"sandbox: {infra[0]}"
@@ -340,30 +335,6 @@ def _append(
         statuses = [r.statuses for r in rows] if problem.suite.statuses is not None else None
         new = TestSuite.of(tests, round=config.round, method=method, matrix=new_M, statuses=statuses)
         problem.suite = problem.suite.extend(new.select(kept))
-
-
-def _each_alone(sandbox: Any, program: str, tests: list[str], report: ExecutionReport) -> ExecutionReport:
-    """``report`` with the tests the timeout policy left ``unexecuted`` run one job each: the reference check judges
-    every new test, even after the reference timed out on two in a row (rare, so run here, after the stream)."""
-    left = [i for i, status in enumerate(report.statuses) if status == "unexecuted"]
-    statuses = list(report.statuses)
-    for i, alone in zip(left, sandbox.run_many([Job(program, tests=[tests[i]]) for i in left])):
-        statuses[i] = alone.statuses[0]
-    return dataclasses.replace(report, statuses=statuses)
-
-
-def _new_test_jobs(problem: _Problem, tests: list[str], settings: ExecuteConfig) -> Plan:
-    """The reference (at the fixed limit) first, then the pool under the problem's calibrated limit, raised to
-    cover what the reference needed on the new tests. A problem without a stored limit stays at the fixed one."""
-
-    def pool(reference: ExecutionReport | None) -> list[Job]:
-        if problem.limit is not None and reference is not None and not reference.infra_error:
-            problem.limit = max(problem.limit, reference_limit(reference, settings) or 0.0)
-        timeout = settings.job_timeout(problem.limit)
-        return [Job(code, tests=tests, timeout_s=timeout) for code in problem.codes]
-
-    first = Job(problem.reference, tests=tests) if problem.reference is not None else None
-    return Plan(pool, first=first)
 
 
 def _search(problems: list[_Problem], config: EvolveConfig) -> None:

@@ -50,7 +50,8 @@ from ..schema import (
     TESTS,
     check_columns,
 )
-from ._common import check_list_cells, reference_for
+from .checks import check_list_cells
+from .code_names import reference_for
 from .stream import Plan, stream_jobs
 
 __all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "output_features", "reference_limit", "solution_codes"]

@@ -8,9 +8,9 @@ from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Sandbox
 from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
-from evolvecoder_datasets.stages._common import close_backends
 from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve
 from evolvecoder_datasets.stages.execute import ExecuteConfig
+from evolvecoder_datasets.stages.resources import close_backends
 from evolvecoder_datasets.stages.search import SearchConfig
 
 REFERENCE = "def clamp(x):\n    return max(0, min(x, 10))"
