@@ -474,10 +474,16 @@ def _uid_of(pid: int):
     return None
 
 
+_CHILDREN_PATHS: dict = {}
+
+
 def _children(pid: int) -> list[int]:
     # Read with bare fds: this runs after every forked test, and a file object allocates (so dirties) pages.
+    path = _CHILDREN_PATHS.get(pid)
+    if path is None:
+        path = _CHILDREN_PATHS[pid] = f"/proc/{pid}/task/{pid}/children"
     try:
-        fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
         try:
             data = _read(fd, 65536)
         finally:
@@ -1183,7 +1189,9 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
     me = _getpid()
     uid = job.get("uid") if os.getuid() != 0 and os.getuid() == job.get("uid") else None
     base = os.getcwd()
-    folders = (*_TRACE_DIRS, base)
+    # Only folders this uid can write can hold a test's traces (bubblewrap mounts the scratch folders read-only for
+    # it: then the work folder alone is looked at, one stat per test instead of four).
+    folders = tuple(f for f in (*_TRACE_DIRS, base) if os.access(f, os.W_OK | os.X_OK)) if uid is not None else ()
     seen = _mtimes(folders)
     # Files the program wrote while it loaded are part of the loaded state every test starts from: where there are
     # any, their folder is put back as it was before each test (a test may change a file inside a folder it did not
@@ -1196,7 +1204,8 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
         if uid is not None:  # what the last test left in the work folder (its cwd, HOME), /tmp, /var/tmp, /dev/shm
             try:
                 now = _mtimes(folders)
-                changed = tuple(f for f, a, b in zip(folders, seen, now) if a != b or (f in loaded and idx != todo[0]))
+                changed = () if now == seen and not loaded else tuple(
+                    f for f, a, b in zip(folders, seen, now) if a != b or (f in loaded and idx != todo[0]))
                 if changed:
                     remove_traces(uid, changed, keep=base, ipc=False)
                     for folder in changed:
