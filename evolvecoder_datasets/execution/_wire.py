@@ -136,6 +136,11 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
         b'l3:i1;s2:abN'
     """
     t = _type(value)
+    if t in _FLAT_ATOMS:  # a scalar: no work stack (in the sandbox every object made is a page copied)
+        data = _FLAT_ATOMS[t](value)
+        if _len(data) > max_bytes:
+            raise TooLarge(f"value too large to compare (over {max_bytes} bytes)")
+        return data
     if t is list or t is tuple:  # the common shape, a flat sequence of scalars: one pass, no work stack
         parts = [_FLAT_ATOMS[_type(v)](v) if _type(v) in _FLAT_ATOMS else None for v in value]
         if None not in parts:
