@@ -160,15 +160,21 @@ class RecipeConfig:
 
 
 def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConfig:
-    """The embedded demo: the first 10 HumanEval and 10 LeetCode seeds, a pool of SmolLM2-135M samples (local, CPU)
-    plus 8 AST mutants per reference, and rounds in which SmolLM2 writes adversarial tests and the search
+    """The embedded demo: 16 HumanEval and 4 LeetCode seeds, a pool of SmolLM2-135M samples (local, CPU) plus up to
+    40 AST mutants per reference, and rounds in which SmolLM2 writes adversarial tests and the search
     (:mod:`~evolvecoder_datasets.stages.search`) writes tests that kill what the suite lets through; published to a
-    local store with cards.
+    local store with cards. The search keeps one test per problem and round (the one that kills the most), so
+    a round leaves work for the next one. The HumanEval seeds are the ones whose own asserts let AST mutants of the
+    canonical solution survive (``benchmarks/bench_search.py`` lists them): on the first 16 problems the asserts
+    already kill 95% of the mutants and one round of search kills the rest it can, so the rounds show nothing.
 
     Round 0 keeps the seeds' own asserts (``refine.ask=False``, checked against the reference): SmolLM2-135M cannot
-    rewrite a problem usefully, and its tokens are the demo's slowest part. It is a stand-in that makes the pipeline
-    run offline; swap ``llm`` and ``models`` for real ones (see ``recipes/configs/``). LeetCode seeds have no reference
-    solution, so they get no mutants and no search tests (their log says ``no_reference``).
+    rewrite a problem usefully, and its tokens are the demo's slowest part (prompt tokens above all: the test writer
+    is shown the strongest program only, not five, and asked for one test). It is a stand-in that makes the pipeline
+    run offline; swap ``llm`` and ``models`` for real ones (see ``recipes/configs/``). LeetCode seeds have no
+    reference solution, so they get no mutants and no search tests (their log says ``no_reference``). SmolLM2 solves
+    almost nothing, so the final filter counts the mutants as solutions (``exclude_models=()``): a test no program
+    of the pool passes is dropped, and a problem more than 6 of whose programs pass every kept test is too easy.
 
     Args:
         output_dir (`str`, defaults to ``"runs/demo"``): the run folder.
@@ -180,19 +186,22 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConf
     """
     from ..stages.search import SearchConfig
 
-    smol = LLMConfig(backend="transformers", model="smollm2", batch_size=8)
+    smol = LLMConfig(backend="transformers", model="smollm2", batch_size=8)  # test writer: long prompts, few per batch
+    humaneval = (6, 31, 39, 40, 43, 46, 59, 80, 81, 89, 94, 95, 105, 126, 127, 157)
+    ids = tuple(f"HumanEval_{k}" for k in humaneval) + tuple(f"LeetCode_{k}" for k in (3, 5, 9, 11))
     return RecipeConfig(
         output_dir=output_dir,
         sources=("humaneval", "leetcode"),
-        limit_per_source=10,
+        problem_ids=ids,
         dedup=True,
         rounds=rounds,
         llm=smol,
-        models=(ModelSpec("smollm2", smol, n=1, temperature=0.8, max_tokens=128),),
-        mutants=8,
+        models=(ModelSpec("smollm2", smol.replace(batch_size=24), n=1, temperature=0.8, max_tokens=96),),
+        mutants=40,
         refine=RefineConfig(ask=False, min_tests=1),
-        evolve=EvolveConfig(discriminative=False, num_tests=3, max_tokens=96,
-                            search=SearchConfig(budget=800, max_tests=4)),
-        finalize=FinalizeConfig(min_tests=1, max_perfect=3),
+        evolve=EvolveConfig(discriminative=False, num_tests=1, max_tokens=40, n_top=1, n_diverse=0,
+                            search=SearchConfig(budget=800, max_tests=1)),
+        finalize=FinalizeConfig(min_tests=1, max_perfect=6, exclude_models=()),
         execute=ExecuteConfig(mode="fast", timeout_s=1.0),
+        batch_size=32,  # every problem in one map batch: one generation call samples them all
     )

