@@ -126,6 +126,16 @@ def _dropped_dataset(dropped: list[dict[str, str]]) -> Dataset:
 
 
 # ---------------------------------------------------------------------------------------------- figures
+def _pool_matrices(ds: Dataset) -> list[Any]:
+    """Each problem's whole pass matrix (model samples and mutants)."""
+    import numpy as np
+
+    from ..passmatrix import as_pass_matrix
+
+    return [as_pass_matrix(matrix) if tests else np.zeros((len(sols), 0), dtype=bool)
+            for sols, matrix, tests in zip(ds[schema.SOLUTIONS], ds[schema.PASS_MATRIX], ds[schema.TESTS])]
+
+
 def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, final: Dataset | None,
              tag: str) -> list[str]:
     if not config.figures:
@@ -139,9 +149,16 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, f
     except MissingExtraError as err:
         logger.warning("no figures in the cards: %s", err)
         return []
+    difficulty = difficulty_table({r: llm_matrices(ds) for r, ds in enumerate(rounds)}, ks=ks(config))
+    if config.mutants:
+        # the whole pool, mutants included: where the models solve little (the demo's SmolLM2), this is the line
+        # that shows the suites hardening
+        whole = difficulty_table({r: _pool_matrices(ds) for r, ds in enumerate(rounds)}, ks=(1,))
+        for row, pool in zip(difficulty, whole):
+            row["pass@1 of the whole pool (samples and mutants)"] = pool["pass@1"]
     drawn = save_figures(
         folder,
-        difficulty=difficulty_table({r: llm_matrices(ds) for r, ds in enumerate(rounds)}, ks=ks(config)),
+        difficulty=difficulty,
         methods=method_table(last[schema.TEST_ORIGIN], (final or last)[schema.TEST_ORIGIN]),
         per_model=per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in last[schema.SOLUTIONS]],
                                   llm_matrices(last), ks=ks(config)) if config.models else None,
