@@ -196,7 +196,7 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConf
         dedup=True,
         rounds=rounds,
         llm=smol,
-        models=(ModelSpec("smollm2", smol.replace(batch_size=24), n=1, temperature=0.8, max_tokens=96),),
+        models=(ModelSpec("smollm2", smol.replace(batch_size=24), n=1, temperature=0.8, max_tokens=64),),
         mutants=40,
         refine=RefineConfig(ask=False, min_tests=1),
         evolve=EvolveConfig(discriminative=False, num_tests=1, max_tokens=40, n_top=1, n_diverse=0,
