@@ -63,15 +63,19 @@ def _verdicts(job: Job, reply: dict, clean=None) -> tuple[list[str], list[str], 
         judged.append(JUDGED_OUTSIDE if plan.outside or plan.invalid is not None else JUDGED_INSIDE)
         status = statuses[i]
         if status == "value" and plan.outside and isinstance(values[i], str):
-            try:
-                payload = binascii.a2b_base64(values[i].encode("ascii"), strict_mode=True)
-            except (binascii.Error, ValueError, UnicodeEncodeError):
-                statuses[i], messages[i] = "crash", "unreadable report from the sandbox"
-                continue
-            statuses[i], messages[i] = judge(plan, payload, clean=clean)
+            statuses[i], messages[i] = _judge_value(plan, values[i], clean)
         elif status == "value" or (status == "pass" and plan.outside):
             statuses[i], messages[i] = "crash", "the sandbox sent a verdict it does not decide"
     return statuses, messages, judged
+
+
+def _judge_value(plan, value: str, clean) -> tuple[str, str]:
+    """The verdict of a split test from the base64 payload the server passed on (a ``crash`` if unreadable)."""
+    try:
+        payload = binascii.a2b_base64(value.encode("ascii"), strict_mode=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return "crash", "unreadable report from the sandbox"
+    return judge(plan, payload, clean=clean)
 
 
 class _Deferred(BaseException):
@@ -99,9 +103,8 @@ def _early_stop(job: Job):
         if not (plan.outside and isinstance(value, str)):
             return False
         try:
-            payload = binascii.a2b_base64(value.encode("ascii"), strict_mode=True)
-            return judge(plan, payload, clean=_defer)[0] != "pass"
-        except (_Deferred, binascii.Error, ValueError, UnicodeEncodeError):
+            return _judge_value(plan, value, _defer)[0] != "pass"
+        except _Deferred:
             return False
 
     return on_progress
