@@ -68,15 +68,7 @@ class _Worker:
         if not self.alive:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
-        data = json.dumps(job).encode()
-        try:
-            os.write(self.proc.stdin.fileno(), struct.pack(">I", len(data)))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self.proc.stdin.fileno(), view) :]
-        except OSError as err:
-            self.kill()
-            raise SandboxCrashed(f"fork server closed its input: {err}") from err
+        self._send(job)
         deadline = time.monotonic() + timeout
         stopping = False
         while True:
@@ -88,12 +80,18 @@ class _Worker:
                 return reply
             if not stopping and on_progress is not None and on_progress(reply):
                 stopping = True
-                stop = json.dumps({"op": "stop"}).encode()
-                try:
-                    os.write(self.proc.stdin.fileno(), struct.pack(">I", len(stop)) + stop)
-                except OSError as err:
-                    self.kill()
-                    raise SandboxCrashed(f"fork server closed its input: {err}") from err
+                self._send({"op": "stop"})
+
+    def _send(self, message: dict) -> None:
+        """One length-prefixed JSON frame to the server; a closed input kills the worker."""
+        data = json.dumps(message).encode()
+        view = memoryview(struct.pack(">I", len(data)) + data)
+        try:
+            while view:
+                view = view[os.write(self.proc.stdin.fileno(), view) :]
+        except OSError as err:
+            self.kill()
+            raise SandboxCrashed(f"fork server closed its input: {err}") from err
 
     def _recv(self, deadline: float) -> dict | None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -148,10 +146,9 @@ class _Worker:
             return
         if proc.poll() is None and proc.stdin is not None:
             try:
-                data = json.dumps({"op": "shutdown"}).encode()
-                os.write(proc.stdin.fileno(), struct.pack(">I", len(data)) + data)
+                self._send({"op": "shutdown"})
                 proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
+            except (SandboxCrashed, subprocess.TimeoutExpired):
                 pass
         self.kill()
 
