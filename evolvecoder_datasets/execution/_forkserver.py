@@ -89,6 +89,54 @@ def _prctl(option: int, value: int) -> bool:
     return bool(_LIBC is not None and _LIBC.prctl(option, value, 0, 0, 0) == 0)
 
 
+_SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)  # clone(flags, stack=0, ...): a plain fork
+
+
+def _syscall():
+    """libc's ``syscall``, called with the GIL held (a ``PyDLL`` function), or None where it cannot be had."""
+    if _SYS_CLONE is None:
+        return None
+    try:
+        fn = ctypes.PyDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):  # pragma: no cover - static or exotic libc
+        return None
+    fn.restype, fn.argtypes = ctypes.c_long, (ctypes.c_long,) * 6
+    return fn
+
+
+_SYSCALL = _syscall()
+_SIGCHLD = int(signal.SIGCHLD)
+_CLONE_PARENT = 0x00008000
+
+
+def _bare_fork() -> int:
+    """``fork()`` without the interpreter's at-fork work: the grandchild of each isolated test is made this way.
+
+    ``os.fork`` re-creates the interpreter's locks and thread states in the child and runs the at-fork hooks
+    modules registered (``random`` re-seeds itself there); with its allocations that cost ~0.15 ms of every test's
+    ~1.2 (each page a fork's child writes is a copy). A single-threaded process that holds the GIL has nothing
+    for that work to repair: its locks are free and its only thread is the one that goes on in the child. So
+    the solution process forks this way only while it has one thread (see :func:`_one_thread`); each test's
+    process still starts from the same loaded state (``random``'s state included, so not re-seeded per test).
+    The child's own forks, if the program makes any, are ordinary ``os.fork`` calls.
+    """
+    pid = _SYSCALL(_SYS_CLONE, _SIGCHLD, 0, 0, 0, 0)
+    if pid < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return pid
+
+
+def _one_thread() -> bool:
+    """True when this process has exactly one thread (``/proc/self/stat``'s thread count)."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            data = fh.read()
+        return int(data[data.rfind(b")") + 2 :].split()[17]) == 1
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def _trim_heap() -> None:
     """Give the heap's free pages back to the kernel before a process starts forking.
 
@@ -493,14 +541,15 @@ def _children(pid: int) -> list[int]:
         return kids
 
 
-def sweep_children() -> float:
-    """Kill and reap every child of this process (orphans re-parented to us, as a subreaper, included).
+def sweep_children(spare: int = 0) -> float:
+    """Kill and reap every child of this process (orphans re-parented to us, as a subreaper, included), but
+    ``spare`` (a pid) when given.
 
     Returns the CPU seconds the reaped processes had used (their own and their reaped descendants').
     """
     me, used = os.getpid(), 0.0
     for _ in range(100):
-        kids = _children(me)
+        kids = [k for k in _children(me) if k != spare]
         if not kids:
             break
         for kid in kids:
@@ -515,7 +564,8 @@ def sweep_children() -> float:
                 used += usage.ru_utime + usage.ru_stime
             except ChildProcessError:
                 pass
-    _reap_zombies()
+    if not spare:
+        _reap_zombies()
     return used
 
 
@@ -884,7 +934,7 @@ _CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL
               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # fmt: skip
 
 
-def _enter_child(limits: Limits, keep_fd: int, workdir: str, *, session: bool) -> None:
+def _enter_child(limits: Limits, keep_fd: int, workdir: str, *, session: bool, also_keep: int = -1) -> None:
     """Set-up of a solution child: session, fds, limits, cwd, uid.
 
     Streams, environment and signal dispositions were put in their final state once in the server (see
@@ -893,8 +943,11 @@ def _enter_child(limits: Limits, keep_fd: int, workdir: str, *, session: bool) -
     """
     if session:
         os.setsid()
-    os.closerange(3, keep_fd)
-    os.closerange(keep_fd + 1, 65536)
+    low = 3
+    for fd in sorted(f for f in (keep_fd, also_keep) if f >= 0):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
     limits.apply()
     os.chdir(workdir)
     limits.drop_privileges()
@@ -1105,11 +1158,12 @@ def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope:
 
 
 def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce: str, wfd: int,
-                    workdir: str, limits: Limits) -> None:
-    """Body of S. Never returns: it ``_exit``s."""
+                    workdir: str, limits: Limits, ctl_fd: int = -1) -> None:
+    """Body of S. Never returns: it ``_exit``s. ``ctl_fd`` (isolated mode): where the server says which test to
+    start next (see :func:`_clone_per_case`)."""
     report = _Reporter(wfd, nonce)
     try:
-        _enter_child(limits, wfd, workdir, session=True)
+        _enter_child(limits, wfd, workdir, session=True, also_keep=ctl_fd)
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         try:
             code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
@@ -1142,14 +1196,14 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
-        report.send(b"L", _process_time())
         max_value = int(job.get("max_value_bytes", 4 << 20))
         if job.get("mode") == "fast":
+            report.send(b"L", _process_time())
             for idx in todo:
                 status, message, payload = _run_one_test(tests[idx], namespace, max_value)
                 report.result(idx, status, message, payload, _process_time())
             _exit(0)
-        _isolated_loop(job, todo, tests, namespace, report, max_value)
+        _isolated_loop(job, todo, tests, namespace, report, max_value, ctl_fd)
     except _BaseException as err:  # harness failure: say so, the server marks the rest
         try:
             report.send(b"X", b"crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
@@ -1161,9 +1215,8 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
 def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture: int | None = None) -> None:
     """Fork one grandchild per test or stdin case, judge its CPU time, report its end with a D line.
 
-    Before each case, whatever the previous one left in the work folder (every case's cwd, HOME and TMPDIR),
-    ``/tmp``, ``/var/tmp`` or ``/dev/shm`` is removed, looked for only where a folder's time moved (a ``stat``
-    each): in isolated mode no test sees a file another wrote.
+    Before each case, what the previous one left on disk is removed (:class:`_Traces`): no test sees a file another
+    wrote.
     ``case(idx)`` runs in the grandchild and must end it with ``_exit``. After ``max_consecutive_timeouts`` timeouts
     in a row the rest is reported unexecuted (a U line); escapees a grandchild left behind are swept after it.
     With ``capture`` (a byte cap), the grandchild's stdout is a pipe read here, sent on in an O line before the D
@@ -1174,36 +1227,15 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
     budget = job.get("max_consecutive_timeouts")
     streak = 0
     me = _getpid()
-    uid = job.get("uid") if os.getuid() != 0 and os.getuid() == job.get("uid") else None
-    base = os.getcwd()
-    # Only folders this uid can write can hold a test's traces (bubblewrap mounts the scratch folders read-only for
-    # it: then the work folder alone is looked at, one stat per test instead of four).
-    folders = tuple(f for f in (*_TRACE_DIRS, base) if os.access(f, os.W_OK | os.X_OK)) if uid is not None else ()
-    seen = _mtimes(folders)
-    # Files the program wrote while it loaded are part of the loaded state every test starts from: where there are
-    # any, their folder is put back as it was before each test (a test may change a file inside a folder it did not
-    # add to, which no change time of the top folder shows).
-    loaded = _snapshot_folders(folders, uid, keep=base) if uid is not None else {}
+    traces = _Traces(job)
+    fork = _bare_fork if _SYSCALL is not None and _one_thread() else _fork
     for idx in todo:
         if budget and streak >= budget:
             report.send(b"U", idx)
             return
-        if uid is not None:  # what the last test left in the work folder (its cwd, HOME), /tmp, /var/tmp, /dev/shm
-            try:
-                now = _mtimes(folders)
-                changed = () if now == seen and not loaded else tuple(
-                    f for f, a, b in zip(folders, seen, now) if a != b or (f in loaded and idx != todo[0]))
-                if changed:
-                    remove_traces(uid, changed, keep=base, ipc=False)
-                    for folder in changed:
-                        if folder in loaded:
-                            _restore_folder(folder, loaded[folder])
-                    now = _mtimes(folders)
-                seen = now
-            except _BaseException:  # noqa: BLE001 - defence in depth only: never stop the tests over it
-                pass
+        traces.clear()
         pipe = os.pipe() if capture is not None else None
-        pid = _fork()
+        pid = fork()
         if pid == 0:
             try:
                 _setpgid(0, 0)
@@ -1230,8 +1262,84 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
         streak = streak + 1 if killed or cpu > cpu_limit else 0
 
 
-def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int) -> None:
-    """Isolated mode: each test in its own fork of the loaded program."""
+class _Traces:
+    """What a test may leave for the next one on disk, and its removal before each test (run by S, as the job's uid,
+    so a link a program planted leads nowhere it could not go itself).
+
+    Whatever the previous test left in the work folder (every test's cwd, HOME and TMPDIR), ``/tmp``, ``/var/tmp``
+    or ``/dev/shm`` is removed, looked for only where a folder's change time moved (a ``stat`` each, and only in the
+    folders this uid can write: under bubblewrap the work folder alone). Files the program wrote while it loaded are
+    part of the state every test starts from: where there are any, their folder is put back as it was before each
+    test (a test may change a file inside a folder it did not add to, which no change time of the top folder shows).
+    """
+
+    __slots__ = ("uid", "base", "folders", "seen", "loaded", "first")
+
+    def __init__(self, job: dict) -> None:
+        uid = job.get("uid") if os.getuid() != 0 and os.getuid() == job.get("uid") else None
+        self.uid, self.base, self.first = uid, os.getcwd(), True
+        self.folders = tuple(f for f in (*_TRACE_DIRS, self.base) if os.access(f, os.W_OK | os.X_OK)) \
+            if uid is not None else ()  # fmt: skip
+        self.seen = _mtimes(self.folders)
+        self.loaded = _snapshot_folders(self.folders, uid, keep=self.base) if uid is not None else {}
+
+    def clear(self) -> None:
+        """Remove what the last test left (nothing to do before the first)."""
+        first, self.first = self.first, False
+        if self.uid is None:
+            return
+        try:
+            now = _mtimes(self.folders)
+            changed = () if now == self.seen and not self.loaded else tuple(
+                f for f, a, b in zip(self.folders, self.seen, now) if a != b or (f in self.loaded and not first))
+            if changed:
+                remove_traces(self.uid, changed, keep=self.base, ipc=False)
+                for folder in changed:
+                    if folder in self.loaded:
+                        _restore_folder(folder, self.loaded[folder])
+                now = _mtimes(self.folders)
+            self.seen = now
+        except _BaseException:  # noqa: BLE001 - defence in depth only: never stop the tests over it
+            pass
+
+
+def _clone_per_case(job: dict, report: _Reporter, case, ctl_fd: int) -> None:
+    """Isolated mode, server-supervised: start each test's process when the server says, as the *server's* child.
+
+    The server writes a test's index on ``ctl_fd`` once the previous test's process and everything it left running
+    are gone; S clears the files it left and clones the next one with ``CLONE_PARENT``, so the trusted server waits
+    for it, reads its CPU time from ``wait4`` and kills it at its limit. S does no per-test supervision: every
+    object it touches after a fork is a page copied, and its waiting, checking and reporting once cost a fifth of
+    each test (see ``benchmarks/RESULTS.md``). Returns when the server closes the pipe.
+    """
+    traces = _Traces(job)
+    flags = _CLONE_PARENT | _SIGCHLD
+    while True:
+        try:
+            data = _read(ctl_fd, 64)
+        except InterruptedError:
+            continue
+        if not data:
+            return
+        idx = int(data.split()[-1])
+        traces.clear()
+        pid = _SYSCALL(_SYS_CLONE, flags, 0, 0, 0, 0)
+        if pid == 0:
+            try:
+                _close(ctl_fd)
+                _setpgid(0, 0)
+                case(idx)
+            finally:
+                _exit(0)
+        if pid < 0:
+            err = ctypes.get_errno()
+            report.send(b"X", b"crash", f"harness: clone failed: {os.strerror(err)}"[:MAX_MESSAGE])
+            return
+
+
+def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int, ctl_fd: int = -1) -> None:
+    """Isolated mode: each test in its own fork of the loaded program; the server supervises them where it can
+    (:func:`_clone_per_case`), S itself where it cannot (:func:`_fork_per_case`)."""
     import gc
 
     scope = _test_globals(namespace)  # the program is loaded and S runs none of its code from here on
@@ -1245,6 +1353,12 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
         status, message, payload = _run_one_test(test, namespace, max_value, scope=scope)
         report.result(idx, status, message, payload, 0.0)
 
+    # A clone skips the interpreter's at-fork repairs, safe only while S has one thread (see _bare_fork).
+    if ctl_fd >= 0 and _SYSCALL is not None and _one_thread():
+        report.send(b"L", _process_time(), b"c")
+        _clone_per_case(job, report, case, ctl_fd)
+        return
+    report.send(b"L", _process_time())
     _fork_per_case(job, todo, report, case)
 
 
@@ -1328,6 +1442,16 @@ class _Run:
         self.bytes_read = 0
         self.reported: list[int] = []  # tests whose D line S sent, and the CPU it said their processes used
         self.reported_cpu = 0.0
+        # Isolated mode with server-supervised tests (S said "L <cpu> c"): the pipe on which the server tells S to
+        # start a test, the test running (None between tests), when it was started, the first exit status and the
+        # CPU time of its processes, and how many tests in a row hit a limit.
+        self.ctl_fd = -1
+        self.clones = False
+        self.current: int | None = None
+        self.started = 0.0
+        self.test_status: int | None = None
+        self.test_cpu = 0.0
+        self.streak = 0
         try:
             self.stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -1408,6 +1532,19 @@ class Server:
         self.workroot = os.environ.get("ECD_WORKROOT") or "/tmp"
         # One work folder per server, emptied after every job (children find it in HOME/TMPDIR and as cwd).
         self.workdir = os.path.join(self.workroot, f"ecd-work-{self.pid}")
+        self.wake_r = -1
+
+    def watch_children(self) -> None:
+        """Make a child's exit wake the watch loop: SIGCHLD writes a byte on a pipe it selects on (the tests' processes
+        are this server's children, see :func:`_clone_per_case`). Writes to a pipe whose reader died fail instead of
+        killing the server (children get both signals back at their defaults, see :meth:`_fork_solution`)."""
+        self.wake_r, wake_w = os.pipe()
+        for fd in (self.wake_r, wake_w):
+            os.set_blocking(fd, False)
+            os.set_inheritable(fd, False)
+        signal.signal(signal.SIGCHLD, _on_child_exit)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
 
     # -- framing ---------------------------------------------------------------------------------------------
     def recv(self):
@@ -1523,7 +1660,10 @@ class Server:
                 for i in todo:
                     statuses[i], messages[i] = "unexecuted", "skipped after repeated timeouts"
                 break
-            body = lambda nonce, wfd: _solution_child(job, todo, tests, nonce, wfd, workdir, limits)  # noqa: E731
+
+            def body(nonce, wfd, ctl, todo=todo):
+                _solution_child(job, todo, tests, nonce, wfd, workdir, limits, ctl)
+
             outcome, progressed = self._supervise(job, body, todo, tests, statuses, messages, cpu)
             if outcome == "done":
                 break
@@ -1531,19 +1671,31 @@ class Server:
             timeouts_in_a_row = (0 if progressed else timeouts_in_a_row) + 1 if outcome == "timeout" else 0
         return {"statuses": statuses, "messages": messages, "cpu": cpu, "values": self.payloads}
 
-    def _fork_solution(self, body) -> _Run:
+    def _fork_solution(self, body, *, ctl: bool = False) -> _Run:
+        """Fork S running ``body(nonce, wfd, ctl_fd)``; with ``ctl``, a pipe on which this server names the tests
+        S is to start (``ctl_fd`` is -1 without)."""
         rfd, wfd = os.pipe()
+        ctl_r, ctl_w = os.pipe() if ctl else (-1, -1)
         nonce = os.urandom(12).hex()
         pid = _fork()
         if pid == 0:
             _close(rfd)
             try:
-                body(nonce, wfd)
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+                if ctl_w >= 0:
+                    _close(ctl_w)
+                body(nonce, wfd, ctl_r)
             finally:
                 _exit(1)
         _close(wfd)
         os.set_blocking(rfd, False)
-        return _Run(pid, rfd, nonce)
+        run = _Run(pid, rfd, nonce)
+        if ctl_r >= 0:
+            _close(ctl_r)
+            run.ctl_fd = ctl_w
+        return run
 
     def _supervise(self, job, body, todo, tests, statuses, messages, cpu) -> tuple[str, bool]:
         """Run one child (``body``, forked) over ``todo``; fill what it reports; blame the test it ended on.
@@ -1555,7 +1707,7 @@ class Server:
         """
         stdio = job.get("kind") == "stdio"
         fast = job.get("mode") == "fast" and not stdio  # only then does the child run untrusted code per test
-        run = self._fork_solution(body)
+        run = self._fork_solution(body, ctl=not stdio and not fast and _SYSCALL is not None)
         max_value = int(job.get("max_value_bytes", 4 << 20))
         run.max_payload = 8 * max_value + 65536
         # Everything a child may legitimately write: a short line or two per test, and values (base64) on top.
@@ -1615,10 +1767,14 @@ class Server:
         values: dict = {}
         progress = self.progress
         watched = [run.rfd, self.in_fd] if progress.enabled else [run.rfd]
+        if self.wake_r >= 0 and run.ctl_fd >= 0:
+            watched.append(self.wake_r)
+            _drain_pipe(self.wake_r)
+        ended = (job, tests, pending, statuses, messages, cpu, values)  # what a test's end updates
         try:
             next_check = None
             while pending:
-                untrusted_running = judge_cpu or not run.loaded
+                untrusted_running = judge_cpu or not run.loaded or run.clones
                 cpu_budget = cpu_limit if run.loaded else load_cpu
                 wall_budget = wall_limit if untrusted_running else wall_limit * 1.5 + 2.0
                 if next_check is None:
@@ -1632,6 +1788,11 @@ class Server:
                 if wake is not None and not ready and progress.stopped(statuses):
                     killed_for = "stop"
                     break
+                if self.wake_r in ready:
+                    _drain_pipe(self.wake_r)
+                    if run.current is not None and self._reap_test(run):
+                        self._finish_test(run, None, *ended)
+                        next_check = None
                 if run.rfd in ready:
                     before = run.last_event
                     if not self._drain(run, job, tests, pending, statuses, messages, cpu, values):
@@ -1639,17 +1800,25 @@ class Server:
                     if run.bytes_read > run.max_bytes:
                         killed_for = "flood"
                         break
-                    if progress.enabled and progress.stopped(statuses):
-                        killed_for = "stop"
-                        break
                     if run.last_event != before:
                         next_check = None
                     if not untrusted_running and _len(pending) > 2:
                         # S and its grandchildren write two short lines per test; reading each as it lands costs
                         # two wake-ups per test on cores the tests need. Let a few accumulate (the pipe holds 64 KiB).
                         time.sleep(_BATCH_READ_S)
-                    if next_check is None or _monotonic() < next_check:
-                        continue
+                if progress.enabled and progress.stopped(statuses):
+                    killed_for = "stop"
+                    break
+                if run.clones and run.current is None and pending:
+                    self._start_test(run, pending[0])
+                    next_check = None
+                if ready and (next_check is None or _monotonic() < next_check):
+                    continue
+                if run.clones and run.current is not None:
+                    killed_for, next_check = self._check_test(run, cpu_budget, wall_budget, ended)
+                    if killed_for is not None:
+                        break
+                    continue
                 elapsed = _monotonic() - run.last_event
                 used = run.cpu() - run.last_cpu
                 if used >= cpu_budget or elapsed >= wall_budget:
@@ -1659,6 +1828,8 @@ class Server:
                 # Not there yet (the child was waiting, or starved of CPU): look again when it could be.
                 next_check = _monotonic() + min(max(cpu_budget - used, 0.01), wall_budget - elapsed)
         finally:
+            if run.ctl_fd >= 0:
+                _close(run.ctl_fd)
             _kill_tree(run.pid)
             children_cpu = run.cpus()[1]  # S is dead or dying, not reaped: what the kernel counted for its children
             try:
@@ -1677,13 +1848,15 @@ class Server:
 
     def _check_accounting(self, run: _Run, children_cpu: float, cpu_limit: float, killed_for, statuses,
                           messages) -> None:
-        """Isolated mode: the CPU time S's grandchildren used, as the kernel counted it, must be what S reported.
+        """Isolated mode: the CPU time S's own children used, as the kernel counted it, must be what S reported.
 
         S has run the program's module code, so its D lines (each grandchild's CPU time, read by S from ``wait4``)
         could understate a test's time. The kernel adds every process S reaps to S's children's CPU time, and we
         reap whatever S left behind: more than one test's limit beyond what S reported means S hid a test's time,
         and the tests it reported become timeouts instead of the verdicts their values would get. (What a test's
-        escapees used counts here too: S sweeps them before its D line, after measuring the grandchild.)
+        escapees used counts here too: S sweeps them before its D line, after measuring the grandchild.) Where the
+        tests' processes are this server's children (:func:`_clone_per_case`), S reports nothing and should have no
+        children at all: a worker of its own that computed a test's values out of the server's sight shows here.
         """
         unaccounted = children_cpu - run.reported_cpu
         allowance = max(cpu_limit, 0.05) + (cpu_limit if killed_for else 0.0) + 2.0 / _CLK_TCK
@@ -1742,6 +1915,7 @@ class Server:
         if tag == "L":
             if not run.loaded:
                 self.uid_seen.append(_uid_of(run.pid))
+                run.clones = _len(fields) > 2 and fields[2] == b"c" and run.ctl_fd >= 0
             run.loaded = True
             run.last_cpu = min(float(fields[1]), run.cpu() or float(fields[1]))
         elif tag in ("X", "U"):
@@ -1787,36 +1961,118 @@ class Server:
             if pending and idx == pending[0] and job.get("kind") == "stdio":
                 data = b"" if fields[2] == b"-" else _a2b_strict(fields[2])
                 self.outputs[idx] = data[: int(job.get("max_output_bytes", 1 << 20)) + 1].decode("utf-8", "replace")
-        elif tag == "D":
+        elif tag == "D" and not run.clones:
             idx, wstatus, used = int(fields[1]), int(fields[2]), float(fields[3])
             killed = None if fields[4] == b"-" else fields[4].decode("ascii")
             if not pending or idx != pending[0]:
                 return
-            pending.popleft()
-            run.last_cpu = run.cpu() or run.last_cpu  # S's own time is judged per test
-            run.reported.append(idx)
             run.reported_cpu += max(0.0, float(used))
-            cpu[idx] = float(used)
-            reported = values.pop(idx, None)
-            if killed == "output":
-                statuses[idx], messages[idx] = "error", "output over the limit"
-            elif killed or float(used) > timeout:
-                statuses[idx] = "timeout"
-                messages[idx] = "wall-clock backstop (blocked or sleeping)" if killed == "wall" else "CPU time limit"
-            elif reported is not None:
-                statuses[idx], messages[idx] = reported
-            elif job.get("kind") == "stdio" and os.WIFEXITED(int(wstatus)):
-                # A script may end itself with os._exit (a common fast-exit idiom); its output is still judged by
-                # the server, so an exit without a line only decides whether there is output to judge.
-                code = os.WEXITSTATUS(int(wstatus))
-                statuses[idx], messages[idx] = ("done", "") if code == 0 else ("error", f"exit code {code}")
+            self._test_ended(run, idx, wstatus, used, killed, job, pending, statuses, messages, cpu, values)
+
+    def _test_ended(self, run, idx, wstatus, used, killed, job, pending, statuses, messages, cpu, values) -> None:
+        """Test ``idx`` (``pending[0]``) is over: its process ended with ``wstatus`` after ``used`` CPU seconds,
+        killed (``"cpu"``, ``"wall"``, ``"output"``) or not (None). Its verdict comes from what it reported, else
+        from how it ended."""
+        timeout = float(job["timeout_s"])
+        pending.popleft()
+        run.last_cpu = run.cpu() or run.last_cpu  # S's own time is judged per test
+        run.reported.append(idx)
+        cpu[idx] = float(used)
+        reported = values.pop(idx, None)
+        if killed == "output":
+            statuses[idx], messages[idx] = "error", "output over the limit"
+        elif killed or float(used) > timeout:
+            statuses[idx] = "timeout"
+            messages[idx] = "wall-clock backstop (blocked or sleeping)" if killed == "wall" else "CPU time limit"
+        elif reported is not None:
+            statuses[idx], messages[idx] = reported
+        elif job.get("kind") == "stdio" and os.WIFEXITED(int(wstatus)):
+            # A script may end itself with os._exit (a common fast-exit idiom); its output is still judged by
+            # the server, so an exit without a line only decides whether there is output to judge.
+            code = os.WEXITSTATUS(int(wstatus))
+            statuses[idx], messages[idx] = ("done", "") if code == 0 else ("error", f"exit code {code}")
+        else:
+            wstatus = int(wstatus)
+            statuses[idx] = "crash"
+            if os.WIFSIGNALED(wstatus) and os.WTERMSIG(wstatus) == signal.SIGSEGV:
+                messages[idx] = "segmentation fault"
             else:
-                wstatus = int(wstatus)
-                statuses[idx] = "crash"
-                if os.WIFSIGNALED(wstatus) and os.WTERMSIG(wstatus) == signal.SIGSEGV:
-                    messages[idx] = "segmentation fault"
-                else:
-                    messages[idx] = _describe_exit(wstatus)
+                messages[idx] = _describe_exit(wstatus)
+
+    # -- isolated mode, tests supervised here -----------------------------------------------------------------
+    def _start_test(self, run: _Run, idx: int) -> None:
+        """Tell S to start test ``idx`` (see :func:`_clone_per_case`); its process will be this server's child."""
+        for kid in _children(run.pid):  # S has no business with processes of its own between tests
+            _kill_tree(kid)
+        run.current, run.started, run.test_status, run.test_cpu = idx, _monotonic(), None, 0.0
+        run.last_event = run.started
+        try:
+            _write(run.ctl_fd, b"%d\n" % idx)
+        except OSError:
+            pass  # S is gone: the end of its result pipe says so
+
+    def _reap_test(self, run: _Run) -> bool:
+        """Whether the running test's process ended. While it lives it is this server's only child besides S (what
+        it starts is its own child until it ends), so the first to end is it. Once it has, whatever it left running
+        is ended too; the CPU time of all of them, from ``wait4``, is in ``run.test_cpu``."""
+        kids = [k for k in _children(self.pid) if k != run.pid]
+        alive = False
+        for kid in kids:
+            try:
+                pid, status, usage = _wait4(kid, os.WNOHANG)
+            except ChildProcessError:
+                continue
+            if not pid:
+                alive = True
+                continue
+            run.test_cpu += usage.ru_utime + usage.ru_stime
+            if run.test_status is None:
+                run.test_status = status
+        if run.test_status is None:
+            return False
+        if alive:
+            run.test_cpu += sweep_children(spare=run.pid)
+        return True
+
+    def _finish_test(self, run: _Run, killed, job, tests, pending, statuses, messages, cpu, values) -> None:
+        """The running test's processes are gone: read what it reported, give its verdict, keep count of tests
+        that hit a limit in a row (past ``max_consecutive_timeouts`` the rest is not run)."""
+        idx, run.current = run.current, None
+        self._drain(run, job, tests, pending, statuses, messages, cpu, values)  # its line came before its exit
+        if not pending or pending[0] != idx:
+            return
+        used = run.test_cpu
+        self._test_ended(run, idx, run.test_status or 0, used, killed, job, pending, statuses, messages, cpu, values)
+        run.streak = run.streak + 1 if killed or used > float(job["timeout_s"]) else 0
+        budget = job.get("max_consecutive_timeouts")
+        if budget and run.streak >= budget:
+            while pending:
+                i = pending.popleft()
+                statuses[i], messages[i] = "unexecuted", "skipped after repeated timeouts"
+
+    def _check_test(self, run: _Run, cpu_budget: float, wall_budget: float, ended: tuple):
+        """The running test's limits, checked when it could first have reached one. Returns ``(killed_for,
+        next_check)``: a reason to end S (its own CPU time since the last test went over; it never started the
+        test), or None and when to look again (None once a test ended here, killed at its limit)."""
+        now = _monotonic()
+        elapsed = now - run.started
+        own = run.cpu() - run.last_cpu
+        if own >= cpu_budget:
+            run.killed_after_cpu = own
+            return "cpu", None
+        kids = [k for k in _children(self.pid) if k != run.pid]
+        if not kids and run.test_status is None:
+            return ("wall", None) if elapsed >= wall_budget else (None, now + max(wall_budget - elapsed, 0.01))
+        used = sum(proc_cpu_seconds(k) for k in kids)
+        if used < cpu_budget and elapsed < wall_budget:
+            return None, now + min(max(cpu_budget - used, 0.01), wall_budget - elapsed)
+        for kid in kids:
+            _kill_tree(kid)
+        self._reap_test(run)
+        run.test_cpu += sweep_children(spare=run.pid)
+        run.test_cpu = max(run.test_cpu, used)
+        self._finish_test(run, "cpu" if used >= cpu_budget else "wall", *ended)
+        return None, None
 
     # -- stdio jobs ------------------------------------------------------------------------------------------
     def _run_stdio(self, job: dict, limits: Limits, workdir: str) -> dict:
@@ -1841,10 +2097,26 @@ class Server:
                 for i in todo:
                     statuses[i], messages[i] = "unexecuted", _STOPPED
                 break
-            body = lambda nonce, wfd: _stdio_child(job, todo, nonce, wfd, workdir, limits)  # noqa: E731
+
+            def body(nonce, wfd, ctl, todo=todo):
+                _stdio_child(job, todo, nonce, wfd, workdir, limits)
+
             self._supervise(job, body, todo, None, statuses, messages, cpu)
         outputs = [self.outputs[i] or "" if statuses[i] == "done" else None for i in range(n)]
         return {"statuses": statuses, "messages": messages, "cpu": cpu, "outputs": outputs}
+
+
+def _drain_pipe(fd: int) -> None:
+    """Empty a non-blocking pipe."""
+    try:
+        while _read(fd, 4096):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass
+
+
+def _on_child_exit(signum, frame) -> None:
+    """SIGCHLD's handler in the server: nothing to do here, the byte on the wake pipe is the message."""
 
 
 def _setup_imports() -> None:
@@ -1884,6 +2156,7 @@ def main() -> None:
     _setup_imports()
     server = Server(in_fd, out_fd)
     _prepare_server_process(server.workdir)
+    server.watch_children()
     _PRISTINE_BUILTINS.update(vars(builtins))  # now with exit()/quit(); still before any untrusted code
     _PRISTINE_BUILTINS["__import__"] = _pristine_import
     snapshot_stdlib_modules()

@@ -1,7 +1,8 @@
-"""A solution process that lies about its tests' CPU time (isolated mode).
+"""A solution process that lies about its tests' CPU time (isolated mode, where S supervises the tests itself).
 
-In isolated mode the solution process S has run the program's module code before it forks a process per test, and
-it reports each test's CPU time. A program can reach the harness from there and make S under-report, so that a
+In isolated mode the solution process S has run the program's module code before it forks a process per test.
+Where it supervises them (a program that leaves a thread running; see test_server_supervised.py for the usual
+case, where the server does) it reports each test's CPU time. A program can reach the harness from there and make S under-report, so that a
 test that ran far past its limit is judged on its values. The server checks S's reports against what the kernel
 counted for S's reaped children (and reaps what S left behind): hidden time turns the tests into timeouts.
 """
@@ -16,7 +17,9 @@ BURN = "def f(x):\n    n = 0\n    for i in range(3_000_000):\n        n += i\n  
 
 # Three ways S can hide a grandchild's time once the program owns it: report less than it measured (two figures),
 # or never reap the test's process.
-_MISREPORT = """
+# Each attack leaves a thread running, so that S supervises the tests (a clone would skip the at-fork repairs).
+_S_SUPERVISES = "import _thread, time\n_thread.start_new_thread(time.sleep, (60,))\n"
+_MISREPORT = _S_SUPERVISES + """
 import sys
 fs = sys.modules.get("_forkserver")
 if fs is not None:
@@ -29,7 +32,7 @@ if fs is not None:
 UNDER_REPORT = _MISREPORT.format(reported="0.0")
 SCALED_REPORT = _MISREPORT.format(reported="cpu / 50")
 
-NEVER_REAPED = """
+NEVER_REAPED = _S_SUPERVISES + """
 import os, sys
 fs = sys.modules.get("_forkserver")
 if fs is not None:
@@ -57,7 +60,7 @@ def test_hidden_cpu_time_is_a_timeout(attack):
 
 
 def test_a_test_that_spawns_processes_is_not_flagged():
-    """Escapees are swept by S before it reports the test; what they used stays under the allowance."""
+    """Escapees are swept before the test's end is taken; what they used stays under the allowance."""
     program = ("import subprocess, sys\n"
                "def f(x):\n"
                "    subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"

@@ -1,0 +1,99 @@
+"""Isolated mode's tests are supervised by the trusted server, not by the solution process.
+
+The solution process S loads the program, so it has run untrusted code. Since it forks each test's process with
+``CLONE_PARENT``, that process is the *server's* child: the server waits for it, reads its CPU time from the kernel
+and kills it at its limit. S only starts a test when the server names it. These tests check that wiring, the
+fallback for a program that leaves a thread running (S then supervises, as before), and what a program that owns
+S can do against it: start no test, start it as its own child instead, or start a decoy while its own child does
+the work. None of these gets ``pass``, and none holds a job past its limits.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from evolvecoder_datasets.execution import Job, Sandbox
+
+PARENT = "import os\ndef f():\n    return os.getppid()\n"
+ADD = "def add(a, b):\n    return a + b\n"
+BURN = "def f(x):\n    n = 0\n    for i in range(3_000_000):\n        n += i\n    return x\n"
+
+
+def test_each_test_process_is_a_child_of_the_server():
+    """``isolation="none"`` so that the server's pid, seen from the caller, is the one the test sees."""
+    with Sandbox(workers=1, timeout_s=2.0, mode="isolated", isolation="none") as sb:
+        sb.start()
+        server = sb.server_pids[0]
+        report = sb.run(PARENT, [f"assert f() == {server}"] * 3)
+    assert report.statuses == ["pass"] * 3, report.messages
+
+
+def test_a_program_that_leaves_a_thread_running_is_supervised_by_its_solution_process():
+    """A clone skips the interpreter's at-fork repairs, so with a second thread alive S forks and waits itself."""
+    threaded = "import _thread, time\n_thread.start_new_thread(time.sleep, (30,))\n"
+    with Sandbox(workers=1, timeout_s=2.0, mode="isolated", isolation="none") as sb:
+        sb.start()
+        server = sb.server_pids[0]
+        moved = sb.run(threaded + PARENT, [f"assert f() != {server}", f"assert f() == {server}"])
+        add = sb.run(threaded + ADD, ["assert add(1, 2) == 3", "assert add(1, 2) == 4", "assert add(2, 2) == 4"])
+    assert moved.statuses == ["pass", "fail"], moved.messages
+    assert add.statuses == ["pass", "fail", "pass"], add.messages
+
+
+def test_a_process_the_program_left_at_load_is_gone_before_the_first_test():
+    """What the program forked while loading would otherwise act during the tests (here: write a file)."""
+    program = ("import os, time\n"
+               "if os.fork() == 0:\n"
+               "    time.sleep(0.3)\n"
+               "    open('leak', 'w').close()\n"
+               "    os._exit(0)\n"
+               "def f():\n"
+               "    time.sleep(0.6)\n"
+               "    return os.path.exists('leak')\n")
+    with Sandbox(workers=1, timeout_s=2.0, wall_timeout_s=5.0, mode="isolated") as sb:
+        report = sb.run(program, ["assert f() is False", "assert f() is False"])
+    assert report.statuses == ["pass", "pass"], report.messages
+
+
+# What a program that owns S can make it do instead of starting each test as the server's child.
+_OWN = """
+import os, sys
+fs = sys.modules.get("_forkserver")
+if fs is not None:
+    g = fs._clone_per_case.__globals__
+    real = g["_SYSCALL"]
+{body}
+"""
+NO_TEST = _OWN.format(body="    g['_SYSCALL'] = lambda *args: 4242  # says it started the test, started nothing")
+OWN_CHILD = _OWN.format(body="    g['_SYSCALL'] = lambda *args: os.fork()  # the test runs as S's child")
+DECOY = _OWN.format(body="""\
+    import time
+    def decoy(*args):
+        if os.fork() == 0:          # S's own child runs the test, out of the server's sight
+            return 0
+        pid = real(*args)           # the server's child ends as soon as the line is written
+        if pid == 0:
+            time.sleep(0.4)
+            os._exit(0)
+        return pid
+    g['_SYSCALL'] = decoy""")
+
+
+@pytest.mark.parametrize(("attack", "outcome"), [(NO_TEST, "crash"), (OWN_CHILD, "crash"), (DECOY, "timeout")],
+                         ids=["no_test", "own_child", "decoy"])
+def test_a_solution_process_that_hides_its_tests_gets_no_pass(attack, outcome):
+    """Without a process of its own the server sees no test start (a crash at the wall limit); a decoy's time is
+    small, but the kernel counted its hidden worker's for S, which the server compares (timeouts)."""
+    tests = ["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"]
+    with Sandbox(workers=1, timeout_s=2.0, wall_timeout_s=2.0, mode="isolated") as sb:
+        honest = sb.run_many([Job(BURN, tests=tests, timeout_s=0.05)])[0]
+        start = time.monotonic()
+        attacked = sb.run_many([Job(attack + BURN, tests=tests, timeout_s=0.05)])[0]
+        took = time.monotonic() - start
+        generous = sb.run_many([Job(attack.replace("fs is not None", "False") + BURN, tests=tests)])[0]
+    assert honest.statuses == ["timeout", "timeout", "unexecuted"]
+    assert attacked.statuses == [outcome] * 3, attacked
+    assert took < 3 * 2.0 + 5, took  # each attempt ends at the wall limit at worst
+    assert generous.statuses == ["pass"] * 3  # the same program, left alone, passes where its work fits
