@@ -93,20 +93,24 @@ _SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)  # clone(fla
 
 
 def _syscall():
-    """libc's ``syscall``, called with the GIL held (a ``PyDLL`` function), or None where it cannot be had."""
+    """libc's ``syscall``, called with the GIL held (a ``PyDLL`` function), or None where it cannot be had. Its
+    arguments are passed as ready ``c_long`` objects (:data:`_FORK_ARGS`): converting Python ints on every call
+    allocates, and in a process that just forked each allocation may be a page copied."""
     if _SYS_CLONE is None:
         return None
     try:
         fn = ctypes.PyDLL(None, use_errno=True).syscall
     except (OSError, AttributeError):  # pragma: no cover - static or exotic libc
         return None
-    fn.restype, fn.argtypes = ctypes.c_long, (ctypes.c_long,) * 6
+    fn.restype = ctypes.c_long
     return fn
 
 
 _SYSCALL = _syscall()
 _SIGCHLD = int(signal.SIGCHLD)
 _CLONE_PARENT = 0x00008000
+_FORK_ARGS = tuple(ctypes.c_long(v) for v in (_SYS_CLONE or 0, _SIGCHLD, 0, 0, 0, 0))
+_CLONE_ARGS = tuple(ctypes.c_long(v) for v in (_SYS_CLONE or 0, _CLONE_PARENT | _SIGCHLD, 0, 0, 0, 0))
 
 
 def _bare_fork() -> int:
@@ -120,7 +124,7 @@ def _bare_fork() -> int:
     process still starts from the same loaded state (``random``'s state included, so not re-seeded per test).
     The child's own forks, if the program makes any, are ordinary ``os.fork`` calls.
     """
-    pid = _SYSCALL(_SYS_CLONE, _SIGCHLD, 0, 0, 0, 0)
+    pid = _SYSCALL(*_FORK_ARGS)
     if pid < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
@@ -1303,27 +1307,30 @@ class _Traces:
             pass
 
 
-def _clone_per_case(job: dict, report: _Reporter, case, ctl_fd: int) -> None:
+def _clone_per_case(job: dict, todo: list[int], report: _Reporter, case, ctl_fd: int) -> None:
     """Isolated mode, server-supervised: start each test's process when the server says, as the *server's* child.
 
-    The server writes a test's index on ``ctl_fd`` once the previous test's process and everything it left running
-    are gone; S clears the files it left and clones the next one with ``CLONE_PARENT``, so the trusted server waits
-    for it, reads its CPU time from ``wait4`` and kills it at its limit. S does no per-test supervision: every
-    object it touches after a fork is a page copied, and its waiting, checking and reporting once cost a fifth of
-    each test (see ``benchmarks/RESULTS.md``). Returns when the server closes the pipe.
+    The server writes one byte on ``ctl_fd`` per test of ``todo``, in order, once the previous test's process and
+    everything it left running are gone: ``g`` (go) or ``c`` (a folder a test could write changed: clear it first,
+    see :class:`_Traces`). S clones the test's process with ``CLONE_PARENT``, so the trusted server waits for it,
+    reads its CPU time from ``wait4`` and kills it at its limit. S does no per-test supervision: every object it
+    touches after a fork is a page copied, and its waiting, checking and reporting once cost a fifth of each test
+    (see ``benchmarks/RESULTS.md``). Returns when the server closes the pipe.
     """
     traces = _Traces(job)
-    flags = _CLONE_PARENT | _SIGCHLD
-    while True:
-        try:
-            data = _read(ctl_fd, 64)
-        except InterruptedError:
-            continue
-        if not data:
+    clear = b"c"
+    for idx in todo:
+        while True:
+            try:
+                token = _read(ctl_fd, 1)  # one byte: a cached object, nothing allocated
+                break
+            except InterruptedError:
+                continue
+        if not token:
             return
-        idx = int(data.split()[-1])
-        traces.clear()
-        pid = _SYSCALL(_SYS_CLONE, flags, 0, 0, 0, 0)
+        if token == clear or traces.loaded:
+            traces.clear()
+        pid = _SYSCALL(*_CLONE_ARGS)
         if pid == 0:
             try:
                 _close(ctl_fd)
@@ -1335,6 +1342,12 @@ def _clone_per_case(job: dict, report: _Reporter, case, ctl_fd: int) -> None:
             err = ctypes.get_errno()
             report.send(b"X", b"crash", f"harness: clone failed: {os.strerror(err)}"[:MAX_MESSAGE])
             return
+    while True:  # stay until the server closes the pipe: it reads the last test's line until S's end of it closes
+        try:
+            if not _read(ctl_fd, 1):
+                return
+        except InterruptedError:
+            continue
 
 
 def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int, ctl_fd: int = -1) -> None:
@@ -1356,7 +1369,7 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     # A clone skips the interpreter's at-fork repairs, safe only while S has one thread (see _bare_fork).
     if ctl_fd >= 0 and _SYSCALL is not None and _one_thread():
         report.send(b"L", _process_time(), b"c")
-        _clone_per_case(job, report, case, ctl_fd)
+        _clone_per_case(job, todo, report, case, ctl_fd)
         return
     report.send(b"L", _process_time())
     _fork_per_case(job, todo, report, case)
@@ -1452,6 +1465,8 @@ class _Run:
         self.test_status: int | None = None
         self.test_cpu = 0.0
         self.streak = 0
+        self.folders_seen: tuple | None = None
+        self.eof = False  # the result pipe ended while a test's process was still running
         try:
             self.stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -1612,6 +1627,7 @@ class Server:
         self.progress = _Progress(self, job)
         self.uid_seen: list = []  # the real uid of each solution process, read by this server from /proc
         workdir = self._workdir(limits.uid)
+        self.trace_folders = (*_TRACE_DIRS, workdir)
         scratch = _mtimes(_TRACE_DIRS)
         try:
             if job.get("kind") == "stdio":
@@ -1796,7 +1812,10 @@ class Server:
                 if run.rfd in ready:
                     before = run.last_event
                     if not self._drain(run, job, tests, pending, statuses, messages, cpu, values):
-                        break  # EOF: S is gone
+                        if run.current is None:
+                            break  # EOF: S is gone
+                        watched.remove(run.rfd)  # the running test's process is still this server's to end
+                        run.eof = True
                     if run.bytes_read > run.max_bytes:
                         killed_for = "flood"
                         break
@@ -1808,6 +1827,8 @@ class Server:
                         time.sleep(_BATCH_READ_S)
                 if progress.enabled and progress.stopped(statuses):
                     killed_for = "stop"
+                    break
+                if run.eof and run.current is None:
                     break
                 if run.clones and run.current is None and pending:
                     self._start_test(run, pending[0])
@@ -2001,13 +2022,18 @@ class Server:
 
     # -- isolated mode, tests supervised here -----------------------------------------------------------------
     def _start_test(self, run: _Run, idx: int) -> None:
-        """Tell S to start test ``idx`` (see :func:`_clone_per_case`); its process will be this server's child."""
+        """Tell S to start test ``idx``, the next of its list (see :func:`_clone_per_case`); its process will be this
+        server's child. The byte says whether a folder a test can write changed since the last test started (the
+        change times are looked at here, where no copy-on-write page pays for the ``stat``)."""
         for kid in _children(run.pid):  # S has no business with processes of its own between tests
             _kill_tree(kid)
+        seen = _mtimes(self.trace_folders)
+        token = b"g" if seen == run.folders_seen else b"c"
+        run.folders_seen = seen
         run.current, run.started, run.test_status, run.test_cpu = idx, _monotonic(), None, 0.0
         run.last_event = run.started
         try:
-            _write(run.ctl_fd, b"%d\n" % idx)
+            _write(run.ctl_fd, token)
         except OSError:
             pass  # S is gone: the end of its result pipe says so
 

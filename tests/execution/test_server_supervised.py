@@ -97,3 +97,30 @@ def test_a_solution_process_that_hides_its_tests_gets_no_pass(attack, outcome):
     assert attacked.statuses == [outcome] * 3, attacked
     assert took < 3 * 2.0 + 5, took  # each attempt ends at the wall limit at worst
     assert generous.statuses == ["pass"] * 3  # the same program, left alone, passes where its work fits
+
+
+def test_a_test_that_ends_the_result_pipe_is_still_supervised_to_its_end():
+    """The test's process kills S and closes its own end of the result pipe, so the pipe ends while the process
+    runs on. The server still holds it to its limits (a timeout, not a verdict and not a hang), then runs the rest
+    of the tests in a fresh solution process."""
+    program = ("import os, signal, time\n"
+               "def f(x):\n"
+               "    if x == 1:\n"
+               "        me = os.getpid()\n"
+               "        for pid in [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
+               "            try:\n"
+               "                if pid != me and os.stat(f'/proc/{pid}').st_uid == os.getuid():\n"
+               "                    os.kill(pid, signal.SIGKILL)\n"
+               "            except OSError:\n"
+               "                pass\n"
+               "        os.closerange(3, 1024)\n"
+               "        time.sleep(30)\n"
+               "    return x\n")
+    tests = ["assert f(0) == 0", "assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"]
+    with Sandbox(workers=1, timeout_s=1.0, wall_timeout_s=1.5, mode="isolated") as sb:
+        start = time.monotonic()
+        report = sb.run(program, tests)
+        took = time.monotonic() - start
+    assert report.statuses[:2] == ["pass", "timeout"], report
+    assert "pass" in report.statuses[2:], report  # the rest ran on in a fresh solution process
+    assert took < 1.5 + 10, took
