@@ -124,3 +124,57 @@ def test_a_test_that_ends_the_result_pipe_is_still_supervised_to_its_end():
     assert report.statuses[:2] == ["pass", "timeout"], report
     assert "pass" in report.statuses[2:], report  # the rest ran on in a fresh solution process
     assert took < 1.5 + 10, took
+
+
+# A one-probe test's value travels raw after its line (no base64 in the test's process): bytes that look like
+# line ends, like the protocol's own lines, or a value far larger than the pipe holds must still come through whole.
+TRICKY = ("def f(kind):\n"
+          "    if kind == 'lines':\n"
+          "        return 'a\\nb\\n\\n' + ' R 0 pass = - 0\\n' * 50\n"
+          "    if kind == 'big':\n"
+          "        return 'x\\n' * 600_000\n"
+          "    if kind == 'bytes':\n"
+          "        return bytes(range(256)) * 300\n"
+          "    return [kind] * 3\n")
+
+
+@pytest.mark.parametrize("mode", ["isolated", "fast"])
+def test_values_whose_bytes_look_like_lines_or_overflow_the_pipe_come_through_whole(mode):
+    tests = ["assert f('lines') == 'a\\nb\\n\\n' + ' R 0 pass = - 0\\n' * 50",
+             "assert f('lines') == 'a\\nb\\n\\n'",
+             "assert f('big') == 'x\\n' * 600_000",
+             "assert f('big') == 'x\\n' * 599_999",
+             "assert f('bytes') == bytes(range(256)) * 300",
+             "assert f('bytes') == bytes(range(256)) * 299",
+             "assert f(7) == [7, 7, 7]"]
+    with Sandbox(workers=1, timeout_s=5.0, mode=mode) as sb:
+        report = sb.run(TRICKY, tests)
+    assert report.statuses == ["pass", "fail", "pass", "fail", "pass", "fail", "pass"], report.messages
+
+
+# The test's process writes frames of its own on the result pipe (the fd is reachable from its frames), then ends.
+FORGED = """
+import os, sys
+def f(x):
+    frame = sys._getframe(1)
+    while frame is not None:
+        obj = frame.f_locals.get("report")
+        if type(obj).__name__ == "_Reporter":
+            head = b"%b V %d %x %d\\n" % (obj.bprefix, {idx}, id(x), {claimed})
+            os.write(obj.fd, head + b"i1;")
+            os._exit(0)
+        frame = frame.f_back
+    return -1
+"""
+
+
+@pytest.mark.parametrize("claimed", [1000, 1, -3, 0])
+def test_a_forged_value_frame_is_no_pass(claimed):
+    """A byte count longer than what follows leaves the frame unfinished (the test ends with no value); a shorter
+    one cuts the value short (an unreadable report), a negative one is no frame; a frame for another test counts
+    for nothing. (A frame whose count is right is the program's claim about its value, as a return would be.)"""
+    with Sandbox(workers=1, timeout_s=2.0, mode="isolated") as sb:
+        own = sb.run(FORGED.format(idx=0, claimed=claimed), ["assert f(5) == 1"])
+        other = sb.run(FORGED.format(idx=1, claimed=claimed), ["assert f(5) == 1", "assert f(1) == 1"])
+    assert own.statuses == ["crash"], own
+    assert other.statuses == ["crash", "crash"], other  # (test 1 forges a broken frame of its own)
