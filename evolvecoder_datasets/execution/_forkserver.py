@@ -545,6 +545,35 @@ def _children(pid: int) -> list[int]:
         return kids
 
 
+class _ChildrenFile:
+    """``/proc/<pid>/task/<pid>/children`` opened once and re-read with ``pread`` (each read at offset 0 is a fresh
+    list): the server looks at its own children and at S's after every test, and an open/read/close was a third
+    of its work per test. Falls back to :func:`_children` where the file cannot be read (the process is gone)."""
+
+    __slots__ = ("fd", "pid")
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        try:
+            self.fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.fd = -1
+
+    def pids(self) -> list[int]:
+        if self.fd >= 0:
+            try:
+                data = os.pread(self.fd, 65536, 0)
+                return [int(x) for x in data.split()] if data else []
+            except OSError:
+                pass
+        return _children(self.pid)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            _close(self.fd)
+            self.fd = -1
+
+
 def sweep_children(spare: int = 0) -> float:
     """Kill and reap every child of this process (orphans re-parented to us, as a subreaper, included), but
     ``spare`` (a pid) when given.
@@ -827,6 +856,19 @@ def _restore_folder(folder: str, entries: list) -> None:
                     _close(fd)
         except OSError:
             continue
+
+
+def _writable_by(folder: str, uid) -> bool:
+    """Whether ``uid`` (its own group, no others: the solution child drops supplementary groups) can add entries to
+    ``folder``, from its owner and mode; True where no uid is dropped to or the folder cannot be read."""
+    if uid is None:
+        return True
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return True
+    mode = st.st_mode
+    return bool(mode & 0o002 or (st.st_uid == uid and mode & 0o200) or (st.st_gid == uid and mode & 0o020))
 
 
 def _mtimes(folders) -> tuple:
@@ -1504,6 +1546,7 @@ class _Run:
             self.stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             self.stat_fd = -1
+        self.children = _ChildrenFile(pid)
 
     def cpu(self) -> float:
         """S's CPU seconds so far (0.0 once it is gone)."""
@@ -1515,6 +1558,7 @@ class _Run:
 
 
 _STOPPED = "not run: an earlier test did not pass"
+_LINE_GRACE_S = 0.002  # how long a running test's result pipe is left unread (see Server._watch)
 _STREAM_AFTER_S = 0.02
 
 
@@ -1581,6 +1625,7 @@ class Server:
         # One work folder per server, emptied after every job (children find it in HOME/TMPDIR and as cwd).
         self.workdir = os.path.join(self.workroot, f"ecd-work-{self.pid}")
         self.wake_r = -1
+        self.children = _ChildrenFile(self.pid)
 
     def watch_children(self) -> None:
         """Make a child's exit wake the watch loop: SIGCHLD writes a byte on a pipe it selects on (the tests' processes
@@ -1660,7 +1705,7 @@ class Server:
         self.progress = _Progress(self, job)
         self.uid_seen: list = []  # the real uid of each solution process, read by this server from /proc
         workdir = self._workdir(limits.uid)
-        self.trace_folders = (*_TRACE_DIRS, workdir)
+        self.trace_folders = tuple(f for f in (*_TRACE_DIRS, workdir) if _writable_by(f, limits.uid))
         scratch = _mtimes(_TRACE_DIRS)
         try:
             if job.get("kind") == "stdio":
@@ -1819,6 +1864,7 @@ class Server:
         if self.wake_r >= 0 and run.ctl_fd >= 0:
             watched.append(self.wake_r)
             _drain_pipe(self.wake_r)
+        quiet = [fd for fd in watched if fd != run.rfd]
         ended = (job, tests, pending, statuses, messages, cpu, values)  # what a test's end updates
         try:
             next_check = None
@@ -1830,18 +1876,20 @@ class Server:
                     next_check = run.last_event + min(cpu_budget, wall_budget)
                 wake = progress.wake_at()
                 until = next_check if wake is None else min(next_check, wake)
-                ready = select.select(watched, [], [], max(0.0, until - _monotonic()))[0]
+                fds = watched
+                if run.current is not None and not run.eof:
+                    # A test's line waits in the pipe until its process ends (one wake-up per test, not two); a
+                    # test that runs longer, or writes more than the pipe holds, is read from as it goes.
+                    grace = run.started + _LINE_GRACE_S
+                    if _monotonic() < grace:
+                        fds, until = quiet, min(until, grace)
+                ready = select.select(fds, [], [], max(0.0, until - _monotonic()))[0]
                 if self.in_fd in ready and progress.caller_says_stop():
                     killed_for = "stop"
                     break
                 if wake is not None and not ready and progress.stopped(statuses):
                     killed_for = "stop"
                     break
-                if self.wake_r in ready:
-                    _drain_pipe(self.wake_r)
-                    if run.current is not None and self._reap_test(run):
-                        self._finish_test(run, None, *ended)
-                        next_check = None
                 if run.rfd in ready:
                     before = run.last_event
                     if not self._drain(run, job, tests, pending, statuses, messages, cpu, values):
@@ -1858,6 +1906,11 @@ class Server:
                         # S and its grandchildren write two short lines per test; reading each as it lands costs
                         # two wake-ups per test on cores the tests need. Let a few accumulate (the pipe holds 64 KiB).
                         time.sleep(_BATCH_READ_S)
+                if self.wake_r in ready:  # after the result pipe: a test's line is written before its process ends
+                    _drain_pipe(self.wake_r)
+                    if run.current is not None and self._reap_test(run):
+                        self._finish_test(run, None, *ended, drain=run.rfd not in ready)
+                        next_check = None
                 if progress.enabled and progress.stopped(statuses):
                     killed_for = "stop"
                     break
@@ -1896,6 +1949,7 @@ class Server:
             _close(run.rfd)
             if run.stat_fd >= 0:
                 _close(run.stat_fd)
+            run.children.close()
         if tests is not None and not judge_cpu and run.loaded and run.stat_fd >= 0:
             self._check_accounting(run, children_cpu, cpu_limit, killed_for, statuses, messages)
         return killed_for
@@ -2086,7 +2140,7 @@ class Server:
         """Tell S to start test ``idx``, the next of its list (see :func:`_clone_per_case`); its process will be this
         server's child. The byte says whether a folder a test can write changed since the last test started (the
         change times are looked at here, where no copy-on-write page pays for the ``stat``)."""
-        for kid in _children(run.pid):  # S has no business with processes of its own between tests
+        for kid in run.children.pids():  # S has no business with processes of its own between tests
             _kill_tree(kid)
         seen = _mtimes(self.trace_folders)
         token = b"g" if seen == run.folders_seen else b"c"
@@ -2102,7 +2156,7 @@ class Server:
         """Whether the running test's process ended. While it lives it is this server's only child besides S (what
         it starts is its own child until it ends), so the first to end is it. Once it has, whatever it left running
         is ended too; the CPU time of all of them, from ``wait4``, is in ``run.test_cpu``."""
-        kids = [k for k in _children(self.pid) if k != run.pid]
+        kids = [k for k in self.children.pids() if k != run.pid]
         alive = False
         for kid in kids:
             try:
@@ -2121,11 +2175,14 @@ class Server:
             run.test_cpu += sweep_children(spare=run.pid)
         return True
 
-    def _finish_test(self, run: _Run, killed, job, tests, pending, statuses, messages, cpu, values) -> None:
-        """The running test's processes are gone: read what it reported, give its verdict, keep count of tests
-        that hit a limit in a row (past ``max_consecutive_timeouts`` the rest is not run)."""
+    def _finish_test(self, run: _Run, killed, job, tests, pending, statuses, messages, cpu, values, *,
+                     drain: bool = True) -> None:
+        """The running test's processes are gone: read what it reported (unless the pipe was just read), give its
+        verdict, keep count of tests that hit a limit in a row (past ``max_consecutive_timeouts`` the rest is not
+        run)."""
         idx, run.current = run.current, None
-        self._drain(run, job, tests, pending, statuses, messages, cpu, values)  # its line came before its exit
+        if drain:
+            self._drain(run, job, tests, pending, statuses, messages, cpu, values)  # its line came before its exit
         if not pending or pending[0] != idx:
             return
         used = run.test_cpu
@@ -2147,7 +2204,7 @@ class Server:
         if own >= cpu_budget:
             run.killed_after_cpu = own
             return "cpu", None
-        kids = [k for k in _children(self.pid) if k != run.pid]
+        kids = [k for k in self.children.pids() if k != run.pid]
         if not kids and run.test_status is None:
             return ("wall", None) if elapsed >= wall_budget else (None, now + max(wall_budget - elapsed, 0.01))
         used = sum(proc_cpu_seconds(k) for k in kids)
@@ -2194,9 +2251,9 @@ class Server:
 
 
 def _drain_pipe(fd: int) -> None:
-    """Empty a non-blocking pipe."""
+    """Empty a non-blocking pipe (a short read says it is empty)."""
     try:
-        while _read(fd, 4096):
+        while _len(_read(fd, 4096)) == 4096:
             pass
     except (BlockingIOError, InterruptedError):
         pass
