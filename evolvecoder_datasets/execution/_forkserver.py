@@ -132,10 +132,14 @@ def _bare_fork() -> int:
 
 
 def _one_thread() -> bool:
-    """True when this process has exactly one thread (``/proc/self/stat``'s thread count)."""
+    """True when this process has exactly one thread (``/proc/self/stat``'s thread count; read with a bare fd, as
+    a file object's buffers would be pages every test's process copies)."""
     try:
-        with open("/proc/self/stat", "rb") as fh:
-            data = fh.read()
+        fd = os.open("/proc/self/stat", os.O_RDONLY)
+        try:
+            data = _read(fd, 4096)
+        finally:
+            _close(fd)
         return int(data[data.rfind(b")") + 2 :].split()[17]) == 1
     except (OSError, ValueError, IndexError):
         return False
@@ -872,16 +876,19 @@ def _writable_by(folder: str, uid) -> bool:
 
 
 def _mtimes(folders) -> tuple:
-    """Change times of ``folders`` (a folder's changes when an entry is added or removed): a folder whose time did
-    not move since the last look has nothing new to clean, and is not listed.
+    """Change time, size and link count of each of ``folders`` (what moves when an entry is added or removed): a
+    folder whose figures did not move since the last look has nothing new to clean.
 
     The inode change time, not the modification time: a program that owns a folder can set its modification time
-    back (``os.utime``) to hide a file it left for the next test, but no program sets a change time.
+    back (``os.utime``) to hide a file it left for the next test, but no program sets a change time. The size and
+    link count because a change time may be stamped at the scheduler's tick (tmpfs gave 21 distinct times for 40
+    quick changes here): a folder on tmpfs grows by 20 bytes per entry, and one gains a link per subfolder.
     """
     out = []
     for folder in folders:
         try:
-            out.append(os.stat(folder).st_ctime_ns)
+            st = os.stat(folder)
+            out.append((st.st_ctime_ns, st.st_size, st.st_nlink))
         except OSError:
             out.append(None)
     return tuple(out)
@@ -1626,6 +1633,7 @@ class Server:
         self.workdir = os.path.join(self.workroot, f"ecd-work-{self.pid}")
         self.wake_r = -1
         self.children = _ChildrenFile(self.pid)
+        self.clone_parent = False
 
     def watch_children(self) -> None:
         """Make a child's exit wake the watch loop: SIGCHLD writes a byte on a pipe it selects on (the tests' processes
@@ -1638,6 +1646,7 @@ class Server:
         signal.signal(signal.SIGCHLD, _on_child_exit)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        self.clone_parent = _clone_parent_works()
 
     # -- framing ---------------------------------------------------------------------------------------------
     def recv(self):
@@ -1801,7 +1810,7 @@ class Server:
         """
         stdio = job.get("kind") == "stdio"
         fast = job.get("mode") == "fast" and not stdio  # only then does the child run untrusted code per test
-        run = self._fork_solution(body, ctl=not stdio and not fast and _SYSCALL is not None)
+        run = self._fork_solution(body, ctl=not stdio and not fast and self.clone_parent)
         max_value = int(job.get("max_value_bytes", 4 << 20))
         run.max_payload = 8 * max_value + 65536
         # Everything a child may legitimately write: a short line or two per test, and values (base64) on top.
@@ -2248,6 +2257,29 @@ class Server:
             self._supervise(job, body, todo, None, statuses, messages, cpu)
         outputs = [self.outputs[i] or "" if statuses[i] == "done" else None for i in range(n)]
         return {"statuses": statuses, "messages": messages, "cpu": cpu, "outputs": outputs}
+
+
+def _clone_parent_works() -> bool:
+    """Whether a child of this process can start a process as this one's child (``CLONE_PARENT``), which isolated
+    mode's server-supervised tests need: a seccomp profile or an unusual kernel may refuse it, and S then supervises
+    its tests itself. Tried once, when the server starts, with a child and a clone that exit at once."""
+    if _SYSCALL is None:
+        return False
+    pid = _fork()
+    if pid == 0:
+        try:
+            _exit(0 if _SYSCALL(*_CLONE_ARGS) >= 0 else 1)  # the clone exits here too, with 0
+        finally:
+            _exit(1)
+    ok = False
+    try:
+        _, status = _waitpid(pid, 0)
+        ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        if ok:
+            _waitpid(-1, 0)  # the clone: this server's child
+    except ChildProcessError:
+        ok = False
+    return ok
 
 
 def _drain_pipe(fd: int) -> None:

@@ -135,3 +135,18 @@ def test_loaded_files_are_there_for_every_test(sb):
                "    open('data/table.txt', 'w').write('100')\n"
                "    return value\n")
     assert sb.run(program, ["assert total() == 6"] * 5).statuses == ["pass"] * 5
+
+
+def test_quick_tests_leave_nothing_for_the_next_even_within_one_clock_tick():
+    """Tests of a few microseconds each: a folder's change time may not move between two of them (tmpfs stamps it
+    at the scheduler's tick), so a file one leaves must be found by what else moves (the folder's size)."""
+    program = ("import os\n"
+               "def probe(i):\n"
+               "    if i % 2 == 0:\n"
+               "        open(f'left{i}', 'w').close()\n"
+               "        return 'done'\n"
+               "    return 'seen' if any(name.startswith('left') for name in os.listdir('.')) else 'clean'\n")
+    tests = [f"assert probe({i}) == {'done' if i % 2 == 0 else 'clean'!r}" for i in range(60)]
+    with Sandbox(workers=1, timeout_s=1.0, mode="isolated") as sb:
+        report = sb.run(program, tests)
+    assert report.statuses == ["pass"] * 60, [m for m in report.messages if m]
