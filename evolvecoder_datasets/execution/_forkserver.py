@@ -94,7 +94,7 @@ _SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)  # clone(fla
 
 def _syscall():
     """libc's ``syscall``, called with the GIL held (a ``PyDLL`` function), or None where it cannot be had. Its
-    arguments are passed as ready ``c_long`` objects (:data:`_FORK_ARGS`): converting Python ints on every call
+    arguments are passed as ready ``c_long`` objects (:data:`_CLONE_ARGS`): converting Python ints on every call
     allocates, and in a process that just forked each allocation may be a page copied."""
     if _SYS_CLONE is None:
         return None
@@ -109,26 +109,7 @@ def _syscall():
 _SYSCALL = _syscall()
 _SIGCHLD = int(signal.SIGCHLD)
 _CLONE_PARENT = 0x00008000
-_FORK_ARGS = tuple(ctypes.c_long(v) for v in (_SYS_CLONE or 0, _SIGCHLD, 0, 0, 0, 0))
 _CLONE_ARGS = tuple(ctypes.c_long(v) for v in (_SYS_CLONE or 0, _CLONE_PARENT | _SIGCHLD, 0, 0, 0, 0))
-
-
-def _bare_fork() -> int:
-    """``fork()`` without the interpreter's at-fork work: the grandchild of each isolated test is made this way.
-
-    ``os.fork`` re-creates the interpreter's locks and thread states in the child and runs the at-fork hooks
-    modules registered (``random`` re-seeds itself there); with its allocations that cost ~0.15 ms of every test's
-    ~1.2 (each page a fork's child writes is a copy). A single-threaded process that holds the GIL has nothing
-    for that work to repair: its locks are free and its only thread is the one that goes on in the child. So
-    the solution process forks this way only while it has one thread (see :func:`_one_thread`); each test's
-    process still starts from the same loaded state (``random``'s state included, so not re-seeded per test).
-    The child's own forks, if the program makes any, are ordinary ``os.fork`` calls.
-    """
-    pid = _SYSCALL(*_FORK_ARGS)
-    if pid < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return pid
 
 
 def _one_thread() -> bool:
@@ -1300,14 +1281,13 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
     streak = 0
     me = _getpid()
     traces = _Traces(job)
-    fork = _bare_fork if _SYSCALL is not None and _one_thread() else _fork
     for idx in todo:
         if budget and streak >= budget:
             report.send(b"U", idx)
             return
         traces.clear()
         pipe = os.pipe() if capture is not None else None
-        pid = fork()
+        pid = _fork()
         if pid == 0:
             try:
                 _setpgid(0, 0)
@@ -1384,6 +1364,11 @@ def _clone_per_case(job: dict, todo: list[int], report: _Reporter, case, ctl_fd:
     reads its CPU time from ``wait4`` and kills it at its limit. S does no per-test supervision: every object it
     touches after a fork is a page copied, and its waiting, checking and reporting once cost a fifth of each test
     (see ``benchmarks/RESULTS.md``). Returns when the server closes the pipe.
+
+    The clone is a bare system call: the interpreter's at-fork work (re-creating its locks and thread states,
+    running the hooks modules registered; ``random`` re-seeds itself there) does not run in the test's process. S
+    holds the GIL through the call and has one thread (checked by the caller), so there is nothing to repair; each
+    test starts from the same loaded state, ``random``'s included.
     """
     traces = _Traces(job)
     clear = b"c"
@@ -1448,7 +1433,7 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
         status, message, payload = _run_one_test(test, namespace, max_value, scope=scope)
         report.result(idx, status, message, payload, 0.0)
 
-    # A clone skips the interpreter's at-fork repairs, safe only while S has one thread (see _bare_fork).
+    # A clone skips the interpreter's at-fork repairs, safe only while S has one thread (see _clone_per_case).
     if ctl_fd >= 0 and _SYSCALL is not None and _one_thread():
         report.send(b"L", _process_time(), b"c")
         _clone_per_case(job, todo, report, case, ctl_fd)
