@@ -1409,9 +1409,13 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     import gc
 
     scope = _test_globals(namespace)  # the program is loaded and S runs none of its code from here on
+    # A clone skips the interpreter's at-fork repairs, safe only while S has one thread (see _clone_per_case).
+    clones = ctl_fd >= 0 and _SYSCALL is not None and _one_thread()
     # Most tests are one probe (``assert f(x) == y``): their code, looked up by the grandchild with nothing else.
+    # Their value leaves raw after a V line where the server supervises the test, which drops an unfinished frame
+    # with its test (where S reports a D line after each test, a frame cut short could swallow it).
     probes = {i: tests[i].steps[0][1] for i in todo
-              if tests[i].kind == "plan" and _len(tests[i].steps) == 1 and tests[i].steps[0][0] == "p"}
+              if clones and tests[i].kind == "plan" and _len(tests[i].steps) == 1 and tests[i].steps[0][0] == "p"}
     encode = _wire.encode
     gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
 
@@ -1433,8 +1437,7 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
         status, message, payload = _run_one_test(test, namespace, max_value, scope=scope)
         report.result(idx, status, message, payload, 0.0)
 
-    # A clone skips the interpreter's at-fork repairs, safe only while S has one thread (see _clone_per_case).
-    if ctl_fd >= 0 and _SYSCALL is not None and _one_thread():
+    if clones:
         report.send(b"L", _process_time(), b"c")
         _clone_per_case(job, todo, report, case, ctl_fd)
         return
@@ -1903,7 +1906,7 @@ class Server:
                 if self.wake_r in ready:  # after the result pipe: a test's line is written before its process ends
                     _drain_pipe(self.wake_r)
                     if run.current is not None and self._reap_test(run):
-                        self._finish_test(run, None, *ended, drain=run.rfd not in ready)
+                        self._finish_test(run, None, *ended)
                         next_check = None
                 if progress.enabled and progress.stopped(statuses):
                     killed_for = "stop"
@@ -2000,8 +2003,8 @@ class Server:
                 break
         data = bytes(run.buf)
         prefix = run.nonce.encode() + b" "
-        frame = prefix + b"V "  # a line whose raw bytes follow it (see _Reporter.value)
-        if frame not in data:  # lines only (fast mode, stdio): one split
+        frame = prefix + b"V "  # a line whose raw bytes follow it (see _Reporter.value), only where tests are ours
+        if not run.clones or frame not in data:  # lines only (fast mode, stdio, S-supervised tests): one split
             *lines, rest = data.split(b"\n")
             run.buf = bytearray(rest)
             for line in lines:
@@ -2090,7 +2093,7 @@ class Server:
                 values[idx] = (status, str(message)[:MAX_MESSAGE])
         elif tag == "V":  # a one-probe test's value, ``raw`` its wire bytes (isolated mode)
             idx, ident = int(fields[1]), int(fields[2], 16)
-            if not pending or idx != pending[0] or idx in values or raw is None or job.get("mode") == "fast":
+            if not pending or idx != pending[0] or idx in values or raw is None or not run.clones:
                 return  # only the first line for the test being run counts
             if tests is None or tests[idx].kind != "plan":
                 values[idx] = ("crash", "malformed report")
@@ -2180,14 +2183,15 @@ class Server:
             run.test_cpu += sweep_children(spare=run.pid)
         return True
 
-    def _finish_test(self, run: _Run, killed, job, tests, pending, statuses, messages, cpu, values, *,
-                     drain: bool = True) -> None:
-        """The running test's processes are gone: read what it reported (unless the pipe was just read), give its
-        verdict, keep count of tests that hit a limit in a row (past ``max_consecutive_timeouts`` the rest is not
-        run)."""
+    def _finish_test(self, run: _Run, killed, job, tests, pending, statuses, messages, cpu, values) -> None:
+        """The running test's processes are gone: read what it reported, give its verdict, keep count of tests that
+        hit a limit in a row (past ``max_consecutive_timeouts`` the rest is not run).
+
+        What is left unread after that is an unfinished line or frame of this test's (its process was killed
+        mid-write, or wrote a byte count it never filled): it is dropped, so it cannot swallow the next test's."""
         idx, run.current = run.current, None
-        if drain:
-            self._drain(run, job, tests, pending, statuses, messages, cpu, values)  # its line came before its exit
+        self._drain(run, job, tests, pending, statuses, messages, cpu, values)  # its line came before its exit
+        del run.buf[:]
         if not pending or pending[0] != idx:
             return
         used = run.test_cpu

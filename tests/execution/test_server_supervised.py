@@ -178,3 +178,16 @@ def test_a_forged_value_frame_is_no_pass(claimed):
         other = sb.run(FORGED.format(idx=1, claimed=claimed), ["assert f(5) == 1", "assert f(1) == 1"])
     assert own.statuses == ["crash"], own
     assert other.statuses == ["crash", "crash"], other  # (test 1 forges a broken frame of its own)
+
+
+@pytest.mark.parametrize("supervisor", ["server", "solution_process"])
+def test_an_unfinished_frame_does_not_swallow_the_next_tests_report(supervisor):
+    """A test's process writes a value frame whose byte count it never fills, then ends: the next test, honest,
+    still gets its own verdict (where the server supervises, the unfinished frame is dropped with its test; where
+    S does, value frames are not part of the protocol and the line is no line)."""
+    threaded = "import _thread, time\n_thread.start_new_thread(time.sleep, (60,))\n"
+    program = (threaded if supervisor == "solution_process" else "") + FORGED.format(idx=0, claimed=100_000) \
+        + "def g():\n    return 2\n"
+    with Sandbox(workers=1, timeout_s=2.0, mode="isolated") as sb:
+        report = sb.run(program, ["assert f(5) == 1", "assert g() == 2", "assert g() == 3"])
+    assert report.statuses == ["crash", "pass", "fail"], report
