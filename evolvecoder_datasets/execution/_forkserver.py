@@ -2003,44 +2003,18 @@ class Server:
                 break
         data = bytes(run.buf)
         prefix = run.nonce.encode() + b" "
-        frame = prefix + b"V "  # a line whose raw bytes follow it (see _Reporter.value), only where tests are ours
-        if not run.clones or frame not in data:  # lines only (fast mode, stdio, S-supervised tests): one split
+        if run.clones:  # value frames are part of the protocol only where the server supervises the tests
+            items, rest = _split_frames(data, prefix, run.max_payload)
+        else:  # lines only (fast mode, stdio, S-supervised tests): one split
             *lines, rest = data.split(b"\n")
-            run.buf = bytearray(rest)
-            for line in lines:
-                if line.startswith(prefix):
-                    try:
-                        self._apply(run, line[_len(prefix) :].split(b" "), job, tests, pending, statuses, messages,
-                                    cpu, values)
-                    except (ValueError, TypeError, IndexError, KeyError, binascii.Error):
-                        continue  # a malformed line counts as no line
-            return not eof
-        pos = 0
-        while True:
-            end = data.find(b"\n", pos)
-            if end < 0:
-                break
-            line, raw = data[pos:end], None
-            pos = end + 1
-            if line.startswith(frame):
-                try:
-                    size = int(line.rsplit(b" ", 1)[1])
-                except (ValueError, IndexError):
-                    continue  # a malformed line counts as no line
-                if not 0 <= size <= run.max_payload:
-                    continue
-                if _len(data) - pos < size:
-                    pos = end - _len(line)  # its bytes are still coming: read the line again then
-                    break
-                raw, pos = data[pos : pos + size], pos + size
-            elif not line.startswith(prefix):
-                continue
+            items = [(line, None) for line in lines if line.startswith(prefix)]
+        run.buf = bytearray(rest)
+        for line, raw in items:
             try:
                 self._apply(run, line[_len(prefix) :].split(b" "), job, tests, pending, statuses, messages, cpu, values,
                             raw)
             except (ValueError, TypeError, IndexError, KeyError, binascii.Error):
                 continue  # a malformed line counts as no line
-        run.buf = bytearray(data[pos:])
         return not eof
 
     def _apply(self, run, fields, job, tests, pending, statuses, messages, cpu, values, raw=None) -> None:
@@ -2280,6 +2254,41 @@ def _clone_parent_works() -> bool:
     except ChildProcessError:
         ok = False
     return ok
+
+
+def _split_frames(data: bytes, prefix: bytes, max_size: int) -> tuple[list, bytes]:
+    """The complete ``(line, raw)`` items of ``data`` whose line starts with ``prefix``, and what is left unfinished.
+
+    ``raw`` is None for a plain line; a ``V`` line (see :meth:`_Reporter.value`) is followed by its byte count of
+    raw bytes, which may hold anything (line ends included). A ``V`` line whose count is malformed or over
+    ``max_size`` is no line; one whose bytes have not all come is left, with them, for the next read.
+    """
+    frame = prefix + b"V "
+    if frame not in data:
+        *lines, rest = data.split(b"\n")
+        return [(line, None) for line in lines if line.startswith(prefix)], rest
+    items, pos = [], 0
+    while True:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        line, raw = data[pos:end], None
+        pos = end + 1
+        if line.startswith(frame):
+            try:
+                size = int(line.rsplit(b" ", 1)[1])
+            except (ValueError, IndexError):
+                continue
+            if not 0 <= size <= max_size:
+                continue
+            if _len(data) - pos < size:
+                pos = end - _len(line)  # its bytes are still coming: read the line again then
+                break
+            raw, pos = data[pos : pos + size], pos + size
+        elif not line.startswith(prefix):
+            continue
+        items.append((line, raw))
+    return items, data[pos:]
 
 
 def _drain_pipe(fd: int) -> None:
