@@ -1567,8 +1567,10 @@ class _Progress:
     can tell a pass; the caller answers ``{"op": "stop"}`` when one failed. The server decides no verdict either
     way: stopping only marks the tests not yet run ``unexecuted``.
 
-    Streaming starts only once a job has run for ``_STREAM_AFTER_S``: a job of quick tests is over before a stop
-    could gain anything, and its values come back with the reply (streaming each cost fast mode ~15% there).
+    In fast mode streaming starts only once a job has run for ``_STREAM_AFTER_S``: a job of quick tests is over
+    before a stop could gain anything, and its values come back with the reply (streaming each cost fast mode ~15%
+    there). In isolated mode every test costs a fork, so values stream from the first test: waiting 20 ms let a
+    wrong program run ~16 tests past its first failure (the reward benchmark ran 1,741 tests where 1,474 do now).
     """
 
     __slots__ = ("server", "enabled", "checked", "sent", "stop", "stdio", "start_streaming")
@@ -1578,7 +1580,7 @@ class _Progress:
         self.stdio = job.get("kind") == "stdio"
         self.checked = self.sent = 0
         self.stop = False
-        self.start_streaming = _monotonic() + _STREAM_AFTER_S
+        self.start_streaming = _monotonic() + (_STREAM_AFTER_S if job.get("mode") == "fast" else 0.0)
 
     def stopped(self, statuses: list) -> bool:
         """Look at the tests that ended since the last call, in order, and stream those with values once the job

@@ -261,7 +261,8 @@ class Sandbox:
     def _execute(self, job: Job) -> ExecutionReport:
         if job.size == 0:
             return ExecutionReport([], [], [], self.isolation or "none", False)
-        reply, last_error = self._call(self._job_message, job, _early_stop(job) if job.stop_on_failure else None)
+        on_progress = _early_stop(job) if job.stop_on_failure else None
+        reply, last_error = self._call(self._job_message, job, on_progress)
         if reply is None:
             n = job.size
             return ExecutionReport(
@@ -273,7 +274,8 @@ class Sandbox:
                 infra_error=str(last_error),
             )
         # Judged after the worker is back in the pool: a test's helper call may need one (see _clean_call).
-        statuses, messages, judged = _verdicts(job, reply, self._clean_call)
+        known = on_progress.judged if on_progress is not None else None  # streamed tests, judged as they came
+        statuses, messages, judged = _verdicts(job, reply, self._clean_call, known)
         return ExecutionReport(
             statuses=statuses,
             messages=messages,

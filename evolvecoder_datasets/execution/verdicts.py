@@ -39,12 +39,14 @@ def _clean_entry(reply: dict) -> tuple:
     return entries[0] if entries else ("e", "crash", "no helper result")
 
 
-def _verdicts(job: Job, reply: dict, clean=None) -> tuple[list[str], list[str], list[str]]:
+def _verdicts(job: Job, reply: dict, clean=None, known: dict | None = None) -> tuple[list[str], list[str], list[str]]:
     """Statuses, messages and where each verdict was decided, from a fork server's reply.
 
     A split test's values are judged here (see :mod:`.judge`); the server and its children decide only what they
     observe from outside a program (timeouts, crashes, a program that did not load). No ``pass`` of a split test
-    can come from the sandbox: one that claims it is a crash.
+    can come from the sandbox: one that claims it is a crash. ``known`` holds what :func:`_early_stop` already
+    judged while the job ran, ``{index: (value, verdict)}``: a test whose final value is the one judged then is not
+    judged twice.
     """
     statuses, messages = list(reply["statuses"]), list(reply["messages"])
     if job.kind == "stdio":
@@ -63,7 +65,8 @@ def _verdicts(job: Job, reply: dict, clean=None) -> tuple[list[str], list[str], 
         judged.append(JUDGED_OUTSIDE if plan.outside or plan.invalid is not None else JUDGED_INSIDE)
         status = statuses[i]
         if status == "value" and plan.outside and isinstance(values[i], str):
-            statuses[i], messages[i] = _judge_value(plan, values[i], clean)
+            seen = known.get(i) if known else None
+            statuses[i], messages[i] = seen[1] if seen and seen[0] == values[i] else _judge_value(plan, values[i], clean)
         elif status == "value" or (status == "pass" and plan.outside):
             statuses[i], messages[i] = "crash", "the sandbox sent a verdict it does not decide"
     return statuses, messages, judged
@@ -88,8 +91,10 @@ def _defer(imports: str, expression: str) -> tuple:
 
 def _early_stop(job: Job):
     """The progress callback of a ``stop_on_failure`` job: judge each streamed test as it ends, True (stop) at the
-    first that does not pass. The final verdicts are judged again from the reply, the same way, by :func:`_verdicts`;
-    a test whose judging needs a helper process (the worker is busy with this job) is left to that."""
+    first that does not pass. What it judged is kept in ``on_progress.judged`` (see :func:`_verdicts`, which judges the
+    rest from the reply the same way); a test whose judging needs a helper process (the worker is busy with this job)
+    is left to that."""
+    judged: dict[int, tuple] = {}
 
     def on_progress(message: dict) -> bool:
         idx = message.get("progress")
@@ -103,10 +108,13 @@ def _early_stop(job: Job):
         if not (plan.outside and isinstance(value, str)):
             return False
         try:
-            return _judge_value(plan, value, _defer)[0] != "pass"
+            verdict = _judge_value(plan, value, _defer)
         except _Deferred:
             return False
+        judged[idx] = (value, verdict)
+        return verdict[0] != "pass"
 
+    on_progress.judged = judged  # type: ignore[attr-defined]
     return on_progress
 
 

@@ -135,8 +135,8 @@ def test_raises_match_searches_the_whole_exception_message(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_quick_job_is_not_streamed_and_a_slow_one_stops_early(mode):
-    """Values stream to the caller only once a job has run 20 ms (a quick job's come with its reply); a job whose
-    first test fails and whose later tests are slow is stopped long before it would end."""
+    """In fast mode values stream to the caller only once a job has run 20 ms (a quick job's come with its reply);
+    in either mode a job whose first test fails and whose later tests are slow is stopped long before it would end."""
     slow_after_first = ("import time\n"
                         "def f(x):\n"
                         "    if x > 0:\n"
@@ -148,3 +148,43 @@ def test_a_quick_job_is_not_streamed_and_a_slow_one_stops_early(mode):
     assert report.statuses[0] == "fail"
     ran = [s for s in report.statuses if s != "unexecuted"]
     assert len(ran) <= 2 and all(s == "fail" for s in ran)  # at most the slow test in flight when the stop came
+
+
+def test_isolated_values_stream_from_the_first_test_and_each_is_judged_once(monkeypatch):
+    """In isolated mode every test costs a fork: each value goes to the caller's judge as soon as its test ends (no
+    20 ms wait, in which a wrong program ran ~16 more tests), and the final verdicts reuse what was judged then."""
+    from evolvecoder_datasets.execution import sandbox as sandbox_module
+    from evolvecoder_datasets.execution import verdicts
+
+    seen, judged = [], []
+    real_stop, real_judge = sandbox_module._early_stop, verdicts._judge_value
+
+    def spying_stop(job):
+        on_progress = real_stop(job)
+
+        def spy(message):
+            seen.append(message["progress"])
+            return on_progress(message)
+
+        spy.judged = on_progress.judged
+        return spy
+
+    def counting_judge(plan, value, clean):
+        judged.append(value)
+        return real_judge(plan, value, clean)
+
+    monkeypatch.setattr(sandbox_module, "_early_stop", spying_stop)
+    monkeypatch.setattr(verdicts, "_judge_value", counting_judge)
+    tests = [f"assert f({i}) == {i}" for i in range(3)]
+    with Sandbox(workers=1, timeout_s=1.0, mode="isolated") as box:
+        report = box.run_many([Job("def f(x):\n    return x\n", tests=tests, stop_on_failure=True)])[0]
+        assert report.statuses == ["pass"] * 3
+        assert seen == [0, 1, 2]  # a job of three quick tests: under 20 ms, streamed all the same
+        assert len(judged) == 3  # once each, while the job ran
+        seen.clear()
+        quick_wrong = Job("def f(x):\n    return -1\n", tests=[f"assert f({i}) == {i}" for i in range(60)],
+                          stop_on_failure=True)
+        ran = [s for s in box.run_many([quick_wrong])[0].statuses if s != "unexecuted"]
+    assert ran[0] == "fail" and seen[0] == 0
+    # The stop comes one round trip after the first test: a few tests at most (20 ms of them was ~16 here).
+    assert len(ran) <= 8, ran
