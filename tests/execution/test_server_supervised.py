@@ -191,3 +191,16 @@ def test_an_unfinished_frame_does_not_swallow_the_next_tests_report(supervisor):
     with Sandbox(workers=1, timeout_s=2.0, mode="isolated") as sb:
         report = sb.run(program, ["assert f(5) == 1", "assert g() == 2", "assert g() == 3"])
     assert report.statuses == ["crash", "pass", "fail"], report
+
+
+def test_the_server_binds_symbols_at_start_and_its_programs_do_not_inherit_the_setting():
+    """``LD_BIND_NOW`` is the server's (its tests' processes would otherwise each resolve the functions only tests
+    call): the server was started with it, and a program's environment is the children's own, without it."""
+    program = "import os\ndef env():\n    return sorted(os.environ)\n"
+    with Sandbox(workers=1, timeout_s=2.0, mode="isolated", isolation="none") as sb:
+        sb.start()
+        with open(f"/proc/{sb.server_pids[0]}/environ", "rb") as fh:
+            server_env = fh.read().split(b"\0")
+        report = sb.run(program, ["assert 'LD_BIND_NOW' not in env()", "assert 'PATH' in env()"])
+    assert b"LD_BIND_NOW=1" in server_env
+    assert report.statuses == ["pass", "pass"], report.messages
