@@ -50,7 +50,7 @@ try:  # started by the sandbox: this folder is on the path, the package is not i
 except ImportError:  # imported as part of the package (tests, tools)
     from . import _wire
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 STATUSES = ("pass", "fail", "error", "timeout", "memory", "crash", "syntax_error", "unexecuted")
 MAX_MESSAGE = 300
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -1555,6 +1555,8 @@ class _Run:
 _STOPPED = "not run: an earlier test did not pass"
 _LINE_GRACE_S = 0.002  # how long a running test's result pipe is left unread (see Server._watch)
 _STREAM_AFTER_S = 0.02
+_STREAM_GAP_FIRST_S = 0.001  # after a message, the next waits this long, then twice as long... (see _Progress)
+_STREAM_GAP_MAX_S = 0.008
 
 
 class _Progress:
@@ -1562,18 +1564,24 @@ class _Progress:
     does not pass).
 
     Tests end in order. Each one that ends with a status this server observed itself (a timeout, a crash, an error of
-    a test run inside) and is not a pass stops the job here. Each one that ends with values is streamed to the
-    caller, ``{"progress": idx, "value": ...}`` (stdin/stdout cases: ``"output"``), since only the caller's judge
-    can tell a pass; the caller answers ``{"op": "stop"}`` when one failed. The server decides no verdict either
-    way: stopping only marks the tests not yet run ``unexecuted``.
+    a test run inside) and is not a pass stops the job here. The values of those that end with values are streamed to
+    the caller, ``{"progress": [idx, ...], "value": [...]}`` (stdin/stdout cases: ``"output"``), since only the
+    caller's judge can tell a pass; the caller answers ``{"op": "stop"}`` when one failed. The server decides no
+    verdict either way: stopping only marks the tests not yet run ``unexecuted``.
 
     In fast mode streaming starts only once a job has run for ``_STREAM_AFTER_S``: a job of quick tests is over
     before a stop could gain anything, and its values come back with the reply (streaming each cost fast mode ~15%
-    there). In isolated mode every test costs a fork, so values stream from the first test: waiting 20 ms let a
-    wrong program run ~16 tests past its first failure (the reward benchmark ran 1,741 tests where 1,474 do now).
+    there). In isolated mode every test costs a fork, so the first value goes at once: waiting 20 ms let a wrong
+    program run ~16 tests past its first failure (the reward benchmark ran 1,741 tests where 1,474 do now).
+
+    After each message the next one waits ``_STREAM_GAP_FIRST_S``, then twice that, up to ``_STREAM_GAP_MAX_S``,
+    and carries every value that ended meanwhile. A message cost ~0.13 ms of CPU between this server and the caller
+    (a right program's 35 streamed one by one cost 12% more than none at all), while wrong programs mostly fail on
+    their first tests: the benchmark's 20 wrong programs first fail at tests 0-2, five of them at 5 or 15. A failure
+    later in a job is reported at most 8 ms late.
     """
 
-    __slots__ = ("server", "enabled", "checked", "sent", "stop", "stdio", "start_streaming")
+    __slots__ = ("server", "enabled", "checked", "sent", "stop", "stdio", "start_streaming", "gap")
 
     def __init__(self, server: Server, job: dict) -> None:
         self.server, self.enabled = server, bool(job.get("stop_on_failure"))
@@ -1581,10 +1589,11 @@ class _Progress:
         self.checked = self.sent = 0
         self.stop = False
         self.start_streaming = _monotonic() + (_STREAM_AFTER_S if job.get("mode") == "fast" else 0.0)
+        self.gap = 0.0
 
     def stopped(self, statuses: list) -> bool:
-        """Look at the tests that ended since the last call, in order, and stream those with values once the job
-        has run long enough; True once the job should stop."""
+        """Look at the tests that ended since the last call, in order, and stream the values waiting once the job
+        has run long enough and the gap after the last message has passed; True once the job should stop."""
         if not self.enabled:
             return False
         n = _len(statuses)
@@ -1592,19 +1601,26 @@ class _Progress:
             if statuses[self.checked] not in ("value", "pass", "done"):
                 self.stop = True
             self.checked += 1
-        if self.stop or _monotonic() < self.start_streaming:
+        if self.stop or self.sent == self.checked:
             return self.stop
-        while self.sent < self.checked:
-            idx, status = self.sent, statuses[self.sent]
-            self.sent += 1
-            if status == "value":
-                self.server.send({"progress": idx, "value": self.server.payloads[idx]})
-            elif status == "done" and self.stdio:
-                self.server.send({"progress": idx, "output": self.server.outputs[idx] or ""})
+        now = _monotonic()
+        if now < self.start_streaming:
+            return False
+        ended = range(self.sent, self.checked)
+        self.sent = self.checked
+        if self.stdio:
+            found = [(i, self.server.outputs[i] or "") for i in ended if statuses[i] == "done"]
+        else:
+            found = [(i, self.server.payloads[i]) for i in ended if statuses[i] == "value"]
+        if found:
+            self.server.send({"progress": [i for i, _ in found],
+                              "output" if self.stdio else "value": [v for _, v in found]})  # fmt: skip
+            self.start_streaming = now + self.gap
+            self.gap = min(_STREAM_GAP_MAX_S, max(_STREAM_GAP_FIRST_S, 2 * self.gap))
         return self.stop
 
     def wake_at(self) -> float | None:
-        """When ended tests wait to be streamed: the time streaming starts (None when nothing waits)."""
+        """When ended tests wait to be streamed: the time the next message may go (None when nothing waits)."""
         return self.start_streaming if self.enabled and self.sent < self.checked and not self.stop else None
 
     def caller_says_stop(self) -> bool:

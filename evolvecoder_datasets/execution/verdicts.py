@@ -97,13 +97,17 @@ def _early_stop(job: Job):
     judged: dict[int, tuple] = {}
 
     def on_progress(message: dict) -> bool:
-        idx = message.get("progress")
+        indices = message.get("progress")
+        found = message.get("output" if job.kind == "stdio" else "value")
+        if not isinstance(indices, list) or not isinstance(found, list):
+            return False
+        return any(_failed(idx, value) for idx, value in zip(indices, found))
+
+    def _failed(idx, value) -> bool:
         if not isinstance(idx, int) or not 0 <= idx < job.size:
             return False
         if job.kind == "stdio":
-            output = message.get("output")
-            return not (isinstance(output, str) and outputs_match(output, (job.outputs or ())[idx], job.float_tol))
-        value = message.get("value")
+            return not (isinstance(value, str) and outputs_match(value, (job.outputs or ())[idx], job.float_tol))
         plan = plan_test(str((job.tests or ())[idx]))
         if not (plan.outside and isinstance(value, str)):
             return False

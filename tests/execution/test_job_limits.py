@@ -151,8 +151,9 @@ def test_a_quick_job_is_not_streamed_and_a_slow_one_stops_early(mode):
 
 
 def test_isolated_values_stream_from_the_first_test_and_each_is_judged_once(monkeypatch):
-    """In isolated mode every test costs a fork: each value goes to the caller's judge as soon as its test ends (no
-    20 ms wait, in which a wrong program ran ~16 more tests), and the final verdicts reuse what was judged then."""
+    """In isolated mode every test costs a fork: the first value goes to the caller's judge as soon as its test ends
+    (no 20 ms wait, in which a wrong program ran ~16 more tests), later ones in messages at most 8 ms apart, and the
+    final verdicts reuse what was judged then."""
     from evolvecoder_datasets.execution import sandbox as sandbox_module
     from evolvecoder_datasets.execution import verdicts
 
@@ -163,7 +164,7 @@ def test_isolated_values_stream_from_the_first_test_and_each_is_judged_once(monk
         on_progress = real_stop(job)
 
         def spy(message):
-            seen.append(message["progress"])
+            seen.extend(message["progress"])
             return on_progress(message)
 
         spy.judged = on_progress.judged
@@ -179,8 +180,8 @@ def test_isolated_values_stream_from_the_first_test_and_each_is_judged_once(monk
     with Sandbox(workers=1, timeout_s=1.0, mode="isolated") as box:
         report = box.run_many([Job("def f(x):\n    return x\n", tests=tests, stop_on_failure=True)])[0]
         assert report.statuses == ["pass"] * 3
-        assert seen == [0, 1, 2]  # a job of three quick tests: under 20 ms, streamed all the same
-        assert len(judged) == 3  # once each, while the job ran
+        assert seen[:1] == [0] and seen == sorted(set(seen))  # a job under 20 ms: streamed all the same, in order
+        assert len(judged) == 3  # once each: while the job ran, or from the reply those that had not been streamed
         seen.clear()
         quick_wrong = Job("def f(x):\n    return -1\n", tests=[f"assert f({i}) == {i}" for i in range(60)],
                           stop_on_failure=True)
@@ -188,3 +189,38 @@ def test_isolated_values_stream_from_the_first_test_and_each_is_judged_once(monk
     assert ran[0] == "fail" and seen[0] == 0
     # The stop comes one round trip after the first test: a few tests at most (20 ms of them was ~16 here).
     assert len(ran) <= 8, ran
+
+
+def test_streamed_values_come_in_few_messages_and_a_late_failure_still_stops_the_job(monkeypatch):
+    """After the first, values are sent in messages whose spacing doubles up to 8 ms: a right program's 40 quick
+    tests take a handful, not 40 (each cost ~0.13 ms of CPU). A failure late in the job still stops it soon after."""
+    from evolvecoder_datasets.execution import sandbox as sandbox_module
+
+    messages = []
+    real_stop = sandbox_module._early_stop
+
+    def counting_stop(job):
+        on_progress = real_stop(job)
+
+        def spy(message):
+            messages.append(list(message["progress"]))
+            return on_progress(message)
+
+        spy.judged = on_progress.judged
+        return spy
+
+    monkeypatch.setattr(sandbox_module, "_early_stop", counting_stop)
+    right = "def f(x):\n    return x\n"
+    late_wrong = "def f(x):\n    return x if x < 30 else -1\n"
+    tests = [f"assert f({i}) == {i}" for i in range(40)]
+    with Sandbox(workers=1, timeout_s=1.0, mode="isolated") as box:
+        passed = box.run_many([Job(right, tests=tests, stop_on_failure=True)])[0]
+        tests += [f"assert f({i}) == {i}" for i in range(40, 100)]  # 70 to run after the failure: ~80 ms
+        streamed = [i for message in messages for i in message]
+        count = len(messages)
+        stopped = box.run_many([Job(late_wrong, tests=tests, stop_on_failure=True)])[0]
+    assert passed.statuses == ["pass"] * 40
+    assert streamed == sorted(set(streamed)) and streamed[0] == 0
+    assert 1 <= count <= 30, messages  # one per test was 40 (here ~8)
+    assert stopped.statuses[:30] == ["pass"] * 30 and stopped.statuses[30] == "fail"
+    assert stopped.statuses.count("unexecuted") >= 35, stopped.statuses  # stopped well before the end
