@@ -124,8 +124,8 @@ class _FailureOrder:
                 return None
             self._counts.move_to_end(key)
             counts = list(counts)
-        order = sorted(range(len(counts)), key=counts.__getitem__, reverse=True)
-        return None if order == sorted(order) else order
+        order = sorted(range(len(counts)), key=counts.__getitem__, reverse=True)  # stable: ties keep their order
+        return None if order == list(range(len(order))) else order
 
     def record(self, cases: Sequence[str], statuses: Sequence[str]) -> None:
         """Count the cases that ran and did not pass (in the given order's indices)."""
