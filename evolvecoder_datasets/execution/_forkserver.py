@@ -2021,11 +2021,8 @@ class Server:
                 break
         data = bytes(run.buf)
         prefix = run.nonce.encode() + b" "
-        if run.clones:  # value frames are part of the protocol only where the server supervises the tests
-            items, rest = _split_frames(data, prefix, run.max_payload)
-        else:  # lines only (fast mode, stdio, S-supervised tests): one split
-            *lines, rest = data.split(b"\n")
-            items = [(line, None) for line in lines if line.startswith(prefix)]
+        # Value frames are part of the protocol only where the server supervises the tests.
+        items, rest = _split_frames(data, prefix, run.max_payload, frames=run.clones)
         run.buf = bytearray(rest)
         for line, raw in items:
             try:
@@ -2274,15 +2271,16 @@ def _clone_parent_works() -> bool:
     return ok
 
 
-def _split_frames(data: bytes, prefix: bytes, max_size: int) -> tuple[list, bytes]:
+def _split_frames(data: bytes, prefix: bytes, max_size: int, *, frames: bool = True) -> tuple[list, bytes]:
     """The complete ``(line, raw)`` items of ``data`` whose line starts with ``prefix``, and what is left unfinished.
 
     ``raw`` is None for a plain line; a ``V`` line (see :meth:`_Reporter.value`) is followed by its byte count of
     raw bytes, which may hold anything (line ends included). A ``V`` line whose count is malformed or over
-    ``max_size`` is no line; one whose bytes have not all come is left, with them, for the next read.
+    ``max_size`` is no line; one whose bytes have not all come is left, with them, for the next read. Without
+    ``frames`` (fast mode, stdio, S-supervised tests) every item is a plain line, a ``V`` one included.
     """
     frame = prefix + b"V "
-    if frame not in data:
+    if not frames or frame not in data:
         *lines, rest = data.split(b"\n")
         return [(line, None) for line in lines if line.startswith(prefix)], rest
     items, pos = [], 0
