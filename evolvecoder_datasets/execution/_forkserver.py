@@ -2177,7 +2177,7 @@ class Server:
                 status, message = "unexecuted", "skipped after repeated timeouts"
             else:
                 status, message = fields[1].decode("ascii"), _text(fields[2])
-            status = status if status in STATUSES else "crash"
+            status = status if status in STATUSES and status not in ("pass", "unexecuted") else "crash"
             while pending:
                 i = pending.popleft()
                 statuses[i], messages[i] = status, str(message)[:MAX_MESSAGE]

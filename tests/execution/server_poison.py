@@ -140,6 +140,12 @@ POISON = {
             os.write(_W or 1, b"half a line without its end")
             return 2 * x + 1
     '''),
+    "claims_every_test_passed": _p('''
+        def double(x):
+            _say(b"R %d pass = - 0" % (x - 1))
+            _say(b"X pass =")
+            return 2 * x + 1
+    '''),
     "huge_identity_and_counts": _p('''
         def double(x):
             _say(b"V %d %s 4" % (x - 1, b"f" * 400))

@@ -53,7 +53,8 @@ def test_a_program_that_owns_its_solution_process_gets_no_pass_and_leaves_a_clea
     stopped = sb.run_many([Job(RIGHT, tests=list(TESTS), stop_on_failure=True),
                            Job(WRONG, tests=list(TESTS), stop_on_failure=True)])  # fmt: skip
     assert stopped[0].statuses == ["pass"] * len(TESTS), (name, stopped[0])
-    assert stopped[1].statuses[0] == "fail" and "pass" not in stopped[1].statuses, (name, stopped[1])
+    # (isolated mode runs a stopping job's tests in a random order weighted by earlier failures: any one may be first)
+    assert "fail" in stopped[1].statuses and "pass" not in stopped[1].statuses, (name, stopped[1])
 
 
 def test_a_stopping_poison_job_leaves_no_stream_for_the_next_job(single_worker):
