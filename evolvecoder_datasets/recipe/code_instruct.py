@@ -159,8 +159,11 @@ def run(config: CodeInstructRecipe) -> YieldReport:
     (output / "yield.json").write_text(json.dumps(total.to_dict(), indent=2) + "\n")
     with open(output / "rejected.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(record) + "\n" for record in rejected)
+    inside = config.pipeline.export_judged_inside  # tasks verified in the solution's process (see Task.judged)
+    tasks = [t for t in tasks if inside or t.judged != "inside"] if tasks else tasks
     if config.export_tasks and tasks:
-        export_task_folders(runs, output / "tasks", overwrite=True, base_image=config.base_image)
+        export_task_folders(runs, output / "tasks", overwrite=True, base_image=config.base_image,
+                            include_judged_inside=inside)  # fmt: skip
     store = store_location(config.store, output)
     if tasks and store is not None:
         from ..rounds import push_round
@@ -177,7 +180,7 @@ def run(config: CodeInstructRecipe) -> YieldReport:
                 "pipeline": config.pipeline.to_dict(),
             },
         }
-        commit = push_round(tasks_to_dataset(tasks), store, config.round, stats=stats,
+        commit = push_round(tasks_to_dataset(tasks, include_judged_inside=inside), store, config.round, stats=stats,
                             config={"code_instruct": dataclasses.asdict(config)})  # fmt: skip
         print(f"pushed {len(tasks)} task(s) to {store} @ {commit.revision}", flush=True)
     return total
