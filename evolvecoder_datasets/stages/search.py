@@ -237,6 +237,7 @@ class _State:
         self.pending: list[tuple] = []  # this generation's candidates
         self.usable: list[int] = []  # indices into pending
         self.structured = False  # whether the structure edits were queued (before any target retires)
+        self.boost = 0  # candidates the next generation draws at least (the structure edits)
         self.stale = 0  # generations that drew no new candidate
         self.idle = 0  # generations in a row that kept nothing
         self.done = False
@@ -280,7 +281,8 @@ class _State:
             if not targets:
                 self.done = True
                 return False
-            size = min(config.generation_size, max(1, config.generation_size // 4) << self.idle)
+            size = max(min(config.generation_size, max(1, config.generation_size // 4) << self.idle), self.boost)
+            self.boost = 0
             n = min(size, self.remaining // (1 + targets))
         else:
             n = min(config.generation_size, self.remaining // (1 + len(self.problem.programs)))
@@ -383,7 +385,10 @@ class _State:
             # splices of seed values), the inputs random edits reach least often and that equivalent-looking
             # survivors most often need
             self.structured = True
-            self.queue += self.mutator.structured(limit=self.config.structure_edits)
+            edits = [a for a in self.mutator.structured(limit=4 * self.config.structure_edits)
+                     if repr(a) not in self.seen][: self.config.structure_edits]
+            self.queue += edits
+            self.boost = len(edits)  # the next generation asks all of them
             return
         self.result.retired += len(tired)
         self.alive -= tired
