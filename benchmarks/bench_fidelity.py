@@ -72,7 +72,7 @@ def fidelity_rows(problems: list[dict], columns: list[np.ndarray] | None = None)
 
 def show(name: str, report: dict) -> None:
     def line(label: str, e: dict) -> str:
-        rate = lambda v: "    -" if v is None else f"{v:.3f}"  # noqa: E731
+        rate = lambda v: "    -" if v is None else f"{v:.3f}"
         return (f"  {label:<22} right {e['right']:>5}  wrong {e['wrong']:>5}  TPR {rate(e['tpr'])}  "
                 f"TNR {rate(e['tnr'])}  FPR {rate(e['fpr'])}  FNR {rate(e['fnr'])}")
 

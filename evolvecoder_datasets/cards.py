@@ -34,14 +34,14 @@ from .card_fidelity import FIDELITY_HEADER, fidelity_context
 from .errors import ConfigError
 
 __all__ = [
-    "STATS_KEYS",
     "DEFAULT_TAGS",
-    "template_path",
-    "size_category",
-    "headline",
+    "STATS_KEYS",
     "card_context",
+    "headline",
     "render_round_card",
+    "size_category",
     "stats_summary",
+    "template_path",
 ]
 
 STATS_KEYS: dict[str, str] = {
@@ -123,8 +123,7 @@ def size_category(num_rows: int) -> str:
 # ---------------------------------------------------------------------------- reading the statistics
 def _round_key(key: Any) -> int | str:
     text = str(key)
-    if text.startswith("round"):
-        text = text[len("round"):]
+    text = text.removeprefix("round")
     return int(text) if text.isdigit() else str(key)
 
 
@@ -240,7 +239,7 @@ def _cell(value: Any) -> str:
     return " ".join(str(value).split("\n")).replace("|", "\\|")
 
 
-def _signed(value: float | int, digits: int = 3) -> str:
+def _signed(value: float, digits: int = 3) -> str:
     text = f"{value:+,.{digits}f}" if isinstance(value, float) else f"{value:+,}"
     return text
 

@@ -169,7 +169,7 @@ def _print_fidelity(result: Any) -> None:
     rows = [rows[0], rows[-2], rows[-1]] if len(rows) > 2 else rows
     if not any(f.get("suite") for _, f in rows):
         return
-    rate = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    rate = lambda v: "-" if v is None else f"{v:.3f}"
     print("\ntest fidelity against the oracle (reference-valued inputs kept apart from the tests)")
     print("round  right  wrong    TPR    TNR    FPR    FNR  problems without an oracle")
     for name, fid in rows:

@@ -40,10 +40,10 @@ def test_each_rewrite_changes_the_shape_it_names():
     assert re.search(r"\btotal\b", by_kind["rename"]) is None and "def f(" in by_kind["rename"]
     assert "10 > total" in by_kind["mirror_compare"]
     assert "if not total < 10" in by_kind["swap_branches"]
-    for code in by_kind.values():
-        ns: dict = {}
-        exec(compile(code, "<rewrite>", "exec"), ns)   # the test's own program: a trusted reference
-        assert ns["f"]([3, -1, 4, 9], 2) == 13 and ns["f"]([1, 2], 3) == 9
+    with Sandbox(workers=1, mode="fast") as sb:
+        reports = sb.run_many([(code, ["assert f([3, -1, 4, 9], 2) == 13", "assert f([1, 2], 3) == 9"])
+                               for code in by_kind.values()])
+    assert all(r.all_passed for r in reports)
 
 
 def test_rewrites_leave_keyword_parameters_recursion_and_comprehension_scope_alone():
@@ -54,10 +54,10 @@ def test_rewrites_leave_keyword_parameters_recursion_and_comprehension_scope_alo
     tree = ast.parse(by_kind["rename"])
     g = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "g")
     assert "step" in [a.arg for a in g.args.args]
-    for code in by_kind.values():
-        ns: dict = {}
-        exec(compile(code, "<rewrite>", "exec"), ns)
-        assert ns["g"](7, step=2) == 4 and ns["h"]([1, 2]) == 11
+    with Sandbox(workers=1, mode="fast") as sb:
+        reports = sb.run_many([(code, ["assert g(7, step=2) == 4", "assert h([1, 2]) == 11"])
+                               for code in by_kind.values()])
+    assert all(r.all_passed for r in reports)
 
 
 def test_a_program_that_does_not_parse_has_no_rewrites():

@@ -22,7 +22,14 @@ Example:
 
 from __future__ import annotations
 
-from .figures import plot_difficulty, plot_fidelity, plot_methods, plot_mutation_scores, plot_per_model, save_figures
+from .figures import (
+    plot_difficulty,
+    plot_fidelity,
+    plot_methods,
+    plot_mutation_scores,
+    plot_per_model,
+    save_figures,
+)
 from .passk import DEFAULT_KS, any_of_first_k, pass_at_k, solution_counts
 from .tables import difficulty_table, method_table, mutation_table, per_model_table, source_table
 

@@ -38,7 +38,7 @@ import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["REWRITES", "REWRITE_MODEL", "REWRITER_VERSION", "Rewrite", "rewrite_program"]
+__all__ = ["REWRITER_VERSION", "REWRITES", "REWRITE_MODEL", "Rewrite", "rewrite_program"]
 
 #: Bump when a rewrite changes what it produces.
 REWRITER_VERSION = "1"

@@ -28,7 +28,14 @@ from __future__ import annotations
 
 from .cover import cover_tests
 from .filters import dedupe_tests, hide_tests
-from .final import REDUCE_RULES, TOO_FEW_TESTS, TOO_MANY_PERFECT, FinalFilterOutcome, final_filter, final_filter_outcome
+from .final import (
+    REDUCE_RULES,
+    TOO_FEW_TESTS,
+    TOO_MANY_PERFECT,
+    FinalFilterOutcome,
+    final_filter,
+    final_filter_outcome,
+)
 from .rates import as_pass_matrix, hamming_distances, solution_pass_rates, test_pass_rates
 from .selection import (
     DUPLICATE_GROUP,

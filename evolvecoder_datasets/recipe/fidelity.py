@@ -164,7 +164,7 @@ class FidelityTracker:
         n = len(sols)
         M = as_pass_matrix(row[schema.PASS_MATRIX]) if len(row[schema.TESTS]) else np.zeros((n, 0), bool)
         S = row.get(schema.STATUSES)
-        S = np.asarray(S, dtype=np.int64).reshape(M.shape) if S is not None and M.size else None
+        S = np.asarray(S, dtype=object).reshape(M.shape) if S is not None and M.size else None
         if columns is not None:
             M = M[:, columns]
             S = S[:, columns] if S is not None else None
@@ -172,7 +172,8 @@ class FidelityTracker:
         R, RS = self._rewrite_matrix(state, tests, float(limit) if limit else None)
         from ..schema import STATUS_NAMES
 
-        pool_status = (np.array([[STATUS_NAMES[int(c)] for c in r] for r in S], dtype=object).reshape(M.shape)
+        pool_status = (np.array([[c if isinstance(c, str) else STATUS_NAMES[int(c)] for c in r] for r in S],
+                                dtype=object).reshape(M.shape)
                        if S is not None else np.where(M, "pass", "fail").astype(object))
         kinds = ["mutant" if s["model"] == MUTANT_MODEL else "sample" for s in sols] + ["rewrite"] * len(state.rewrites)
         return ProblemFidelity(
@@ -209,7 +210,7 @@ class FidelityTracker:
         from ..stages.seeding import problem_rng
 
         cfg = self.config.finalize_config()
-        kept_ids = set(str(i) for i in final[schema.ID])
+        kept_ids = {str(i) for i in final[schema.ID]}
         keep = [c for c in (schema.ID, schema.TESTS, schema.TEST_ORIGIN, schema.SOLUTIONS, schema.PASS_MATRIX,
                             schema.STATUSES, TIME_LIMIT, schema.REFERENCE_OK) if c in last.column_names]
         out: dict[str, Any] = {"published": cfg.reduce, "trust_reference": cfg.trust_reference}
