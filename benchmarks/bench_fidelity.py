@@ -38,9 +38,11 @@ from evolvecoder_datasets.stages.oracle import FidelityConfig, OracleProblem, bu
 from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, search_tests
 
 
-def load(n: int | None) -> list[dict]:
+def load(n: int | None, ids: list[str] | None = None) -> list[dict]:
     problems = []
     for record in read_humaneval_records()[:n]:
+        if ids and record["task_id"].replace("/", "_") not in ids:
+            continue
         reference = record["prompt"] + record["canonical_solution"]
         tests = split_check(record["test"], record["entry_point"]).tests
         problems.append({"id": record["task_id"].replace("/", "_"), "reference": reference, "tests": tests,
@@ -96,18 +98,19 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=FidelityConfig.candidates)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ids", nargs="*", default=None, help="only these problems (e.g. HumanEval_124)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
     t0 = time.perf_counter()
     load_start = os.getloadavg()
-    problems = load(args.problems)
+    problems = load(args.problems, args.ids)
     fid = FidelityConfig(inputs=args.inputs, candidates=args.candidates)
     out: dict = {"problems": len(problems), "mutants": sum(len(p["mutants"]) for p in problems), "rounds": []}
     settings = SandboxSettings()
     with Sandbox(workers=args.workers, mode="fast", timeout_s=1.0, max_consecutive_timeouts=2) as sb:
         t = time.perf_counter()
-        oracles = build_oracles([OracleProblem(p["id"], p["reference"], p["tests"]) for p in problems], fid,
+        oracles = build_oracles([OracleProblem(p["id"], p["reference"], p["tests"], p["mutants"]) for p in problems], fid,
                                 sandbox=sb)
         out["oracle_build_s"] = round(time.perf_counter() - t, 1)
         t = time.perf_counter()

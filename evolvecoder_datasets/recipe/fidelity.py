@@ -88,10 +88,11 @@ class FidelityTracker:
         refs = ds[schema.REFERENCE_SOLUTIONS] if schema.REFERENCE_SOLUTIONS in cols else [None] * len(ids)
         oks = ds[schema.REFERENCE_OK] if schema.REFERENCE_OK in cols else [False] * len(ids)
         references = [(r[0] if ok and r else None) for r, ok in zip(refs, oks)]
-        problems = [OracleProblem(pid, ref, list(tests)) for pid, ref, tests in zip(ids, references, ds[schema.TESTS])]
+        pools = [[s["code"] for s in sols] for sols in ds[schema.SOLUTIONS]]
+        problems = [OracleProblem(pid, ref, list(tests), pool)
+                    for pid, ref, tests, pool in zip(ids, references, ds[schema.TESTS], pools)]
         sandbox = self._fast_sandbox() if any(references) else None
         oracles = build_oracles(problems, self.settings, sandbox=sandbox)
-        pools = [[s["code"] for s in sols] for sols in ds[schema.SOLUTIONS]]
         rewrites = [[r.code for r in rewrite_program(ref)] if ref and self.settings.rewrites else []
                     for ref in references]
         labels = label_programs(oracles, [p + r for p, r in zip(pools, rewrites)], self.settings, sandbox=sandbox)

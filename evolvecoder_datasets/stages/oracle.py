@@ -10,12 +10,18 @@ samples, mutants, rewrites), whether it agrees with the reference on every one o
 How it is built, per problem with a reference and a literal call in its tests
 (:func:`~evolvecoder_datasets.stages.search_inputs.recover_call`):
 
-1. candidates: the seed inputs themselves, the structure edits of the seeds (ties, duplicates, boundary sizes,
-   splices of seed values: :meth:`~evolvecoder_datasets.stages.search_inputs.InputMutator.structured`), a boundary
-   sweep of the reference's constants, then random type-aware edits with twice the search's exploration, all from
-   a random stream of their own (``FidelityConfig.seed`` with the problem id and ``"oracle"``, never the search's);
+1. candidates: the seed inputs themselves, a boundary sweep of the reference's constants (each +-1, in numbers
+   and in digits inside strings; one number at a time, then two at once), the structure edits of the seeds (ties, duplicates, boundary sizes, splices of
+   seed values: :meth:`~evolvecoder_datasets.stages.search_inputs.InputMutator.structured`), and random type-aware
+   edits with twice the search's exploration; where the programs to label are given, the constants they change
+   (the search's :func:`~evolvecoder_datasets.stages.search.hot_constants`) are swept as well; all from a random
+   stream of their own (``FidelityConfig.seed`` with
+   the problem id and ``"oracle"``, never the search's); the usable ones are taken from the sources in turn;
 2. the reference runs each candidate **in the sandbox**, alone in its process; an input is usable when the
-   reference returns plain data, the same twice, within ``cpu_s``;
+   reference returns plain data, the same twice, within ``cpu_s`` (a top-level float is compared with the shared
+   tolerance; a float inside a list, tuple or dict exactly, so a right program whose nested floats differ in the
+   last bits is labelled wrong: the oracle errs towards calling programs wrong, which the fidelity figures show as
+   accepted wrong programs, never as rejected right ones);
 3. the reference's values on up to ``inputs`` usable inputs are read back through pass/fail verdicts only (a
    process that ran nothing but the reference compresses their ``repr`` lines with ``zlib`` and the caller reads
    the bits; ~8-10x fewer verdicts than reading each value), decompressed with a size bound and parsed with
@@ -54,6 +60,7 @@ from ..errors import ConfigError
 from ..tolerance import float_assert
 from .checks import check_fraction, check_positive
 from .code_names import defined_names
+from .search import hot_constants
 from .search_inputs import InputMutator, recover_call, reference_constants, render_args
 from .search_probes import ProbeProgram
 from .seeding import stable_int
@@ -71,15 +78,46 @@ REASONS = {
     "unreadable": "the reference's values could not be read back, or it failed its own oracle asserts",
 }
 
-# Appended to a reference-only probe program: the repr lines of the reference's values on the usable inputs,
+# Appended to a reference-only probe program: which inputs are usable (as the search's, but a float may sit inside
+# a list, tuple or dict: compared exactly), and the repr lines of the reference's values on the usable inputs,
 # compressed, read bit by bit through verdicts.
 _BLOB_HELPERS = '''
+def _ecd_oracle_plain(value):
+    kind = type(value)
+    if value is None or kind in (bool, int, str, bytes):
+        return True
+    if kind is float:
+        return value == value and abs(value) != float("inf")
+    if kind in (list, tuple, set, frozenset):
+        return all(_ecd_oracle_plain(item) for item in value)
+    if kind is dict:
+        return all(_ecd_oracle_plain(k) and _ecd_oracle_plain(v) for k, v in value.items())
+    return False
+
+def _ecd_oracle_usable(k):
+    try:
+        start = _ecd_time.process_time()
+        first = _ecd_call(_ECD_REF, k)
+        if _ecd_time.process_time() - start > _ECD_CPU:
+            return False
+        text = repr(first)
+        if len(text) > _ECD_MAX_CHARS or text != repr(_ecd_call(_ECD_REF, k)) or not _ecd_oracle_plain(first):
+            return False
+        back = _ecd_ast.literal_eval(text)
+        return repr(back) == text and back == first
+    except Exception:
+        return False
+
 def _ecd_blob():
     if "blob" not in _ecd_cache:
         import zlib as _ecd_zlib
         text = "\\n".join(repr(_ecd_ref_value(k)) for k in _ECD_BLOB)
         _ecd_cache["blob"] = _ecd_zlib.compress(text.encode("utf-8"), 9)
     return _ecd_cache["blob"]
+
+def _ecd_warm(k):
+    _ecd_ref_value(k)
+    return True
 
 def _ecd_blob_length_bit(b):
     return (len(_ecd_blob()) >> b) & 1 == 1
@@ -96,8 +134,8 @@ class FidelityConfig:
     Args:
         enabled (`bool`, defaults to `True`): build an oracle per problem with a reference and report each round's
             fidelity (``stats.json``, the card, ``inspect``).
-        inputs (`int`, defaults to 200): most oracle inputs per problem (usable ones, valued by the reference).
-        candidates (`int`, defaults to 600): most candidate inputs drawn per problem (each costs one reference run).
+        inputs (`int`, defaults to 300): most oracle inputs per problem (usable ones, valued by the reference).
+        candidates (`int`, defaults to 900): most candidate inputs drawn per problem (each costs one reference run).
         seed (`int`, defaults to 1): seed of the oracle's own random stream (with the problem id); never the search's.
         explore (`float`, defaults to 0.4): probability of an edit outside the seeds' observed domain (the search
             uses 0.2).
@@ -118,12 +156,12 @@ class FidelityConfig:
 
     Example:
         >>> FidelityConfig(inputs=64).candidates
-        600
+        900
     """
 
     enabled: bool = True
-    inputs: int = 200
-    candidates: int = 600
+    inputs: int = 300
+    candidates: int = 900
     seed: int = 1
     explore: float = 0.4
     cpu_s: float = 0.1
@@ -145,7 +183,9 @@ class FidelityConfig:
 
 @dataclass
 class OracleProblem:
-    """A problem as the oracle sees it: its id, its reference (or `None`) and its seed tests (for the call).
+    """A problem as the oracle sees it: its id, its reference (or `None`), its seed tests (for the call) and,
+    optionally, the programs it will label (their constants that differ from the reference's are swept too, as
+    differential testing does: inputs from the programs under test, never from the published tests).
 
     Example:
         >>> OracleProblem("P_1", None, []).reference is None
@@ -155,6 +195,7 @@ class OracleProblem:
     id: str
     reference: str | None
     tests: list[str]
+    programs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -189,26 +230,49 @@ class Oracle:
         return self.reason is None and bool(self.tests)
 
 
-def _candidates(problem: OracleProblem, call: Any, config: FidelityConfig) -> list[tuple]:
+def _candidates(problem: OracleProblem, call: Any, config: FidelityConfig) -> list[list[tuple]]:
+    """The candidates by source: the seeds, the boundary sweep of the reference's constants (one number, then two at
+    once), the structure edits, the random edits (about a third of ``candidates`` for the sweeps together, a third
+    for the structure edits, the rest random; distinct across sources)."""
     seed = stable_int(config.seed, problem.id, "oracle")
     mutator = InputMutator(call.seeds, seed=seed, explore=config.explore,
                            constants=reference_constants(problem.reference or ""))
-    queue = [tuple(s) for s in call.seeds]
-    queue += mutator.structured(limit=config.candidates // 3)
-    queue += mutator.sweep(limit=config.candidates // 6)
-    out: dict[str, tuple] = {}
-    for args in queue:
-        if len(out) >= config.candidates:
+    seen: set[str] = set()
+
+    def fresh(items) -> list[tuple]:
+        out = []
+        for args in items:
+            key = repr(args)
+            if key not in seen and len(render_args(args)) <= config.max_input_chars:
+                seen.add(key)
+                out.append(args)
+        return out
+
+    third = max(1, config.candidates // 3)
+    sources = [fresh(tuple(s) for s in call.seeds), fresh(mutator.sweep(limit=third // 2)),
+               fresh(mutator.sweep_pairs(limit=third // 2)), fresh(mutator.structured(limit=third))]
+    hot = hot_constants(problem.reference or "", problem.programs) if problem.programs else []
+    if hot:  # the constants the programs to label write and the reference does not (or the reverse)
+        sources.insert(1, fresh(mutator.sweep(limit=third // 2, constants=hot)
+                                + mutator.sweep_pairs(limit=third // 2, constants=hot)))
+    room = config.candidates - sum(map(len, sources))
+    randoms: list[tuple] = []
+    for _ in range(20 * max(room, 0)):
+        if len(randoms) >= room:
             break
-        if len(render_args(args)) <= config.max_input_chars:
-            out.setdefault(repr(args), args)
-    for _ in range(20 * config.candidates):
-        if len(out) >= config.candidates:
-            break
-        args = mutator.candidate()
-        if len(render_args(args)) <= config.max_input_chars:
-            out.setdefault(repr(args), args)
-    return list(out.values())
+        randoms += fresh([mutator.candidate()])
+    return sources + [randoms]
+
+
+def _spread(groups: list[list[int]], limit: int) -> list[int]:
+    """Up to ``limit`` indices taken from the groups in turn (seeds first), so no source crowds out another."""
+    out: list[int] = list(groups[0][:limit])
+    rest = [list(g) for g in groups[1:]]
+    while len(out) < limit and any(rest):
+        for g in rest:
+            if g and len(out) < limit:
+                out.append(g.pop(0))
+    return out
 
 
 def _bits(statuses: Sequence[str]) -> list[int] | None:
@@ -221,16 +285,18 @@ def _read_blob(sandbox: Any, probe: ProbeProgram, indices: list[int], max_chars:
     """The ``repr`` lines of the reference's values on ``indices``, read through verdicts; ``(None, spent)`` when
     the read fails or the text is not what a plain value's ``repr`` would be."""
     program = probe.program() + f"_ECD_BLOB = {indices!r}\n" + _BLOB_HELPERS
-    report = sandbox.run(program, [f"assert _ecd_blob_length_bit({b})" for b in range(_LENGTH_BITS)])
-    bits = _bits(report.statuses)
+    # each value is computed by a test of its own first (one CPU limit each; a fast-mode process keeps them)
+    warm = [f"assert _ecd_warm({k})" for k in indices]
+    report = sandbox.run(program, warm + [f"assert _ecd_blob_length_bit({b})" for b in range(_LENGTH_BITS)])
+    bits = _bits(report.statuses[len(warm):]) if all(s == "pass" for s in report.statuses[: len(warm)]) else None
     if bits is None or report.infra_error:
         return None, _LENGTH_BITS
     length = sum(bit << b for b, bit in enumerate(bits))
     if not 0 < length <= len(indices) * (max_chars + 1) + 64:
         return None, _LENGTH_BITS
-    report = sandbox.run(program, [f"assert _ecd_blob_bit({i})" for i in range(8 * length)])
+    report = sandbox.run(program, warm + [f"assert _ecd_blob_bit({i})" for i in range(8 * length)])
     spent = _LENGTH_BITS + 8 * length
-    bits = _bits(report.statuses)
+    bits = _bits(report.statuses[len(warm):]) if all(s == "pass" for s in report.statuses[: len(warm)]) else None
     if bits is None or report.infra_error or len(bits) != 8 * length:
         return None, spent
     data = bytes(sum(bits[8 * i + b] << b for b in range(8)) for i in range(length))
@@ -263,15 +329,22 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     if call is None or not call.seeds:
         return Oracle(problem.id, reason="no_literal_call")
     oracle = Oracle(problem.id, callee=call.callee)
-    inputs = _candidates(problem, call, config)
+    sources = _candidates(problem, call, config)
+    inputs = [args for group in sources for args in group]
     oracle.candidates = len(inputs)
     probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars)
-    usable = [k for k, ok in enumerate(sandbox.run(probe.program(), probe.usable_tests()).passed) if ok]
+    program = probe.program() + "_ECD_BLOB = []\n" + _BLOB_HELPERS
+    usable = [k for k, ok in enumerate(sandbox.run(program, [f"assert _ecd_oracle_usable({k})"
+                                                             for k in range(len(inputs))]).passed) if ok]
     oracle.usable = len(usable)
     if not usable:
         oracle.reason = "no_usable_input"
         return oracle
-    usable = usable[: config.inputs]
+    ok, groups, start = set(usable), [], 0
+    for group in sources:
+        groups.append([k for k in range(start, start + len(group)) if k in ok])
+        start += len(group)
+    usable = _spread(groups, config.inputs)
     lines, oracle.reads = _read_blob(sandbox, probe, usable, config.max_value_chars)
     if lines is None:
         oracle.reason = "unreadable"
@@ -297,7 +370,8 @@ def build_oracles(
         problems (`Sequence[OracleProblem]`): id, reference and seed tests of each problem.
         config (`FidelityConfig`, *optional*): how many inputs, which seed.
         sandbox (`Sandbox`, *optional*): where the reference runs (default: a shared fast-mode sandbox whose
-            ceiling is ``config.timeout_s``).
+            ceiling is ``config.timeout_s``). Use fast mode: the values are computed one test each, then read by
+            later tests of the same process.
         verify_sandbox (`Sandbox`, *optional*): where the reference runs the written asserts (default: ``sandbox``).
 
     Returns:

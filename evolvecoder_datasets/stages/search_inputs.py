@@ -359,6 +359,50 @@ class InputMutator:
         self.rng.shuffle(found)
         return found[:limit]
 
+    def sweep_pairs(self, limit: int = 64, *, constants: Sequence[int] | None = None) -> list[tuple]:
+        """Boundary pairs: each of ``limit`` candidates takes a seed and sets two of its numbers (integer arguments or
+        numbers written inside string arguments) to constants of the reference, each minus one, itself or plus
+        one: where a mistake needs two boundaries at once (a 30-day month and day 31: ``"04-31-2000"``).
+        ``constants`` replaces the reference's (as in :meth:`sweep`); the other number then comes from the
+        reference's, so a changed constant is met together with the reference's own boundaries.
+
+        Example:
+            >>> m = InputMutator([("06-15-2020",)], seed=0, constants={int: [6, 30]})
+            >>> ("06-31-2020",) in m.sweep_pairs(400)
+            True
+        """
+        own = [c + d for c in self.int_constants for d in (-1, 0, 1) if c + d >= 0]
+        first = own if constants is None else [c + d for c in constants for d in (-1, 0, 1) if c + d >= 0]
+        values = sorted(set(first) | set(own))
+        slots = []  # (seed index, argument index, digit run or None)
+        for s, seed in enumerate(self.seeds[:8]):
+            for i, value in enumerate(seed):
+                if isinstance(value, int) and not isinstance(value, bool):
+                    slots.append((s, i, None))
+                elif isinstance(value, str):
+                    slots += [(s, i, r) for r in range(len(_DIGITS.findall(value)))]
+        by_seed: dict[int, list] = {}
+        for slot in slots:
+            by_seed.setdefault(slot[0], []).append(slot)
+        pairable = [s for s, found in by_seed.items() if len(found) >= 2]
+        out: dict[str, tuple] = {}
+        if not values or not pairable:
+            return []
+        for _ in range(limit * 4):
+            if len(out) >= limit:
+                break
+            s = self.rng.choice(pairable)
+            args = list(self.seeds[s])
+            for pick, (_, i, run) in enumerate(self.rng.sample(by_seed[s], 2)):
+                new = self.rng.choice(first if pick == 0 and first else values)
+                if run is None:
+                    args[i] = new
+                else:
+                    match = list(_DIGITS.finditer(args[i]))[run]
+                    args[i] = args[i][: match.start()] + str(new).zfill(len(match.group())) + args[i][match.end() :]
+            out.setdefault(repr(tuple(args)), tuple(args))
+        return list(out.values())
+
     def candidate(self) -> tuple:
         """One new argument tuple (it may repeat an earlier one; callers deduplicate).
 

@@ -67,8 +67,8 @@ def test_the_oracle_draws_from_its_own_random_stream_not_the_searchs():
     from evolvecoder_datasets.stages.search_inputs import recover_call
 
     call = recover_call(TESTS)
-    a = _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=1))
-    b = _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=2))
+    a = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=1)) for x in g]
+    b = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=2)) for x in g]
     assert a != b and len(a) == len(set(map(repr, a)))
     search = InputMutator(call.seeds, seed=0)
     assert [search.candidate() for _ in range(20)] != a[len(call.seeds):len(call.seeds) + 20]
@@ -79,3 +79,13 @@ def test_bad_settings_are_config_errors():
         FidelityConfig(inputs=0)
     with pytest.raises(ConfigError):
         FidelityConfig(cpu_s=2.0, timeout_s=1.0)
+
+
+def test_lists_of_floats_get_an_oracle_compared_exactly(sandbox):
+    ref = "def halves(xs):\n    return [x / 2 for x in xs]\n"
+    [oracle] = build_oracles([OracleProblem("P_5", ref, ["assert halves([1.0, 3.0]) == [0.5, 1.5]"])],
+                             FidelityConfig(inputs=30, candidates=80), sandbox=sandbox)
+    assert oracle.reason is None and len(oracle.tests) >= 10
+    [labels] = label_programs([oracle], [["def halves(xs):\n    return [x * 0.5 for x in xs]\n",
+                                          "def halves(xs):\n    return [x // 2 for x in xs]\n"]], sandbox=sandbox)
+    assert labels.tolist() == [1, 0]
