@@ -30,17 +30,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .card_fidelity import FIDELITY_HEADER, fidelity_context
 from .errors import ConfigError
 
 __all__ = [
-    "STATS_KEYS",
     "DEFAULT_TAGS",
-    "template_path",
-    "size_category",
-    "headline",
+    "STATS_KEYS",
     "card_context",
+    "headline",
     "render_round_card",
+    "size_category",
     "stats_summary",
+    "template_path",
 ]
 
 STATS_KEYS: dict[str, str] = {
@@ -57,6 +58,8 @@ STATS_KEYS: dict[str, str] = {
     "provenance": "{'models': ..., 'prompt_versions': ..., 'thresholds': ..., 'seeds': ..., ...}",
     "changes": "list[str]: free-text notes for the 'what changed' section",
     "figure_captions": "{figure file name: caption}",
+    "fidelity": "{'suite', 'by_kind', 'by_method', 'by_round', 'rejects_right', 'accepts_wrong', 'no_oracle', 'oracle', "
+                "'rules'}: test fidelity against an oracle (evolvecoder_datasets.metrics.fidelity)",
 }
 
 DEFAULT_TAGS = ("code", "reinforcement-learning", "unit-tests", "evolvecoder")
@@ -120,8 +123,7 @@ def size_category(num_rows: int) -> str:
 # ---------------------------------------------------------------------------- reading the statistics
 def _round_key(key: Any) -> int | str:
     text = str(key)
-    if text.startswith("round"):
-        text = text[len("round"):]
+    text = text.removeprefix("round")
     return int(text) if text.isdigit() else str(key)
 
 
@@ -237,7 +239,7 @@ def _cell(value: Any) -> str:
     return " ".join(str(value).split("\n")).replace("|", "\\|")
 
 
-def _signed(value: float | int, digits: int = 3) -> str:
+def _signed(value: float, digits: int = 3) -> str:
     text = f"{value:+,.{digits}f}" if isinstance(value, float) else f"{value:+,}"
     return text
 
@@ -370,6 +372,7 @@ def card_context(
         "drop_rows": drop_rows,
         "provenance_rows": [[_cell(k), _cell(v)] for k, v in _flatten("", provenance)],
         "figures": figure_rows,
+        **fidelity_context(stats),
     }
 
 
@@ -482,6 +485,14 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
     table("pass@k by round", ["round", *ctx["pass_ks"]], ctx["pass_rows"])
     table("pass@k by model", ["model", *ctx["model_ks"]], ctx["model_rows"])
     table("mutation score", ["round", "score"], ctx["mutation_rows"])
+    table("test fidelity by round (against the oracle)", ["round", *FIDELITY_HEADER], ctx["fidelity_rows"])
+    table("test fidelity by program kind", ["kind", *FIDELITY_HEADER], ctx["fidelity_kind_rows"])
+    table("test fidelity by test-writing method (its tests alone)", ["method", *FIDELITY_HEADER],
+          ctx["fidelity_method_rows"])
+    table("final filter rules", ["rule", "tests", *FIDELITY_HEADER], ctx["fidelity_rule_rows"])
+    if ctx["fidelity_rows"]:
+        lines.extend(f"  {text}" for text in (ctx["fidelity_no_oracle"], ctx["fidelity_rejects"],
+                                              ctx["fidelity_accepts"]) if text)
     table("dedup", ["", "value"], ctx["dedup_rows"])
     table("drop reasons", ["reason", "count"], ctx["drop_rows"])
     table("provenance", ["", "value"], ctx["provenance_rows"])

@@ -162,6 +162,25 @@ def _print_round_table(rows: list[dict[str, Any]]) -> None:
     print("mutation score = share of the mutants some reference-passing test kills. All computed in this run.")
 
 
+def _print_fidelity(result: Any) -> None:
+    """The test fidelity of round 0 and of the last round (and of ``main``), as the run's statistics hold it."""
+    rows = [(str(s["round"]) if i < len(result.stats) - 1 else "main", (s.get("fidelity") or {}))
+            for i, s in enumerate(result.stats)]
+    rows = [rows[0], rows[-2], rows[-1]] if len(rows) > 2 else rows
+    if not any(f.get("suite") for _, f in rows):
+        return
+    rate = lambda v: "-" if v is None else f"{v:.3f}"
+    print("\ntest fidelity against the oracle (reference-valued inputs kept apart from the tests)")
+    print("round  right  wrong    TPR    TNR    FPR    FNR  problems without an oracle")
+    for name, fid in rows:
+        s = fid.get("suite") or {}
+        missing = ", ".join(f"{k} {v}" for k, v in (fid.get("no_oracle") or {}).items()) or "-"
+        print(f"{name:>5}  {s.get('right', 0):>5}  {s.get('wrong', 0):>5}  {rate(s.get('tpr')):>5}  "
+              f"{rate(s.get('tnr')):>5}  {rate(s.get('fpr')):>5}  {rate(s.get('fnr')):>5}  {missing}")
+    print("right = samples, mutants and rewrites of the reference agreeing with it on every oracle input;")
+    print("TPR = right programs the suite accepts, TNR = wrong programs it rejects (LeetCode seeds: no reference).")
+
+
 def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2, quiet: bool = False):
     """Run the round pipeline on the embedded default: 16 HumanEval and 4 LeetCode seeds, dedup, round 0, evolution
     rounds in which the local SmolLM2-135M-Instruct model and the search write tests against a pool of SmolLM2
@@ -204,6 +223,7 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
         store = config.store_location()
         print(result)
         _print_round_table(round_table(result))
+        _print_fidelity(result)
         print(f"pipeline time: {elapsed:.0f} s")
         figures = sorted(str(p) for p in (Path(config.output_dir) / "figures").glob("*/*.png"))
         if figures:

@@ -20,6 +20,7 @@ from ..llm.config import LLMConfig
 from ..stages.evolve import EvolveConfig
 from ..stages.execute import ExecuteConfig
 from ..stages.finalize import FinalizeConfig
+from ..stages.oracle import FidelityConfig
 from ..stages.refine import RefineConfig
 from ..stages.sample import ModelSpec, SampleConfig
 
@@ -58,6 +59,8 @@ class RecipeConfig:
         evolve (`EvolveConfig`): round settings (``llm`` and ``round`` are filled in per round).
         finalize (`FinalizeConfig`): final filter settings.
         execute (`ExecuteConfig`): sandbox settings of every stage.
+        fidelity (`FidelityConfig`): the oracle behind each round's test fidelity (TPR/TNR over the pool, in
+            ``stats.json``, the cards and ``inspect``); ``fidelity: {enabled: false}`` turns it off.
         figures (`bool`, defaults to `True`): draw the round figures (extra ``viz``).
         batch_size (`int`, defaults to 16): problems per ``Dataset.map`` batch (requests sent together).
         num_proc (`int`, *optional*): processes for the stages.
@@ -97,6 +100,7 @@ class RecipeConfig:
     evolve: EvolveConfig = field(default_factory=EvolveConfig)
     finalize: FinalizeConfig = field(default_factory=FinalizeConfig)
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
+    fidelity: FidelityConfig = field(default_factory=FidelityConfig)
     figures: bool = True
     batch_size: int = 16
     num_proc: int | None = None
@@ -203,5 +207,6 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConf
                             search=SearchConfig(budget=800, max_tests=1)),
         finalize=FinalizeConfig(min_tests=1, max_perfect=6, exclude_models=()),
         execute=ExecuteConfig(mode="fast", timeout_s=1.0),
+        fidelity=FidelityConfig(inputs=64, candidates=192),  # a small oracle: the demo stays within its time
         batch_size=32,  # every problem in one map batch: one generation call samples them all
     )

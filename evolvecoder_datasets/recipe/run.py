@@ -95,6 +95,16 @@ class RecipeResult:
         """Pooled mutation score per round (None without mutants)."""
         return [s.get("mutation_score", {}).get(str(s["round"])) for s in self.stats[:-1]]
 
+    def fidelity(self) -> list[dict[str, Any] | None]:
+        """Per round 0..R, then ``main``: the suite's fidelity against the oracle (``right``, ``wrong``, ``tpr``,
+        ``tnr``, ``fpr``, ``fnr``; rates ``None`` over no program), or ``None`` where the run computed none.
+
+        Example:
+            >>> [f["tnr"] for f in result.fidelity()]   # doctest: +SKIP
+            [0.87, 0.91, 0.93, 0.93]
+        """
+        return [(s.get("fidelity") or {}).get("suite") for s in self.stats]
+
     def __str__(self) -> str:
         lines = [
             (f"EvolveCoder run in {self.output_dir}: {self.seeds} seeds -> {len(self.rounds[0])} problems after "
@@ -104,11 +114,20 @@ class RecipeResult:
         scores = [s for s in self.mutation_scores() if s is not None]
         if scores:
             lines.append("mutation score by round: " + ", ".join(f"{s:.3f}" for s in scores))
+        fidelity = self.fidelity()
+        if any(f is not None for f in fidelity):
+            names = [str(s["round"]) for s in self.stats[:-1]] + ["main"]
+            lines.append("test fidelity (TPR/TNR) by round: " + ", ".join(
+                f"{n} {_rate(f['tpr'])}/{_rate(f['tnr'])}" for n, f in zip(names, fidelity) if f is not None))
         if self.drop_reasons:
             lines.append("dropped: " + ", ".join(f"{k} {v}" for k, v in self.drop_reasons.items()))
         for commit in self.commits:
             lines.append(f"pushed {commit.revision} of {commit.repo_id} at {commit.commit[:10]}")
         return "\n".join(lines)
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _dropped(ds: Dataset, stage_of: Any) -> list[dict[str, str]]:
@@ -141,6 +160,7 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, f
     if not config.figures:
         return []
     from ..metrics import difficulty_table, method_table, mutation_table, per_model_table, save_figures
+    from ..metrics.fidelity import rate_rows
 
     last = rounds[-1]
     folder = Path(config.output_dir) / "figures" / tag
@@ -163,6 +183,7 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, f
         per_model=per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in last[schema.SOLUTIONS]],
                                   llm_matrices(last), ks=ks(config)) if config.models else None,
         mutation=mutation_table(history.mutation_rows) if history.mutation_rows else None,
+        fidelity=rate_rows(history.fidelity) if history.fidelity else None,
     )
     return [str(path) for path in drawn.values()]
 

@@ -50,6 +50,7 @@ CAPTIONS = {
     "methods.png": "Tests generated and retained per round and method.",
     "per_model.png": "pass@k per model of the solution pool in the latest round.",
     "mutation_score.png": "Share of reference mutants killed by the tests, per round.",
+    "fidelity.png": "Test fidelity per round against an oracle: right programs accepted (TPR), wrong ones rejected (TNR).",
 }
 
 
@@ -62,12 +63,16 @@ class RunHistory:
         mutation_score (`dict[str, float | None]`): round -> pooled share of mutants killed by trusted tests.
         mutation_rows (`dict[int, list[dict[str, int]]]`): round -> per problem ``killed`` and ``considered``.
         reference_passes (`dict[str, dict[str, bool]]`): problem id -> test -> whether the reference passes it.
+        fidelity (`dict[str, dict]`): round (or ``"final"``) -> the suite's fidelity over the labelled pool.
+        oracle (`FidelityTracker`, *optional*): the oracle labels of the run (built at round 0).
     """
 
     pass_at_k: dict[str, dict[str, float]] = field(default_factory=dict)
     mutation_score: dict[str, float | None] = field(default_factory=dict)
     mutation_rows: dict[int, list[dict[str, int]]] = field(default_factory=dict)
     reference_passes: dict[str, dict[str, bool]] = field(default_factory=dict)
+    fidelity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    oracle: Any = None
 
 
 @dataclass
@@ -87,6 +92,10 @@ class RoundStats:
         dedup (`dict`, *optional*): the seed deduplication's summary.
         figure_captions (`dict[str, str]`): figure file -> caption.
         changes (`list[str]`, *optional*): what the final filter changed.
+        fidelity (`dict`, *optional*): the suite's fidelity against an oracle
+            (:func:`~evolvecoder_datasets.metrics.fidelity.fidelity_report`: ``suite``, ``by_kind``, ``by_method``,
+            ``rejects_right``, ``accepts_wrong``, ``no_oracle``), the oracle's ``oracle`` summary, ``by_round`` (round
+            -> suite figures so far) and, for ``main``, ``rules`` (the paper's rule and the reduced suite side by side).
     """
 
     round: int
@@ -102,6 +111,7 @@ class RoundStats:
     dedup: dict[str, Any] | None = None
     figure_captions: dict[str, str] = field(default_factory=lambda: dict(CAPTIONS))
     changes: list[str] | None = None
+    fidelity: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``stats.json``; optional parts left out when unset).
@@ -262,6 +272,7 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
     by_model = per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in ds[schema.SOLUTIONS]],
                                llm_matrices(ds), ks=ks(config)) if config.models else []
     mutation = _mutation(ds, config, history) if config.mutants else []
+    fidelity = _fidelity(ds, str(r), config, history)
     if mutation:
         _, considered, score = pooled_score(mutation)
         history.mutation_score[str(r)] = score if considered else None
@@ -279,7 +290,26 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
         drop_reasons=dict(drop_reasons),
         provenance=provenance(config, run_key),
         dedup=dedup,
+        fidelity=fidelity,
     )
+
+
+def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, last: Dataset | None = None
+              ) -> dict[str, Any] | None:
+    """This round's fidelity figures (the oracle is built and the pool labelled on the first call)."""
+    if not config.fidelity.enabled:
+        return None
+    from .fidelity import FidelityTracker
+
+    if history.oracle is None:
+        history.oracle = FidelityTracker(config)
+        history.oracle.prepare(ds)
+    report = history.oracle.round_report(ds, int(r) if r.isdigit() else r)
+    history.fidelity[r] = report["suite"]
+    report["by_round"] = json.loads(json.dumps(history.fidelity))
+    if last is not None:
+        report["rules"] = history.oracle.final_rules(last, ds)
+    return report
 
 
 def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: RunHistory, *, run_key: str,
@@ -301,4 +331,5 @@ def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: Ru
         provenance=provenance(config, run_key),
         dedup=dedup,
         changes=[f"final filter: {len(last)} -> {len(final)} problems"],
+        fidelity=_fidelity(final, "final", config, history, last=last),
     )
