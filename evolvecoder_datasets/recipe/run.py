@@ -223,6 +223,8 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
         ConfigError: the configuration is incomplete (e.g. no test-writer model name).
         MissingExtraError: a needed optional dependency is not installed.
         EmptyRunError: no problem survived refinement.
+        LLMUnavailableError: before anything runs, a model's endpoint is unreachable, down or lacks its key
+            (:func:`~evolvecoder_datasets.llm.preflight.preflight` of :meth:`RecipeConfig.endpoints`).
         LLMRequestError: the test writer or a pool model keeps failing (the answers received so far are cached).
         RoundStoreError: the round store cannot be written.
 
@@ -236,10 +238,23 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
         ...                                         base_url="http://127.0.0.1:8000/v1"), n=8),))
         >>> result = run_recipe(config)  # doctest: +SKIP
     """
+    from ..llm.preflight import preflight
     from ..stages.evolve import evolve_dataset
     from ..stages.finalize import finalize_dataset
     from ..stages.refine import refine_dataset
     from ..stages.sample import sample_dataset
+
+    endpoints = config.endpoints()
+    # A fresh run checks every endpoint in seconds, before the embedding and the first paid request. A rerun may
+    # need none of them (its stages are saved), so there each stage checks its own models just before it runs.
+    if not any(Path(config.output_dir, "stages").glob("*/checkpoint.json")):
+        preflight(endpoints)
+
+    def checked(roles: str, compute: Any) -> Any:
+        def run_stage() -> Any:
+            preflight([(role, cfg) for role, cfg in endpoints if role.startswith(roles)])
+            return compute()
+        return run_stage
 
     os.makedirs(config.output_dir, exist_ok=True)
     checkpoints = Checkpoints(config.output_dir)
@@ -258,7 +273,8 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
 
     refine_cfg = config.refine_config()
     key = chain(key, "refine", config_digest(refine_cfg))
-    refined = checkpoints.stage("01_refine", key, lambda: refine_dataset(seeds, refine_cfg, **common),
+    refined = checkpoints.stage("01_refine", key,
+                                checked("test writer (refine)", lambda: refine_dataset(seeds, refine_cfg, **common)),
                                 refine_failures)
     key = chain(key, checkpoints.failures("01_refine"))
     drops = drop_reason_counts(refined[schema.DROP_REASON])
@@ -274,7 +290,8 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
 
     sample_cfg = config.sample_config()
     key = chain(key, "sample", config_digest(sample_cfg))
-    pooled = checkpoints.stage("02_sample", key, lambda: sample_dataset(live, sample_cfg, **common))
+    pooled = checkpoints.stage("02_sample", key,
+                               checked("pool model", lambda: sample_dataset(live, sample_cfg, **common)))
     key = chain(key, "execute", config_digest(config.execute))
     current = checkpoints.stage("03_execute", key, lambda: _execute(pooled, config))
 
@@ -288,7 +305,8 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
             key = chain(key, f"evolve{r}", config_digest(evolve_cfg))
             previous = current
             current = checkpoints.stage(f"{3 + r:02d}_round{r}", key,
-                                        lambda previous=previous, cfg=evolve_cfg: evolve_dataset(previous, cfg, **common),
+                                        checked("test writer (evolve)", lambda previous=previous, cfg=evolve_cfg:
+                                                evolve_dataset(previous, cfg, **common)),
                                         evolve_failures(r))
             key = chain(key, checkpoints.failures(f"{3 + r:02d}_round{r}"))
         rounds.append(current)
