@@ -53,10 +53,10 @@ def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
         ("why each dropped problem left", f"{cli} inspect {where}@main --dropped"),
         ("load a round back", f"{python} -c {shlex.quote(load)}"),
         ("train one GRPO step on it (CPU, ~1 min)",
-         f"{python} recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml --dataset_name {where} "
-         f"--dataset_revision round{rounds}"),
-        ("point the same recipe at a real model (copy recipes/configs/evolvecoder.yaml to your.yaml, set llm and "
-         "models to backend: openai with the base_url of a vLLM server, OpenAI or the HF router)",
+         (f"{python} recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml --dataset_name {where} "
+          f"--dataset_revision round{rounds}")),
+        (("point the same recipe at a real model (copy recipes/configs/evolvecoder.yaml to your.yaml, set llm and "
+          "models to backend: openai with the base_url of a vLLM server, OpenAI or the HF router)"),
          f"{cli} run your.yaml"),
     ]
 

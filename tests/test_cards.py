@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from huggingface_hub import DatasetCard
 
@@ -111,10 +113,10 @@ def test_numpy_none_text_and_odd_shapes_in_the_statistics_render_without_error()
     assert stats_summary(stats).startswith("round 1: 21,642 problems, 40,000 tests (1.85 per problem)")
 
 
-def test_nan_is_shown_but_gives_no_delta():
+def test_nan_is_never_printed_and_gives_no_delta():
     stats = {"round": 1, "num_problems": 2, "pass_at_k": {"1": float("nan")}}
     content = render_round_card(stats, previous={"round": 0, "num_problems": 3, "pass_at_k": {"1": 0.5}}).content
-    assert "| 1 | nan |" in content
+    assert not re.search(r"\bnan\b", content) and "## pass@k across rounds" not in content  # no evidence: no table
     assert "problems: 3 → 2" in content and "pass@1:" not in content and "+nan" not in content
 
 

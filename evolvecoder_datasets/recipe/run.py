@@ -40,7 +40,7 @@ from ..stages.sample import MUTANT_MODEL
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
 from .seeds import dedup_seeds, load_seeds
-from .stats import RoundStats, RunHistory, final_stats, ks, llm_matrices, round_stats
+from .stats import RoundStats, RunHistory, final_stats, ks, llm_matrices, method_rows, round_stats
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -136,11 +136,16 @@ def _pool_matrices(ds: Dataset) -> list[Any]:
             for sols, matrix, tests in zip(ds[schema.SOLUTIONS], ds[schema.PASS_MATRIX], ds[schema.TESTS])]
 
 
+def _solved(row: dict[str, Any]) -> bool:
+    """Whether a per-model row has a pass@k above zero (a chart of zeros says nothing a table would not)."""
+    return any(isinstance(v, float) and v > 0 for k, v in row.items() if str(k).startswith("pass@"))
+
+
 def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, final: Dataset | None,
              tag: str) -> list[str]:
     if not config.figures:
         return []
-    from ..metrics import difficulty_table, method_table, mutation_table, per_model_table, save_figures
+    from ..metrics import difficulty_table, mutation_table, per_model_table, save_figures
 
     last = rounds[-1]
     folder = Path(config.output_dir) / "figures" / tag
@@ -150,6 +155,8 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, f
         logger.warning("no figures in the cards: %s", err)
         return []
     difficulty = difficulty_table({r: llm_matrices(ds) for r, ds in enumerate(rounds)}, ks=ks(config))
+    per_model = per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in last[schema.SOLUTIONS]],
+                                llm_matrices(last), ks=ks(config)) if config.models else []
     if config.mutants:
         # the whole pool, mutants included: where the models solve little (the demo's SmolLM2), this is the line
         # that shows the suites hardening
@@ -159,9 +166,8 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, f
     drawn = save_figures(
         folder,
         difficulty=difficulty,
-        methods=method_table(last[schema.TEST_ORIGIN], (final or last)[schema.TEST_ORIGIN]),
-        per_model=per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in last[schema.SOLUTIONS]],
-                                  llm_matrices(last), ks=ks(config)) if config.models else None,
+        methods=method_rows(last, final),  # the card's meaning of generated and retained
+        per_model=per_model if any(_solved(row) for row in per_model) else None,  # no empty chart
         mutation=mutation_table(history.mutation_rows) if history.mutation_rows else None,
     )
     return [str(path) for path in drawn.values()]
