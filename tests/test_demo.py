@@ -43,3 +43,39 @@ def test_round_table_reports_what_each_round_changed(tmp_path):
     assert rows[1]["pool_pass_at_1"] < rows[0]["pool_pass_at_1"]
     assert rows[1]["mutation_score"] > rows[0]["mutation_score"]
     assert all(math.isnan(r["sample_pass_at_1"]) or 0.0 <= r["sample_pass_at_1"] <= 1.0 for r in rows)
+
+
+def test_method_contributions_count_parsed_added_kept_and_parse_failures(tmp_path):
+    """A model run whose test writer answers every evolution prompt with prose, beside the search: the table says
+    the writer contributed nothing and why (``no_json``), and what the search added (scripted server, loopback)."""
+    from evolvecoder_datasets.demo import method_contributions
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+    from evolvecoder_datasets.stages.resources import close_backends
+    from evolvecoder_datasets.stages.search import SearchConfig
+
+    from .scripted_llm import ScriptedResponder
+    from .test_recipe_e2e import _config, _is_evolve
+
+    responder = ScriptedResponder()
+
+    def prose_for_evolution(body):
+        return "I would test the edge cases carefully." if _is_evolve(body) else responder(body)
+
+    close_backends()
+    try:
+        with ScriptedOpenAIServer(prose_for_evolution) as server:
+            cfg = _config(server.base_url, tmp_path / "run", rounds=1, store="none", figures=False)
+            cfg = dataclasses.replace(cfg, evolve=cfg.evolve.replace(discriminative=False, search=SearchConfig()))
+            result = run_recipe(cfg)
+            evolve_requests = sum(_is_evolve(b) for b in server.requests)
+    finally:
+        close_backends()
+    rows = {row["method"]: row for row in method_contributions(result)}
+    adversarial, search = rows["adversarial"], rows["search"]
+    assert adversarial["requests"] == evolve_requests > 0
+    assert adversarial["parsed"] == adversarial["added"] == adversarial["in_main"] == 0
+    assert adversarial["failures"] == {"no_json": evolve_requests}
+    added = sum(o["method"] == "search" for origins in result.rounds[-1]["test_origin"] for o in origins)
+    assert search["added"] == added and search["parsed"] >= added
+    assert search["in_main"] == sum(o["method"] == "search" for origins in result.final["test_origin"]
+                                    for o in origins)

@@ -99,8 +99,14 @@ class RecipeResult:
         lines = [
             (f"EvolveCoder run in {self.output_dir}: {self.seeds} seeds -> {len(self.rounds[0])} problems after "
              f"round 0 -> {len(self.final)} final problems ({len(self.rounds) - 1} rounds)"),
-            "pass@1 by round: " + ", ".join(f"{p:.3f}" for p in self.pass_at_1()),
         ]
+        pool = [s.get("pool_pass_at_1", {}).get(str(s["round"])) for s in self.stats[:-1]]
+        if any(p is not None for p in pool):
+            lines.append("pool pass@1 by round (model samples and mutants passing every test): "
+                         + ", ".join("–" if p is None else f"{p:.3f}" for p in pool))
+        samples = self.pass_at_1()
+        if any(p == p for p in samples):  # NaN when the run samples no model
+            lines.append("pass@1 of the model samples by round: " + ", ".join(f"{p:.3f}" for p in samples))
         scores = [s for s in self.mutation_scores() if s is not None]
         if scores:
             lines.append("mutation score by round: " + ", ".join(f"{s:.3f}" for s in scores))
