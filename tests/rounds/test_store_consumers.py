@@ -11,8 +11,8 @@ import pytest
 
 datasets = pytest.importorskip("datasets")
 
-from evolvecoder_datasets.errors import RevisionNotFoundError  # noqa: E402
-from evolvecoder_datasets.rounds import load_round, push_final, push_round, round_folder  # noqa: E402
+from evolvecoder_datasets.errors import RevisionNotFoundError
+from evolvecoder_datasets.rounds import load_round, push_final, push_round, round_folder
 
 
 def _rows(r: int) -> datasets.Dataset:
