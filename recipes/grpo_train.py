@@ -48,8 +48,10 @@ class DataArguments:
     dataset_config: str | None = field(default=None, metadata={"help": "Dataset config name."})
     dataset_split: str = field(default="train", metadata={"help": "Split to train on."})
     max_rows: int | None = field(default=None, metadata={"help": "Train on the first N rows only (smoke runs)."})
-    dataset_ids: list[str] | None = field(
-        default=None, metadata={"help": "Train on the rows with these ids only, in this order (before max_rows)."}
+    humaneval_ids: list[str] | None = field(
+        default=None,
+        metadata={"help": "With dataset_name 'humaneval': train on these problems only, in this order (the smoke "
+                          "config picks ones SmolLM2 sometimes solves, so a group's rewards differ)."},
     )
     question_column: str = field(default="question", metadata={"help": "Column with the problem statement."})
     system_prompt: str = field(default=SYSTEM_PROMPT, metadata={"help": "System message; '' for none."})
@@ -104,14 +106,14 @@ def load_rows(args: DataArguments):
     else:
         ds = load_dataset(args.dataset_name, args.dataset_config, revision=args.dataset_revision,
                           split=args.dataset_split)  # fmt: skip
-    if args.dataset_ids:
+    if args.humaneval_ids and args.dataset_name == HUMANEVAL:
         from evolvecoder_datasets.errors import ConfigError
 
         position = {row_id: i for i, row_id in enumerate(ds["id"])}
-        missing = [i for i in args.dataset_ids if i not in position]
+        missing = [i for i in args.humaneval_ids if i not in position]
         if missing:
-            raise ConfigError(f"dataset_ids not in {args.dataset_name}: {missing[:5]}")
-        ds = ds.select([position[i] for i in args.dataset_ids])
+            raise ConfigError(f"humaneval_ids not in HumanEval: {missing[:5]}")
+        ds = ds.select([position[i] for i in args.humaneval_ids])
     if args.max_rows is not None:
         ds = ds.select(range(min(args.max_rows, len(ds))))
     if "tests" not in ds.column_names and "inputs" not in ds.column_names:

