@@ -35,15 +35,11 @@ def quiet_progress_bars() -> None:
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    try:
-        from datasets.utils.logging import disable_progress_bars
+    import datasets
+    from huggingface_hub.utils import disable_progress_bars as hub_quiet
 
-        disable_progress_bars()
-        from huggingface_hub.utils import disable_progress_bars as hub_quiet
-
-        hub_quiet()
-    except ImportError:  # pragma: no cover - datasets is a core dependency
-        pass
+    datasets.disable_progress_bars()  # saving, parquet, map bars
+    hub_quiet()  # transformers reads this when it is imported ("Loading weights")
     if "transformers" in sys.modules:
         from transformers.utils import logging as hf_logging
 
