@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import RECIPES, config_from_dict, load_config, load_recipe_config
-from .errors import ConfigError, exit_status
+from .errors import ConfigError, EvolveCoderError, exit_status
 
 # config_from_dict, load_recipe_config and exit_status are importable from here as before; they live in
 # evolvecoder_datasets.config and evolvecoder_datasets.errors, which the recipes and the engine import instead.
@@ -128,6 +128,8 @@ def _register_demo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-dir", default="demo-output", help="where the round store and card go")
     parser.add_argument("--engine-only", action="store_true", help="only the sandbox on HumanEval (part 1)")
     parser.add_argument("--problems", type=int, default=None, help="HumanEval problems for part 1 (default: all)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="keep the progress bars of datasets/transformers (default: one bar per stage)")
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -135,7 +137,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     engine_demo(args.problems)
     if not args.engine_only:
-        run_pipeline_demo(args.output_dir)
+        run_pipeline_demo(args.output_dir, verbose=args.verbose)
     return 0
 
 
@@ -168,6 +170,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _output_dir(args: argparse.Namespace) -> str | None:
+    """The run folder a ``run`` or ``demo`` command writes (what an interrupted run keeps)."""
+    if args.command == "demo":
+        return str(args.output_dir)
+    if args.command == "run":
+        try:
+            return str(load_config(args.config)[1].output_dir)
+        except (EvolveCoderError, OSError, AttributeError):
+            return None
+    return None
+
+
+def _interrupted(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """One line on Ctrl-C: what is kept and the command that resumes (exit status 130, as a shell reports SIGINT)."""
+    from ._shell import venv_command
+
+    folder = _output_dir(args)
+    kept = (f"finished stages are kept in {folder}/stages and every model answer in {folder}/llm"
+            if folder else "nothing was lost that a rerun cannot redo")
+    command = " ".join([venv_command("evolvecoder-datasets"), *argv])
+    print(f"interrupted: {kept}; resume with: {command}", file=sys.stderr)
+    return 130
+
+
+def _report_reuse() -> None:
+    """Say on stderr which saved stages a rerun reuses (the checkpoints log it at INFO)."""
+    import logging
+
+    log = logging.getLogger("evolvecoder_datasets.recipe.checkpoints")
+    if not any(getattr(h, "_ecd_reuse", False) for h in log.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler._ecd_reuse = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``evolvecoder-datasets``; returns the exit status.
 
@@ -182,9 +221,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["inspect", "./my-run@1"])      # doctest: +SKIP
         0
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     _, _, run = COMMANDS[args.command]
-    return exit_status(lambda: run(args))
+    if args.command in ("run", "demo"):
+        _report_reuse()
+    try:
+        return exit_status(lambda: run(args))
+    except KeyboardInterrupt:
+        return _interrupted(args, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, LLMResponseError
+from ..errors import ConfigError, LLMRequestError, LLMResponseError, LLMUnavailableError
 from ..prompts import code_instruct as prompt
 from .environment import EnvironmentBackend, PytestRun, RepoEnvironment, VenvBackend
 from .gates import DecontaminationIndex, Deduplicator, GateResult, run_gates
@@ -368,6 +368,26 @@ def _open_llm(llm: LLMConfig | Backend) -> tuple[Backend, bool]:
     return llm, False
 
 
+def _stop_if_endpoint_down(completions: Sequence[Any], backend: Backend) -> None:
+    """Raise when the endpoint itself is failing, rather than record ``llm_error`` for seed after seed.
+
+    A refused credential (401/403) on any request, or a failure of every request of the batch, is the endpoint's
+    state, not one seed's bad luck: going on would spend the whole run retrying. The answers that did arrive are
+    cached, so the rerun resumes.
+    """
+    failures = [c for c in completions if isinstance(c, LLMRequestError)]
+    if not failures:
+        return
+    refused = [c for c in failures if c.status in (401, 403)]
+    if refused or len(failures) == len(completions):
+        first = (refused or failures)[0]
+        url = getattr(backend, "url", "")
+        what = f"every one of {len(completions)} request(s)" if not refused else "a request"
+        raise LLMUnavailableError(f"model {backend.model!r}{f' at {url}' if url else ''}: {what} failed; stopping "
+                                  f"(answers received so far are cached): {first}",
+                                  url=url, model=backend.model, status=first.status) from first
+
+
 def generate_tasks(
     repo: Repository,
     *,
@@ -446,6 +466,7 @@ def generate_tasks(
                     for i in order
                 ]  # fmt: skip
                 completions = llm_backend.generate(requests, return_exceptions=True, desc=f"code_instruct {attempt}")
+                _stop_if_endpoint_down(completions, llm_backend)
                 report.attempts += len(order)
                 candidates: list[tuple[int, prompt.CodeInstructResult, str]] = []
 

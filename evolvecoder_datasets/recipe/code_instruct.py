@@ -125,12 +125,17 @@ def run(config: CodeInstructRecipe) -> YieldReport:
     Raises:
         ConfigError: a repository is neither a path nor a pinned ``name==version``.
         MissingExtraError: an optional dependency of the LLM backend is missing.
+        LLMUnavailableError: the model's endpoint is unreachable, down or lacks its key (checked first), or every
+            request of a batch failed (the run stops instead of skipping seed after seed).
 
     Example:
         >>> from evolvecoder_datasets.config import load_config
         >>> kind, config = load_config("recipes/configs/code_instruct_local.yaml")   # doctest: +SKIP
         >>> print(run(config))                                                      # doctest: +SKIP
     """
+    from ..llm.preflight import preflight
+
+    preflight([("task writer", config.llm)])  # seconds, before downloading sources and building environments
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
     llm = config.llm if config.llm.cache_dir is not None else config.llm.replace(cache_dir=str(output))

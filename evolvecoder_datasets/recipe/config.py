@@ -157,6 +157,23 @@ class RecipeConfig:
             return self.distributed
         return dataclasses.replace(self.distributed, results_dir=os.path.join(self.output_dir, "shards"))
 
+    def endpoints(self) -> list[tuple[str, LLMConfig]]:
+        """Each model this run will ask, with its role: the test writer where refine asks it or a round writes
+        LLM tests, and every pool model. What :func:`~evolvecoder_datasets.llm.preflight.preflight` checks.
+
+        Example:
+            >>> from evolvecoder_datasets.llm import LLMConfig
+            >>> [role for role, _ in demo_config("runs/demo").endpoints()]
+            ['test writer (evolve)', "pool model 'smollm2'"]
+        """
+        found: list[tuple[str, LLMConfig]] = []
+        if self.refine.ask:
+            found.append(("test writer (refine)", self.refine.llm or self.llm))
+        if self.rounds > 0 and (self.evolve.adversarial or self.evolve.discriminative):
+            found.append(("test writer (evolve)", self.evolve.llm or self.llm))
+        found += [(f"pool model {m.name!r}", m.llm) for m in self.models]
+        return found
+
     def finalize_config(self) -> FinalizeConfig:
         """The final filter's configuration with the run's seed."""
         return self.finalize.replace(seed=self.seed)
