@@ -249,7 +249,8 @@ class RewardService:
     def start(self) -> None:
         """Start the sandbox now (and check it runs a trivial program), so the first batch is not slower."""
         reward = self.rewards[self.default_kind]
-        reward.score_details(["pass"], tests=[["assert True"]])
+        reward.sandbox.start()
+        reward.score_details(["pass"], tests=[["assert True"]])  # a cached answer does not start the sandbox
 
     def close(self) -> None:
         """Stop the worker threads and this service's fork servers."""
