@@ -5,16 +5,16 @@
 # and verifiers' math-verify pin different antlr4 runtimes. tests/integrations puts each folder on sys.path itself.
 #   rl/         verl 0.9.1 and OpenRLHF 0.11.2 with --no-deps, plus the few pure packages their reward paths import
 #   verifiers/  verifiers 0.4.0 with its dependencies (no torch among them), used from a subprocess
-# Idempotent: a folder whose stamp matches this script is left alone.
+# Idempotent: a folder whose stamp matches its install line is left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 ROOT=.cache/trainers
 PIP="$VENV/bin/python -m pip --disable-pip-version-check -q"
-want=$(sha256sum scripts/install_trainers.sh | cut -c1-16)
 
-install() {  # folder, then pip arguments
+install() {  # folder, then pip arguments; the stamp is the arguments' hash
   local dir="$ROOT/$1"; shift
+  local want; want=$(echo "$*" | sha256sum | cut -c1-16)
   if [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$want" ]; then return 0; fi
   rm -rf "$dir"
   $PIP install --target "$dir" "$@"
@@ -22,5 +22,5 @@ install() {  # folder, then pip arguments
 }
 
 install rl --no-deps verl==0.9.1 openrlhf==0.11.2 tensordict==0.10.0 pyvers==0.2.3 omegaconf==2.3.0 \
-  antlr4-python3-runtime==4.9.3 pylatexenc==2.10
+  antlr4-python3-runtime==4.9.3 pylatexenc==2.10 codetiming==1.4.0 orjson==3.11.5
 install verifiers verifiers==0.4.0

@@ -59,18 +59,19 @@ def _tests(ground_truth: Any) -> Any:
     return list(ground_truth)
 
 
-def _reward(kind: str, mode: str, timeout_s: float):
+def _reward(kind: str, mode: str, timeout_s: float, workers: int | None):
     from evolvecoder_datasets.rewards import make_code_reward
 
-    key = (kind, mode, timeout_s)
+    key = (kind, mode, timeout_s, workers)
     if key not in _REWARDS:
-        _REWARDS[key] = make_code_reward(kind=kind, mode=mode, timeout_s=timeout_s, log_details=False)
+        _REWARDS[key] = make_code_reward(kind=kind, mode=mode, timeout_s=timeout_s, workers=workers)
     return _REWARDS[key]
 
 
 def compute_score(data_source: str | None = None, solution_str: str = "", ground_truth: Any = None,
                   extra_info: dict | None = None, *, url: str | None = None, token: str | None = None,
-                  kind: str = "binary", mode: str = "isolated", timeout_s: float = 1.0, **_: Any) -> float:  # fmt: skip
+                  kind: str = "binary", mode: str = "isolated", timeout_s: float = 1.0, workers: int | None = None,
+                  **_: Any) -> float:  # fmt: skip
     """The reward of one response, in verl's ``custom_reward_function`` convention.
 
     Args:
@@ -82,7 +83,7 @@ def compute_score(data_source: str | None = None, solution_str: str = "", ground
             ``$EVOLVECODER_REWARD_URL``, else the sandbox of this process.
         token (`str`, *optional*): the service's token; defaults to ``$EVOLVECODER_REWARD_TOKEN``.
         kind (`str`, defaults to ``"binary"``): ``"binary"`` (``code_reward``) or ``"pass_rate"``.
-        mode, timeout_s: the in-process sandbox's settings (as ``make_code_reward``'s).
+        mode, timeout_s, workers: the in-process sandbox's settings (as ``make_code_reward``'s).
         **_: what else verl passes (``reward_router_address``, ...), ignored.
 
     Returns:
@@ -105,7 +106,7 @@ def compute_score(data_source: str | None = None, solution_str: str = "", ground
 
         return RewardClient(url, token=token).score([solution_str], tests=[tests], time_limit_s=[limit],
                                                     kind=kind)[0]  # fmt: skip
-    reward = _reward(kind, mode, timeout_s)
+    reward = _reward(kind, mode, timeout_s, workers)
     for _attempt in range(2):  # sandbox failures are not cached: a second try reruns the job
         scored = reward.score_details([solution_str], tests=[tests], **{TIME_LIMIT: [limit]})[0]
         if not scored.infra:

@@ -45,6 +45,27 @@ def malformed(problem_id: str, k: int) -> str:
     return f"Here it is:\n```python\ndef broken(:\n    return {k}\n```\n"
 
 
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    """A real Hugging Face fast tokenizer: byte-level BPE (every text round-trips) with ChatML special tokens, the
+    chat format of Qwen's models (no model download: the vocabulary is the 256 byte symbols)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    backend.decoder = decoders.ByteLevel()
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                  additional_special_tokens=["<|im_start|>"], clean_up_tokenization_spaces=False)
+    tok.chat_template = CHATML
+    return tok
+
+
 @pytest.fixture(scope="session")
 def reward_batch():
     """64 completions of 4 real problems x 35 tests (benchmarks/bench_reward.py's): per problem 9 right, 4 wrong,

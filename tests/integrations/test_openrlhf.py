@@ -20,32 +20,12 @@ import pytest
 from ..test_rewards import servers_killed
 from .conftest import TOKEN, trainer_packages
 
-CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def agent():
     trainer_packages("rl")
     from openrlhf.utils import agent
 
     return agent
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    """A real Hugging Face fast tokenizer: byte-level BPE (every text round-trips) with ChatML special tokens."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
-    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    backend.decoder = decoders.ByteLevel()
-    tok = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  additional_special_tokens=["<|im_start|>"], clean_up_tokenization_spaces=False)
-    tok.chat_template = CHATML
-    return tok
 
 
 class Engine:
