@@ -6,7 +6,8 @@ null harness runs its own chat program (a uv script verifiers prepares: it needs
 with pip, and PyPI the first time) that talks to the model through verifiers' interception server, and each
 task's ``@vf.reward`` runs at scoring time. What cannot run here: prime's hosted runtimes and models; the
 subprocess runtime and a scripted model stand in. verifiers and its dependencies come from
-``.cache/trainers/verifiers`` (scripts/install_trainers.sh).
+``.cache/trainers/verifiers`` (scripts/install_trainers.sh). The 64-rollout runs are slow-marked (~1.5 min); a
+four-rollout run with the reward in vf-eval's own process runs by default.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 from ..test_rewards import servers_killed
 from .conftest import ROOT, TOKEN, trainer_packages
 
-pytestmark = pytest.mark.slow  # each rollout starts verifiers' chat program: ~1-2 min for 64 on 2 cores
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,22 @@ def vf_eval(environment, verifiers_path, base_url, tmp_path, rollouts: int, env:
     return [trace for line in traces.read_text().splitlines() for trace in json.loads(line)["traces"]]
 
 
+def test_verifiers_own_eval_scores_with_the_sandbox_of_its_own_process(environment, verifiers_path, tmp_path,
+                                                                       reward_batch, expected_rewards):  # fmt: skip
+    """One rollout per problem, the reward computed in vf-eval's process (no service): a quick check of that path."""
+    completions = [reward_batch[0][16 * k + k] for k in range(4)]  # a right, right, right and another per problem
+    completions[3] = reward_batch[0][16 * 3 + 10]  # a wrong one
+    expected = {c: expected_rewards[reward_batch[0].index(c)] for c in completions}
+    assert sorted(expected.values()) == [0.0, 1.0, 1.0, 1.0]
+    answers = {k: c for k, c in enumerate(completions)}
+    respond = lambda body: answers[int(next(m["content"] for m in body["messages"] if m["role"] == "user")  # noqa: E731
+                                       .split()[1].rstrip("."))]  # fmt: skip
+    with ScriptedOpenAIServer(respond) as model:
+        traces = vf_eval(environment, verifiers_path, model.base_url, tmp_path, 1, {"EVOLVECODER_REWARD_MODE": "fast"})
+    assert {t["nodes"][-1]["message"]["content"]: t["rewards"]["code_reward"]["score"] for t in traces} == expected
+
+
+@pytest.mark.slow  # each rollout starts verifiers' chat program: ~1.5 min for 64 on 2 cores
 def test_verifiers_own_eval_scores_the_round_with_code_rewards_values(environment, verifiers_path, server, tmp_path,
                                                                       reward_batch, expected_rewards):  # fmt: skip
     completions = reward_batch[0]
@@ -95,6 +111,7 @@ def test_verifiers_own_eval_scores_the_round_with_code_rewards_values(environmen
     assert server.service.counts["completions"] == 64
 
 
+@pytest.mark.slow
 def test_a_killed_fork_server_leaves_the_rollout_errored_not_scored_zero(environment, verifiers_path, server,
                                                                         tmp_path):  # fmt: skip
     slow = "```python\nimport time\ntime.sleep(0.3)\ndef f(*a):\n    return None\n```"
