@@ -179,3 +179,21 @@ def test_rows_can_be_named_by_id_of_a_loaded_revision(reward_batch, expected_rew
         with pytest.raises(SchemaError, match="no row with id"):
             client.score(completions[:1], ids=["P_9"])
     assert answer == expected_rewards
+
+
+def test_a_batch_still_running_when_the_grace_period_ends_is_answered_503_not_dropped():
+    slow = "```python\nimport time\ndef f():\n    time.sleep(0.4)\n    return 1\n```"
+    body = {"completions": [slow], "tests": [["assert f() == 1"] * 4]}
+    rewards.clear_cache()
+    config = ServeConfig(port=0, token=TOKEN, reward=RewardConfig(**SETTINGS), shutdown_grace_s=0.2)
+    server = RewardServer(config).start()
+    results = {}
+    sender = threading.Thread(target=lambda: results.setdefault("answer", post(server.url, body)))
+    sender.start()
+    deadline = time.monotonic() + 10
+    while metrics(server.url)["ecd_requests_in_flight"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    server.stop()
+    sender.join()
+    status, answer = results["answer"]
+    assert status == 503 and "shut down" in answer["error"]
