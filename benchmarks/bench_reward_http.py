@@ -111,6 +111,14 @@ def _sample(pid: int) -> dict[str, int]:
     return {"processes": len(pids), "open_files": fds, "rss_tree_mb": rss >> 20, "rss_server_mb": own >> 20}
 
 
+def _metric(url: str, token: str, name: str) -> int:
+    req = urllib.request.Request(f"{url}/metrics", headers={"Authorization": f"Bearer {token}"})
+    for line in urllib.request.urlopen(req, timeout=30).read().decode().splitlines():
+        if line.startswith(name + " "):
+            return int(float(line.split()[1]))
+    return -1
+
+
 def _post(url: str, data: bytes, headers: dict[str, str]) -> int:
     req = urllib.request.Request(url, data=data, headers=headers, method="POST")
     try:
@@ -174,22 +182,25 @@ def soak(seconds: float, mode: str) -> None:
                 if time.monotonic() >= next_sample:
                     s = _sample(proc.pid)
                     s["t"] = round(time.monotonic() - start)
+                    s["cache_entries"] = _metric(url, token, "ecd_reward_cache_entries")
                     samples.append(s)
                     print(s, flush=True)
                     next_sample += 30
     finally:
+        children = [p for p in _tree(proc.pid) if p != proc.pid]  # the fork servers (and their bwrap parents)
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=120)
-    left = [p for p in _tree(proc.pid) if p != proc.pid] if proc.poll() is None else []
+    left = [p for p in children if os.path.exists(f"/proc/{p}")]
     print(f"requests: {step} ({dict(sorted(codes.items()))}); server exit status {proc.returncode}; "
           f"processes left behind: {len(left)}")  # fmt: skip
     print(out.strip().splitlines()[-1] if out.strip() else "")
     if len(samples) >= 3:
         first, last = samples[1], samples[-1]  # samples[0] is the warm-up
-        print("| after | processes | open files | RSS of server + fork servers | RSS of server |")
-        print("|---|---:|---:|---:|---:|")
+        print("| after | processes | open files | RSS of server + fork servers | RSS of server | reward cache entries |")
+        print("|---|---:|---:|---:|---:|---:|")
         for s in (first, last):
-            print(f"| {s['t']} s | {s['processes']} | {s['open_files']} | {s['rss_tree_mb']} MB | {s['rss_server_mb']} MB |")
+            print(f"| {s['t']} s | {s['processes']} | {s['open_files']} | {s['rss_tree_mb']} MB | "
+                  f"{s['rss_server_mb']} MB | {s['cache_entries']} |")
         print(f"max RSS of server over the run: {max(s['rss_server_mb'] for s in samples)} MB")
 
 
