@@ -197,3 +197,23 @@ def test_a_batch_still_running_when_the_grace_period_ends_is_answered_503_not_dr
     sender.join()
     status, answer = results["answer"]
     assert status == 503 and "shut down" in answer["error"]
+
+
+def test_a_service_started_on_a_published_revision_scores_its_rows_by_id(tmp_path, reward_batch, expected_rewards):
+    from datasets import Dataset
+
+    from evolvecoder_datasets.rounds import push_round
+
+    completions, tests, limits, _ = reward_batch
+    rows = Dataset.from_dict({"id": [f"P_{k}" for k in range(4)], "question": ["q"] * 4,
+                              "tests": [tests[16 * k] for k in range(4)],
+                              "time_limit_s": [limits[16 * k] for k in range(4)]})  # fmt: skip
+    store = tmp_path / "run"
+    push_round(rows, str(store), round=0, stats={"num_problems": 4})
+    rewards.clear_cache()
+    config = ServeConfig(port=0, token=TOKEN, reward=RewardConfig(**SETTINGS), dataset=f"{store}@0")
+    with RewardServer(config) as server:
+        health = json.loads(urllib.request.urlopen(server.url + "/health", timeout=30).read())
+        answer = RewardClient(server.url, token=TOKEN).score(completions, ids=[f"P_{i // 16}" for i in range(64)])
+    assert health["rows"] == 4
+    assert answer == expected_rewards
