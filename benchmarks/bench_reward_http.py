@@ -34,12 +34,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import bench_reward  # noqa: E402
+import bench_reward
 
-from evolvecoder_datasets import rewards  # noqa: E402
-from evolvecoder_datasets.integrations.client import RewardClient  # noqa: E402
-from evolvecoder_datasets.integrations.server import RewardServer, ServeConfig  # noqa: E402
-from evolvecoder_datasets.rewards import RewardConfig, make_code_reward  # noqa: E402
+from evolvecoder_datasets import rewards
+from evolvecoder_datasets.integrations.client import RewardClient
+from evolvecoder_datasets.integrations.server import RewardServer, ServeConfig
+from evolvecoder_datasets.rewards import RewardConfig, make_code_reward
 
 
 def latency(mode: str, repeats: int, without_loopers: bool) -> None:
@@ -48,10 +48,10 @@ def latency(mode: str, repeats: int, without_loopers: bool) -> None:
         keep = [i for i, kind in enumerate(kinds) if kind != "loops"]
         completions, tests, limits, kinds = ([xs[i] for i in keep] for xs in (completions, tests, limits, kinds))
     reward = make_code_reward(mode=mode)
-    local = lambda: reward(completions=completions, tests=tests, time_limit_s=limits)  # noqa: E731
+    local = lambda: reward(completions=completions, tests=tests, time_limit_s=limits)
     with RewardServer(ServeConfig(port=0, token="bench", reward=RewardConfig(mode=mode))) as server:
         client = RewardClient(server.url, token="bench")
-        remote = lambda: client.score(completions, tests=tests, time_limit_s=limits)  # noqa: E731
+        remote = lambda: client.score(completions, tests=tests, time_limit_s=limits)
         local(), remote()  # warm: the sandbox is started, the connection path exercised
         times: dict[str, list[float]] = {"in process": [], "HTTP": []}
         values = {}

@@ -32,7 +32,7 @@ from ..errors import SchemaError
 from ..limits import TIME_LIMIT
 from ..rewards.config import KINDS
 
-__all__ = ["Batch", "END_OF_TURN", "completion_from_query", "parse_openrlhf_request", "parse_score_request"]
+__all__ = ["END_OF_TURN", "Batch", "completion_from_query", "parse_openrlhf_request", "parse_score_request"]
 
 #: End-of-turn and end-of-text tokens a decoded query may end with (ChatML, Llama 3, Gemma, Phi, SentencePiece).
 END_OF_TURN = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "<end_of_turn>",

@@ -83,7 +83,8 @@ def service_token(token_file: str | os.PathLike | None = None) -> tuple[str, boo
 
     if token_file is not None:
         try:
-            text = open(token_file, encoding="utf-8").read().strip().splitlines()
+            with open(token_file, encoding="utf-8") as fh:
+                text = fh.read().strip().splitlines()
         except OSError as err:
             raise ConfigError(f"cannot read the token file {token_file}: {err.strerror or err}") from err
         if not text or not text[0].strip():

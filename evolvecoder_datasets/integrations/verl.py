@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any
 
@@ -99,7 +100,7 @@ def compute_score(data_source: str | None = None, solution_str: str = "", ground
     """
     tests = _tests(ground_truth)
     limit = (extra_info or {}).get(TIME_LIMIT)
-    limit = None if limit is None or limit != limit else float(limit)  # NaN: pandas' missing value
+    limit = None if limit is None or math.isnan(float(limit)) else float(limit)  # NaN: pandas' missing value
     url = url or os.environ.get("EVOLVECODER_REWARD_URL")
     if url:
         from evolvecoder_datasets.integrations.client import RewardClient

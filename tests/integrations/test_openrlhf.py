@@ -20,6 +20,7 @@ import pytest
 from ..test_rewards import servers_killed
 from .conftest import TOKEN, trainer_packages
 
+
 @pytest.fixture(scope="module")
 def agent():
     trainer_packages("rl")

@@ -102,8 +102,7 @@ def test_bad_requests_get_a_4xx_and_change_nothing(server, reward_batch, expecte
     assert post(server.url, good) == (200, {"rewards": expected_rewards[:4], "infra": [False] * 4})
 
 
-def test_a_full_queue_answers_429_and_never_holds_more_than_its_limit(reward_batch):
-    completions, tests, limits, _ = reward_batch
+def test_a_full_queue_answers_429_and_never_holds_more_than_its_limit():
     slow = "```python\nimport time\ndef f():\n    time.sleep(0.3)\n    return 1\n```"
     body = json.dumps({"completions": [slow], "tests": [["assert f() == 1"]]}).encode()
     config = ServeConfig(port=0, token=TOKEN, reward=RewardConfig(**SETTINGS), max_body_bytes=len(body),
@@ -126,9 +125,8 @@ def test_killing_a_fork_server_mid_batch_is_an_infrastructure_result_never_a_zer
         code, answer = post(server.url, body)
     assert code == 200
     assert answer == {"rewards": [None, None], "infra": [True, True]}
-    with servers_killed(server.service.rewards["binary"].sandbox):
-        with pytest.raises(SandboxCrashed):
-            RewardClient(server.url, token=TOKEN, retries=2).score(body["completions"], tests=body["tests"])
+    with servers_killed(server.service.rewards["binary"].sandbox), pytest.raises(SandboxCrashed):
+        RewardClient(server.url, token=TOKEN, retries=2).score(body["completions"], tests=body["tests"])
     assert metrics(server.url)["ecd_infra_failures_total"] >= 2
     # Failures are not cached: once the servers are left alone the same batch gets the programs' verdicts.
     assert post(server.url, body) == (200, {"rewards": [1.0, 0.0], "infra": [False, False]})

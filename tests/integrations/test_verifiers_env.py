@@ -26,7 +26,6 @@ from ..test_rewards import servers_killed
 from .conftest import ROOT, TOKEN, trainer_packages
 
 
-
 @pytest.fixture(scope="module")
 def verifiers_path():
     return trainer_packages("verifiers")
@@ -87,7 +86,7 @@ def test_verifiers_own_eval_scores_with_the_sandbox_of_its_own_process(environme
     expected = {c: expected_rewards[reward_batch[0].index(c)] for c in completions}
     assert sorted(expected.values()) == [0.0, 1.0, 1.0, 1.0]
     answers = {k: c for k, c in enumerate(completions)}
-    respond = lambda body: answers[int(next(m["content"] for m in body["messages"] if m["role"] == "user")  # noqa: E731
+    respond = lambda body: answers[int(next(m["content"] for m in body["messages"] if m["role"] == "user")
                                        .split()[1].rstrip("."))]  # fmt: skip
     with ScriptedOpenAIServer(respond) as model:
         traces = vf_eval(environment, verifiers_path, model.base_url, tmp_path, 1, {"EVOLVECODER_REWARD_MODE": "fast"})

@@ -26,7 +26,7 @@ from .conftest import SETTINGS, TOKEN, trainer_packages
 @pytest.fixture(scope="module")
 def verl():
     trainer_packages("rl")
-    import verl  # noqa: F401  (verl's own package import: protocol, tensordict, logging set-up)
+    import verl
 
     return verl
 
