@@ -130,13 +130,25 @@ def _post(url: str, data: bytes, headers: dict[str, str]) -> int:
         return err.code
 
 
-def soak(seconds: float, mode: str) -> None:
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            stat = fh.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            cmd = fh.read().replace(b"\0", b" ")[:80].decode(errors="replace")
+        return f"{pid} {stat.rsplit(')', 1)[1].split()[0]} {cmd}"
+    except OSError:
+        return f"{pid} gone"
+
+
+def soak(seconds: float, mode: str, cache_size: int) -> None:
     completions, tests, limits, kinds = bench_reward.batch(mode=mode)
     token = "soak-token"
     port = 18700 + os.getpid() % 1000
     env = {**os.environ, "EVOLVECODER_REWARD_TOKEN": token}
     exe = Path(sys.executable).with_name("evolvecoder-datasets")
-    proc = subprocess.Popen([str(exe), "serve", "--port", str(port), "--mode", mode], env=env,
+    proc = subprocess.Popen([str(exe), "serve", "--port", str(port), "--mode", mode, "--cache-size", str(cache_size)],
+                            env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     url = proc.stdout.readline().strip().rsplit(" ", 1)[-1]
     print(f"server pid {proc.pid}: {url}")
@@ -190,9 +202,10 @@ def soak(seconds: float, mode: str) -> None:
         children = [p for p in _tree(proc.pid) if p != proc.pid]  # the fork servers (and their bwrap parents)
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=120)
-    left = [p for p in children if os.path.exists(f"/proc/{p}")]
+    time.sleep(2.0)  # --die-with-parent: the fork servers end when their parent does, asynchronously
+    left = [_state(p) for p in children if os.path.exists(f"/proc/{p}")]
     print(f"requests: {step} ({dict(sorted(codes.items()))}); server exit status {proc.returncode}; "
-          f"processes left behind: {len(left)}")  # fmt: skip
+          f"processes left behind: {len(left)} {left}")  # fmt: skip
     print(out.strip().splitlines()[-1] if out.strip() else "")
     if len(samples) >= 3:
         first, last = samples[1], samples[-1]  # samples[0] is the warm-up
@@ -210,9 +223,10 @@ def main() -> None:
     parser.add_argument("--mode", default="isolated", choices=["isolated", "fast"])
     parser.add_argument("--without-loopers", action="store_true")
     parser.add_argument("--soak", type=float, default=None, metavar="SECONDS", help="run the soak instead")
+    parser.add_argument("--cache-size", type=int, default=65536, help="the served reward's cache size (soak)")
     args = parser.parse_args()
     if args.soak:
-        soak(args.soak, args.mode)
+        soak(args.soak, args.mode, args.cache_size)
     else:
         latency(args.mode, args.repeats, args.without_loopers)
 

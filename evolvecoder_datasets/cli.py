@@ -155,6 +155,8 @@ def _register_serve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=1.0, help="CPU seconds per test (default: 1.0)")
     parser.add_argument("--workers", type=int, default=None, help="fork servers (default: the usable cores)")
     parser.add_argument("--failing-value", type=float, default=0.0, help="binary reward of a failing completion")
+    parser.add_argument("--cache-size", type=int, default=65536,
+                        help="results of identical (program, tests) pairs kept (default: 65536, ~50 MB when full)")
     parser.add_argument("--max-body-mb", type=float, default=16.0, help="largest request body (default: 16)")
     parser.add_argument("--max-queued-mb", type=float, default=256.0,
                         help="request bytes admitted and unanswered before 429 (default: 256)")
@@ -169,7 +171,7 @@ def _run_serve(args: argparse.Namespace) -> int:
     if generated:
         print(f"token (new; pass --token-file or set EVOLVECODER_REWARD_TOKEN to choose one): {token}", flush=True)
     reward = RewardConfig(kind=args.kind, mode=args.mode, timeout_s=args.timeout, workers=args.workers,
-                          failing_value=args.failing_value)  # fmt: skip
+                          failing_value=args.failing_value, cache_size=args.cache_size)  # fmt: skip
     config = ServeConfig(host=args.host, port=args.port, token=token, reward=reward, dataset=args.dataset,
                          max_body_bytes=int(args.max_body_mb * (1 << 20)),
                          max_queued_bytes=int(args.max_queued_mb * (1 << 20)), shutdown_grace_s=args.grace)
