@@ -6,7 +6,9 @@ Commands:
   (the EvolveCoder recipe or code_instruct) and call that recipe's ``run(config)`` (``--check`` validates only);
 - ``card REPO@REV``: re-render a revision's card from its ``stats.json`` (``--push`` commits it, ``-o`` writes it);
 - ``inspect REPO@REV``: a revision's statistics in the terminal;
-- ``rounds REPO``: the revisions with their headline numbers.
+- ``rounds REPO``: the revisions with their headline numbers;
+- ``serve``: the reward service for trainers that call a reward over HTTP (verl, OpenRLHF, verifiers), see
+  :mod:`evolvecoder_datasets.integrations.server`.
 
 ``REPO`` is a Hub dataset repository (``org/name``) or a local store folder; ``REV`` is a round number,
 ``round{r}``, ``main`` (the default), a tag or a commit. Errors exit with status 2 for a bad configuration and 1
@@ -141,6 +143,44 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _register_serve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="TCP port (default: 8765; 0 picks a free one)")
+    parser.add_argument("--token-file", type=Path, default=None,
+                        help="file holding the bearer token (default: $EVOLVECODER_REWARD_TOKEN, else a new one, "
+                             "printed once)")
+    parser.add_argument("--dataset", metavar="REPO@REV", default=None,
+                        help="a revision whose rows requests may name by id (Hub repository or local store)")
+    parser.add_argument("--kind", choices=["binary", "pass_rate"], default="binary",
+                        help="the reward (default: binary, as code_reward)")
+    parser.add_argument("--mode", choices=["isolated", "fast"], default="isolated", help="sandbox mode")
+    parser.add_argument("--timeout", type=float, default=1.0, help="CPU seconds per test (default: 1.0)")
+    parser.add_argument("--workers", type=int, default=None, help="fork servers (default: the usable cores)")
+    parser.add_argument("--failing-value", type=float, default=0.0, help="binary reward of a failing completion")
+    parser.add_argument("--cache-size", type=int, default=65536,
+                        help="results of identical (program, tests) pairs kept (default: 65536, ~50 MB when full)")
+    parser.add_argument("--max-body-mb", type=float, default=16.0, help="largest request body (default: 16)")
+    parser.add_argument("--max-queued-mb", type=float, default=256.0,
+                        help="request bytes admitted and unanswered before 429 (default: 256)")
+    parser.add_argument("--grace", type=float, default=30.0, help="seconds a shutdown waits for batches in flight")
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from .integrations.server import ServeConfig, serve, service_token
+    from .rewards import RewardConfig
+
+    token, generated = service_token(args.token_file)
+    if generated:
+        print(f"token (new; pass --token-file or set EVOLVECODER_REWARD_TOKEN to choose one): {token}", flush=True)
+    reward = RewardConfig(kind=args.kind, mode=args.mode, timeout_s=args.timeout, workers=args.workers,
+                          failing_value=args.failing_value, cache_size=args.cache_size)  # fmt: skip
+    config = ServeConfig(host=args.host, port=args.port, token=token, reward=reward, dataset=args.dataset,
+                         max_body_bytes=int(args.max_body_mb * (1 << 20)),
+                         max_queued_bytes=int(args.max_queued_mb * (1 << 20)), shutdown_grace_s=args.grace)
+    serve(config, announce=lambda line: print(line, flush=True))
+    return 0
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "demo": ("run the embedded default job offline (sandbox on HumanEval, then a small round pipeline)",
              _register_demo, _run_demo),
@@ -148,6 +188,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "card": ("re-render the dataset card of a revision", _register_card, _run_card),
     "inspect": ("print the statistics of a revision", _register_inspect, _run_inspect),
     "rounds": ("list the revisions of a repository with their headline numbers", _register_rounds, _run_rounds),
+    "serve": ("serve the reward over HTTP for verl, OpenRLHF and verifiers", _register_serve, _run_serve),
 }
 
 
