@@ -123,6 +123,12 @@ def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
 
     cli, python = venv_command("evolvecoder-datasets"), venv_command("python")
     where = shlex.quote(str(store))
+    recipes = Path("recipes")
+    checkout = Path(__file__).resolve().parents[1] / "recipes"
+    if not (recipes / "grpo_train.py").is_file() and (checkout / "grpo_train.py").is_file():
+        recipes = checkout  # run outside the checkout: name its recipes by their full path
+    grpo = shlex.quote(str(recipes / "grpo_train.py"))
+    smoke = shlex.quote(str(recipes / "configs" / "grpo_cpu_smoke.yaml"))
     load = (f"from evolvecoder_datasets.rounds import load_round; ds = load_round({json.dumps(str(store))}, "
             f"round={rounds}); print(ds)")
     return [
@@ -130,9 +136,8 @@ def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
         ("the revisions with their headline numbers", f"{cli} rounds {where}"),
         ("why each dropped problem left", f"{cli} inspect {where}@main --dropped"),
         ("load a round back", f"{python} -c {shlex.quote(load)}"),
-        ("train one GRPO step on it (CPU, ~1 min)",
-         (f"{python} recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml --dataset_name {where} "
-          f"--dataset_revision round{rounds}")),
+        ("train one GRPO step on it (SmolLM2 on CPU, ~40 s)",
+         f"{python} {grpo} --config {smoke} --dataset_name {where} --dataset_revision round{rounds}"),
         (("point the same recipe at a real model (copy recipes/configs/evolvecoder.yaml to your.yaml, set llm and "
           "models to backend: openai with the base_url of a vLLM server, OpenAI or the HF router)"),
          f"{cli} run your.yaml"),
