@@ -13,6 +13,9 @@ Placeholder convention (the only things filled in):
   ``recipes/configs/search_only.yaml`` shrunk to 4 seeds;
 * a block whose first line is a comment ``# needs ...`` states what it needs that a test machine lacks (the Hub, a
   GPU); it is compiled and checked for undefined names, not run;
+* a block that starts a server (``evolvecoder-datasets serve``) is run as a reader runs it in a second terminal: in
+  the background, ready once its ``/health`` answers, left running for the blocks after it (the ``curl`` that
+  talks to it), and stopped with SIGTERM at the end, when it must exit cleanly;
 * the README's ``make demo`` / ``make test`` block is not run here: ``make test`` is this test suite (CI runs exactly
   it) and ``make demo`` is the ~5-9 minute embedded default whose parts ``tests/test_demo.py`` runs.
 
@@ -27,8 +30,11 @@ import dataclasses
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -42,6 +48,7 @@ NOT_RUN = {"make test": "make test is this test suite (CI runs exactly it); make
                         "(tests/test_demo.py) and takes ~5-9 min"}
 SLOW = ("recipes/grpo_train.py",)  # SmolLM2 on CPU: a GRPO step takes about a minute
 TIMEOUT_S = 600
+SERVER = re.compile(r"evolvecoder-datasets serve\b.*?--port (\d+)")  # a block a reader leaves running
 
 
 def readme_blocks() -> list[tuple[str, str]]:
@@ -80,6 +87,39 @@ def workdir(tmp_path_factory):
     your.update(output_dir="runs/yours", limit_per_source=4, rounds=1, figures=False)
     (folder / "your.yaml").write_text(yaml.safe_dump(your))
     return folder
+
+
+@pytest.fixture(scope="module")
+def servers():
+    """Servers the README starts, stopped after the last block; each must end cleanly on SIGTERM."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for proc in started:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("a README server did not stop on SIGTERM within 30 s")
+        assert code == 0, f"a README server exited {code} on SIGTERM"
+
+
+def _start_server(code: str, port: int, cwd: Path) -> subprocess.Popen:
+    """Run a server block in the background and return once its health endpoint answers."""
+    proc = subprocess.Popen(["bash", "-e", "-c", code.strip()], cwd=cwd, env=_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the server block exited {proc.returncode}:\n{code}\n{proc.stderr.read()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    pytest.fail(f"the server block never answered /health on port {port}:\n{code}")
 
 
 def _env() -> dict[str, str]:
@@ -124,7 +164,7 @@ def test_the_readme_has_runnable_blocks_in_both_languages():
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)), ids=[_block_id(b) for b in BLOCKS])
-def test_readme_block_runs_as_pasted(index, workdir, request):
+def test_readme_block_runs_as_pasted(index, workdir, servers, request):
     language, code = BLOCKS[index]
     if "..." in code.replace('"..."', ""):
         pytest.fail(f"the block holds an ellipsis a user cannot paste:\n{code}")
@@ -140,6 +180,10 @@ def test_readme_block_runs_as_pasted(index, workdir, request):
         pytest.skip(f"compiled, not run: the block says it {first[2:]}")
     if any(marker in code for marker in SLOW) and not request.config.getoption("--run-slow"):
         pytest.skip("slow (SmolLM2 on CPU): run with --run-slow (CI does)")
+    server = SERVER.search(code) if language == "bash" else None
+    if server:
+        servers.append(_start_server(code, int(server.group(1)), workdir))
+        return
     proc = _run(language, code, workdir)
     assert proc.returncode == 0, f"{code}\n--- stdout\n{proc.stdout[-2000:]}\n--- stderr\n{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
