@@ -196,11 +196,19 @@ def test_empty_test_list_and_bad_configuration():
 def test_unknown_or_unavailable_isolation_raises(tmp_path, monkeypatch):
     with pytest.raises(ConfigError):
         Sandbox(isolation="docker").start()
-    # A machine without bubblewrap or unshare, wherever this runs: nothing on PATH.
+    from evolvecoder_datasets.execution.isolation import isolation_available
+
+    # A machine without bubblewrap or unshare, wherever this runs: nothing on PATH (the probe's cached answer for
+    # this machine is dropped before and after, so other tests see the real one).
     monkeypatch.setenv("PATH", str(tmp_path))
-    for isolation in ("bwrap", "unshare"):
-        with pytest.raises(SandboxUnavailable, match=isolation):
-            Sandbox(isolation=isolation).start()
+    isolation_available.cache_clear()
+    try:
+        for isolation in ("bwrap", "unshare"):
+            with pytest.raises(SandboxUnavailable, match=isolation):
+                Sandbox(isolation=isolation).start()
+    finally:
+        monkeypatch.undo()
+        isolation_available.cache_clear()
 
 
 @pytest.mark.parametrize("isolation", ["unshare", "none"])
