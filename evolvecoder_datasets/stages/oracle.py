@@ -14,15 +14,18 @@ How it is built, per problem with a reference and a literal call in its tests
    and in digits inside strings; one number at a time, then two at once), the structure edits of the seeds (ties, duplicates, boundary sizes, splices of
    seed values: :meth:`~evolvecoder_datasets.stages.search_inputs.InputMutator.structured`), and random type-aware
    edits with twice the search's exploration; where the programs to label are given, the constants they change
-   (the search's :func:`~evolvecoder_datasets.stages.search.hot_constants`) are swept as well; all from a random
+   (the search's :func:`~evolvecoder_datasets.stages.search.hot_constants`) are swept as well, and the seeds are
+   scaled (every number times 2 ... 100: magnitudes and differences the seeds do not reach); all from a random
    stream of their own (``FidelityConfig.seed`` with
    the problem id and ``"oracle"``, never the search's); the usable ones are taken from the sources in turn;
 2. the reference runs each candidate **in the sandbox**, alone in its process; an input is usable when the
-   reference returns plain data, the same twice, within ``cpu_s`` (a top-level float is compared with the shared
+   reference returns plain data, the same twice, within ``cpu_s`` (a CPU alarm of the process's own ends an input
+   the reference never finishes; a top-level float is compared with the shared
    tolerance; a float inside a list, tuple or dict exactly, so a right program whose nested floats differ in the
    last bits is labelled wrong: the oracle errs towards calling programs wrong, which the fidelity figures show as
    accepted wrong programs, never as rejected right ones);
-3. the reference's values on up to ``inputs`` usable inputs are read back through pass/fail verdicts only (a
+3. the reference's values on every usable input where they compress into ``cheap_bytes``, else on up to
+   ``inputs`` of them, are read back through pass/fail verdicts only (a
    process that ran nothing but the reference compresses their ``repr`` lines with ``zlib`` and the caller reads
    the bits; ~8-10x fewer verdicts than reading each value), decompressed with a size bound and parsed with
    ``ast.literal_eval`` on the trusted side;
