@@ -183,6 +183,11 @@ def main() -> None:
                 "killed_ids": sorted(f"{p['id']}#{i}" for p, b, n in zip(problems, before, new)
                                      for i in np.flatnonzero(b & ~survivors_of(n)).tolist()),
             }
+            origins: dict[str, list[int]] = {}  # where the probe executions went: [executions, kills, candidates]
+            for r in results:
+                for origin, counts in r.by_origin.items():
+                    origins[origin] = [x + y for x, y in zip(origins.get(origin, [0, 0, 0]), counts)]
+            row["search_by_origin"] = dict(sorted(origins.items(), key=lambda kv: -kv[1][0]))
             for r in results:
                 if r.reason:
                     row["reasons"][r.reason] = row["reasons"].get(r.reason, 0) + 1
