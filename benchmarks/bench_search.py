@@ -14,7 +14,10 @@ the suite is the problem's split asserts. Per round:
 * **random** (``objective="random"``): same generators, each problem given exactly the executions the search
   spent on it (probes + pool run), usable inputs kept in random order, each costing one pool run.
 
-Kills are counted from the ordinary pass matrix of the new asserts (not from the probes). Afterwards every search
+Kills are counted from the ordinary pass matrix of the new asserts (not from the probes); ``search_by_origin``
+splits the search's probe executions, probe kills and candidates by where each candidate came from (the sweep, the
+hot constants, the structure edits before retirement, random edits, and the random edits that used a splice or a
+tie). Afterwards every search
 assert runs against the canonical solutions in a fresh isolated-mode sandbox, and a seeded sample of the mutants
 still surviving is written with a long random differential run (a witness input where one is found) for hand
 classification (``--survivor-file``).
