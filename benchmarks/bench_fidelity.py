@@ -1,8 +1,8 @@
 """Test fidelity per round on HumanEval: TPR/TNR of each round's suite against an oracle, over the AST mutants and
 the semantics-preserving rewrites of every canonical solution.
 
-Run: .venv/bin/python benchmarks/bench_fidelity.py [--problems N] [--rounds 2] [--inputs 200] [--workers 2]
-     [--json out.json]
+Run: .venv/bin/python benchmarks/bench_fidelity.py [--problems N] [--ids HumanEval_124 ...] [--rounds 2]
+     [--inputs 300] [--cheap-bytes 1024] [--workers 2] [--json out.json]
 
 Per HumanEval problem: the pool is every AST mutant of the canonical solution (``mutants.generate_mutants``) plus
 its rewrites (``mutants.rewrites.rewrite_program``); the oracle (``stages.oracle``, its own seed, never used to
@@ -96,6 +96,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--inputs", type=int, default=FidelityConfig.inputs, help="oracle inputs per problem")
     parser.add_argument("--candidates", type=int, default=FidelityConfig.candidates)
+    parser.add_argument("--cheap-bytes", type=int, default=FidelityConfig.cheap_bytes,
+                        help="keep every usable input where their compressed values fit in this (0: --inputs only)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ids", nargs="*", default=None, help="only these problems (e.g. HumanEval_124)")
@@ -105,7 +107,7 @@ def main() -> None:
     t0 = time.perf_counter()
     load_start = os.getloadavg()
     problems = load(args.problems, args.ids)
-    fid = FidelityConfig(inputs=args.inputs, candidates=args.candidates)
+    fid = FidelityConfig(inputs=args.inputs, candidates=args.candidates, cheap_bytes=args.cheap_bytes)
     out: dict = {"problems": len(problems), "mutants": sum(len(p["mutants"]) for p in problems), "rounds": []}
     settings = SandboxSettings()
     with Sandbox(workers=args.workers, mode="fast", timeout_s=1.0, max_consecutive_timeouts=2) as sb:
@@ -194,6 +196,20 @@ def main() -> None:
                 rules[name] = {"tests": tests, "too_few_tests": too_few, **report}
                 show(f"final, rule {name} ({tests} tests; {too_few} problems under 5 tests)", report)
         out["final"] = rules
+        # the right programs the last round rejects, with the first test that rejects each (what the oracle missed)
+        out["rejected_right"] = [
+            {"id": p["id"], "program": int(i), "kind": p["kinds"][i], "limit": p["limit"], "code": p["programs"][i],
+             "test": p["suite"][int(np.argmax(~p["M"][i]))], "status": p["S"][i][int(np.argmax(~p["M"][i]))]}
+            for p in problems if p["labels"] is not None
+            for i in np.flatnonzero((p["labels"] == 1) & ~p["M"].all(axis=1))]
+        # a timeout under the calibrated limit: re-run under the oracle's own 1 s to tell a limit too tight for a
+        # slower right program ("pass") from a hang on an input the oracle lacks ("timeout": an oracle miss)
+        slow = [r for r in out["rejected_right"] if r["status"] == "timeout"]
+        for r, rep in zip(slow, sb.run_many([Job(r["code"], tests=[r["test"]], timeout_s=1.0) for r in slow])):
+            r["status_at_1s"] = rep.statuses[0]
+        for r in out["rejected_right"]:
+            print(f"  rejected right: {r['id']} #{r['program']} ({r['kind']}, {r['status']} under {r['limit']} s): "
+                  f"{r['test'][:160]}" + (f" (at 1 s: {r['status_at_1s']})" if "status_at_1s" in r else ""))
     out["seconds"] = round(time.perf_counter() - t0, 1)
     out["load_average_start_end"] = [round(load_start[0], 2), round(os.getloadavg()[0], 2)]
     print(f"total {out['seconds']} s, load average at start and end {out['load_average_start_end']}")

@@ -14,7 +14,10 @@ the suite is the problem's split asserts. Per round:
 * **random** (``objective="random"``): same generators, each problem given exactly the executions the search
   spent on it (probes + pool run), usable inputs kept in random order, each costing one pool run.
 
-Kills are counted from the ordinary pass matrix of the new asserts (not from the probes). Afterwards every search
+Kills are counted from the ordinary pass matrix of the new asserts (not from the probes); ``search_by_origin``
+splits the search's probe executions, probe kills and candidates by where each candidate came from (the sweep, the
+hot constants, the structure edits before retirement, random edits, and the random edits that used a splice or a
+tie). Afterwards every search
 assert runs against the canonical solutions in a fresh isolated-mode sandbox, and a seeded sample of the mutants
 still surviving is written with a long random differential run (a witness input where one is found) for hand
 classification (``--survivor-file``).
@@ -183,6 +186,11 @@ def main() -> None:
                 "killed_ids": sorted(f"{p['id']}#{i}" for p, b, n in zip(problems, before, new)
                                      for i in np.flatnonzero(b & ~survivors_of(n)).tolist()),
             }
+            origins: dict[str, list[int]] = {}  # where the probe executions went: [executions, kills, candidates]
+            for r in results:
+                for origin, counts in r.by_origin.items():
+                    origins[origin] = [x + y for x, y in zip(origins.get(origin, [0, 0, 0]), counts)]
+            row["search_by_origin"] = dict(sorted(origins.items(), key=lambda kv: -kv[1][0]))
             for r in results:
                 if r.reason:
                     row["reasons"][r.reason] = row["reasons"].get(r.reason, 0) + 1

@@ -15,7 +15,7 @@ STATS = {
         "by_kind": {"mutant": Confusion(tp=3, tn=196, fp=4).as_dict(), "rewrite": Confusion(tp=36, fn=1).as_dict()},
         "by_method": {"seed": ROUND0, "search": Confusion(tp=40, tn=90, fp=110).as_dict()},
         "rejects_right": {"problems": 1, "programs": 1, "listed": [{"id": "HumanEval_7", "programs": 1,
-                                                                   "cause": "timeout"}]},
+                                                                   "cause": "limit"}]},
         "accepts_wrong": {"problems": 3, "programs": 4, "listed": [{"id": "HumanEval_9", "programs": 2}]},
         "no_oracle": {"no_reference": 4},
         "oracle": {"problems": 16, "inputs_per_problem": {"mean": 61.5, "min": 12, "max": 64},
@@ -31,7 +31,7 @@ def test_the_card_has_a_fidelity_table_per_round_with_the_counts_behind_each_rat
     assert "| 2 | 40 | 200 | 0.975 | 0.980 | 0.020 | 0.025 |" in card
     assert "| rewrite | 37 | 0 | 0.973 | – | – | 0.027 |" in card      # no wrong rewrite: no TNR, never 0
     assert "| search | 40 | 200 |" in card
-    assert "`HumanEval_7` (1, timeout)" in card and "`HumanEval_9` (2) and 2 more" in card
+    assert "`HumanEval_7` (1, limit)" in card and "`HumanEval_9` (2) and 2 more" in card
     assert "4 problems have no oracle (no_reference 4)" in card
 
 

@@ -4,7 +4,7 @@ Pure numpy over pass matrices and oracle labels (:mod:`evolvecoder_datasets.stag
 A suite **accepts** a program when it passes every test of the suite. Over the programs an oracle labelled:
 
 - **TPR** (true-positive rate) = right programs accepted / right programs; **FNR** = 1 - TPR (right ones rejected:
-  an over-specified test, or a time limit too tight for a correct but slower program);
+  an over-specified test, or a time limit too tight for a correct but slower program: cause ``limit``);
 - **TNR** (true-negative rate) = wrong programs rejected / wrong programs; **FPR** = 1 - TNR (wrong ones let through).
 
 A rate over no program is ``None``, never a number; so is every figure of a problem without an oracle (no
@@ -178,7 +178,10 @@ class ProblemFidelity:
 
 
 def _cause(statuses: Any, rows: np.ndarray, M: np.ndarray) -> str:
-    """Why right programs were rejected: ``timeout`` when any rejecting cell timed out, else the commonest status."""
+    """Why right programs were rejected: ``limit`` when any rejecting cell timed out (the calibrated time limit
+    rejected it: too tight for a right but slower program, or the program hangs on an input the oracle lacks,
+    which a re-run under the oracle's own limit tells apart), else the commonest status (``fail``: an
+    over-specified test or an oracle miss)."""
     if statuses is None:
         return "fail"
     S = np.asarray(statuses)
@@ -188,7 +191,7 @@ def _cause(statuses: Any, rows: np.ndarray, M: np.ndarray) -> str:
             value = S[r, c]
             names[STATUS_NAMES[int(value)] if not isinstance(value, str) else value] += 1
     if names.get("timeout"):
-        return "timeout"
+        return "limit"
     return names.most_common(1)[0][0] if names else "fail"
 
 

@@ -14,15 +14,18 @@ How it is built, per problem with a reference and a literal call in its tests
    and in digits inside strings; one number at a time, then two at once), the structure edits of the seeds (ties, duplicates, boundary sizes, splices of
    seed values: :meth:`~evolvecoder_datasets.stages.search_inputs.InputMutator.structured`), and random type-aware
    edits with twice the search's exploration; where the programs to label are given, the constants they change
-   (the search's :func:`~evolvecoder_datasets.stages.search.hot_constants`) are swept as well; all from a random
+   (the search's :func:`~evolvecoder_datasets.stages.search.hot_constants`) are swept as well, and the seeds are
+   scaled (every number times 2 ... 100: magnitudes and differences the seeds do not reach); all from a random
    stream of their own (``FidelityConfig.seed`` with
    the problem id and ``"oracle"``, never the search's); the usable ones are taken from the sources in turn;
 2. the reference runs each candidate **in the sandbox**, alone in its process; an input is usable when the
-   reference returns plain data, the same twice, within ``cpu_s`` (a top-level float is compared with the shared
+   reference returns plain data, the same twice, within ``cpu_s`` (a CPU alarm of the process's own ends an input
+   the reference never finishes; a top-level float is compared with the shared
    tolerance; a float inside a list, tuple or dict exactly, so a right program whose nested floats differ in the
    last bits is labelled wrong: the oracle errs towards calling programs wrong, which the fidelity figures show as
    accepted wrong programs, never as rejected right ones);
-3. the reference's values on up to ``inputs`` usable inputs are read back through pass/fail verdicts only (a
+3. the reference's values on every usable input where they compress into ``cheap_bytes``, else on up to
+   ``inputs`` of them, are read back through pass/fail verdicts only (a
    process that ran nothing but the reference compresses their ``repr`` lines with ``zlib`` and the caller reads
    the bits; ~8-10x fewer verdicts than reading each value), decompressed with a size bound and parsed with
    ``ast.literal_eval`` on the trusted side;
@@ -67,7 +70,7 @@ from .seeding import stable_int
 
 __all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs"]
 
-_VERSION = "1"
+_VERSION = "2"
 _LENGTH_BITS = 24  # the compressed blob is far below 16 MiB
 
 #: Why a problem has no oracle.
@@ -94,7 +97,18 @@ def _ecd_oracle_plain(value):
         return all(_ecd_oracle_plain(k) and _ecd_oracle_plain(v) for k, v in value.items())
     return False
 
+class _EcdOracleSlow(BaseException):
+    pass
+
+def _ecd_oracle_slow(signum, frame):
+    raise _EcdOracleSlow()
+
 def _ecd_oracle_usable(k):
+    import signal as _ecd_signal
+    # a CPU alarm of the process's own: an input on which the reference never ends costs ~2 x _ECD_CPU, not the
+    # sandbox's timeout, and does not end the run (two sandbox timeouts in a row would leave the rest unexecuted)
+    _ecd_signal.signal(_ecd_signal.SIGVTALRM, _ecd_oracle_slow)
+    _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, 2 * _ECD_CPU)
     try:
         start = _ecd_time.process_time()
         first = _ecd_call(_ECD_REF, k)
@@ -105,8 +119,10 @@ def _ecd_oracle_usable(k):
             return False
         back = _ecd_ast.literal_eval(text)
         return repr(back) == text and back == first
-    except Exception:
+    except (Exception, _EcdOracleSlow):
         return False
+    finally:
+        _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, 0)
 
 def _ecd_blob():
     if "blob" not in _ecd_cache:
@@ -134,7 +150,11 @@ class FidelityConfig:
     Args:
         enabled (`bool`, defaults to `True`): build an oracle per problem with a reference and report each round's
             fidelity (``stats.json``, the card, ``inspect``).
-        inputs (`int`, defaults to 300): most oracle inputs per problem (usable ones, valued by the reference).
+        inputs (`int`, defaults to 300): most oracle inputs per problem (usable ones, valued by the reference)
+            where the values are costly to read; see ``cheap_bytes``.
+        cheap_bytes (`int`, defaults to 1024): where the compressed values of every usable candidate fit in this
+            many bytes (booleans, small numbers: ~8 verdicts a byte), the oracle keeps them all, not just
+            ``inputs``: a larger budget only where it is cheap (0: always ``inputs``).
         candidates (`int`, defaults to 900): most candidate inputs drawn per problem (each costs one reference run).
         seed (`int`, defaults to 1): seed of the oracle's own random stream (with the problem id); never the search's.
         explore (`float`, defaults to 0.4): probability of an edit outside the seeds' observed domain (the search
@@ -161,6 +181,7 @@ class FidelityConfig:
 
     enabled: bool = True
     inputs: int = 300
+    cheap_bytes: int = 1024
     candidates: int = 900
     seed: int = 1
     explore: float = 0.4
@@ -176,6 +197,7 @@ class FidelityConfig:
         for name in ("inputs", "candidates", "max_value_chars", "max_input_chars"):
             check_positive(name, getattr(self, name))
         check_positive("max_listed", self.max_listed, minimum=0)
+        check_positive("cheap_bytes", self.cheap_bytes, minimum=0)
         check_fraction("explore", self.explore)
         if not (0 < self.cpu_s < self.timeout_s):
             raise ConfigError("FidelityConfig needs 0 < cpu_s < timeout_s")
@@ -249,8 +271,10 @@ def _candidates(problem: OracleProblem, call: Any, config: FidelityConfig) -> li
         return out
 
     third = max(1, config.candidates // 3)
+    structured = sorted(mutator.structured(limit=third), key=_smallest_size)  # lengths 0, 1, 2 first
     sources = [fresh(tuple(s) for s in call.seeds), fresh(mutator.sweep(limit=third // 2)),
-               fresh(mutator.sweep_pairs(limit=third // 2)), fresh(mutator.structured(limit=third))]
+               fresh(mutator.sweep_pairs(limit=third // 2)), fresh(structured),
+               fresh(_scaled(call.seeds, limit=third // 4))]
     hot = hot_constants(problem.reference or "", problem.programs) if problem.programs else []
     if hot:  # the constants the programs to label write and the reference does not (or the reverse)
         sources.insert(1, fresh(mutator.sweep(limit=third // 2, constants=hot)
@@ -264,6 +288,40 @@ def _candidates(problem: OracleProblem, call: Any, config: FidelityConfig) -> li
     return sources + [randoms]
 
 
+def _smallest_size(args: tuple) -> int:
+    """The length of the shortest string or collection among ``args`` (3 where none is shorter): boundary sizes."""
+    return min([len(a) for a in args if isinstance(a, (str, list, tuple, dict, set))] + [3])
+
+
+_SCALES = (2, 3, 5, 7, 9, 10, 11, 13, 15, 21, 25, 100)
+
+
+def _scale(value: Any, k: int) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value * k
+    if isinstance(value, (list, tuple)):
+        return type(value)(_scale(v, k) for v in value)
+    if isinstance(value, dict):
+        return {key: _scale(v, k) for key, v in value.items()}
+    return value
+
+
+def _scaled(seeds: Sequence[tuple], limit: int) -> list[tuple]:
+    """The seeds at larger scales: every number in a seed (nested too; not digits in strings) times ``k``, for
+    ``k`` in :data:`_SCALES` (odd, composite and prime factors): the same shape with magnitudes, lengths and
+    differences the seeds do not reach (an interval of length 9 or 33 where the seeds' are at most 8, an odd
+    composite where the seeds hold primes and evens)."""
+    out: dict[str, tuple] = {}
+    for k in _SCALES:
+        for seed in seeds:
+            args = tuple(_scale(v, k) for v in seed)
+            if args != tuple(seed):
+                out.setdefault(repr(args), args)
+    return list(out.values())[:limit]
+
+
 def _spread(groups: list[list[int]], limit: int) -> list[int]:
     """Up to ``limit`` indices taken from the groups in turn (seeds first), so no source crowds out another."""
     out: list[int] = list(groups[0][:limit])
@@ -275,15 +333,32 @@ def _spread(groups: list[list[int]], limit: int) -> list[int]:
     return out
 
 
+def _usable(sandbox: Any, program: str, n: int, resumes: int = 8) -> list[int]:
+    """The candidates the reference handles; a run that stopped early (the reference hung past its own alarm and
+    the sandbox's timeouts ended the run) resumes after the last candidate that ran, at most ``resumes`` times."""
+    usable, start = [], 0
+    for _ in range(resumes + 1):
+        statuses = sandbox.run(program, [f"assert _ecd_oracle_usable({k})" for k in range(start, n)]).statuses
+        usable += [start + k for k, status in enumerate(statuses) if status == "pass"]
+        ran = [k for k, status in enumerate(statuses) if status != "unexecuted"]
+        start += (ran[-1] + 1) if ran else 1
+        if start >= n or len(ran) == len(statuses):
+            break
+    return usable
+
+
 def _bits(statuses: Sequence[str]) -> list[int] | None:
     if any(s not in ("pass", "fail") for s in statuses):
         return None
     return [1 if s == "pass" else 0 for s in statuses]
 
 
-def _read_blob(sandbox: Any, probe: ProbeProgram, indices: list[int], max_chars: int) -> tuple[list[str] | None, int]:
+def _read_blob(
+    sandbox: Any, probe: ProbeProgram, indices: list[int], max_chars: int, max_bytes: int | None = None
+) -> tuple[list[str] | None, int]:
     """The ``repr`` lines of the reference's values on ``indices``, read through verdicts; ``(None, spent)`` when
-    the read fails or the text is not what a plain value's ``repr`` would be."""
+    the read fails or the text is not what a plain value's ``repr`` would be, or (before reading more than its
+    length) when the compressed text is longer than ``max_bytes``."""
     program = probe.program() + f"_ECD_BLOB = {indices!r}\n" + _BLOB_HELPERS
     # each value is computed by a test of its own first (one CPU limit each; a fast-mode process keeps them)
     warm = [f"assert _ecd_warm({k})" for k in indices]
@@ -292,7 +367,7 @@ def _read_blob(sandbox: Any, probe: ProbeProgram, indices: list[int], max_chars:
     if bits is None or report.infra_error:
         return None, _LENGTH_BITS
     length = sum(bit << b for b, bit in enumerate(bits))
-    if not 0 < length <= len(indices) * (max_chars + 1) + 64:
+    if not 0 < length <= len(indices) * (max_chars + 1) + 64 or (max_bytes is not None and length > max_bytes):
         return None, _LENGTH_BITS
     report = sandbox.run(program, warm + [f"assert _ecd_blob_bit({i})" for i in range(8 * length)])
     spent = _LENGTH_BITS + 8 * length
@@ -334,8 +409,7 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     oracle.candidates = len(inputs)
     probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars)
     program = probe.program() + "_ECD_BLOB = []\n" + _BLOB_HELPERS
-    usable = [k for k, ok in enumerate(sandbox.run(program, [f"assert _ecd_oracle_usable({k})"
-                                                             for k in range(len(inputs))]).passed) if ok]
+    usable = _usable(sandbox, program, len(inputs))
     oracle.usable = len(usable)
     if not usable:
         oracle.reason = "no_usable_input"
@@ -344,8 +418,13 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     for group in sources:
         groups.append([k for k in range(start, start + len(group)) if k in ok])
         start += len(group)
-    usable = _spread(groups, config.inputs)
-    lines, oracle.reads = _read_blob(sandbox, probe, usable, config.max_value_chars)
+    lines, oracle.reads = None, 0
+    if config.cheap_bytes and len(usable) > config.inputs:  # all of them, where their values are cheap to read
+        lines, oracle.reads = _read_blob(sandbox, probe, usable, config.max_value_chars, config.cheap_bytes)
+    if lines is None:
+        usable = _spread(groups, config.inputs)
+        lines, spent = _read_blob(sandbox, probe, usable, config.max_value_chars)
+        oracle.reads += spent
     if lines is None:
         oracle.reason = "unreadable"
         return oracle

@@ -197,6 +197,9 @@ class SearchResult:
         executions (`int`): probe executions spent (counted against ``budget``).
         reads (`int`): tiny tests spent reading expected values back.
         rejected (`int`): written asserts the reference failed in the final check (dropped).
+        by_origin (`dict[str, list[int]]`): per origin of a candidate (``sweep``, ``hot``, ``structured``,
+            ``random``, or ``random+`` the newer edits it used: ``splice``, ``tie``, ``tie_extreme``,
+            ``tie_arguments``), ``[executions, kills, candidates]``: where the budget went.
 
     Example:
         >>> SearchResult("P_1", reason="no_reference").tests, REASONS["no_reference"][:25]
@@ -217,6 +220,7 @@ class SearchResult:
     executions: int = 0
     reads: int = 0
     rejected: int = 0
+    by_origin: dict[str, list[int]] = field(default_factory=dict)
 
 
 class _State:
@@ -233,6 +237,8 @@ class _State:
                                     constants=reference_constants(problem.reference or ""))
         self.seen = {repr(tuple(s)) for s in call.seeds}
         self.queue = self.mutator.sweep()  # boundary values first, then random edits (popped from the end)
+        self.origin = {repr(a): "sweep" for a in self.queue}  # where a queued candidate came from
+        self.pending_origin: list[str] = []
         self.kept: list[tuple] = []
         self.pending: list[tuple] = []  # this generation's candidates
         self.usable: list[int] = []  # indices into pending
@@ -260,7 +266,9 @@ class _State:
             # apart at 12 or 13, if anywhere), which inputs blind to the pool reach only by chance
             hot = hot_constants(problem.reference or "", [problem.programs[p] for p in self.target_programs()])
             if hot:
-                self.queue += self.mutator.sweep(limit=32, constants=hot)
+                hot_sweep = self.mutator.sweep(limit=32, constants=hot)
+                self.origin.update((repr(a), "hot") for a in hot_sweep)
+                self.queue += hot_sweep
 
     def target_programs(self) -> list[int]:
         return sorted(self.alive | {p for g in self.groups for p in g})
@@ -289,15 +297,21 @@ class _State:
         if n < 1:
             self.done = True
             return False
-        self.pending = []
+        self.pending, self.pending_origin = [], []
         for _ in range(20 * n):
-            args = self.queue.pop() if self.queue else self.mutator.candidate()
+            if self.queue:
+                args = self.queue.pop()
+                origin = self.origin.get(repr(args), "sweep")
+            else:
+                args = self.mutator.candidate()
+                origin = "+".join(["random", *sorted(self.mutator.tags)])
             text = render_args(args)
             key = repr(args)
             if key in self.seen or len(text) > config.max_input_chars:
                 continue
             self.seen.add(key)
             self.pending.append(args)
+            self.pending_origin.append(origin)
             if len(self.pending) == n:
                 break
         if not self.pending:
@@ -311,8 +325,17 @@ class _State:
         return ProbeProgram(self.problem.reference or "", self.call.callee, self.pending, cpu_s=self.config.cpu_s,
                             max_chars=self.config.max_value_chars)
 
+    def spend(self, k: int, executions: int = 1, kills: int = 0) -> None:
+        """Count ``executions`` and ``kills`` against the origin of pending candidate ``k`` (``by_origin``)."""
+        row = self.result.by_origin.setdefault(self.pending_origin[k], [0, 0, 0])
+        row[0] += executions
+        row[1] += kills
+
     def take_usable(self, passed: Sequence[bool]) -> None:
         self.result.executions += len(self.pending)
+        for k in range(len(self.pending)):
+            self.spend(k)
+            self.result.by_origin[self.pending_origin[k]][2] += 1
         self.usable = [k for k, ok in enumerate(passed) if ok]
         self.result.usable += len(self.usable)
         if not self.usable and self.config.objective == "mutants":
@@ -363,6 +386,7 @@ class _State:
             killed = {p for p in self.alive if not same[p][j]}
             self.alive -= killed
             self.result.killed += len(killed)
+            self.spend(self.usable[j], executions=0, kills=len(killed))
             groups = []
             for g in self.groups:
                 parts = [[p for p in g if same[p][j]], [p for p in g if not same[p][j]]]
@@ -387,6 +411,7 @@ class _State:
             self.structured = True
             edits = [a for a in self.mutator.structured(limit=4 * self.config.structure_edits)
                      if repr(a) not in self.seen][: self.config.structure_edits]
+            self.origin.update((repr(a), "structured") for a in edits)
             self.queue += edits
             self.boost = len(edits)  # the next generation asks all of them
             return
@@ -523,6 +548,9 @@ def search_tests(
                 agree = [s in ("pass", "unexecuted") for s in statuses]
                 ran = len(statuses)
             state.result.executions += ran
+            for j, status in enumerate(statuses):  # each usable candidate's share, by where it came from
+                if report.infra_error or not first or status not in ("error", "unexecuted"):
+                    state.spend(state.usable[j])
             same.setdefault(id(state), {})[p] = agree
             agreed.setdefault(id(state), {})[p] = sum(s == "pass" for s in statuses)
         for state in active:

@@ -313,6 +313,7 @@ class InputMutator:
         self.int_constants = [c for c in constants.get(int, []) if abs(c) < 10**6]
         self.float_constants = list(constants.get(float, []))
         self.str_constants = list(constants.get(str, []))
+        self.tags: set[str] = set()  # the newer edits (splice, tie, ...) the last candidate() used
 
     def add_parent(self, args: Sequence[Any]) -> None:
         """Let later candidates start from ``args`` too (e.g. an input that killed a mutant).
@@ -411,6 +412,7 @@ class InputMutator:
             <class 'list'>
         """
         rng = self.rng
+        self.tags = set()
         if len(self.seeds) > 1 and rng.random() < 0.15:
             parent = tuple(rng.choice(self.seeds)[i] for i in range(len(self.positions)))
         else:
@@ -424,6 +426,7 @@ class InputMutator:
             args[i] = self._mutate(args[i], self.positions[i], depth=0)
         if len(args) > 1 and rng.random() < 0.05:  # two arguments of one type made equal (f(a, a))
             _tie_arguments(args, rng)
+            self.tags.add("tie_arguments")
         return tuple(args)
 
     def structured(self, limit: int = 64) -> list[tuple]:
@@ -464,6 +467,11 @@ class InputMutator:
         return found[:limit]
 
     # -- one edit per type -------------------------------------------------------------------------------------
+
+    def _tag(self, name: str, value: Any) -> Any:
+        """Record that the last candidate used the edit ``name`` (:attr:`tags`, for cost accounting); ``value``."""
+        self.tags.add(name)
+        return value
 
     def _leave_domain(self) -> bool:
         return self.rng.random() < self.explore
@@ -536,7 +544,7 @@ class InputMutator:
             edits.append(lambda: v[:k] + rng.choice(self.str_constants) + v[k:])
         others = pos.texts
         if others:
-            edits += [lambda: _splice(v, rng.choice(others), rng)] * 2  # a piece of another seed value
+            edits += [lambda: self._tag("splice", _splice(v, rng.choice(others), rng))] * 2  # a piece of another seed
         if _DIGITS.search(v):
             edits += [lambda: self._digits(v)] * 6
         return rng.choice(edits)()
@@ -594,12 +602,12 @@ class InputMutator:
                 lambda: v[:i] + [self._mutate(v[i], pos, depth + 1)] + v[i + 1 :],  # nested edit
                 lambda: [v[i]] * rng.randint(2, 6),
             ]
-            edits += [lambda: _tie(v, rng)] * 2  # two elements made equal (a tie, a duplicate elsewhere)
+            edits += [lambda: self._tag("tie", _tie(v, rng))] * 2  # two elements made equal (a tie, a duplicate)
             lists = pos.lists
             if lists:
-                edits.append(lambda: _splice(v, rng.choice(lists), rng))
+                edits.append(lambda: self._tag("splice", _splice(v, rng.choice(lists), rng)))
             if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-                edits += [lambda: sorted(v), lambda: sorted(v, reverse=True), lambda: _tie_extreme(v, rng)]
+                edits += [lambda: sorted(v), lambda: sorted(v, reverse=True), lambda: self._tag("tie_extreme", _tie_extreme(v, rng))]
                 if pos.signed or self._leave_domain():
                     edits.append(lambda: [-x for x in v])
         return rng.choice(edits)()

@@ -61,12 +61,12 @@ def test_problems_without_an_oracle_are_counted_apart_and_never_pooled():
     assert report["suite"]["tpr"] == 1.0 and report["suite"]["tnr"] == 1.0
 
 
-def test_a_rejected_right_program_is_listed_with_the_timeout_that_rejected_it():
+def test_a_right_program_rejected_by_a_timeout_is_listed_with_the_limit_as_cause():
     M = np.array([[True, False], [True, True], [False, True]])
     statuses = np.array([["pass", "timeout"], ["pass", "pass"], ["fail", "pass"]], dtype=object)
     report = fidelity_report([ProblemFidelity("HE_2", M, [1, 1, 0], kinds=["rewrite", "rewrite", "mutant"],
                                               methods=["seed", "search"], statuses=statuses)])
-    assert report["rejects_right"]["listed"] == [{"id": "HE_2", "programs": 1, "cause": "timeout"}]
+    assert report["rejects_right"]["listed"] == [{"id": "HE_2", "programs": 1, "cause": "limit"}]
     assert report["by_kind"]["rewrite"]["tpr"] == 0.5
     # a method's row judges its tests alone: the seed test rejects the mutant, the search test does not
     assert report["by_method"]["seed"]["tnr"] == 1.0 and report["by_method"]["search"]["tnr"] == 0.0

@@ -6,7 +6,7 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Sandbox
-from evolvecoder_datasets.stages.oracle import FidelityConfig, OracleProblem, build_oracles, label_programs
+from evolvecoder_datasets.stages.oracle import FidelityConfig, OracleProblem, _scaled, build_oracles, label_programs
 from evolvecoder_datasets.stages.search_inputs import InputMutator
 
 REF = "def count_max(xs):\n    m = max(xs)\n    return sum(1 for x in xs if x == m)\n"
@@ -20,8 +20,8 @@ def sandbox():
 
 
 def test_the_oracle_finds_what_the_seed_asserts_miss_ties_and_long_lists(sandbox):
-    [oracle] = build_oracles([OracleProblem("P_1", REF, TESTS)], FidelityConfig(inputs=60, candidates=150),
-                             sandbox=sandbox)
+    [oracle] = build_oracles([OracleProblem("P_1", REF, TESTS)],
+                             FidelityConfig(inputs=60, candidates=150, cheap_bytes=0), sandbox=sandbox)
     assert oracle.reason is None and 20 <= len(oracle.tests) <= 60
     assert all(t.startswith("assert count_max(") for t in oracle.tests)
     programs = [
@@ -89,3 +89,37 @@ def test_lists_of_floats_get_an_oracle_compared_exactly(sandbox):
     [labels] = label_programs([oracle], [["def halves(xs):\n    return [x * 0.5 for x in xs]\n",
                                           "def halves(xs):\n    return [x // 2 for x in xs]\n"]], sandbox=sandbox)
     assert labels.tolist() == [1, 0]
+
+
+# the reference never ends for n <= 0 (p stays 0, or swings between 1 and -1): many random candidates hang it
+POWERS = ("def steps(x, n):\n    if n == 1:\n        return -1\n    p, k = 1, 0\n    while p < x:\n"
+          "        p *= n\n        k += 1\n    return k\n")
+
+
+def test_candidates_that_hang_the_reference_do_not_end_the_oracle_and_a_hang_elsewhere_is_wrong(sandbox):
+    """Each hang costs the reference's own CPU alarm, not the sandbox's timeouts (two in a row would leave every
+    later candidate unexecuted): most candidates stay usable, and the mutant that loops for n == 1 is wrong."""
+    tests = ["assert steps(16, 2) == 4", "assert steps(10, 3) == 3", "assert steps(1, 5) == 0"]
+    [oracle] = build_oracles([OracleProblem("P_6", POWERS, tests)], FidelityConfig(inputs=80, candidates=200),
+                             sandbox=sandbox)
+    assert oracle.reason is None and oracle.usable > oracle.candidates // 2
+    hangs_at_one = POWERS.replace("if n == 1:", "if n == 0:")
+    [labels] = label_programs([oracle], [[POWERS, hangs_at_one]], FidelityConfig(timeout_s=0.5), sandbox=sandbox)
+    assert labels.tolist() == [1, 0]
+
+
+def test_cheap_values_keep_every_usable_input_and_costly_ones_keep_the_budget(sandbox):
+    ref = "def is_even(n):\n    return n % 2 == 0\n"
+    problem = OracleProblem("P_7", ref, ["assert is_even(4) == True", "assert is_even(7) == False"])
+    [cheap] = build_oracles([problem], FidelityConfig(inputs=20, candidates=120), sandbox=sandbox)
+    [budget] = build_oracles([problem], FidelityConfig(inputs=20, candidates=120, cheap_bytes=0), sandbox=sandbox)
+    assert len(budget.tests) <= 20 < len(cheap.tests) and len(cheap.tests) == cheap.usable
+    [tight] = build_oracles([problem], FidelityConfig(inputs=20, candidates=120, cheap_bytes=4), sandbox=sandbox)
+    assert len(tight.tests) <= 20                                   # more than 4 compressed bytes: the budget
+
+
+def test_scaled_seeds_reach_lengths_and_magnitudes_the_seeds_do_not():
+    found = _scaled([((-1, 1), (0, 4)), ([2, 3], "ab7", True)], limit=100)
+    assert ((-9, 9), (0, 36)) in found                              # an overlap of 9, where the seed's is 1
+    assert ([10, 15], "ab7", True) in found                         # digits in strings and booleans stay
+    assert len(_scaled([((-1, 1), (0, 4))], limit=3)) == 3

@@ -46,3 +46,19 @@ def test_search_float_asserts_use_the_shared_tolerance():
             value = float(test.split(" - ")[1].split(")")[0])
             assert test.endswith(f"<= {float_tolerance(value)!r}")
         assert result.tests == [] or not any(sb.run(off, result.tests).passed)
+
+
+def test_every_probe_execution_and_kill_is_counted_against_where_its_candidate_came_from():
+    reference = "def grade(score, cap):\n    return 'pass' if 50 <= score <= cap else 'fail'\n"
+    survivors = ["def grade(score, cap):\n    return 'pass' if 51 <= score <= cap else 'fail'\n",
+                 "def grade(score, cap):\n    return 'pass' if 50 <= score < cap else 'fail'\n",
+                 "def grade(score, cap):\n    return 'pass' if score >= 50 else 'fail'\n"]
+    problem = SearchProblem("T_9", reference, ["assert grade(70, 90) == 'pass'", "assert grade(10, 90) == 'fail'"],
+                            survivors, [[True, True]] * 3)
+    with Sandbox(workers=1, mode="fast") as sb:
+        [result] = search_tests([problem], SearchConfig(seed=2, budget=400), sandbox=sb)
+    origins = result.by_origin
+    assert sum(e for e, _, _ in origins.values()) == result.executions
+    assert sum(k for _, k, _ in origins.values()) == result.killed >= 1
+    assert sum(c for _, _, c in origins.values()) == result.candidates
+    assert set(origins) <= {"sweep", "hot", "structured"} | {o for o in origins if o.startswith("random")}
