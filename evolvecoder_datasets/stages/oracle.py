@@ -386,9 +386,23 @@ def _read_blob(
     return (lines if len(lines) == len(indices) else None), spent
 
 
+def _literal(text: str) -> Any:
+    """``ast.literal_eval``, retried where CPython 3.11 (before 3.11.8?) reports the AST converter's recursion
+    counter, which is one per interpreter, changed by another thread's parse that ran while this one was in progress
+    (``SystemError: AST constructor recursion depth mismatch``): the oracle parses in a thread pool while the
+    sandbox's own threads plan tests."""
+    for attempt in range(5):
+        try:
+            return ast.literal_eval(text)
+        except SystemError as err:
+            if "recursion depth mismatch" not in str(err) or attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
 def _assert(callee: str, args: tuple, text: str) -> str | None:
     try:
-        value = ast.literal_eval(text)
+        value = _literal(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
     if repr(value) != text:
