@@ -61,6 +61,14 @@ def _running(pid: int) -> bool:
         return False
 
 
+def _command(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().split(b"\0", 1)[0]
+    except OSError:
+        return b""
+
+
 def _cpu_s(pid: int) -> float:
     """User + system CPU seconds of ``pid`` from ``/proc`` (its threads, not its children)."""
     with open(f"/proc/{pid}/stat", "rb") as fh:
@@ -79,8 +87,9 @@ class _JudgeSlot:
         self.uids: list[int] = []
         self.current: _Request | None = None  # the batch whose job this judge is on
 
-    def server_pids(self) -> list[int]:
-        """The judge process's live children: its fork servers (read from ``/proc``, never waiting for a job)."""
+    def server_pids(self, program: bytes | None = None) -> list[int]:
+        """The judge process's live children: its fork servers (read from ``/proc``, never waiting for a job);
+        with ``program``, those whose command starts with it (one isolation kind's)."""
         proc = self.proc
         if proc is None:
             return []
@@ -91,7 +100,7 @@ class _JudgeSlot:
                     pids += [int(p) for p in fh.read().split()]
         except OSError:
             return []
-        return [p for p in pids if _running(p)]
+        return [p for p in pids if _running(p) and (program is None or _command(p) == program)]
 
     def interrupt(self) -> None:
         """Kill the judge process from another thread (its own thread sees the end of its reply and cleans up)."""
@@ -248,11 +257,14 @@ class Service:
             while not event.wait(0.05) and slot.current is None:  # a busy judge warms after its job
                 pass
 
-    def _info(self) -> tuple[list, list]:
+    def _info(self, isolation: str | None) -> tuple[list, list]:
+        from .isolation import server_command
+
+        program = os.fsencode(server_command(isolation)[0]) if isolation else None
         pids: list = []
         uids: list = []
         for slot in self.slots:
-            pids += slot.server_pids()
+            pids += slot.server_pids(program)
             uids += slot.uids
         return pids, uids
 
@@ -284,7 +296,7 @@ class Service:
             self._warm(request[1][_ISOLATION])
             return ("ok", None)
         if op == "info":
-            return ("ok", self._info())
+            return ("ok", self._info(request[1]))
         if op == "ping":
             return ("ok", os.getpid())
         return ("error", "ConfigError", f"unknown request {op!r}")
