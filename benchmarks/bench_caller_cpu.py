@@ -92,8 +92,9 @@ def main() -> None:
     from evolvecoder_datasets.execution._client import Connections
 
     service_pid = Connections().request(("ping",))[1]
+    failed = False
     for mode in args.modes:
-        settings = dict(workers=CORES, timeout_s=1.0, mode=mode)
+        settings = {"workers": CORES, "timeout_s": 1.0, "mode": mode}
         with LocalEngine(**settings) as engine, Sandbox(**settings) as sandbox:
             engine.run_many(jobs[:20])  # warm: servers started, modules imported
             sandbox.run_many(jobs[:20])
@@ -101,15 +102,19 @@ def main() -> None:
             served = measure(sandbox.run_many, jobs, service_pid)
             per_job = measure(lambda js: [sandbox.run(j.program, j.tests) for j in js], jobs, service_pid)
         same = local[3] == served[3] == per_job[3]
-        print(f"\n{mode} mode (verdicts identical: {same})")
+        differ = [i for i in range(len(jobs)) if not local[3][i] == served[3][i] == per_job[3][i]]
+        print(f"\n{mode} mode (verdicts identical: {same}; programs that differ: {len(differ)})")
+        for i in differ[:3]:
+            print(f"  program {i}: in-process {local[3][i]}\n    service {served[3][i]}\n    per job {per_job[3][i]}")
         for name, (cpu, svc, wall, _) in (("in-process engine", local), ("service, run_many", served),
                                           ("service, one run per job", per_job)):  # fmt: skip
             print(f"  {name:26s} caller {cpu / executions * 1e6:7.2f} us/exec   service {svc / executions * 1e6:7.2f}"
                   f" us/exec   wall {wall:6.2f} s")  # fmt: skip
         print(f"  caller CPU, in-process / service run_many: {local[0] / max(served[0], 1e-9):6.1f}x   "
               f"(target: service <= 5 us/exec)")  # fmt: skip
-        if not same:
-            raise SystemExit(f"{mode}: verdicts differ between the in-process engine and the service")
+        failed = failed or not same
+    if failed:
+        raise SystemExit("verdicts differ between the in-process engine and the service")
 
 
 if __name__ == "__main__":

@@ -336,7 +336,7 @@ class Service:
         while True:
             try:
                 conn, _ = listener.accept()
-            except socket.timeout:
+            except TimeoutError:
                 with self._lock:
                     idle = self.connections == 0 and time.monotonic() - self.last_seen > self.idle_s
                 if idle:
