@@ -4,12 +4,14 @@ Everything here is light (stdlib only, no judge, no fork server), because caller
 big-endian length and a ``marshal`` payload. Between a caller and the service (a Unix socket):
 
 * ``("start", settings)`` -> ``("ok", None)``: the service's judges have fork servers for ``settings``' isolation;
-* ``("run", settings, workers, jobs, sizes)`` -> ``("ok", reports)``: ``jobs`` is a list of :func:`encode_job`
-  bytes, at most ``workers`` of them run at once; ``reports`` one :func:`encode_report` bytes per job, in order;
+* ``("run", settings, workers, jobs, sizes, keys)`` -> ``("ok", reports)``: ``jobs`` is a list of
+  :func:`encode_job` bytes, at most ``workers`` of them run at once; ``keys`` per job the caller's key of its test
+  list where the service may reorder a stopping job's tests (else None); ``reports`` one :func:`encode_report`
+  bytes per job, in order;
 * ``("info", isolation)`` -> ``("ok", (fork server pids, sandbox uids))``;
 * any request -> ``("error", kind, message)`` for a request the service cannot read (a caller's bug).
 
-Between the service and a judge process (pipes): ``("run", settings, job)`` -> report bytes, ``("warm",
+Between the service and a judge process (pipes): ``("run", settings, job, order)`` -> report bytes, ``("warm",
 isolation)`` and ``("info",)`` -> ``(pids, uids)``. Both peers are this package's code; ``marshal`` carries only
 strings, numbers, ``None``, tuples and lists here, decoded by the caller only from its own service.
 

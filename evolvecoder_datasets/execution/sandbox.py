@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import itertools
 import logging
 import os
 import threading
@@ -33,6 +34,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["Sandbox", "Job", "MODES"]
 
 MODES = ("isolated", "fast")
+_tokens = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -253,7 +255,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
         self._owner_pid = os.getpid()
-        self._failures = _FailureOrder()
+        self._token = (os.getpid(), next(_tokens))  # this sandbox's failure counts in the service
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> Sandbox:
@@ -326,40 +328,29 @@ class Sandbox:
     # -- jobs --------------------------------------------------------------------------------------------------
     def _execute_many(self, jobs: list[Job]) -> list[ExecutionReport]:
         """One request for all of ``jobs``. Where tests run in processes of their own, their order changes no
-        verdict: a job that stops at its first failure runs the tests that failed most often for this sandbox's
-        earlier jobs first (see :class:`_FailureOrder`)."""
-        from ._protocol import decode_report, encode_job
+        verdict: the service runs a stopping job's tests that failed most often for earlier jobs with the same
+        tests first (see :class:`_FailureOrder`; keyed by this process's hash of the test list)."""
+        from ._protocol import crash_report, decode_report, encode_job
 
         if not jobs:
             return []
         self.start()
-        orders: dict[int, list[int]] = {}
-        sent = []
-        for i, job in enumerate(jobs):
+        keys = []
+        for job in jobs:
             _check_job(job)
             if job.stop_on_failure and (job.kind == "stdio" or self.mode == "isolated"):
-                order = self._failures.order(job.inputs if job.kind == "stdio" else job.tests)  # type: ignore[arg-type]
-                if order:
-                    orders[i] = order
-                    job = _permuted(job, order)
-            sent.append(job)
+                cases = job.inputs if job.kind == "stdio" else job.tests
+                keys.append((*_FailureOrder._key(cases), self._token))  # type: ignore[arg-type]  # per sandbox
+            else:
+                keys.append(None)
         try:
-            blobs = self._request(("run", self._settings, self.workers, [encode_job(j) for j in sent],
-                                   [j.size for j in sent]))  # fmt: skip
+            blobs = self._request(("run", self._settings, self.workers, [encode_job(j) for j in jobs],
+                                   [j.size for j in jobs], keys))  # fmt: skip
         except SandboxError as err:
             if "another process" in str(err):
                 raise
-            from ._protocol import crash_report
-
-            blobs = [crash_report(j.size, self.isolation or "none", f"sandbox failure: {err}", str(err)) for j in sent]
-        reports = [decode_report(b) for b in blobs]
-        for i, job in enumerate(jobs):
-            if job.stop_on_failure and (job.kind == "stdio" or self.mode == "isolated"):
-                if i in orders:
-                    reports[i] = _in_given_order(reports[i], orders[i])
-                if reports[i].infra_error is None:
-                    self._failures.record(job.inputs if job.kind == "stdio" else job.tests, reports[i].statuses)  # type: ignore[arg-type]
-        return reports
+            blobs = [crash_report(j.size, self.isolation or "none", f"sandbox failure: {err}", str(err)) for j in jobs]
+        return [decode_report(b) for b in blobs]
 
     def run(self, program: str, tests: Sequence[str]) -> ExecutionReport:
         """Run ``program`` once against each assert in ``tests``.

@@ -38,6 +38,7 @@ import threading
 import time
 
 from ._protocol import SETTINGS, crash_report, read_frame, recv, send, write_frame
+from .sandbox import _FailureOrder
 
 logger = logging.getLogger(__name__)
 
@@ -168,11 +169,35 @@ class _JudgeSlot:
         return data
 
 
+class _Keyed:
+    """A list of tests known here only by the key its caller computed (length, hash): what :class:`_FailureOrder`
+    needs of it, without the tests."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+
+    def __len__(self) -> int:
+        return self.key[0]
+
+
+class _KeyedFailures(_FailureOrder):
+    """:class:`_FailureOrder` over caller-computed keys: the front orders a stopping job's tests when it hands
+    the job to a judge (so a batch's later jobs learn from its earlier ones) and counts from the report."""
+
+    @staticmethod
+    def _key(cases) -> tuple:  # type: ignore[override]
+        return tuple(cases.key)
+
+
 class _Request:
     """One caller's batch: its jobs, at most ``workers`` of them with the judges at once."""
 
-    def __init__(self, settings: tuple, workers: int, jobs: list, sizes: list, tasks: queue.Queue) -> None:
+    def __init__(self, settings: tuple, workers: int, jobs: list, sizes: list, tasks: queue.Queue,
+                 keys: list | None = None) -> None:  # fmt: skip
         self.settings, self.jobs, self.sizes, self.tasks = settings, jobs, sizes, tasks
+        self.keys = keys or [None] * len(jobs)
         self.results: list = [None] * len(jobs)
         self.left = len(jobs)
         self.next = 0
@@ -210,6 +235,7 @@ class Service:
         self.folder = folder
         self.slots = [_JudgeSlot(address_space) for _ in range(judges or len(os.sched_getaffinity(0)))]
         self.tasks: queue.Queue = queue.Queue()
+        self.failures = _KeyedFailures()
         self.idle_s = idle_s
         self.connections = 0
         self.last_seen = time.monotonic()
@@ -229,12 +255,18 @@ class Service:
                 request, i = task
                 size = request.sizes[i]
                 data = None
+                key = request.keys[i]
                 if not request.cancelled:
-                    frame = marshal.dumps(("run", request.settings, request.jobs[i]))
+                    order = self.failures.order(_Keyed(key)) if key is not None else None
+                    frame = marshal.dumps(("run", request.settings, request.jobs[i], order))
                     slot.current = request
                     data = slot.call(frame, request.wall_base + size * request.wall_per_test,
                                      JUDGE_CPU_S + JUDGE_CPU_PER_TEST_S * size)  # fmt: skip
                     slot.current = None
+                    if data is not None and key is not None:
+                        report = marshal.loads(data)  # (statuses, ..., infra_error at 5, ...)
+                        if report[5] is None:
+                            self.failures.record(_Keyed(key), report[0])
                 if data is None:
                     data = crash_report(size, request.settings[_ISOLATION],
                                         "judge failed on this job (it died or overran its limits)")  # fmt: skip
@@ -289,8 +321,8 @@ class Service:
     def _answer(self, request, conn: socket.socket):
         op = request[0]
         if op == "run":
-            _, settings, workers, jobs, sizes = request
-            batch = _Request(settings, workers, jobs, sizes, self.tasks)
+            _, settings, workers, jobs, sizes, *keys = request
+            batch = _Request(settings, workers, jobs, sizes, self.tasks, keys[0] if keys else None)
             return ("ok", batch.results) if self._wait(batch, conn) else None
         if op == "start":
             self._warm(request[1][_ISOLATION])
