@@ -88,9 +88,9 @@ class _JudgeSlot:
         self.uids: list[int] = []
         self.current: _Request | None = None  # the batch whose job this judge is on
 
-    def server_pids(self, program: bytes | None = None) -> list[int]:
+    def server_pids(self, program: set[bytes] | None = None) -> list[int]:
         """The judge process's live children: its fork servers (read from ``/proc``, never waiting for a job);
-        with ``program``, those whose command starts with it (one isolation kind's)."""
+        with ``program``, those whose command is one of those names (one isolation kind's)."""
         proc = self.proc
         if proc is None:
             return []
@@ -101,7 +101,7 @@ class _JudgeSlot:
                     pids += [int(p) for p in fh.read().split()]
         except OSError:
             return []
-        return [p for p in pids if _running(p) and (program is None or _command(p) == program)]
+        return [p for p in pids if _running(p) and (program is None or os.path.basename(_command(p)) in program)]
 
     def interrupt(self) -> None:
         """Kill the judge process from another thread (its own thread sees the end of its reply and cleans up)."""
@@ -292,7 +292,13 @@ class Service:
     def _info(self, isolation: str | None) -> tuple[list, list]:
         from .isolation import server_command
 
-        program = os.fsencode(server_command(isolation)[0]) if isolation else None
+        program = None
+        if isolation:  # the server's first program, or the one a wrapper (setpriv ... --) execs
+            command = server_command(isolation)
+            names = {os.path.basename(command[0])}
+            if "--" in command[:8]:
+                names.add(os.path.basename(command[command.index("--") + 1]))
+            program = {os.fsencode(n) for n in names}
         pids: list = []
         uids: list = []
         for slot in self.slots:

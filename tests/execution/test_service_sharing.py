@@ -47,7 +47,12 @@ def _execute(batch):
 def test_num_proc_2_shares_one_fork_server_per_core():
     from datasets import Dataset
 
-    shared_sandbox(timeout_s=1.0, mode="isolated", workers=1).start()  # the service's judges, all warm
+    import time
+
+    warm = shared_sandbox(timeout_s=1.0, mode="isolated", workers=1).start()  # the service's judges, warm
+    deadline = time.monotonic() + 20  # a freshly started service warms a judge busy at start after its job
+    while len(warm.server_pids) < len(os.sched_getaffinity(0)) and time.monotonic() < deadline:
+        time.sleep(0.1)
     ds = Dataset.from_dict({"x": list(range(40))})
     out = ds.map(_execute, batched=True, batch_size=4, num_proc=2, load_from_cache_file=False)
     assert all(out["passed"])
