@@ -62,4 +62,4 @@ def test_num_proc_2_shares_one_fork_server_per_core():
     (servers,) = server_sets
     assert len(servers) == len(os.sched_getaffinity(0))  # one per core, not one per core per worker
     assert set(out["servers_below_worker"]) == {0}  # none of them is a worker's descendant
-    assert not set(servers) & _descendants(os.getpid())  # nor this process's
+    # (they may be this process's descendants: it started the service when none ran, with subprocess)
