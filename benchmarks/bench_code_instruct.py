@@ -270,7 +270,7 @@ def part_real(out: Path, env_cache: str | None = None, container=None) -> None:
         total = run.report if total is None else total.merge(run.report)
         rows.append((repo.name, run.report, env_s, pipeline_s, [s.path for s in snippets]))
         print(run.report, flush=True)
-    folders = export_task_folders(runs, out / "tasks")
+    folders = export_task_folders(runs, out / "tasks", include_judged_inside=True)  # every task is judged inside
     print(f"\n{'repository':<16} {'seeds':>5} {'calls':>5} {'emitted':>7} {'yield':>6} {'env build':>9} "
           f"{'pipeline':>8} {'s/task':>6}  skip reasons")  # fmt: skip
     for name, report, env_s, pipeline_s, _ in rows:

@@ -2,7 +2,7 @@
 inputs from the same generators given the same executions.
 
 Run: .venv/bin/python benchmarks/bench_search.py [--problems N] [--budget 2000] [--retire-after 24] [--workers 2]
-     [--survivors 30] [--json out.json]
+     [--survivors 30] [--json out.json] [--no-random] [--structure-edits 16]
 
 For every HumanEval problem: the pool is every AST mutant of the canonical solution (``mutants.generate_mutants``);
 the suite is the problem's split asserts. Per round:
@@ -121,6 +121,9 @@ def main() -> None:
     parser.add_argument("--survivors", type=int, default=30, help="surviving mutants to sample for inspection")
     parser.add_argument("--survivor-file", default="benchmarks/search_survivors.md")
     parser.add_argument("--json", default=None, help="also write the figures here")
+    parser.add_argument("--no-random", action="store_true", help="skip the random baseline (search figures only)")
+    parser.add_argument("--structure-edits", type=int, default=getattr(SearchConfig, "structure_edits", 0),
+                        help="structure edits asked before a survivor retires (0: the search before issue 24)")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -131,7 +134,9 @@ def main() -> None:
     figures: dict = {"problems": len(problems), "mutants": n_mutants, "budget": args.budget,
                      "retire_after": args.retire_after, "rounds": []}
     search_cfg = SearchConfig(budget=args.budget, max_tests=args.max_tests, seed=args.seed, split=False,
-                              retire_after=args.retire_after)
+                              retire_after=args.retire_after,
+                              **({"structure_edits": args.structure_edits}
+                                 if "structure_edits" in SearchConfig.__dataclass_fields__ else {}))
     random_cfg = SearchConfig(budget=args.budget, max_tests=10_000, seed=args.seed, objective="random")
     # a mutant that times out twice in a row is stopped (its remaining cells fail): it has failed already
     with Sandbox(workers=args.workers, mode="fast", timeout_s=1.0, max_consecutive_timeouts=2) as sb:
@@ -151,9 +156,12 @@ def main() -> None:
             search_s = time.perf_counter() - t
             killed = sum(int((b & ~survivors_of(n)).sum()) for b, n in zip(before, new))
             t = time.perf_counter()
-            r_results, r_new, _r_spent = run_round(sb, problems, suites, random_cfg, round_, budgets=spent)
+            if args.no_random:
+                r_results, r_new = [], [np.zeros((len(p["mutants"]), 0), bool) for p in problems]
+            else:
+                r_results, r_new, _r_spent = run_round(sb, problems, suites, random_cfg, round_, budgets=spent)
             random_s = time.perf_counter() - t
-            r_killed = sum(int((b & ~survivors_of(n)).sum()) for b, n in zip(before, r_new))
+            r_killed = 0 if args.no_random else sum(int((b & ~survivors_of(n)).sum()) for b, n in zip(before, r_new))
             row = {
                 "round": round_,
                 "survivors_before": int(sum(b.sum() for b in before)),
@@ -172,6 +180,8 @@ def main() -> None:
                 "random_executions": sum(r_r.executions for r_r in r_results),
                 "random_seconds": round(random_s, 1),
                 "reasons": {},
+                "killed_ids": sorted(f"{p['id']}#{i}" for p, b, n in zip(problems, before, new)
+                                     for i in np.flatnonzero(b & ~survivors_of(n)).tolist()),
             }
             for r in results:
                 if r.reason:
@@ -182,7 +192,7 @@ def main() -> None:
             row["ratio"] = round(row["search_kills_per_1k"] / row["random_kills_per_1k"], 2) \
                 if row["random_kills_per_1k"] else None
             figures["rounds"].append(row)
-            print(json.dumps(row))
+            print(json.dumps({k: v for k, v in row.items() if k != "killed_ids"}))
             for k, (p, r) in enumerate(zip(problems, results)):  # the search's tests join the suite
                 suites[k] += r.tests
                 search_tests_all[k] += r.tests

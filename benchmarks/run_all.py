@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, tuple[str, list[str]]] = {
     "sandbox": ("bench_sandbox.py", ["--quick", "--rounds", "1"]),
     "isolation": ("bench_isolation.py", ["--rounds", "5"]),
     "reward": ("bench_reward.py", ["--repeats", "1", "--modes", "fast"]),
+    "reward_http": ("bench_reward_http.py", ["--repeats", "1", "--mode", "fast"]),
     "execute_stage": ("bench_execute_stage.py", ["--problems", "16", "--mutants", "3"]),
     "checkpoint_disk": ("bench_checkpoint_disk.py", ["--problems", "8", "--rounds", "1"]),
     "dedup": ("bench_dedup.py", ["--n", "5000", "--rounds", "1", "--skip-real"]),

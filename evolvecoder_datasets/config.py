@@ -335,13 +335,15 @@ def load_config(path: str | os.PathLike) -> tuple[str, Any]:
         >>> kind, config.store_location()                                           # doctest: +SKIP
         ('code_instruct', None)
     """
+    from ._shell import venv_command
+
     name = Path(path).name
     data = read_yaml(path)
     kind = recipe_kind(data, where=name)
     target = RECIPES[kind]
     if target is None:
         raise ConfigError(f"{name} is a GRPO training configuration (TRL trainer arguments), not a dataset recipe: "
-                          f"train with `python recipes/grpo_train.py --config {path}`")
+                          f"train with `{venv_command('python')} recipes/grpo_train.py --config {path}`")
     module, cls_name = target
     try:
         config_cls = getattr(importlib.import_module(module), cls_name)

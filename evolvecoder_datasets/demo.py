@@ -19,7 +19,129 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-__all__ = ["engine_demo", "round_table", "run_pipeline_demo"]
+__all__ = ["engine_demo", "method_contributions", "next_steps", "quiet_progress_bars", "round_table",
+           "run_pipeline_demo"]
+
+
+def quiet_progress_bars() -> None:
+    """Turn off the progress bars of the libraries underneath (``datasets`` saving and mapping, ``huggingface_hub``,
+    ``transformers`` loading), leaving at most one bar per stage of our own. ``--verbose`` keeps them all.
+
+    Example:
+        >>> quiet_progress_bars()   # doctest: +SKIP
+    """
+    import os
+    import sys
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import datasets
+    from huggingface_hub.utils import disable_progress_bars as hub_quiet
+
+    datasets.disable_progress_bars()  # saving, parquet, map bars
+    hub_quiet()  # transformers reads this when it is imported ("Loading weights")
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+
+
+def method_contributions(result: Any) -> list[dict[str, Any]]:
+    """What each test-writing method contributed over the rounds of a run, read from its evolution log.
+
+    Args:
+        result (`RecipeResult`): what :func:`~evolvecoder_datasets.recipe.run_recipe` returned.
+
+    Returns:
+        `list[dict]`: per method ``method``, ``requests`` (answers asked for; 0 for the search, which asks no
+        model), ``parsed`` (tests read from the answers, or written by the search), ``added`` (appended to a suite
+        after the reference check and dedup), ``in_main`` (kept by the final filter) and ``failures``
+        (reason -> count: ``no_json``, ``no_tests``, ``llm: ...``).
+
+    Example:
+        >>> rows = method_contributions(run_pipeline_demo("/tmp/ecd-demo", quiet=True))   # doctest: +SKIP
+        >>> [(r["method"], r["parsed"]) for r in rows]                                  # doctest: +SKIP
+        [('adversarial', 0), ('search', 12)]
+    """
+    from . import schema
+
+    last = result.rounds[-1]
+    rows: dict[str, dict[str, Any]] = {}
+    for log in (last[schema.EVOLVE_LOG] if schema.EVOLVE_LOG in last.column_names else []):
+        for entry in log or ():
+            method = entry["method"]
+            if method not in ("adversarial", "discriminative", "search"):
+                continue
+            row = rows.setdefault(method, {"method": method, "requests": 0, "parsed": 0, "added": 0, "in_main": 0,
+                                           "failures": Counter()})
+            row["requests"] += 1 if method != "search" else 0
+            row["parsed"] += int(entry["parsed"] or 0)
+            row["added"] += int(entry["added"] or 0)
+            error = entry.get("error") or ""
+            if error:
+                row["failures"][error.removeprefix("parse: ")] += 1
+    kept = Counter(o["method"] for origins in result.final[schema.TEST_ORIGIN] for o in origins) \
+        if schema.TEST_ORIGIN in result.final.column_names else Counter()
+    for method, row in rows.items():
+        row["in_main"] = int(kept.get(method, 0))
+        row["failures"] = dict(row["failures"].most_common())
+    return [rows[m] for m in sorted(rows)]
+
+
+def _print_contributions(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    print("\nmethod          answers  tests parsed  added to suites  kept in main  failures")
+    for row in rows:
+        answers = "-" if row["method"] == "search" else str(row["requests"])
+        failures = ", ".join(f"{k} {v}" for k, v in row["failures"].items()) or "-"
+        print(f"{row['method']:<14}  {answers:>7}  {row['parsed']:>12}  {row['added']:>15}  {row['in_main']:>12}  "
+              f"{failures}")
+
+
+def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
+    """What to do after the demo, as ``(what, shell command)`` pairs that run as printed from the current folder.
+
+    ``your.yaml`` is the one placeholder: the copy of ``recipes/configs/evolvecoder.yaml`` a user edits.
+
+    Args:
+        store (`str` or `Path`): the round store the run wrote.
+        rounds (`int`): its last round.
+
+    Returns:
+        `list[tuple[str, str]]`
+
+    Example:
+        >>> [what for what, _ in next_steps("demo-output/store", 2)][:2]
+        ['the dataset card of the last round', 'the revisions with their headline numbers']
+    """
+    import json
+    import shlex
+
+    from ._shell import venv_command
+
+    cli, python = venv_command("evolvecoder-datasets"), venv_command("python")
+    where = shlex.quote(str(store))
+    recipes = Path("recipes")
+    checkout = Path(__file__).resolve().parents[1] / "recipes"
+    if not (recipes / "grpo_train.py").is_file() and (checkout / "grpo_train.py").is_file():
+        recipes = checkout  # run outside the checkout: name its recipes by their full path
+    grpo = shlex.quote(str(recipes / "grpo_train.py"))
+    smoke = shlex.quote(str(recipes / "configs" / "grpo_cpu_smoke.yaml"))
+    load = (f"from evolvecoder_datasets.rounds import load_round; ds = load_round({json.dumps(str(store))}, "
+            f"round={rounds}); print(ds)")
+    return [
+        ("the dataset card of the last round", f"git -C {where} show round{rounds}:README.md"),
+        ("the revisions with their headline numbers", f"{cli} rounds {where}"),
+        ("why each dropped problem left", f"{cli} inspect {where}@main --dropped"),
+        ("load a round back", f"{python} -c {shlex.quote(load)}"),
+        ("train one GRPO step on it (SmolLM2 on CPU, ~40 s)",
+         f"{python} {grpo} --config {smoke} --dataset_name {where} --dataset_revision round{rounds}"),
+        (("point the same recipe at a real model (copy recipes/configs/evolvecoder.yaml to your.yaml, set llm and "
+          "models to backend: openai with the base_url of a vLLM server, OpenAI or the HF router)"),
+         f"{cli} run your.yaml"),
+    ]
 
 
 def engine_demo(
@@ -162,7 +284,27 @@ def _print_round_table(rows: list[dict[str, Any]]) -> None:
     print("mutation score = share of the mutants some reference-passing test kills. All computed in this run.")
 
 
-def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2, quiet: bool = False):
+def _print_fidelity(result: Any) -> None:
+    """The test fidelity of round 0 and of the last round (and of ``main``), as the run's statistics hold it."""
+    rows = [(str(s["round"]) if i < len(result.stats) - 1 else "main", (s.get("fidelity") or {}))
+            for i, s in enumerate(result.stats)]
+    rows = [rows[0], rows[-2], rows[-1]] if len(rows) > 2 else rows
+    if not any(f.get("suite") for _, f in rows):
+        return
+    rate = lambda v: "-" if v is None else f"{v:.3f}"
+    print("\ntest fidelity against the oracle (reference-valued inputs kept apart from the tests)")
+    print("round  right  wrong    TPR    TNR    FPR    FNR  problems without an oracle")
+    for name, fid in rows:
+        s = fid.get("suite") or {}
+        missing = ", ".join(f"{k} {v}" for k, v in (fid.get("no_oracle") or {}).items()) or "-"
+        print(f"{name:>5}  {s.get('right', 0):>5}  {s.get('wrong', 0):>5}  {rate(s.get('tpr')):>5}  "
+              f"{rate(s.get('tnr')):>5}  {rate(s.get('fpr')):>5}  {rate(s.get('fnr')):>5}  {missing}")
+    print("right = samples, mutants and rewrites of the reference agreeing with it on every oracle input;")
+    print("TPR = right programs the suite accepts, TNR = wrong programs it rejects (LeetCode seeds: no reference).")
+
+
+def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2, quiet: bool = False,
+                      verbose: bool = False):
     """Run the round pipeline on the embedded default: 16 HumanEval and 4 LeetCode seeds, dedup, round 0, evolution
     rounds in which the local SmolLM2-135M-Instruct model and the search write tests against a pool of SmolLM2
     samples and AST mutants, revisions in a local round store; then print the round table.
@@ -175,6 +317,8 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
         output_dir (`str` or `Path`, defaults to ``"demo-output"``): run folder (stage checkpoints, LLM cache, store).
         rounds (`int`, defaults to 2): evolution rounds after round 0.
         quiet (`bool`, defaults to False): do not print.
+        verbose (`bool`, defaults to False): keep the progress bars of the libraries underneath (by default only
+            one bar per stage shows: :func:`quiet_progress_bars`).
 
     Returns:
         `RecipeResult`: the final dataset, every round, their statistics and the pushed revisions.
@@ -190,6 +334,8 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from .recipe import demo_config, run_recipe
 
+    if not verbose:
+        quiet_progress_bars()
     config = demo_config(str(output_dir), rounds=rounds)
     if not quiet:
         print("\n== Part 2: the EvolveCoder round pipeline on the embedded default ==")
@@ -204,16 +350,13 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
         store = config.store_location()
         print(result)
         _print_round_table(round_table(result))
+        _print_contributions(method_contributions(result))
+        _print_fidelity(result)
         print(f"pipeline time: {elapsed:.0f} s")
         figures = sorted(str(p) for p in (Path(config.output_dir) / "figures").glob("*/*.png"))
         if figures:
             print(f"card figures ({len(figures)}): {Path(figures[-1]).parent}")
         print(f"\nround store (a git repository, one branch per round): {store}")
-        print(f"dataset card of the last round: git -C {store} show round{rounds}:README.md")
-        print("load a round back:")
-        print(f"  from evolvecoder_datasets.rounds import load_round; ds = load_round({str(store)!r}, round={rounds})")
-        print(f"why each dropped problem left: evolvecoder-datasets inspect {store}@main --dropped")
-        print("point the same recipe at a real model: copy recipes/configs/evolvecoder.yaml, set llm/models to")
-        print("  backend: openai with base_url of a vLLM server (http://host:8000/v1), OpenAI, or the HF router")
-        print("  (https://router.huggingface.co/v1, token from HF_TOKEN); then: evolvecoder-datasets run your.yaml")
+        for what, command in next_steps(store, rounds):
+            print(f"{what}:\n  {command}")
     return result

@@ -29,6 +29,7 @@ __all__ = [
     "LLMResponseError",
     "LLMRequestError",
     "LLMRateLimitError",
+    "LLMUnavailableError",
     "RevisionNotFoundError",
     "SourceFormatError",
 ]
@@ -84,6 +85,19 @@ class LLMRequestError(LLMError):
 
 class LLMRateLimitError(LLMRequestError):
     """The server kept answering 429 after all retries."""
+
+
+class LLMUnavailableError(LLMRequestError):
+    """A configured endpoint cannot serve the run: no credential, unreachable, refusing the key, or down.
+
+    Raised by the preflight before a run's first slow or paid step, and by a pipeline that stops because every
+    request of a batch failed; ``url`` and ``model`` name the endpoint.
+    """
+
+    def __init__(self, message: str, *, url: str = "", model: str | None = None, status: int | None = None) -> None:
+        self.url = url
+        self.model = model
+        super().__init__(message, status=status)
 
 
 class LLMResponseError(EvolveCoderError, ValueError):

@@ -193,17 +193,22 @@ LOAD_MD = """\
 ## 6. Load a round back
 
 `load_round` reads a revision the way a consumer of the dataset does (on the Hub it is
-`load_dataset(HUB_REPO, revision="round1")`). `list_rounds` shows every revision, and the card is rendered from the
-round's `stats.json`.
+`load_dataset(HUB_REPO, revision="round1")`). A local store is a bare git repository, which `load_dataset` cannot
+read by revision: `load_dataset(round_folder(config.store, 1))` is the path form (the revision's files, materialised
+once). `list_rounds` shows every revision, and the card is rendered from the round's `stats.json`.
 """
 
 LOAD = """\
-from evolvecoder_datasets.rounds import list_rounds, load_round, rerender_card
+from datasets import load_dataset
+
+from evolvecoder_datasets.rounds import list_rounds, load_round, rerender_card, round_folder
 
 for info in list_rounds(config.store):
     print(f"{info.revision:>8}  {info.commit[:10]}  tags {info.tags}")
 
 problems = load_round(config.store, round=ROUNDS)
+same = load_dataset(round_folder(config.store, ROUNDS), split="train")  # the same rows, by path
+assert same["id"] == problems["id"]
 print(f"\\nLoaded round{ROUNDS} of {config.store}: {len(problems)} problems, columns {problems.column_names}\\n")
 for row in problems.select(range(min(3, len(problems)))):
     question = " ".join(row["question"].split())
@@ -271,9 +276,11 @@ NEXT_MD = """\
 
 - More problems and rounds: raise `N_PROBLEMS` and `ROUNDS`, or write a YAML config (`recipes/configs/evolvecoder.yaml`)
   and run `evolvecoder-datasets run your.yaml`.
-- Inspect a revision from a shell: `evolvecoder-datasets inspect STORE@round1`, `evolvecoder-datasets rounds STORE`.
-- Train for real: `python recipes/grpo_train.py --config recipes/configs/grpo_colab.yaml --dataset_name HUB_REPO
-  --dataset_revision round1`.
+- Inspect a revision from a shell (`STORE` is `config.store`, printed by the configuration cell):
+  `evolvecoder-datasets inspect STORE@round1`, `evolvecoder-datasets rounds STORE` (in a clone of the repository the
+  command is `.venv/bin/evolvecoder-datasets`).
+- Train for real: `python recipes/grpo_train.py --config recipes/configs/grpo_colab.yaml --dataset_name STORE
+  --dataset_revision round1` (`STORE`: the local store folder, or your Hub repository `HUB_REPO`).
 """
 
 

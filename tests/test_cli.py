@@ -7,6 +7,8 @@ import subprocess
 import sys
 import types
 
+from pathlib import Path
+
 import pytest
 from datasets import Dataset
 
@@ -42,7 +44,8 @@ def test_inspect_prints_statistics_with_deltas(store, capsys):
 def test_card_rerenders_to_a_file_and_pushes(store, tmp_path, capsys):
     target = tmp_path / "README.md"
     assert main(["card", f"{store}@round1", "-o", str(target)]) == 0
-    assert "config_name: default" in target.read_text() and "# store — round 1" in target.read_text()
+    name = Path(store).parent.name  # the run the store belongs to, not the folder name "store"
+    assert "config_name: default" in target.read_text() and f"# {name} — round 1" in target.read_text()
     assert main(["card", f"{store}@round1", "--push"]) == 0
 
 

@@ -43,3 +43,64 @@ def test_round_table_reports_what_each_round_changed(tmp_path):
     assert rows[1]["pool_pass_at_1"] < rows[0]["pool_pass_at_1"]
     assert rows[1]["mutation_score"] > rows[0]["mutation_score"]
     assert all(math.isnan(r["sample_pass_at_1"]) or 0.0 <= r["sample_pass_at_1"] <= 1.0 for r in rows)
+
+
+def test_method_contributions_count_parsed_added_kept_and_parse_failures(tmp_path):
+    """A model run whose test writer answers every evolution prompt with prose, beside the search: the table says
+    the writer contributed nothing and why (``no_json``), and what the search added (scripted server, loopback)."""
+    from evolvecoder_datasets.demo import method_contributions
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+    from evolvecoder_datasets.stages.resources import close_backends
+    from evolvecoder_datasets.stages.search import SearchConfig
+
+    from .scripted_llm import ScriptedResponder
+    from .test_recipe_e2e import _config, _is_evolve
+
+    responder = ScriptedResponder()
+
+    def prose_for_evolution(body):
+        return "I would test the edge cases carefully." if _is_evolve(body) else responder(body)
+
+    close_backends()
+    try:
+        with ScriptedOpenAIServer(prose_for_evolution) as server:
+            cfg = _config(server.base_url, tmp_path / "run", rounds=1, store="none", figures=False)
+            cfg = dataclasses.replace(cfg, evolve=cfg.evolve.replace(discriminative=False, search=SearchConfig()))
+            result = run_recipe(cfg)
+            evolve_requests = sum(_is_evolve(b) for b in server.requests)
+    finally:
+        close_backends()
+    rows = {row["method"]: row for row in method_contributions(result)}
+    adversarial, search = rows["adversarial"], rows["search"]
+    assert adversarial["requests"] == evolve_requests > 0
+    assert adversarial["parsed"] == adversarial["added"] == adversarial["in_main"] == 0
+    assert adversarial["failures"] == {"no_json": evolve_requests}
+    added = sum(o["method"] == "search" for origins in result.rounds[-1]["test_origin"] for o in origins)
+    assert search["added"] == added and search["parsed"] >= added
+    assert search["in_main"] == sum(o["method"] == "search" for origins in result.final["test_origin"]
+                                    for o in origins)
+
+
+def test_quiet_progress_bars_leaves_no_library_bar_in_a_recipe_run(tmp_path):
+    """A real 4-seed run in a fresh process: with the demo's default, no bar of datasets (saving, parquet, map)
+    reaches the terminal; the stages' own bars may (one per stage)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = ("import dataclasses\n"
+            "from evolvecoder_datasets.demo import quiet_progress_bars\n"
+            "from evolvecoder_datasets.config import load_config\n"
+            "from evolvecoder_datasets.recipe import run_recipe\n"
+            "quiet_progress_bars()\n"
+            f"_, c = load_config({str(root / 'recipes/configs/search_only.yaml')!r})\n"
+            f"run_recipe(dataclasses.replace(c, output_dir={str(tmp_path / 'run')!r}, limit_per_source=4, rounds=1,"
+            " figures=False))\n")
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for library_bar in ("Saving the dataset", "Creating parquet", "Generating train split", "evolve round"):
+        assert library_bar not in proc.stderr, library_bar

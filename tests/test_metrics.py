@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+pytest.importorskip("hypothesis", reason="the property tests need the dev extra: pip install -e '.[dev]'")
 from hypothesis import given
 from hypothesis import strategies as st
 

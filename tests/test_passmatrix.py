@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+pytest.importorskip("hypothesis", reason="the property tests need the dev extra: pip install -e '.[dev]'")
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays

@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 import shutil
@@ -44,18 +45,21 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, SchemaError
 from .dockerfile import AGENT_USER, WORKDIR, EnvironmentSpec, environment_spec, write_build_context
 from .environment import PLUGIN_MODULE, PLUGIN_PATH
-from .pipeline import SOLUTION_FILE, TEST_FILE, VERSION, CodeInstructRun, Task, Verification
+from .pipeline import JUDGED_INSIDE, SOLUTION_FILE, TEST_FILE, VERSION, CodeInstructRun, Task, Verification
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
     from .environment import EnvironmentBackend
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "ROW_COLUMNS",
     "SOURCE",
     "environment_specs",
     "export_task_folders",
+    "exportable",
     "files_from_patch",
     "solution_patch",
     "task_features",
@@ -69,6 +73,7 @@ SOURCE = "code_instruct"
 ROW_COLUMNS = (
     "id", "source", "question", "tests", "problem", "solution", "repo", "repo_version", "package", "path",
     "start_line", "end_line", "model", "attempts", "seed_index", "environment", "pipeline_version", "prompt_version",
+    "judged",
 )  # fmt: skip
 
 
@@ -101,7 +106,30 @@ def task_row(task: Task) -> dict[str, Any]:
         "environment": task.environment,
         "pipeline_version": VERSION,
         "prompt_version": PROMPT_VERSION,
+        "judged": task.judged,
     }
+
+
+def exportable(tasks, include_judged_inside: bool = False) -> list:
+    """The tasks (or rows) an export writes: those whose verification was judged outside the solution's process,
+    and the others only when ``include_judged_inside`` (a row that does not say is taken as judged inside).
+
+    Example:
+        >>> exportable([{"id": "a", "judged": "inside"}, {"id": "b", "judged": "outside"}])
+        [{'id': 'b', 'judged': 'outside'}]
+        >>> len(exportable([{"id": "a"}], include_judged_inside=True))
+        1
+    """
+    items = list(tasks)
+    if include_judged_inside:
+        return items
+    kept = [t for t in items if (t.judged if isinstance(t, Task) else dict(t).get("judged", JUDGED_INSIDE))
+            != JUDGED_INSIDE]  # fmt: skip
+    if len(kept) < len(items):
+        logger.warning("left %d task(s) out of the export: verified by a pytest run that shared the solution's "
+                       "process (judged inside); pass include_judged_inside=True (config export_judged_inside) "
+                       "to export them", len(items) - len(kept))  # fmt: skip
+    return kept
 
 
 def task_features():
@@ -119,11 +147,13 @@ def task_features():
                      for name in ROW_COLUMNS})  # fmt: skip
 
 
-def tasks_to_dataset(tasks: Iterable[Task]) -> Dataset:
+def tasks_to_dataset(tasks: Iterable[Task], *, include_judged_inside: bool = False) -> Dataset:
     """A ``datasets.Dataset`` of task rows, ready for ``push_round(ds, repo_id, round=0, ...)``.
 
     Args:
         tasks (`Iterable[Task]`): emitted tasks (e.g. ``run.tasks``).
+        include_judged_inside (`bool`, defaults to `False`): keep tasks whose verification was judged inside the
+            solution's process (see :func:`exportable`); left out otherwise.
 
     Example:
         >>> ds = tasks_to_dataset(run.tasks)     # doctest: +SKIP
@@ -132,7 +162,7 @@ def tasks_to_dataset(tasks: Iterable[Task]) -> Dataset:
     """
     from datasets import Dataset
 
-    rows = [task_row(task) for task in tasks]
+    rows = [task_row(task) for task in exportable(tasks, include_judged_inside)]
     columns = {name: [row[name] for row in rows] for name in ROW_COLUMNS}
     return Dataset.from_dict(columns, features=task_features())
 
@@ -280,6 +310,7 @@ def task_toml(row: Mapping[str, Any], spec: EnvironmentSpec | None = None) -> di
         "verified_in": row.get("environment"),
         "pipeline_version": row.get("pipeline_version"),
         "prompt_version": row.get("prompt_version"),
+        "judged": row.get("judged", JUDGED_INSIDE),
     }
     if spec is not None:
         metadata.update(python_version=spec.python_version, source_tree_sha256=spec.tree_hash,
@@ -344,6 +375,7 @@ def export_task_folders(
     environments: Mapping[str, EnvironmentSpec] | None = None,
     base_image: str | None = None,
     overwrite: bool = False,
+    include_judged_inside: bool = False,
 ) -> list[Path]:
     """Write one Harbor task folder per task (see the module docstring for the layout).
 
@@ -355,6 +387,9 @@ def export_task_folders(
             task records in ``environment`` (``"venv:<key>"``); see :func:`environment_specs`.
         base_image (`str`, *optional*): digest-pinned base image, when the runs' environments are read here.
         overwrite (`bool`, defaults to `False`): replace the files of a task folder that exists.
+        include_judged_inside (`bool`, defaults to `False`): also write tasks whose verification was judged inside
+            the solution's process (their ``tests/test.sh`` is judged the same way: an agent's ``task_module.py``
+            shares pytest's interpreter); ``task.toml`` records ``judged`` either way.
 
     Returns:
         `list[Path]`: the task folders, in input order.
@@ -382,7 +417,7 @@ def export_task_folders(
         runs = [tasks] if isinstance(tasks, CodeInstructRun) else list(tasks)
         tasks = [task for run in runs for task in run.tasks]
     out = Path(out_dir)
-    rows = _as_rows(tasks)
+    rows = exportable(_as_rows(tasks), include_judged_inside)
     for row in rows:
         if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", str(row["id"])):
             raise ConfigError(f"task id {row['id']!r} is not a safe folder name")

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, LLMResponseError
+from ..errors import ConfigError, LLMRequestError, LLMResponseError, LLMUnavailableError
 from ..prompts import code_instruct as prompt
 from .environment import EnvironmentBackend, PytestRun, RepoEnvironment, VenvBackend
 from .gates import DecontaminationIndex, Deduplicator, GateResult, run_gates
@@ -52,6 +52,8 @@ __all__ = [
 
 #: Version of the pipeline logic; it enters the provenance of every task.
 VERSION = "code-instruct-pipeline-1"
+#: A verdict decided in the process that ran the solution (the only kind pytest verification gives today).
+JUDGED_INSIDE = "inside"
 TEST_FILE = "test_task.py"
 SOLUTION_FILE = "task_module.py"
 
@@ -76,6 +78,8 @@ class CodeInstructConfig:
         min_asserts (`int`, defaults to 3): non-trivial asserts a test needs.
         repo_label (`str`, *optional*): how the prompt names the repository (``"pallets/click"``); defaults to
             ``dist==version``.
+        export_judged_inside (`bool`, defaults to `False`): also export (rows, Harbor folders) tasks whose
+            verification was judged inside the solution's process (today: every task; see :class:`Task`).
 
     Raises:
         ConfigError: a count below 1, a timeout that is not positive, or a temperature outside [0, 2].
@@ -98,6 +102,7 @@ class CodeInstructConfig:
     max_overlap: float = 0.02
     min_asserts: int = 3
     repo_label: str | None = None
+    export_judged_inside: bool = False
 
     def __post_init__(self) -> None:
         for name in ("num_seeds", "max_attempts_per_seed", "max_tokens", "verify_workers", "min_asserts"):
@@ -142,6 +147,10 @@ class Task:
         stage_a (`dict[str, str]`): per-test outcomes without the solution.
         stage_b (`dict[str, str]`): per-test outcomes with the solution.
         environment (`str`): ``backend:key`` of the environment that verified it.
+        judged (`str`, defaults to ``"inside"``): where the verdicts that verified it were decided. pytest runs the
+            test in the interpreter that imported ``task_module.py``, so a solution (or a test) can reach the
+            verdict plugin and forge its file: every task verified this way is ``"inside"``, and the exports leave
+            such tasks out unless asked (``CodeInstructConfig.export_judged_inside``; see docs/threat-model.md).
     """
 
     id: str
@@ -161,6 +170,7 @@ class Task:
     stage_a: dict[str, str] = field(default_factory=dict)
     stage_b: dict[str, str] = field(default_factory=dict)
     environment: str = ""
+    judged: str = JUDGED_INSIDE
 
 
 @dataclass
@@ -358,6 +368,26 @@ def _open_llm(llm: LLMConfig | Backend) -> tuple[Backend, bool]:
     return llm, False
 
 
+def _stop_if_endpoint_down(completions: Sequence[Any], backend: Backend) -> None:
+    """Raise when the endpoint itself is failing, rather than record ``llm_error`` for seed after seed.
+
+    A refused credential (401/403) on any request, or a failure of every request of the batch, is the endpoint's
+    state, not one seed's bad luck: going on would spend the whole run retrying. The answers that did arrive are
+    cached, so the rerun resumes.
+    """
+    failures = [c for c in completions if isinstance(c, LLMRequestError)]
+    if not failures:
+        return
+    refused = [c for c in failures if c.status in (401, 403)]
+    if refused or len(failures) == len(completions):
+        first = (refused or failures)[0]
+        url = getattr(backend, "url", "")
+        what = f"every one of {len(completions)} request(s)" if not refused else "a request"
+        raise LLMUnavailableError(f"model {backend.model!r}{f' at {url}' if url else ''}: {what} failed; stopping "
+                                  f"(answers received so far are cached): {first}",
+                                  url=url, model=backend.model, status=first.status) from first
+
+
 def generate_tasks(
     repo: Repository,
     *,
@@ -436,6 +466,7 @@ def generate_tasks(
                     for i in order
                 ]  # fmt: skip
                 completions = llm_backend.generate(requests, return_exceptions=True, desc=f"code_instruct {attempt}")
+                _stop_if_endpoint_down(completions, llm_backend)
                 report.attempts += len(order)
                 candidates: list[tuple[int, prompt.CodeInstructResult, str]] = []
 

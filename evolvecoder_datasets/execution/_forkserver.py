@@ -494,6 +494,43 @@ def _stat_cpus(fd: int) -> tuple[float, float]:
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK, (int(fields[13]) + int(fields[14])) / _CLK_TCK
 
 
+def _tree_cpu(pid: int, limit: int = 256) -> float:
+    """CPU seconds of a live process and every live descendant: each one's own time plus what it reaped
+    (``/proc/<pid>/stat``), walked through ``/proc/<pid>/task/<pid>/children`` (at most ``limit`` processes; the
+    job's uid holds at most ``max_processes``). A descendant that already ended is in its reaper's reaped time."""
+    total, todo, seen = 0.0, [pid], 0
+    while todo and seen < limit:
+        kid = todo.pop()
+        seen += 1
+        try:
+            fd = os.open(f"/proc/{kid}/stat", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            own, reaped = _stat_cpus(fd)
+        finally:
+            _close(fd)
+        total += own + reaped
+        todo.extend(_children(kid))
+    return total
+
+
+def _finite(token: bytes) -> float:
+    """A CPU mark or count read from S: a finite, non-negative number, else ``ValueError`` (a malformed line)."""
+    value = float(token)
+    if not 0.0 <= value < 1e9:  # NaN compares false too
+        raise ValueError("not a finite non-negative number")
+    return value
+
+
+def _wait_status(token: bytes) -> int:
+    """A wait status read from S: an int a real ``waitpid`` can return (16 bits), else ``ValueError``."""
+    value = int(token)
+    if not 0 <= value < 1 << 16:
+        raise ValueError("not a wait status")
+    return value
+
+
 def _uid_of(pid: int):
     """The real, effective, saved and filesystem uids of a live process, if they are all one (else None)."""
     try:
@@ -875,12 +912,16 @@ def _mtimes(folders) -> tuple:
     return tuple(out)
 
 
-def _rmtree(path: str) -> None:
-    """Remove folder ``path`` and everything under it, never following a symbolic link, ignoring errors.
+def _rmtree(path: str) -> bool:
+    """Remove folder ``path`` and everything under it, never following a symbolic link, whatever its depth. Returns
+    whether ``path`` is gone.
 
     ``shutil.rmtree`` without ``shutil``: every module this server imports is in the image each test's fork copies.
     Folders are opened with ``O_NOFOLLOW`` and emptied through their fds, so a link planted anywhere in the tree
-    (the folder itself included) is removed as a link, not followed.
+    (the folder itself included) is removed as a link, not followed. A folder nested deeper than
+    ``_RM_DEPTH`` below the top is moved up to the top (a ``renameat``, which follows no link either) and emptied
+    on a later pass, so no nesting a program builds holds more than ``_RM_DEPTH`` fds open or outlasts the remover;
+    each pass removes at least the folders it moved, and the passes are bounded by the entries there are.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -889,36 +930,55 @@ def _rmtree(path: str) -> None:
             os.unlink(path)  # a link or a file where the folder was: the entry only
         except OSError:
             pass
-        return
+        return not os.path.lexists(path)
     try:
-        _empty_folder(fd)
+        moved = [0]
+        for _ in range(1 << 16):
+            if not _empty_folder(fd, fd, moved):
+                break
     finally:
         _close(fd)
     try:
         os.rmdir(path)
     except OSError:
         pass
+    return not os.path.lexists(path)
 
 
-def _empty_folder(fd: int, depth: int = 0) -> None:
+_RM_DEPTH = 32
+
+
+def _empty_folder(fd: int, top: int, moved: list, depth: int = 0) -> bool:
+    """Remove what folder ``fd`` holds; folders ``_RM_DEPTH`` levels down are moved up into ``top`` instead of
+    entered. Returns whether anything was left for another pass (a moved folder)."""
     try:
         names = [(e.name, e.is_dir(follow_symlinks=False)) for e in os.scandir(fd)]
     except OSError:
-        return
+        return False
+    again = False
     for name, is_dir in names:
         try:
             if not is_dir:
                 os.unlink(name, dir_fd=fd)
                 continue
-            if depth < 256:
+            if depth >= _RM_DEPTH:
+                moved[0] += 1
+                os.rename(name, f".ecd-deep-{moved[0]}", src_dir_fd=fd, dst_dir_fd=top)
+                again = True
+                continue
+            try:
                 inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-                try:
-                    _empty_folder(inner, depth + 1)
-                finally:
-                    _close(inner)
+            except PermissionError:  # a folder its owner made unreadable: the server may open it up again
+                os.chmod(name, 0o700, dir_fd=fd)
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            try:
+                again = _empty_folder(inner, top, moved, depth + 1) or again
+            finally:
+                _close(inner)
             os.rmdir(name, dir_fd=fd)
         except OSError:
             continue
+    return again
 
 
 class Limits:
@@ -1372,6 +1432,7 @@ def _clone_per_case(job: dict, todo: list[int], report: _Reporter, case, ctl_fd:
     """
     traces = _Traces(job)
     clear = b"c"
+    repair = None if _one_thread() else _fork_hooks()
     for idx in todo:
         while True:
             try:
@@ -1383,7 +1444,11 @@ def _clone_per_case(job: dict, todo: list[int], report: _Reporter, case, ctl_fd:
             return
         if token == clear or traces.loaded:
             traces.clear()
+        if repair is not None:
+            repair[0]()
         pid = _SYSCALL(*_CLONE_ARGS)
+        if repair is not None:
+            repair[1 if pid == 0 else 2]()
         if pid == 0:
             try:
                 _close(ctl_fd)
@@ -1403,14 +1468,23 @@ def _clone_per_case(job: dict, todo: list[int], report: _Reporter, case, ctl_fd:
             continue
 
 
+def _fork_hooks():
+    """``(before, in_child, in_parent)``: the interpreter's own at-fork work (``PyOS_BeforeFork`` and its two
+    halves after), for a clone made while other threads are alive (what ``os.fork`` runs around ``fork()``)."""
+    api = ctypes.pythonapi
+    return api.PyOS_BeforeFork, api.PyOS_AfterFork_Child, api.PyOS_AfterFork_Parent
+
+
 def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int, ctl_fd: int = -1) -> None:
     """Isolated mode: each test in its own fork of the loaded program; the server supervises them where it can
     (:func:`_clone_per_case`), S itself where it cannot (:func:`_fork_per_case`)."""
     import gc
 
     scope = _test_globals(namespace)  # the program is loaded and S runs none of its code from here on
-    # A clone skips the interpreter's at-fork repairs, safe only while S has one thread (see _clone_per_case).
-    clones = ctl_fd >= 0 and _SYSCALL is not None and _one_thread()
+    # Where the server gave S a control pipe, it supervises the tests: S clones each test's process for it. A clone
+    # skips the interpreter's at-fork repairs, which is safe only while S has one thread; with more (the program
+    # left one running) S runs the repairs around the clone itself, as os.fork does (see _clone_per_case).
+    clones = ctl_fd >= 0 and _SYSCALL is not None
     # Most tests are one probe (``assert f(x) == y``): their code, looked up by the grandchild with nothing else.
     # Their value leaves raw after a V line where the server supervises the test, which drops an unfinished frame
     # with its test (where S reports a D line after each test, a frame cut short could swallow it).
@@ -1537,6 +1611,8 @@ class _Run:
         self.streak = 0
         self.folders_seen: tuple | None = None
         self.eof = False  # the result pipe ended while a test's process was still running
+        self.malformed = False  # S wrote a line no honest S writes: the job's remaining tests are crashes
+        self.started_cpu = 0.0  # S's tree CPU when the running test was started (counted as the test's)
         try:
             self.stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -1551,7 +1627,22 @@ class _Run:
         """S's own CPU seconds and those of the children it reaped (zeros once it is gone)."""
         return _stat_cpus(self.stat_fd) if self.stat_fd >= 0 else (0.0, 0.0)
 
+    def s_extra(self, since: float) -> float:
+        """Isolated mode: the CPU S's tree used beyond ``since`` (a previous reading), S's own time past a clone's
+        cost (``_S_ALLOWANCE_S`` per test) included; with ``since == 0.0``, the reading itself."""
+        own, others = self.tree_cpus()
+        now = others + max(0.0, own - self.last_cpu - _S_ALLOWANCE_S)
+        return now if since == 0.0 else now - since
 
+    def tree_cpus(self) -> tuple[float, float]:
+        """S's own CPU seconds, and what every other process of its tree used: the children it reaped and every
+        live descendant (fast mode: work a test hands to a forked child counts as the test's)."""
+        own, reaped = self.cpus()
+        kids = self.children.pids()
+        return own, reaped + (sum(_tree_cpu(k) for k in kids) if kids else 0.0)
+
+
+_S_ALLOWANCE_S = 0.01  # S's own CPU per test (a clone's page-table copy) not charged to the test
 _STOPPED = "not run: an earlier test did not pass"
 _LINE_GRACE_S = 0.002  # how long a running test's result pipe is left unread (see Server._watch)
 _STREAM_AFTER_S = 0.02
@@ -1709,7 +1800,13 @@ class Server:
 
     def _workdir(self, uid) -> str:
         path = self.workdir
-        _rmtree(path)
+        if not _rmtree(path):  # something the remover could not take away: set it aside, start a fresh folder
+            self.spare = getattr(self, "spare", 0) + 1
+            try:
+                os.rename(path, f"{path}.old-{self.spare}")
+            except OSError:
+                self.workdir = path = f"{self.workdir}-{self.spare}"
+                _rmtree(path)
         os.mkdir(path, 0o700)
         if uid is not None and os.geteuid() == 0:
             os.chown(path, uid, uid)
@@ -1843,6 +1940,10 @@ class Server:
             for i in [current, *pending]:
                 statuses[i], messages[i] = "crash", "the program flooded the result pipe"
             return "done", progressed
+        if killed_for == "malformed" or run.malformed:
+            for i in [current, *pending]:
+                statuses[i], messages[i] = "crash", "the solution process wrote a malformed report"
+            return "done", progressed
         if killed_for == "stop":
             for i in [current, *pending]:
                 statuses[i], messages[i] = "unexecuted", _STOPPED
@@ -1915,6 +2016,9 @@ class Server:
                     if run.bytes_read > run.max_bytes:
                         killed_for = "flood"
                         break
+                    if run.malformed:
+                        killed_for = "malformed"
+                        break
                     if run.last_event != before:
                         next_check = None
                     if not untrusted_running and _len(pending) > 2:
@@ -1942,7 +2046,10 @@ class Server:
                         break
                     continue
                 elapsed = _monotonic() - run.last_event
-                used = run.cpu() - run.last_cpu
+                if judge_cpu or not run.loaded:  # S runs the program's code: its whole tree's time counts
+                    used = sum(run.tree_cpus()) - run.last_cpu
+                else:
+                    used = run.cpu() - run.last_cpu
                 if used >= cpu_budget or elapsed >= wall_budget:
                     killed_for = "cpu" if used >= cpu_budget else "wall"
                     run.killed_after_cpu = used
@@ -1953,7 +2060,7 @@ class Server:
             if run.ctl_fd >= 0:
                 _close(run.ctl_fd)
             _kill_tree(run.pid)
-            children_cpu = run.cpus()[1]  # S is dead or dying, not reaped: what the kernel counted for its children
+            own_cpu, children_cpu = run.cpus()  # S is dead or dying, not reaped: what the kernel counted for it
             try:
                 _, run.exit_status = _waitpid(run.pid, 0)
             except ChildProcessError:
@@ -1967,6 +2074,14 @@ class Server:
             run.children.close()
         if tests is not None and not judge_cpu and run.loaded and run.stat_fd >= 0:
             self._check_accounting(run, children_cpu, cpu_limit, killed_for, statuses, messages)
+        if judge_cpu and killed_for is None and run.reported and own_cpu + children_cpu > 0.0:
+            # Fast mode: S's marks split its time between tests, but none of it may go missing. What its tree used
+            # after the last test it reported belongs to that test (S has nothing else to do but exit).
+            left = own_cpu + children_cpu - run.last_cpu
+            if left > max(cpu_limit, 0.05) + 2.0 / _CLK_TCK:
+                idx = run.reported[-1]
+                statuses[idx], messages[idx] = "timeout", f"{left:.2f} s of CPU time after its report"
+                self.payloads[idx] = None
         return killed_for
 
     def _check_accounting(self, run: _Run, children_cpu: float, cpu_limit: float, killed_for, statuses,
@@ -2025,35 +2140,50 @@ class Server:
         items, rest = _split_frames(data, prefix, run.max_payload, frames=run.clones)
         run.buf = bytearray(rest)
         for line, raw in items:
+            if run.malformed:
+                break
             try:
                 self._apply(run, line[_len(prefix) :].split(b" "), job, tests, pending, statuses, messages, cpu, values,
                             raw)
-            except (ValueError, TypeError, IndexError, KeyError, binascii.Error):
-                continue  # a malformed line counts as no line
+            except Exception:  # noqa: BLE001 - every line S writes goes through here: a total function of its bytes
+                # A line with the run's nonce that no honest S writes (garbage, a number out of range, a second
+                # load line): S is lying, and the job's remaining tests are crashes (see _watch).
+                run.malformed = True
         return not eof
 
     def _apply(self, run, fields, job, tests, pending, statuses, messages, cpu, values, raw=None) -> None:
+        # Nothing S writes moves a deadline: the clocks restart only where the server saw a test end (or the
+        # program load, once). A line S may not write at this point is malformed (see _drain).
         tag = fields[0].decode("ascii")
-        run.last_event = _monotonic()
         timeout = float(job["timeout_s"])
         if tag == "L":
-            if not run.loaded:
-                self.uid_seen.append(_uid_of(run.pid))
-                run.clones = _len(fields) > 2 and fields[2] == b"c" and run.ctl_fd >= 0
+            if run.loaded:
+                raise ValueError("a second load line")
+            mark = _finite(fields[1])
+            self.uid_seen.append(_uid_of(run.pid))
+            # The supervision mode is the server's: S's own word ("c") is not asked for (see _fork_solution).
+            run.clones = run.ctl_fd >= 0
             run.loaded = True
-            run.last_cpu = min(float(fields[1]), run.cpu() or float(fields[1]))
+            run.last_event = _monotonic()
+            if job.get("mode") == "fast" and job.get("kind") != "stdio":
+                own, others = run.tree_cpus()
+                run.last_cpu = min(mark, own) + others
+            else:
+                run.last_cpu = min(mark, run.cpu() or mark)
+        elif not run.loaded and tag not in ("X",):
+            raise ValueError("a test's line before the load line")
         elif tag in ("X", "U"):
             if tag == "U":
                 status, message = "unexecuted", "skipped after repeated timeouts"
             else:
                 status, message = fields[1].decode("ascii"), _text(fields[2])
-            status = status if status in STATUSES else "crash"
+            status = status if status in STATUSES and status not in ("pass", "unexecuted") else "crash"
             while pending:
                 i = pending.popleft()
                 statuses[i], messages[i] = status, str(message)[:MAX_MESSAGE]
         elif tag == "R":
             idx, status, message = int(fields[1]), fields[2].decode("ascii"), _text(fields[3])
-            payload, cpu_mark = (None if fields[4] == b"-" else fields[4]), float(fields[5])
+            payload, cpu_mark = (None if fields[4] == b"-" else fields[4]), _finite(fields[5])
             if not pending or idx != pending[0] or idx in values:
                 return  # only the first line for the test being run counts
             kind = tests[idx].kind if tests is not None else "stdio"
@@ -2070,9 +2200,13 @@ class Server:
             if job.get("mode") == "fast" and job.get("kind") != "stdio":
                 # The child's CPU mark is only believed downwards: a lying child cannot move the baseline past the
                 # CPU time the kernel has counted for it, so the watch below still sees every second it spends.
-                mark = min(float(cpu_mark), run.cpu() or float(cpu_mark))
-                used = max(0.0, mark - run.last_cpu)
+                # What the rest of S's tree used (a child a test forked, reaped or alive) is the kernel's figure.
+                own, others = run.tree_cpus()
+                mark = max(run.last_cpu, min(cpu_mark, own) + others)
+                used = mark - run.last_cpu
                 run.last_cpu = mark
+                run.last_event = _monotonic()
+                run.reported.append(idx)
                 cpu[idx] = used
                 if used > timeout:
                     status, message = "timeout", f"CPU time {used:.2f} s over the limit"
@@ -2082,6 +2216,8 @@ class Server:
                 values[idx] = (status, str(message)[:MAX_MESSAGE])
         elif tag == "V":  # a one-probe test's value, ``raw`` its wire bytes (isolated mode)
             idx, ident = int(fields[1]), int(fields[2], 16)
+            if not 0 <= ident < 1 << 64:
+                raise ValueError("not an identity")
             if not pending or idx != pending[0] or idx in values or raw is None or not run.clones:
                 return  # only the first line for the test being run counts
             if tests is None or tests[idx].kind != "plan":
@@ -2094,12 +2230,17 @@ class Server:
             if pending and idx == pending[0] and job.get("kind") == "stdio":
                 data = b"" if fields[2] == b"-" else _a2b_strict(fields[2])
                 self.outputs[idx] = data[: int(job.get("max_output_bytes", 1 << 20)) + 1].decode("utf-8", "replace")
+        elif tag not in ("D", "U"):
+            raise ValueError("unknown line")
         elif tag == "D" and not run.clones:
-            idx, wstatus, used = int(fields[1]), int(fields[2]), float(fields[3])
+            idx, wstatus, used = int(fields[1]), _wait_status(fields[2]), _finite(fields[3])
             killed = None if fields[4] == b"-" else fields[4].decode("ascii")
+            if killed not in (None, "cpu", "wall", "output"):
+                raise ValueError("unknown kill reason")
             if not pending or idx != pending[0]:
                 return
-            run.reported_cpu += max(0.0, float(used))
+            run.last_event = _monotonic()
+            run.reported_cpu += used
             self._test_ended(run, idx, wstatus, used, killed, job, pending, statuses, messages, cpu, values)
 
     def _test_ended(self, run, idx, wstatus, used, killed, job, pending, statuses, messages, cpu, values) -> None:
@@ -2144,6 +2285,7 @@ class Server:
         run.folders_seen = seen
         run.current, run.started, run.test_status, run.test_cpu = idx, _monotonic(), None, 0.0
         run.last_event = run.started
+        run.started_cpu = run.s_extra(0.0)
         try:
             _write(run.ctl_fd, token)
         except OSError:
@@ -2183,7 +2325,9 @@ class Server:
         del run.buf[:]
         if not pending or pending[0] != idx:
             return
-        used = run.test_cpu
+        # What S's tree did meanwhile is the test's too (S ran the program's module code, so a helper it forked,
+        # or S itself computing past the cost of a clone, is the test's work done out of its process).
+        used = run.test_cpu + max(0.0, run.s_extra(run.started_cpu))
         self._test_ended(run, idx, run.test_status or 0, used, killed, job, pending, statuses, messages, cpu, values)
         run.streak = run.streak + 1 if killed or used > float(job["timeout_s"]) else 0
         budget = job.get("max_consecutive_timeouts")
@@ -2205,7 +2349,7 @@ class Server:
         kids = [k for k in self.children.pids() if k != run.pid]
         if not kids and run.test_status is None:
             return ("wall", None) if elapsed >= wall_budget else (None, now + max(wall_budget - elapsed, 0.01))
-        used = sum(proc_cpu_seconds(k) for k in kids)
+        used = sum(_tree_cpu(k) for k in kids) + max(0.0, run.s_extra(run.started_cpu))
         if used < cpu_budget and elapsed < wall_budget:
             return None, now + min(max(cpu_budget - used, 0.01), wall_budget - elapsed)
         for kid in kids:

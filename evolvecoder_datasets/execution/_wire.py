@@ -95,6 +95,24 @@ def _str_token(value: str) -> bytes:
     return b"s%d:%b" % (_len(data), data)
 
 
+_TYPE_FLAGS = type.__dict__["__flags__"].__get__  # the type's real flags: a metaclass property cannot answer
+
+
+def _builtin_data(value, t) -> bool:
+    """Whether ``value`` (of type ``t``) travels as the builtin data it is, not as a subclass under its name: a C
+    type's instance, a stdlib container, or a named tuple (a tuple subclass whose ``_fields`` name its items). A
+    program's ``int`` subclass that sets ``_fields`` is a subclass like any other (``type(v) is int`` stays false)."""
+    if _TYPE_FLAGS(t) & _IMMUTABLE_TYPE_FLAG or t in _STDLIB_SUBCLASSES:
+        return True
+    if not _isinstance(value, tuple):
+        return False
+    try:
+        names = getattr(t, "_fields", None)
+    except Exception:  # noqa: BLE001 - a class may refuse
+        return False
+    return _type(names) is tuple and all(_type(n) is str for n in names) and _len(names) == tuple.__len__(value)
+
+
 def _qualname(t) -> str:
     try:
         module = _object_getattribute(t, "__module__")
@@ -222,8 +240,7 @@ def _atom(value):
     if t in _SEQ_TAGS or t is dict:
         return None
     # Subclasses of builtins travel as the builtin data they hold (their methods have no say), under their name.
-    if not t.__flags__ & _IMMUTABLE_TYPE_FLAG and _isinstance(value, _SUBCLASSABLE) \
-            and not hasattr(t, "_fields") and t not in _STDLIB_SUBCLASSES:
+    if _isinstance(value, _SUBCLASSABLE) and not _builtin_data(value, t):
         return None
     if _isinstance(value, int):
         return _int_token(_int_index(value))
@@ -283,8 +300,7 @@ _FLAT_ATOMS = {int: _int_token, str: _str_token, bool: lambda v: b"T" if v else 
 def _container(value) -> tuple[bytes, list]:
     """Header bytes and child items of a container, a program object or a foreign value."""
     t = _type(value)
-    if not t.__flags__ & _IMMUTABLE_TYPE_FLAG and _isinstance(value, _SUBCLASSABLE) \
-            and not hasattr(t, "_fields") and t not in _STDLIB_SUBCLASSES:
+    if _isinstance(value, _SUBCLASSABLE) and not _builtin_data(value, t):
         return b"u", [_qualname(t).rpartition(".")[2], _as_base(value)]
     if t is collections.Counter or t is collections.OrderedDict:
         children = _mapping_items(value)
@@ -295,7 +311,7 @@ def _container(value) -> tuple[bytes, list]:
         if name is not None:
             children = _mapping_items(value)
             return b"W%d:" % (_len(children) // 2), [name, *children]
-    if _isinstance(value, tuple) and not t.__flags__ & _IMMUTABLE_TYPE_FLAG:
+    if _isinstance(value, tuple) and not _TYPE_FLAGS(t) & _IMMUTABLE_TYPE_FLAG:
         names = getattr(t, "_fields", None)
         if _type(names) is tuple and all(_type(n) is str for n in names):
             items = list(_tuple_iter(value))
@@ -322,7 +338,7 @@ def _container(value) -> tuple[bytes, list]:
     if t is collections.deque:
         items = list(value)
         return b"Q%d:" % _len(items), items
-    flags = t.__flags__
+    flags = _TYPE_FLAGS(t)
     if flags & _IMMUTABLE_TYPE_FLAG:
         return _foreign(value, t)
     # A class written in Python (the program's, or a pure-Python library's). A mapping (``os.environ``, a

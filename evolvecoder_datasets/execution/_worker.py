@@ -71,16 +71,26 @@ class _Worker:
         self._send(job)
         deadline = time.monotonic() + timeout
         stopping = False
-        while True:
-            reply = self._recv(deadline=deadline)
-            if reply is None:
-                self.kill()
-                raise SandboxCrashed("fork server died or stopped answering during a job")
-            if "progress" not in reply:
-                return reply
-            if not stopping and on_progress is not None and on_progress(reply):
-                stopping = True
-                self._send({"op": "stop"})
+        try:
+            while True:
+                reply = self._recv(deadline=deadline)
+                if reply is None:
+                    self.kill()
+                    raise SandboxCrashed("fork server died or stopped answering during a job")
+                if not isinstance(reply, dict):
+                    raise SandboxCrashed("fork server sent a reply that is not an object")
+                if "progress" not in reply:
+                    if reply.get("id") != job.get("id"):  # what an earlier job left: never another job's verdicts
+                        continue
+                    return reply
+                if not stopping and on_progress is not None and _stops(on_progress, reply):
+                    stopping = True
+                    self._send({"op": "stop"})
+        except BaseException:
+            # Whatever ended the conversation mid-job (a callback that raised, an interrupt), the server may still
+            # be writing this job's messages: a worker is never handed on with them unread.
+            self.kill()
+            raise
 
     def _send(self, message: dict) -> None:
         """One length-prefixed JSON frame to the server; a closed input kills the worker."""
@@ -151,6 +161,15 @@ class _Worker:
             except (SandboxCrashed, subprocess.TimeoutExpired):
                 pass
         self.kill()
+
+
+def _stops(on_progress, reply: dict) -> bool:
+    """Whether the progress callback says stop; one that raises (a hostile value its judge could not take) stops."""
+    try:
+        return bool(on_progress(reply))
+    except Exception:  # noqa: BLE001 - the job's final reply is judged again, where a failure is a verdict
+        logger.debug("a progress callback raised; stopping the job", exc_info=True)
+        return True
 
 
 def _claim_uid() -> tuple[int, int | None]:

@@ -1,8 +1,10 @@
 """Getting a program out of a model's answer.
 
 Models wrap code in prose, ``<think>`` blocks and fences in every spelling. :func:`extract_code` strips the
-thinking, takes a fenced Python block (the last one by default, as the verl-tool AceCoder reward does), and when
-there is no fence falls back to the longest run of lines that parses as Python. It never raises on garbage.
+thinking and finds the fences with :mod:`evolvecoder_datasets.chat` (the one reader of model text, shared with the
+test writers' parsers and the seed sources), takes a fenced Python block (the last one by default, as the verl-tool
+AceCoder reward does), and when there is no fence falls back to the longest run of lines that parses as Python. It
+never raises on garbage.
 
 Example:
     >>> from evolvecoder_datasets.execution import extract_code
@@ -13,27 +15,14 @@ Example:
 from __future__ import annotations
 
 import ast
-import re
 
-from ..chat import completion_text
+from ..chat import completion_text, fenced_blocks, strip_thinking
 
 __all__ = ["extract_code", "STRATEGIES"]
 
 STRATEGIES = ("last", "first", "all", "longest")
 
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
-_UNCLOSED_THINK = re.compile(r"^.*?</(think|thinking|reasoning)>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _PYTHON_TAGS = {"python", "py", "python3", "py3", "sage", ""}
-
-
-def _strip_thinking(text: str) -> str:
-    text = _THINK.sub("", text)
-    # A closing tag without an opening one: everything before it was thinking (chat templates that pre-open it).
-    if re.search(r"</(think|thinking|reasoning)>", text, re.IGNORECASE):
-        text = _UNCLOSED_THINK.sub("", text, count=1)
-    # An opening tag never closed (truncated generation): the code, if any, is inside it; keep the text.
-    return re.sub(r"</?(think|thinking|reasoning)>", "", text, flags=re.IGNORECASE)
 
 
 def _longest_parseable_run(text: str, max_lines: int = 400) -> str:
@@ -62,7 +51,7 @@ def _looks_like_code(chunk: str) -> bool:
         return False
     return any(
         isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
-                          ast.Assign, ast.AugAssign, ast.For, ast.While, ast.If, ast.With, ast.Return))
+                          ast.Assign, ast.AugAssign, ast.Assert, ast.For, ast.While, ast.If, ast.With, ast.Return))
         for node in tree.body
     ) or any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) for node in tree.body)  # fmt: skip
 
@@ -92,8 +81,8 @@ def extract_code(completion: object, *, strategy: str = "last", language: str = 
     text = completion_text(completion)
     if not text:
         return ""
-    text = _strip_thinking(text)
-    blocks = [(tag.lower(), body) for _, tag, body in _FENCE.findall(text)]
+    text = strip_thinking(text)
+    blocks = fenced_blocks(text)
     wanted = {language.lower()} | (_PYTHON_TAGS if language.lower() in _PYTHON_TAGS else {""})
     code_blocks = [body.strip("\n") for tag, body in blocks if tag in wanted and body.strip()]
     if not code_blocks:

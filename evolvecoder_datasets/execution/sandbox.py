@@ -21,6 +21,7 @@ import dataclasses
 import itertools
 import logging
 import os
+import random
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
@@ -79,8 +80,8 @@ class Job:
 
 
 class _FailureOrder:
-    """Per list of tests, how often each one failed in this sandbox's earlier jobs, and the order that runs the
-    likeliest failures first.
+    """Per list of tests, how often each one failed in this sandbox's earlier jobs, and a random order that tends to
+    run the likeliest failures first.
 
     A binary reward stops at the first test that does not pass, so the sooner a wrong program meets the test that
     catches it, the fewer tests it costs. The group of completions of one prompt share their tests, and the ones
@@ -88,37 +89,46 @@ class _FailureOrder:
     Counts are kept for the last ``size`` lists of tests (keyed by their hash and length: a collision only costs a
     worse order), in memory, per sandbox.
 
+    The order is drawn afresh for every job (weighted sampling without replacement, a test's weight 1 plus 64 per
+    time it failed), so where a test runs says only, by chance, that it may have failed before: a program that
+    reads its position (its pid, the clock) cannot learn which test caught earlier programs from one run, and the
+    tests that never failed come in a random order too.
+
     Example:
-        >>> order = _FailureOrder()
+        >>> order = _FailureOrder(seed=0)
         >>> tests = ["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"]
         >>> order.order(tests) is None  # nothing failed yet: the order given
         True
         >>> order.record(tests, ["pass", "pass", "fail"])
-        >>> order.order(tests)
-        [2, 0, 1]
+        >>> firsts = [order.order(tests)[0] for _ in range(200)]
+        >>> firsts.count(2) > 150, sorted(set(firsts))  # mostly first, never always
+        (True, [0, 1, 2])
     """
 
     _FAILED = frozenset({"fail", "error", "timeout", "memory", "crash"})
+    _WEIGHT = 64
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 4096, seed: int | None = None) -> None:
         self._counts: collections.OrderedDict[tuple, list[int]] = collections.OrderedDict()
         self._size = size
         self._lock = threading.Lock()
+        self._random = random.Random(seed if seed is not None else int.from_bytes(os.urandom(8), "big"))
 
     @staticmethod
     def _key(cases: Sequence[str]) -> tuple:
         return len(cases), hash(tuple(cases))
 
     def order(self, cases: Sequence[str]) -> list[int] | None:
-        """Indices of ``cases``, most failed first (ties in the given order); None where that is the given order."""
+        """Indices of ``cases`` in a random order weighted towards the most failed; None where nothing failed."""
         key = self._key(cases)
         with self._lock:
             counts = self._counts.get(key)
             if counts is None:
                 return None
             self._counts.move_to_end(key)
-            counts = list(counts)
-        order = sorted(range(len(counts)), key=counts.__getitem__, reverse=True)  # stable: ties keep their order
+            draws = [self._random.random() for _ in counts]
+        keys = [d ** (1.0 / (1 + self._WEIGHT * c)) for d, c in zip(draws, counts)]  # Efraimidis-Spirakis
+        order = sorted(range(len(counts)), key=keys.__getitem__, reverse=True)
         return None if order == list(range(len(order))) else order
 
     def record(self, cases: Sequence[str], statuses: Sequence[str]) -> None:

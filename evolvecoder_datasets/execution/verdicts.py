@@ -78,7 +78,12 @@ def _judge_value(plan, value: str, clean) -> tuple[str, str]:
         payload = binascii.a2b_base64(value.encode("ascii"), strict_mode=True)
     except (binascii.Error, ValueError, UnicodeEncodeError):
         return "crash", "unreadable report from the sandbox"
-    return judge(plan, payload, clean=clean)
+    try:
+        return judge(plan, payload, clean=clean)
+    except _Deferred:
+        raise
+    except Exception as err:  # noqa: BLE001 - program-chosen bytes: whatever the judge cannot take is a crash
+        return "crash", f"the judge could not take this test's values ({type(err).__name__})"
 
 
 class _Deferred(BaseException):

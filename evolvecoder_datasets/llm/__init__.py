@@ -45,6 +45,7 @@ __all__ = [
     "ScriptedOpenAIServer",
     "Fault",
     "run_sync",
+    "preflight",
 ]
 
 _LAZY = {
@@ -61,6 +62,7 @@ _LAZY = {
     "VLLM": "vllm_backend",
     "ScriptedOpenAIServer": "testing",
     "Fault": "testing",
+    "preflight": "preflight",
 }
 
 
@@ -73,6 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cache import RequestCache, request_key  # noqa: F401
     from .factory import make_backend  # noqa: F401
     from .openai_compat import OpenAICompatible  # noqa: F401
+    from .preflight import preflight  # noqa: F401
     from .rate_limit import RateLimiter  # noqa: F401
     from .testing import Fault, ScriptedOpenAIServer  # noqa: F401
     from .transformers_backend import Transformers  # noqa: F401

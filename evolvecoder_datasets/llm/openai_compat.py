@@ -3,7 +3,8 @@
 One ``aiohttp`` session per :meth:`generate` call with a keep-alive pool of ``max_concurrency`` connections; a fixed
 set of workers pulls requests from a queue (no task per request waiting on a semaphore). Each HTTP call passes the
 rate limiter first, and is retried on 429, 5xx, timeouts and disconnects with exponential backoff and jitter, or
-exactly as long as the server's ``Retry-After`` says.
+exactly as long as the server's ``Retry-After`` says; each retry is one ``WARNING`` line of this module's logger
+(URL, model, attempt, reason, delay), so a retrying run is never silent.
 
 Server quirks handled without configuration:
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -41,6 +43,8 @@ from .rate_limit import RateLimiter, estimate_tokens
 from .types import ChatRequest, Completion
 
 __all__ = ["OpenAICompatible", "parse_retry_after", "RETRY_STATUSES"]
+
+logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_RETRY_AFTER_S = 600.0
@@ -238,6 +242,10 @@ class OpenAICompatible(Backend):
                     delay = min(self.config.backoff_s * 2**attempt, self.config.max_backoff_s)
                     delay *= random.uniform(0.5, 1.0)
                 attempt += 1
+                # one WARNING line per retry: with no logging set up, Python's last-resort handler prints it to
+                # stderr, so a run that is retrying never looks like a run that hangs
+                logger.warning("%s (model %s): attempt %d of %d failed (%s); retrying in %.1f s", self.url,
+                               self.model, attempt, self.config.max_retries + 1, err, delay)
                 await self._sleep(delay)
                 continue
             if self.limiter.enabled:

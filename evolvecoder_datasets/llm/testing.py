@@ -13,6 +13,9 @@ A responder returns one of:
 * a ``list[str]``: one text per choice (fewer than ``n`` imitates a server that ignores ``n``);
 * a :class:`Fault`: an error, a delay or a disconnect instead of (or before) an answer.
 
+A request with ``"stream": true`` gets the answer as server-sent chunks (``data: {...}`` lines, then
+``data: [DONE]``), the usage last when ``stream_options.include_usage`` asks for it.
+
 Example:
     >>> import json, urllib.request
     >>> from evolvecoder_datasets.llm.testing import Fault, ScriptedOpenAIServer
@@ -395,7 +398,11 @@ class ScriptedOpenAIServer:
             self._dead = True
             if self._server is not None:
                 self._server.close()
-        self._send(writer, 200, payload)
+        if body.get("stream"):
+            self._send(writer, 200, _sse(payload, bool((body.get("stream_options") or {}).get("include_usage"))),
+                       {"Content-Type": "text/event-stream"})  # fmt: skip
+        else:
+            self._send(writer, 200, payload)
         if dying:
             await writer.drain()
             self._kill()
@@ -409,15 +416,29 @@ class ScriptedOpenAIServer:
     ) -> None:  # fmt: skip
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         length = len(data) if content_length is None else content_length
-        head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "Content-Type: application/json",
-                f"Content-Length: {length}", "Connection: keep-alive"]
-        head += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        headers = {"Content-Type": "application/json", **(headers or {})}
+        head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", f"Content-Length: {length}",
+                "Connection: keep-alive"]
+        head += [f"{k}: {v}" for k, v in headers.items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
 
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 408: "Request Timeout",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
             504: "Gateway Timeout"}
+
+
+def _sse(payload: dict, include_usage: bool) -> bytes:
+    """A ``stream: true`` answer: the completion as server-sent chunks (a delta per choice, then its finish
+    reason, then the usage when asked for), ending with ``data: [DONE]``, as OpenAI streams them."""
+    base = {k: payload[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    chunks = [base | {"choices": [{"index": c["index"], "delta": c["message"], "finish_reason": None,
+                                   "logprobs": None}]} for c in payload["choices"]]  # fmt: skip
+    chunks += [base | {"choices": [{"index": c["index"], "delta": {}, "finish_reason": c["finish_reason"],
+                                    "logprobs": None}]} for c in payload["choices"]]  # fmt: skip
+    if include_usage:
+        chunks.append(base | {"choices": [], "usage": payload["usage"]})
+    return b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks) + b"data: [DONE]\n\n"
 
 
 def _error(message: str) -> dict:

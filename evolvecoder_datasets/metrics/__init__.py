@@ -8,7 +8,8 @@ The estimator of pass@k is the unbiased one of Chen et al. (2021), ``1 - C(n-c, 
 numerically stable product form. The released EvolveCoder statistics use a different quantity, "any of the
 first k samples is correct"; it is here too, under the name :func:`any_of_first_k`, for comparisons.
 
-One module per concern: :mod:`.passk` (estimators), :mod:`.tables` (per-round tables), :mod:`.figures` (PNGs).
+One module per concern: :mod:`.passk` (estimators), :mod:`.tables` (per-round tables), :mod:`.figures` (PNGs),
+:mod:`.fidelity` (a suite's TPR/TNR against oracle labels).
 
 Example:
     >>> from evolvecoder_datasets.metrics import pass_at_k, difficulty_table
@@ -21,7 +22,14 @@ Example:
 
 from __future__ import annotations
 
-from .figures import plot_difficulty, plot_methods, plot_mutation_scores, plot_per_model, save_figures
+from .figures import (
+    plot_difficulty,
+    plot_fidelity,
+    plot_methods,
+    plot_mutation_scores,
+    plot_per_model,
+    save_figures,
+)
 from .passk import DEFAULT_KS, any_of_first_k, pass_at_k, solution_counts
 from .tables import difficulty_table, method_table, mutation_table, per_model_table, source_table
 
@@ -34,6 +42,7 @@ __all__ = [
     "pass_at_k",
     "per_model_table",
     "plot_difficulty",
+    "plot_fidelity",
     "plot_methods",
     "plot_mutation_scores",
     "plot_per_model",

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._deps import require
 
-__all__ = ["plot_difficulty", "plot_methods", "plot_mutation_scores", "plot_per_model", "save_figures"]
+__all__ = ["plot_difficulty", "plot_fidelity", "plot_methods", "plot_mutation_scores", "plot_per_model", "save_figures"]
 
 
 def _figure(width: float = 5.0, height: float = 3.2):
@@ -141,6 +141,33 @@ def plot_mutation_scores(rows: Sequence[Mapping[str, Any]], folder: str | os.Pat
     return _save(fig, folder, "mutation_score.png")
 
 
+def plot_fidelity(rows: Sequence[Mapping[str, Any]], folder: str | os.PathLike) -> Path:
+    """Line plot of the suite's TPR and TNR against the oracle per round (rows of
+    :func:`~evolvecoder_datasets.metrics.fidelity.rate_rows`; a ``"final"`` row is drawn after the last round),
+    saved as ``fidelity.png``. Undefined rates (no program of that label) are left out, never drawn as 0.
+
+    Example:
+        >>> from evolvecoder_datasets.metrics.fidelity import Confusion, rate_rows
+        >>> rows = rate_rows({"0": Confusion(tp=5, tn=8, fp=2).as_dict(), "1": Confusion(tp=5, tn=10).as_dict()})
+        >>> plot_fidelity(rows, "figures")  # doctest: +SKIP
+        PosixPath('figures/fidelity.png')
+    """
+    fig = _figure()
+    ax = fig.add_subplot()
+    x = list(range(len(rows)))
+    labels = [str(r["round"]) for r in rows]
+    for key, marker, name in (("tpr", "o", "TPR: right programs accepted"), ("tnr", "s", "TNR: wrong programs rejected")):
+        points = [(i, r[key]) for i, r in zip(x, rows) if r.get(key) is not None]
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=name)
+    ax.set_xticks(x, labels)
+    ax.set_xlabel("round")
+    ax.set_ylabel("share of the labelled pool")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="lower right")
+    return _save(fig, folder, "fidelity.png")
+
+
 def save_figures(
     folder: str | os.PathLike,
     *,
@@ -148,6 +175,7 @@ def save_figures(
     methods: Sequence[Mapping[str, Any]] | None = None,
     per_model: Sequence[Mapping[str, Any]] | None = None,
     mutation: Sequence[Mapping[str, Any]] | None = None,
+    fidelity: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Path]:
     """Draw every figure whose table is given (and not empty) into ``folder``.
 
@@ -157,10 +185,11 @@ def save_figures(
         methods (`Sequence[dict]`, *optional*): rows of :func:`method_table`.
         per_model (`Sequence[dict]`, *optional*): rows of :func:`per_model_table`.
         mutation (`Sequence[dict]`, *optional*): rows of :func:`mutation_table`.
+        fidelity (`Sequence[dict]`, *optional*): rows of :func:`~evolvecoder_datasets.metrics.fidelity.rate_rows`.
 
     Returns:
         `dict[str, pathlib.Path]`: figure name (``"difficulty"``, ``"methods"``, ``"per_model"``,
-        ``"mutation_score"``) -> PNG path, for the card template.
+        ``"mutation_score"``, ``"fidelity"``) -> PNG path, for the card template.
 
     Raises:
         MissingExtraError: matplotlib is not installed.
@@ -177,6 +206,7 @@ def save_figures(
         ("methods", methods, plot_methods),
         ("per_model", per_model, plot_per_model),
         ("mutation_score", mutation, plot_mutation_scores),
+        ("fidelity", fidelity, plot_fidelity),
     ):
         if rows:
             drawn[name] = plot(rows, folder)

@@ -9,7 +9,8 @@ or is silent (fewer than five programs to show, no duplicate programs), the sele
 say so in :attr:`Selection.notes`, so stages can record it.
 
 One module per concern: :mod:`.rates` (matrices, rates, distances), :mod:`.filters` (hiding and grouping tests),
-:mod:`.selection` (programs shown to the prompts), :mod:`.final` (the final filter).
+:mod:`.selection` (programs shown to the prompts), :mod:`.final` (the final filter), :mod:`.cover` (the reduced
+suite: greedy set cover of the kills).
 
 Example:
     >>> import numpy as np
@@ -25,8 +26,16 @@ Example:
 
 from __future__ import annotations
 
+from .cover import cover_tests
 from .filters import dedupe_tests, hide_tests
-from .final import TOO_FEW_TESTS, TOO_MANY_PERFECT, FinalFilterOutcome, final_filter, final_filter_outcome
+from .final import (
+    REDUCE_RULES,
+    TOO_FEW_TESTS,
+    TOO_MANY_PERFECT,
+    FinalFilterOutcome,
+    final_filter,
+    final_filter_outcome,
+)
 from .rates import as_pass_matrix, hamming_distances, solution_pass_rates, test_pass_rates
 from .selection import (
     DUPLICATE_GROUP,
@@ -46,12 +55,14 @@ __all__ = [
     "FILLED_FROM_REST",
     "NO_DUPLICATES",
     "RANDOM_FALLBACK",
+    "REDUCE_RULES",
     "TOO_FEW_SOLUTIONS",
     "TOO_FEW_TESTS",
     "TOO_MANY_PERFECT",
     "FinalFilterOutcome",
     "Selection",
     "as_pass_matrix",
+    "cover_tests",
     "dedupe_tests",
     "final_filter",
     "final_filter_outcome",

@@ -14,14 +14,21 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
+from .cover import cover_tests
 from .filters import dedupe_tests, hide_tests
 from .rates import _check_count, _check_rate, as_pass_matrix
 
-__all__ = ["TOO_FEW_TESTS", "TOO_MANY_PERFECT", "FinalFilterOutcome", "final_filter", "final_filter_outcome"]
+__all__ = ["REDUCE_RULES", "TOO_FEW_TESTS", "TOO_MANY_PERFECT", "FinalFilterOutcome", "final_filter", "final_filter_outcome"]
 
 # Drop reasons of the final filter.
 TOO_FEW_TESTS = "too_few_tests"
 TOO_MANY_PERFECT = "too_many_perfect"
+
+#: How the final filter reduces the tests: ``"groups"`` (the paper: at most ``max_per_group`` random tests per
+#: identical pass vector) or ``"cover"`` (the fewest tests that keep every kill of the full suite: greedy set
+#: cover, padded to ``min_tests``).
+REDUCE_RULES = ("groups", "cover")
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,11 +72,16 @@ def final_filter_outcome(
     max_per_group: int = 5,
     min_tests: int = 5,
     max_perfect: int = 60,
+    reduce: str = "groups",
+    pool: Any = None,
+    exempt: Any = None,
 ) -> FinalFilterOutcome:
     """Run the final filter and explain its decision; :func:`final_filter` is the short form.
 
     Steps: drop tests with a pass rate under ``min_pass_rate``; keep at most ``max_per_group`` tests (chosen at
-    random) per group of identical pass vectors; drop the problem when fewer than ``min_tests`` tests remain
+    random) per group of identical pass vectors (``reduce="cover"``: instead, the fewest tests that still kill every
+    program the remaining tests kill, :func:`~evolvecoder_datasets.passmatrix.cover_tests`, padded to
+    ``min_tests``); drop the problem when fewer than ``min_tests`` tests remain
     (``"too_few_tests"``), or when more than ``max_perfect`` solutions pass every kept test
     (``"too_many_perfect"``: too easy to teach anything).
 
@@ -81,6 +93,11 @@ def final_filter_outcome(
         min_tests (`int`, *optional*, defaults to `5`): fewer kept tests drop the problem.
         max_perfect (`int`, *optional*, defaults to `60`): more perfect solutions drop the problem (the paper
             samples 64 solutions per problem; scale it with your pool size).
+        reduce (`str`, *optional*, defaults to `"groups"`): one of :data:`REDUCE_RULES`.
+        pool (`array-like`, *optional*): the whole pool's matrix ``(programs, tests)`` whose kills ``"cover"`` keeps
+            (mutants included where ``M`` counts only model samples); defaults to ``M``.
+        exempt (`array-like` of `int`, *optional*): tests never dropped for a low pass rate (tests a confirmed
+            reference passes: they are not wrong, and the programs failing them are).
 
     Returns:
         [`FinalFilterOutcome`]: kept tests, drop reason and counters.
@@ -95,14 +112,25 @@ def final_filter_outcome(
         >>> out = final_filter_outcome(np.ones((64, 8), dtype=bool), rng=np.random.default_rng(0))
         >>> out.drop_reason, len(out.kept), out.duplicates
         ('too_many_perfect', 5, 3)
+        >>> M = np.array([[0, 0, 1, 1], [1, 1, 1, 0], [1, 1, 1, 1]], dtype=bool)
+        >>> final_filter_outcome(M, rng=np.random.default_rng(0), min_tests=1, reduce="cover").kept.tolist()
+        [0, 3]
     """
     _check_rate("min_pass_rate", min_pass_rate)
     _check_count("max_per_group", max_per_group, minimum=1)
     _check_count("min_tests", min_tests)
     _check_count("max_perfect", max_perfect)
+    if reduce not in REDUCE_RULES:
+        raise ConfigError(f"reduce must be one of {REDUCE_RULES}, got {reduce!r}")
     M = as_pass_matrix(M)
     visible = hide_tests(M, min_pass_rate)
-    kept = dedupe_tests(M, rng=rng, keep=max_per_group, among=visible)
+    if exempt is not None and len(exempt):
+        visible = np.union1d(visible, np.asarray(exempt, dtype=np.int64))
+    if reduce == "cover":
+        whole = M if pool is None else as_pass_matrix(pool)
+        kept = cover_tests(whole, among=visible, at_least=min_tests)
+    else:
+        kept = dedupe_tests(M, rng=rng, keep=max_per_group, among=visible)
     perfect = int(M[:, kept].all(axis=1).sum())
     reason = None
     if len(kept) < min_tests:

@@ -1,8 +1,9 @@
 """Parsers that survive what models really write.
 
-Model answers arrive wrapped in ``<think>`` blocks, fenced or surrounded by prose, cut off at ``max_tokens``, with
-single quotes, trailing commas, Python literals, raw newlines inside strings, a test list given as one string, tests
-that are bare comparisons, numbered, or not Python at all. Everything here is pure standard library and either
+Model answers arrive wrapped in ``<think>`` blocks, fenced or surrounded by prose (both read by
+:mod:`evolvecoder_datasets.chat`, the one reader of model text), cut off at ``max_tokens``, with single quotes,
+trailing commas, Python literals, raw newlines inside strings, a test list given as one string, tests that are bare
+comparisons, numbered, or not Python at all. Everything here is pure standard library and either
 returns the parsed value or raises :class:`~evolvecoder_datasets.errors.LLMResponseError` whose ``reason`` is one of
 :data:`REASONS` (stages record it as ``drop_reason``).
 
@@ -22,13 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..chat import fenced_blocks, strip_thinking
 from ..errors import LLMResponseError
 
 __all__ = [
     "REASONS",
-    "strip_think",
     "strip_fences",
-    "fenced_blocks",
     "extract_json",
     "repair_json",
     "clean_tests",
@@ -49,43 +49,8 @@ REASONS = {
     "syntax_error": "a code section is not valid Python",
 }
 
-_THINK_TAGS = ("think", "thinking", "reasoning", "reflection")
-_THINK_BLOCK = re.compile(r"<(%s)>.*?</\1>" % "|".join(_THINK_TAGS), re.IGNORECASE | re.DOTALL)
-_THINK_OPEN = re.compile(r"<(?:%s)>" % "|".join(_THINK_TAGS), re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</(?:%s)>" % "|".join(_THINK_TAGS), re.IGNORECASE)
-_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|test\s*\d+\s*[:.)-])\s+", re.IGNORECASE)
 _JSON_ESCAPES = set('"\\/bfnrtu')
-
-
-def strip_think(text: str) -> str:
-    """Drop reasoning blocks: ``<think>...</think>`` (also ``thinking``/``reasoning``), a dangling ``</think>`` whose
-    opening tag the chat template swallowed, and an unclosed ``<think>`` cut off by ``max_tokens``.
-
-    Example:
-        >>> strip_think("<think>long musing</think>\\nanswer")
-        'answer'
-        >>> strip_think("musing without an opening tag</think>answer")
-        'answer'
-    """
-    text = _THINK_BLOCK.sub("", text)
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:
-        text = text[closes[-1].end() :]
-    opened = _THINK_OPEN.search(text)
-    if opened:
-        text = text[: opened.start()]
-    return text.strip()
-
-
-def fenced_blocks(text: str) -> list[tuple[str, str]]:
-    """``(language, body)`` of every Markdown code fence, in order; an unclosed last fence runs to the end.
-
-    Example:
-        >>> fenced_blocks("x\\n```python\\nprint(1)\\n```\\n")
-        [('python', 'print(1)\\n')]
-    """
-    return [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(text)]
 
 
 def strip_fences(text: str, *, prefer: Sequence[str] = ("python", "py", "")) -> str:
@@ -285,7 +250,7 @@ def extract_json(text: str, *, expect: type = dict, keys: Sequence[str] | None =
         >>> extract_json('Format: {"tests": [...]}. Draft {"tests": ["x"]}, final {"tests": ["y"]}', keys=["tests"])
         {'tests': ['y']}
     """
-    body = strip_think(text or "")
+    body = strip_thinking(text or "")
     if not body:
         raise LLMResponseError("the answer is empty", reason="empty")
     opener = "{" if expect is dict else "["
@@ -361,7 +326,7 @@ def _split_statements(source: str) -> list[str] | None:
 
 def _as_assert(item: str) -> tuple[list[str], str | None]:
     """Turn one test item into assert statements; return (tests, drop_reason)."""
-    text = strip_fences(item) if "```" in item else item
+    text = strip_fences(item)
     text = text.strip().strip("`").strip()
     if not text:
         return [], "empty"
@@ -438,14 +403,14 @@ def clean_tests(items: Any) -> CleanTests:
 
 def _string_to_items(text: str) -> list[str]:
     """Split a test list given as one string (JSON list text, code block, or lines) into items."""
-    stripped = strip_think(text)
+    stripped = strip_thinking(text)
     if stripped.lstrip().startswith("["):
         try:
             value = extract_json(stripped, expect=list)
             return [str(v) for v in value]
         except LLMResponseError:
             pass
-    body = strip_fences(stripped) if "```" in stripped else stripped
+    body = strip_fences(stripped)
     statements = _split_statements(body)
     if statements is not None:
         return statements
@@ -459,7 +424,7 @@ def extract_asserts(text: str) -> list[str]:
         >>> extract_asserts("Tests:\\n```python\\nassert f(1) == 1\\nassert f(2) == 2\\n```")
         ['assert f(1) == 1', 'assert f(2) == 2']
     """
-    body = strip_think(text or "")
+    body = strip_thinking(text or "")
     sources = [b for _, b in fenced_blocks(body)] or [body]
     found: list[str] = []
     for source in sources:
@@ -492,7 +457,7 @@ def split_sections(text: str, names: Sequence[str]) -> dict[str, str]:
         >>> split_sections("**[test]**\\nassert 1\\n## Solution:\\nx = 1", ["Test", "Solution"])
         {'Test': 'assert 1', 'Solution': 'x = 1'}
     """
-    body = strip_think(text or "")
+    body = strip_thinking(text or "")
     alternatives = "|".join(re.escape(n).replace(r"\ ", r"[ _]+") for n in sorted(names, key=len, reverse=True))
     marker = re.compile(
         r"^[ \t>#*_]*(?:\[\s*(?P<a>%s)\s*\]|(?P<b>%s))[ \t*_]*:?[ \t*_]*$" % (alternatives, alternatives),

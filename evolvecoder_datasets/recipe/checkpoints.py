@@ -78,7 +78,7 @@ class Checkpoints:
         folder = self.root / name
         saved = self.record(name)
         if saved.get("key") == key and not saved.get("failed"):
-            logger.info("stage %s: reusing %s", name, folder)
+            logger.info("reusing stage %s (%d rows) saved by an earlier run in %s", name, saved.get("rows", 0), folder)
             return load_from_disk(str(folder))
         if saved.get("key") == key:
             logger.info("stage %s: asking again for %d failed request(s)", name, len(saved["failed"]))

@@ -125,12 +125,17 @@ def run(config: CodeInstructRecipe) -> YieldReport:
     Raises:
         ConfigError: a repository is neither a path nor a pinned ``name==version``.
         MissingExtraError: an optional dependency of the LLM backend is missing.
+        LLMUnavailableError: the model's endpoint is unreachable, down or lacks its key (checked first), or every
+            request of a batch failed (the run stops instead of skipping seed after seed).
 
     Example:
         >>> from evolvecoder_datasets.config import load_config
         >>> kind, config = load_config("recipes/configs/code_instruct_local.yaml")   # doctest: +SKIP
         >>> print(run(config))                                                      # doctest: +SKIP
     """
+    from ..llm.preflight import preflight
+
+    preflight([("task writer", config.llm)])  # seconds, before downloading sources and building environments
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
     llm = config.llm if config.llm.cache_dir is not None else config.llm.replace(cache_dir=str(output))
@@ -159,8 +164,11 @@ def run(config: CodeInstructRecipe) -> YieldReport:
     (output / "yield.json").write_text(json.dumps(total.to_dict(), indent=2) + "\n")
     with open(output / "rejected.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(record) + "\n" for record in rejected)
+    inside = config.pipeline.export_judged_inside  # tasks verified in the solution's process (see Task.judged)
+    tasks = [t for t in tasks if inside or t.judged != "inside"] if tasks else tasks
     if config.export_tasks and tasks:
-        export_task_folders(runs, output / "tasks", overwrite=True, base_image=config.base_image)
+        export_task_folders(runs, output / "tasks", overwrite=True, base_image=config.base_image,
+                            include_judged_inside=inside)  # fmt: skip
     store = store_location(config.store, output)
     if tasks and store is not None:
         from ..rounds import push_round
@@ -177,7 +185,7 @@ def run(config: CodeInstructRecipe) -> YieldReport:
                 "pipeline": config.pipeline.to_dict(),
             },
         }
-        commit = push_round(tasks_to_dataset(tasks), store, config.round, stats=stats,
+        commit = push_round(tasks_to_dataset(tasks, include_judged_inside=inside), store, config.round, stats=stats,
                             config={"code_instruct": dataclasses.asdict(config)})  # fmt: skip
         print(f"pushed {len(tasks)} task(s) to {store} @ {commit.revision}", flush=True)
     return total

@@ -20,6 +20,7 @@ from ..llm.config import LLMConfig
 from ..stages.evolve import EvolveConfig
 from ..stages.execute import ExecuteConfig
 from ..stages.finalize import FinalizeConfig
+from ..stages.oracle import FidelityConfig
 from ..stages.refine import RefineConfig
 from ..stages.sample import ModelSpec, SampleConfig
 
@@ -58,6 +59,8 @@ class RecipeConfig:
         evolve (`EvolveConfig`): round settings (``llm`` and ``round`` are filled in per round).
         finalize (`FinalizeConfig`): final filter settings.
         execute (`ExecuteConfig`): sandbox settings of every stage.
+        fidelity (`FidelityConfig`): the oracle behind each round's test fidelity (TPR/TNR over the pool, in
+            ``stats.json``, the cards and ``inspect``); ``fidelity: {enabled: false}`` turns it off.
         figures (`bool`, defaults to `True`): draw the round figures (extra ``viz``).
         batch_size (`int`, defaults to 16): problems per ``Dataset.map`` batch (requests sent together).
         num_proc (`int`, *optional*): processes for the stages.
@@ -97,6 +100,7 @@ class RecipeConfig:
     evolve: EvolveConfig = field(default_factory=EvolveConfig)
     finalize: FinalizeConfig = field(default_factory=FinalizeConfig)
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
+    fidelity: FidelityConfig = field(default_factory=FidelityConfig)
     figures: bool = True
     batch_size: int = 16
     num_proc: int | None = None
@@ -153,6 +157,23 @@ class RecipeConfig:
             return self.distributed
         return dataclasses.replace(self.distributed, results_dir=os.path.join(self.output_dir, "shards"))
 
+    def endpoints(self) -> list[tuple[str, LLMConfig]]:
+        """Each model this run will ask, with its role: the test writer where refine asks it or a round writes
+        LLM tests, and every pool model. What :func:`~evolvecoder_datasets.llm.preflight.preflight` checks.
+
+        Example:
+            >>> from evolvecoder_datasets.llm import LLMConfig
+            >>> [role for role, _ in demo_config("runs/demo").endpoints()]
+            ['test writer (evolve)', "pool model 'smollm2'"]
+        """
+        found: list[tuple[str, LLMConfig]] = []
+        if self.refine.ask:
+            found.append(("test writer (refine)", self.refine.llm or self.llm))
+        if self.rounds > 0 and (self.evolve.adversarial or self.evolve.discriminative):
+            found.append(("test writer (evolve)", self.evolve.llm or self.llm))
+        found += [(f"pool model {m.name!r}", m.llm) for m in self.models]
+        return found
+
     def finalize_config(self) -> FinalizeConfig:
         """The final filter's configuration with the run's seed."""
         return self.finalize.replace(seed=self.seed)
@@ -203,5 +224,6 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConf
                             search=SearchConfig(budget=800, max_tests=1)),
         finalize=FinalizeConfig(min_tests=1, max_perfect=6, exclude_models=()),
         execute=ExecuteConfig(mode="fast", timeout_s=1.0),
+        fidelity=FidelityConfig(inputs=64, candidates=192),  # a small oracle: the demo stays within its time
         batch_size=32,  # every problem in one map batch: one generation call samples them all
     )

@@ -40,7 +40,7 @@ from ..stages.sample import MUTANT_MODEL
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
 from .seeds import dedup_seeds, load_seeds
-from .stats import RoundStats, RunHistory, final_stats, ks, llm_matrices, round_stats
+from .stats import RoundStats, RunHistory, final_stats, ks, llm_matrices, method_rows, round_stats
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -95,20 +95,45 @@ class RecipeResult:
         """Pooled mutation score per round (None without mutants)."""
         return [s.get("mutation_score", {}).get(str(s["round"])) for s in self.stats[:-1]]
 
+    def fidelity(self) -> list[dict[str, Any] | None]:
+        """Per round 0..R, then ``main``: the suite's fidelity against the oracle (``right``, ``wrong``, ``tpr``,
+        ``tnr``, ``fpr``, ``fnr``; rates ``None`` over no program), or ``None`` where the run computed none.
+
+        Example:
+            >>> [f["tnr"] for f in result.fidelity()]   # doctest: +SKIP
+            [0.87, 0.91, 0.93, 0.93]
+        """
+        return [(s.get("fidelity") or {}).get("suite") for s in self.stats]
+
     def __str__(self) -> str:
         lines = [
             (f"EvolveCoder run in {self.output_dir}: {self.seeds} seeds -> {len(self.rounds[0])} problems after "
              f"round 0 -> {len(self.final)} final problems ({len(self.rounds) - 1} rounds)"),
-            "pass@1 by round: " + ", ".join(f"{p:.3f}" for p in self.pass_at_1()),
         ]
+        pool = [s.get("pool_pass_at_1", {}).get(str(s["round"])) for s in self.stats[:-1]]
+        if any(p is not None for p in pool):
+            lines.append("pool pass@1 by round (model samples and mutants passing every test): "
+                         + ", ".join("–" if p is None else f"{p:.3f}" for p in pool))
+        samples = self.pass_at_1()
+        if any(p == p for p in samples):  # NaN when the run samples no model
+            lines.append("pass@1 of the model samples by round: " + ", ".join(f"{p:.3f}" for p in samples))
         scores = [s for s in self.mutation_scores() if s is not None]
         if scores:
             lines.append("mutation score by round: " + ", ".join(f"{s:.3f}" for s in scores))
+        fidelity = self.fidelity()
+        if any(f is not None for f in fidelity):
+            names = [str(s["round"]) for s in self.stats[:-1]] + ["main"]
+            lines.append("test fidelity (TPR/TNR) by round: " + ", ".join(
+                f"{n} {_rate(f['tpr'])}/{_rate(f['tnr'])}" for n, f in zip(names, fidelity) if f is not None))
         if self.drop_reasons:
             lines.append("dropped: " + ", ".join(f"{k} {v}" for k, v in self.drop_reasons.items()))
         for commit in self.commits:
             lines.append(f"pushed {commit.revision} of {commit.repo_id} at {commit.commit[:10]}")
         return "\n".join(lines)
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _dropped(ds: Dataset, stage_of: Any) -> list[dict[str, str]]:
@@ -136,11 +161,17 @@ def _pool_matrices(ds: Dataset) -> list[Any]:
             for sols, matrix, tests in zip(ds[schema.SOLUTIONS], ds[schema.PASS_MATRIX], ds[schema.TESTS])]
 
 
+def _solved(row: dict[str, Any]) -> bool:
+    """Whether a per-model row has a pass@k above zero (a chart of zeros says nothing a table would not)."""
+    return any(isinstance(v, float) and v > 0 for k, v in row.items() if str(k).startswith("pass@"))
+
+
 def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, final: Dataset | None,
              tag: str) -> list[str]:
     if not config.figures:
         return []
-    from ..metrics import difficulty_table, method_table, mutation_table, per_model_table, save_figures
+    from ..metrics import difficulty_table, mutation_table, per_model_table, save_figures
+    from ..metrics.fidelity import rate_rows
 
     last = rounds[-1]
     folder = Path(config.output_dir) / "figures" / tag
@@ -150,6 +181,8 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, f
         logger.warning("no figures in the cards: %s", err)
         return []
     difficulty = difficulty_table({r: llm_matrices(ds) for r, ds in enumerate(rounds)}, ks=ks(config))
+    per_model = per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in last[schema.SOLUTIONS]],
+                                llm_matrices(last), ks=ks(config)) if config.models else []
     if config.mutants:
         # the whole pool, mutants included: where the models solve little (the demo's SmolLM2), this is the line
         # that shows the suites hardening
@@ -159,10 +192,10 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, f
     drawn = save_figures(
         folder,
         difficulty=difficulty,
-        methods=method_table(last[schema.TEST_ORIGIN], (final or last)[schema.TEST_ORIGIN]),
-        per_model=per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in last[schema.SOLUTIONS]],
-                                  llm_matrices(last), ks=ks(config)) if config.models else None,
+        methods=method_rows(last, final),  # the card's meaning of generated and retained
+        per_model=per_model if any(_solved(row) for row in per_model) else None,  # no empty chart
         mutation=mutation_table(history.mutation_rows) if history.mutation_rows else None,
+        fidelity=rate_rows(history.fidelity) if history.fidelity else None,
     )
     return [str(path) for path in drawn.values()]
 
@@ -223,6 +256,8 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
         ConfigError: the configuration is incomplete (e.g. no test-writer model name).
         MissingExtraError: a needed optional dependency is not installed.
         EmptyRunError: no problem survived refinement.
+        LLMUnavailableError: before anything runs, a model's endpoint is unreachable, down or lacks its key
+            (:func:`~evolvecoder_datasets.llm.preflight.preflight` of :meth:`RecipeConfig.endpoints`).
         LLMRequestError: the test writer or a pool model keeps failing (the answers received so far are cached).
         RoundStoreError: the round store cannot be written.
 
@@ -236,10 +271,23 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
         ...                                         base_url="http://127.0.0.1:8000/v1"), n=8),))
         >>> result = run_recipe(config)  # doctest: +SKIP
     """
+    from ..llm.preflight import preflight
     from ..stages.evolve import evolve_dataset
     from ..stages.finalize import finalize_dataset
     from ..stages.refine import refine_dataset
     from ..stages.sample import sample_dataset
+
+    endpoints = config.endpoints()
+    # A fresh run checks every endpoint in seconds, before the embedding and the first paid request. A rerun may
+    # need none of them (its stages are saved), so there each stage checks its own models just before it runs.
+    if not any(Path(config.output_dir, "stages").glob("*/checkpoint.json")):
+        preflight(endpoints)
+
+    def checked(roles: str, compute: Any) -> Any:
+        def run_stage() -> Any:
+            preflight([(role, cfg) for role, cfg in endpoints if role.startswith(roles)])
+            return compute()
+        return run_stage
 
     os.makedirs(config.output_dir, exist_ok=True)
     checkpoints = Checkpoints(config.output_dir)
@@ -258,7 +306,8 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
 
     refine_cfg = config.refine_config()
     key = chain(key, "refine", config_digest(refine_cfg))
-    refined = checkpoints.stage("01_refine", key, lambda: refine_dataset(seeds, refine_cfg, **common),
+    refined = checkpoints.stage("01_refine", key,
+                                checked("test writer (refine)", lambda: refine_dataset(seeds, refine_cfg, **common)),
                                 refine_failures)
     key = chain(key, checkpoints.failures("01_refine"))
     drops = drop_reason_counts(refined[schema.DROP_REASON])
@@ -274,7 +323,8 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
 
     sample_cfg = config.sample_config()
     key = chain(key, "sample", config_digest(sample_cfg))
-    pooled = checkpoints.stage("02_sample", key, lambda: sample_dataset(live, sample_cfg, **common))
+    pooled = checkpoints.stage("02_sample", key,
+                               checked("pool model", lambda: sample_dataset(live, sample_cfg, **common)))
     key = chain(key, "execute", config_digest(config.execute))
     current = checkpoints.stage("03_execute", key, lambda: _execute(pooled, config))
 
@@ -288,7 +338,8 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
             key = chain(key, f"evolve{r}", config_digest(evolve_cfg))
             previous = current
             current = checkpoints.stage(f"{3 + r:02d}_round{r}", key,
-                                        lambda previous=previous, cfg=evolve_cfg: evolve_dataset(previous, cfg, **common),
+                                        checked("test writer (evolve)", lambda previous=previous, cfg=evolve_cfg:
+                                                evolve_dataset(previous, cfg, **common)),
                                         evolve_failures(r))
             key = chain(key, checkpoints.failures(f"{3 + r:02d}_round{r}"))
         rounds.append(current)

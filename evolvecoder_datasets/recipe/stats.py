@@ -41,15 +41,19 @@ __all__ = [
     "llm_matrices",
     "reference_verdicts",
     "round_stats",
+    "method_rows",
+    "pool_pass_at_1",
     "tests_by_method",
 ]
 
 #: The captions of the round figures, as the cards print them.
 CAPTIONS = {
     "difficulty.png": "Mean pass@k of the sampled solutions per round: it falls as the tests harden.",
-    "methods.png": "Tests generated and retained per round and method.",
+    "methods.png": "Tests generated (written and parsed, before the reference check) and retained (in this revision's "
+                   "suites) per round and method.",
     "per_model.png": "pass@k per model of the solution pool in the latest round.",
     "mutation_score.png": "Share of reference mutants killed by the tests, per round.",
+    "fidelity.png": "Test fidelity per round against an oracle: right programs accepted (TPR), wrong ones rejected (TNR).",
 }
 
 
@@ -62,12 +66,17 @@ class RunHistory:
         mutation_score (`dict[str, float | None]`): round -> pooled share of mutants killed by trusted tests.
         mutation_rows (`dict[int, list[dict[str, int]]]`): round -> per problem ``killed`` and ``considered``.
         reference_passes (`dict[str, dict[str, bool]]`): problem id -> test -> whether the reference passes it.
+        fidelity (`dict[str, dict]`): round (or ``"final"``) -> the suite's fidelity over the labelled pool.
+        oracle (`FidelityTracker`, *optional*): the oracle labels of the run (built at round 0).
     """
 
     pass_at_k: dict[str, dict[str, float]] = field(default_factory=dict)
+    pool_pass_at_1: dict[str, float | None] = field(default_factory=dict)
     mutation_score: dict[str, float | None] = field(default_factory=dict)
     mutation_rows: dict[int, list[dict[str, int]]] = field(default_factory=dict)
     reference_passes: dict[str, dict[str, bool]] = field(default_factory=dict)
+    fidelity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    oracle: Any = None
 
 
 @dataclass
@@ -81,12 +90,18 @@ class RoundStats:
         tests_by_method (`dict`): method -> tests generated and retained.
         pass_at_k (`dict`): round -> k -> mean pass@k so far.
         pass_at_k_by_model (`dict`, *optional*): model -> k -> pass@k in this round.
+        pool_pass_at_1 (`dict`, *optional*): round -> share of the whole pool (model samples and mutants) that
+            passes every test, averaged over problems: the figure that falls as the suites harden.
         mutation_score (`dict`, *optional*): round -> pooled mutation score so far.
         drop_reasons (`dict[str, int]`): removed problems by reason.
         provenance (`dict`): recipe version, run key, models, prompt versions, thresholds, seed, sandbox.
         dedup (`dict`, *optional*): the seed deduplication's summary.
         figure_captions (`dict[str, str]`): figure file -> caption.
         changes (`list[str]`, *optional*): what the final filter changed.
+        fidelity (`dict`, *optional*): the suite's fidelity against an oracle
+            (:func:`~evolvecoder_datasets.metrics.fidelity.fidelity_report`: ``suite``, ``by_kind``, ``by_method``,
+            ``rejects_right``, ``accepts_wrong``, ``no_oracle``), the oracle's ``oracle`` summary, ``by_round`` (round
+            -> suite figures so far) and, for ``main``, ``rules`` (the paper's rule and the reduced suite side by side).
     """
 
     round: int
@@ -96,12 +111,14 @@ class RoundStats:
     tests_by_method: dict[str, dict[str, int]] = field(default_factory=dict)
     pass_at_k: dict[str, dict[str, float]] = field(default_factory=dict)
     pass_at_k_by_model: dict[str, dict[str, float]] | None = None
+    pool_pass_at_1: dict[str, float | None] | None = None
     mutation_score: dict[str, float | None] | None = None
     drop_reasons: dict[str, int] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     dedup: dict[str, Any] | None = None
     figure_captions: dict[str, str] = field(default_factory=lambda: dict(CAPTIONS))
     changes: list[str] | None = None
+    fidelity: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``stats.json``; optional parts left out when unset).
@@ -191,36 +208,93 @@ def by_source(ds: Dataset) -> dict[str, dict[str, int]]:
     return out
 
 
-def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[str, dict[str, int]]:
-    """Tests per method: generated (proposed by the model or written by the search, before the reference check) and
-    retained (in the dataset)."""
-    retained = Counter(o["method"] for origins in (retained_from or ds)[schema.TEST_ORIGIN] for o in origins)
-    generated: Counter = Counter()
+def method_rows(ds: Dataset, retained_from: Dataset | None = None) -> list[dict[str, Any]]:
+    """Tests per round and method, with the one meaning the card's table and ``methods.png`` share.
+
+    *generated*: tests a method wrote that parsed, before the reference check (a seed's asserts; the refined
+    tests including those the reference failed or refinement dropped; each round's adversarial, discriminative and
+    search tests as parsed). *retained*: tests of that round and method in the suites of ``retained_from`` (this
+    revision: the round itself, or ``main`` after the final filter).
+
+    Returns:
+        `list[dict]`: rows ``{"round", "method", "generated", "retained", "retention"}`` by round and method.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"test_origin": [[{"round": 0, "method": "seed"}, {"round": 1, "method": "search"}]],
+        ...                         "evolve_log": [[{"round": 1, "method": "search", "parsed": 3}]]})
+        >>> [(r["round"], r["method"], r["generated"], r["retained"]) for r in method_rows(ds)]
+        [(0, 'seed', 1, 1), (1, 'search', 3, 1)]
+    """
+    kept = Counter((int(o["round"]), o["method"]) for origins in (retained_from or ds)[schema.TEST_ORIGIN]
+                   for o in origins)
+    made: Counter = Counter()
     counted = (schema.TEST_ORIGIN, schema.REFINE_DROPPED_TESTS, schema.REFERENCE_FAILED_TESTS, EVOLVE_LOG)
     for row in ds.select_columns([c for c in counted if c in ds.column_names]):
-        methods = Counter(o["method"] for o in row[schema.TEST_ORIGIN])
-        generated["seed"] += methods.get("seed", 0)
-        generated["refine"] += methods.get("refine", 0) + int(row.get(schema.REFINE_DROPPED_TESTS) or 0) + \
+        methods = Counter(o["method"] for o in row[schema.TEST_ORIGIN] if int(o["round"]) == 0)
+        made[(0, "seed")] += methods.get("seed", 0)
+        made[(0, "refine")] += methods.get("refine", 0) + int(row.get(schema.REFINE_DROPPED_TESTS) or 0) + \
             max(int(row.get(schema.REFERENCE_FAILED_TESTS) or 0), 0)
         for entry in row.get(EVOLVE_LOG) or ():
             if entry["method"] in ("adversarial", "discriminative", "search"):
-                generated[entry["method"]] += int(entry["parsed"])
-    return {m: {"generated": int(generated[m]), "retained": int(retained.get(m, 0))}
-            for m in sorted(set(generated) | set(retained)) if generated[m] or retained.get(m)}
+                made[(int(entry["round"]), entry["method"])] += int(entry["parsed"])
+    rows = []
+    for key in sorted(set(made) | set(kept)):
+        g, r = int(made.get(key, 0)), int(kept.get(key, 0))
+        if g or r:
+            rows.append({"round": key[0], "method": key[1], "generated": g, "retained": r,
+                         "retention": r / g if g else float("nan")})
+    return rows
+
+
+def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[str, dict[str, int]]:
+    """Tests per method over every round so far: generated and retained as :func:`method_rows` defines them."""
+    totals: dict[str, dict[str, int]] = {}
+    for row in method_rows(ds, retained_from):
+        entry = totals.setdefault(row["method"], {"generated": 0, "retained": 0})
+        entry["generated"] += row["generated"]
+        entry["retained"] += row["retained"]
+    return dict(sorted(totals.items()))
+
+
+def pool_pass_at_1(ds: Dataset) -> float | None:
+    """Mean over problems of the share of the whole pool (model samples and mutants) passing every test.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> pool_pass_at_1(Dataset.from_dict({"pass_matrix": [[[True, True], [True, False]]],
+        ...                                   "tests": [["assert f(1)", "assert f(2)"]]}))
+        0.5
+    """
+    shares = []
+    for matrix, tests in zip(ds[schema.PASS_MATRIX], ds[schema.TESTS]):
+        M = np.asarray(matrix, dtype=bool)
+        if M.size and tests:
+            shares.append(float(M.reshape(len(matrix), len(tests)).all(axis=1).mean()))
+    return float(np.mean(shares)) if shares else None
 
 
 def provenance(config: RecipeConfig, run_key: str) -> dict[str, Any]:
     """What produced a round: recipe version, run key, models, prompt versions, thresholds, seed, sandbox."""
     from .. import prompts
 
+    writes = config.rounds > 0 and (config.evolve.adversarial or config.evolve.discriminative)
+    used = [name for name, ran in (("refine", config.refine.ask),
+                                   ("adversarial", writes and config.evolve.adversarial),
+                                   ("discriminative", writes and config.evolve.discriminative),
+                                   ("solve", bool(config.models))) if ran]  # only the prompts this run sent
+    out: dict[str, Any] = {"recipe": RECIPE_VERSION, "run_key": run_key}
+    if config.refine.ask or writes:
+        out["test_writer"] = config.llm.model or config.llm.backend
+    if config.models:
+        out["models"] = {m.name: {"model": m.llm.model or m.llm.backend, "n": m.n, "temperature": m.temperature,
+                                  "top_p": m.top_p} for m in config.models}
+    if config.rounds > 0 and config.evolve.search is not None:
+        out["search"] = "inputs mutated from the asserts, valued by the reference (no model)"
     return {
-        "recipe": RECIPE_VERSION,
-        "run_key": run_key,
-        "test_writer": config.llm.model or config.llm.backend,
-        "models": {m.name: {"model": m.llm.model or m.llm.backend, "n": m.n, "temperature": m.temperature,
-                            "top_p": m.top_p} for m in config.models},
+        **out,
         "mutants_per_problem": config.mutants,
-        "prompt_versions": dict(prompts.VERSIONS),
+        "prompt_versions": {name: prompts.VERSIONS[name] for name in used},
         "thresholds": {"hide_below": config.evolve.hide_below, "band": list(config.evolve.band),
                        "final_min_pass_rate": config.finalize.min_pass_rate,
                        "final_max_per_group": config.finalize.max_per_group,
@@ -257,11 +331,13 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
     from ..mutants import pooled_score
 
     n, c = solution_counts(llm_matrices(ds))
+    history.pool_pass_at_1[str(r)] = pool_pass_at_1(ds)
     history.pass_at_k[str(r)] = {str(k): float(np.mean(pass_at_k(n, c, k))) if len(n) else float("nan")
                                  for k in ks(config)}
     by_model = per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in ds[schema.SOLUTIONS]],
                                llm_matrices(ds), ks=ks(config)) if config.models else []
     mutation = _mutation(ds, config, history) if config.mutants else []
+    fidelity = _fidelity(ds, str(r), config, history)
     if mutation:
         _, considered, score = pooled_score(mutation)
         history.mutation_score[str(r)] = score if considered else None
@@ -275,11 +351,31 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
         pass_at_k=json.loads(json.dumps(history.pass_at_k)),
         pass_at_k_by_model={row["model"]: {k.split("@")[1]: row[k] for k in row if k.startswith("pass@")}
                             for row in by_model},
+        pool_pass_at_1=dict(history.pool_pass_at_1) or None,
         mutation_score=dict(history.mutation_score) or None,
         drop_reasons=dict(drop_reasons),
         provenance=provenance(config, run_key),
         dedup=dedup,
+        fidelity=fidelity,
     )
+
+
+def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, last: Dataset | None = None
+              ) -> dict[str, Any] | None:
+    """This round's fidelity figures (the oracle is built and the pool labelled on the first call)."""
+    if not config.fidelity.enabled:
+        return None
+    from .fidelity import FidelityTracker
+
+    if history.oracle is None:
+        history.oracle = FidelityTracker(config)
+        history.oracle.prepare(ds)
+    report = history.oracle.round_report(ds, int(r) if r.isdigit() else r)
+    history.fidelity[r] = report["suite"]
+    report["by_round"] = json.loads(json.dumps(history.fidelity))
+    if last is not None:
+        report["rules"] = history.oracle.final_rules(last, ds)
+    return report
 
 
 def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: RunHistory, *, run_key: str,
@@ -296,9 +392,11 @@ def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: Ru
         problems_by_source=by_source(final),
         tests_by_method=tests_by_method(last, final),
         pass_at_k=json.loads(json.dumps(history.pass_at_k)),
+        pool_pass_at_1=dict(history.pool_pass_at_1) or None,
         mutation_score=dict(history.mutation_score) or None,
         drop_reasons=dict(drop_reasons),
         provenance=provenance(config, run_key),
         dedup=dedup,
         changes=[f"final filter: {len(last)} -> {len(final)} problems"],
+        fidelity=_fidelity(final, "final", config, history, last=last),
     )

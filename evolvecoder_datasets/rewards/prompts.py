@@ -65,7 +65,7 @@ def with_prompts(dataset, *, system_prompt: str | None = SYSTEM_PROMPT, question
     Example:
         >>> from datasets import load_dataset
         >>> from evolvecoder_datasets.rewards import with_prompts
-        >>> ds = with_prompts(load_dataset("org/EvolveCoder-22k", revision="round3", split="train"))  # doctest: +SKIP
+        >>> ds = with_prompts(load_dataset("TIGER-Lab/EvolveCoder-22K", split="train"))  # doctest: +SKIP
         >>> ds[0]["prompt"][-1]["role"]                                                                # doctest: +SKIP
         'user'
     """

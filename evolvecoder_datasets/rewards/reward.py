@@ -26,7 +26,7 @@ from .config import RewardConfig
 
 logger = logging.getLogger("evolvecoder_datasets.rewards")
 
-__all__ = ["AsyncCodeReward", "CodeReward", "make_code_reward", "make_pass_rate_reward"]
+__all__ = ["AsyncCodeReward", "CodeReward", "ScoredCompletion", "make_code_reward", "make_pass_rate_reward"]
 
 _TRAINER_EXTRAS = ("trainer_state", "log_extra", "log_metric", "environments")
 
@@ -67,6 +67,22 @@ class _Row:
     unscored: str = ""  # why the row gets None (not the sandbox's failure)
     infra: bool = False  # the sandbox failed on this row
     counts: Counter = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class ScoredCompletion:
+    """One completion's reward with what decided it (see :meth:`CodeReward.score_details`).
+
+    Args:
+        reward (`float`, *optional*): the reward; ``None`` where the sandbox failed or the row has no tests.
+        outcome (`str`): short text, the same as the ``<name>/outcome`` column TRL logs (``"3/4 passed (fail 1;
+            first: ...)"``, ``"no code found"``, ``"sandbox failure: ..."``).
+        infra (`bool`): the sandbox itself failed on this completion (its reward is ``None``, not the program's).
+    """
+
+    reward: float | None
+    outcome: str
+    infra: bool = False
 
 
 class CodeReward:
@@ -154,12 +170,36 @@ class CodeReward:
             ...              tests=[["assert x == 1"], ["assert x == 1"]])
             [1.0, -1.0]
         """
-        completions = list(completions or [])
-        rows = self._prepare(completions, columns)
-        self._execute(rows)
-        rewards = [self._finish(row) for row in rows]
+        rows, rewards = self._scored(completions, columns)
         self._log(rows, log_metric, log_extra)
         return rewards
+
+    def score_details(self, completions: Sequence[Any] | None, **columns: Any) -> list[ScoredCompletion]:
+        """:meth:`score` with each completion's outcome and whether the sandbox failed on it (for services that
+        answer other trainers, whose conventions for an infrastructure failure differ from TRL's ``None``).
+
+        Args:
+            completions (`list`): as for :meth:`score`.
+            **columns: dataset columns, as for :meth:`score`.
+
+        Returns:
+            `list[ScoredCompletion]`: in the order of ``completions``.
+
+        Raises:
+            SchemaError: as for :meth:`score`.
+
+        Example:
+            >>> reward = make_code_reward(mode="fast", workers=1)
+            >>> [(s.reward, s.outcome) for s in reward.score_details(["x = 1"], tests=[["assert x == 1"]])]
+            [(1.0, '1/1 passed')]
+        """
+        rows, rewards = self._scored(completions, columns)
+        return [ScoredCompletion(reward, row.outcome, row.infra) for row, reward in zip(rows, rewards)]
+
+    def _scored(self, completions: Sequence[Any] | None, columns: dict[str, Any]) -> tuple[list[_Row], list]:
+        rows = self._prepare(list(completions or []), columns)
+        self._execute(rows)
+        return rows, [self._finish(row) for row in rows]
 
     # -- steps of score() ----------------------------------------------------------------------------------------
     def _prepare(self, completions: list, columns: dict[str, Any]) -> list[_Row]:

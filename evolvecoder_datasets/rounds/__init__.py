@@ -13,9 +13,10 @@ The same API serves two stores, picked from ``repo_id``:
 - a Hub dataset repository (``"org/name"``), written with the real ``Dataset.push_to_hub`` and ``HfApi``;
 - a **local store** when ``repo_id`` is a folder (a ``pathlib.Path``, a path starting with ``/``, ``./``,
   ``../`` or ``~``, or an existing directory): a bare git repository with the Hub's layout, one commit per
-  round. ``load_dataset(folder, revision=...)`` silently ignores ``revision``, so :func:`load_round`
-  materialises the commit (``git archive``) into a cache folder keyed by its sha and loads that, a second load
-  being a ``datasets`` cache hit.
+  round. ``load_dataset(folder, revision=...)`` ignores ``revision`` for local paths (and finds no data files in
+  a bare repository), so :func:`load_round` materialises the commit (``git archive``) into a cache folder keyed by
+  its sha and loads that, a second load being a ``datasets`` cache hit; :func:`round_folder` returns that folder
+  for any tool that reads a dataset folder (``load_dataset(round_folder(store, 2))``).
 
 One concern per module: :mod:`~.names` (branches, revisions, file names), :mod:`~.store` (the protocol both stores
 follow), :mod:`~.local` (the git-backed folder), :mod:`~.hub` (the Hub repository), :mod:`~.publish`
@@ -34,7 +35,7 @@ Example:
 
 from __future__ import annotations
 
-from .load import describe_round, list_rounds, load_round, load_round_stats, rerender_card
+from .load import describe_round, list_rounds, load_round, load_round_stats, rerender_card, round_folder
 from .names import (
     DROPPED_CONFIG,
     SOLUTIONS_CONFIG,
@@ -62,5 +63,6 @@ __all__ = [
     "push_round",
     "rerender_card",
     "round_branch",
+    "round_folder",
     "split_repo_revision",
 ]

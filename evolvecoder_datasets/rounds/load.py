@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
     from huggingface_hub import DatasetCard
 
-__all__ = ['describe_round', 'list_rounds', 'load_round', 'load_round_stats', 'rerender_card']
+__all__ = ['describe_round', 'list_rounds', 'load_round', 'load_round_stats', 'rerender_card', 'round_folder']
 
 
 @_typed_hub_errors
@@ -80,6 +80,47 @@ def load_round(
         if empty is not None:
             return empty
     return store.load(commit, revision, config, split, cache_dir)
+
+
+@_typed_hub_errors
+def round_folder(repo_id: str | os.PathLike, round: int | str | None = None, *, token: str | bool | None = None,
+                 cache_dir: str | None = None) -> str:
+    """A folder holding exactly the files of one revision, for tools that read a dataset folder.
+
+    ``datasets.load_dataset(store, revision="round2")`` cannot read a local store: the store is a bare git
+    repository, ``load_dataset`` ignores ``revision`` for local paths, and it finds no data files there (it raises
+    ``DataFilesNotFoundError``, never rows of another revision). ``load_dataset(round_folder(store, 2))`` is the
+    path form that works: the commit is materialised once into
+    ``<cache_dir or HF_DATASETS_CACHE>/evolvecoder_rounds/<sha>`` (the folder :func:`load_round` reads), so the
+    round's configs (``default``, ``solutions``, ``dropped``) and its card, ``stats.json`` and figures are all
+    there. For a Hub repository the folder is a ``snapshot_download`` of the revision.
+
+    Args:
+        repo_id (`str` or `os.PathLike`): a local store folder or a Hub dataset repository.
+        round (`int` or `str`, *optional*): a round number, ``"round{r}"``, ``"main"`` (default), a tag or a sha.
+        token (`str` or `bool`, *optional*): Hub token.
+        cache_dir (`str`, *optional*): where local revisions are materialised (the ``datasets`` cache by default).
+
+    Returns:
+        `str`: the folder.
+
+    Raises:
+        RevisionNotFoundError: no such revision, repository or store.
+
+    Example:
+        >>> from datasets import load_dataset
+        >>> from evolvecoder_datasets.rounds import round_folder
+        >>> rows = load_dataset(round_folder("./my-run/store", 2), split="train")              # doctest: +SKIP
+        >>> pool = load_dataset(round_folder("./my-run/store", 2), "solutions", split="train")  # doctest: +SKIP
+    """
+    revision = normalize_revision(round)
+    store = _open_store(repo_id, token=token)
+    commit = store.require(revision)
+    if store.local:
+        return str(store.materialise(commit, cache_dir))  # type: ignore[attr-defined]
+    from huggingface_hub import snapshot_download
+
+    return snapshot_download(str(repo_id), repo_type="dataset", revision=commit, token=token, cache_dir=cache_dir)
 
 
 def _empty_split(dataset_info: Any, config: str, split: str) -> Dataset | None:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
+from ..chat import fenced_blocks
 from ..errors import ConfigError, SourceFormatError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -307,7 +308,8 @@ def as_text_block(value: Any) -> str:
 
 
 def strip_code_fences(text: str | None) -> str:
-    """Remove one surrounding Markdown code fence (```python ... ```), if present.
+    """The body of a code fence that opens the text (```python ... ``` or ~~~), else the text; fences are read by
+    :func:`evolvecoder_datasets.chat.fenced_blocks`, as everywhere else.
 
     Example:
         >>> strip_code_fences("```python\\nprint(1)\\n```")
@@ -316,11 +318,9 @@ def strip_code_fences(text: str | None) -> str:
     if not text:
         return ""
     body = text.strip()
-    if body.startswith("```"):
-        first_newline = body.find("\n")
-        body = body[first_newline + 1 :] if first_newline != -1 else ""
-        if body.rstrip().endswith("```"):
-            body = body.rstrip()[:-3]
+    if body.startswith(("```", "~~~")):
+        blocks = fenced_blocks(body)
+        body = blocks[0][1] if blocks else ""
     return body.strip("\n")
 
 

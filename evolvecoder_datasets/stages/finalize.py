@@ -11,7 +11,8 @@ Mutants are adversaries, not attempts at the problem: by default their rows (mod
 pass rates and of the perfect-solution count, but their columns are still pruned with the tests.
 
 Columns read: ``id``, ``tests`` (or ``inputs``/``outputs``), ``pass_matrix``; optional ``test_origin``,
-``statuses``, ``solutions`` (for the model names), ``drop_reason`` (already dropped rows pass through).
+``statuses``, ``solutions`` (for the model names), ``drop_reason`` (already dropped rows pass through),
+``reference_ok`` (with ``trust_reference``).
 Columns written: ``tests``, ``test_origin``, ``pass_matrix``, ``statuses`` (when present; ``inputs``/``outputs``
 for stdin problems), ``drop_reason``, ``final_low_rate_tests``, ``final_duplicate_tests``, ``final_perfect``.
 Rows are marked, not removed: :func:`~evolvecoder_datasets.stages.drops.without_dropped` removes them.
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import passmatrix, schema
-from ..errors import SchemaError
+from ..errors import ConfigError, SchemaError
 from ..suite import TestSuite
 from .checks import check_fraction, check_list_cells, check_positive
 from .seeding import problem_rng
@@ -68,6 +69,13 @@ class FinalizeConfig:
             64 per problem; scale it to your pool).
         exclude_models (`tuple[str, ...]`, defaults to ``("mutant",)``): pool rows of these models do not count in
             pass rates or perfect solutions.
+        reduce (`str`, defaults to ``"groups"``): how the tests are reduced: ``"groups"`` (the paper's rule, at most
+            ``max_per_group`` per identical pass vector) or ``"cover"`` (the reduced suite: the fewest tests that
+            keep every kill of the full suite on the counted pool, greedy set cover padded to ``min_tests``). The
+            round statistics report the fidelity of both either way.
+        trust_reference (`bool`, defaults to `False`): a problem whose reference was confirmed (``reference_ok``:
+            its every test passed the reference check of the stage that wrote it) keeps its tests whatever their pass
+            rate (the low-rate rule exists to drop wrong tests; on a pool of near-misses it drops right ones).
         seed (`int`, defaults to 0): seed of the choice of representatives (per problem).
         version (`str`): bump when the semantics change.
 
@@ -84,6 +92,8 @@ class FinalizeConfig:
     min_tests: int = 5
     max_perfect: int = 60
     exclude_models: tuple[str, ...] = ("mutant",)
+    reduce: str = "groups"
+    trust_reference: bool = False
     seed: int = 0
     version: str = "finalize-stage-1"
 
@@ -93,6 +103,8 @@ class FinalizeConfig:
         check_positive("max_per_group", self.max_per_group)
         check_positive("min_tests", self.min_tests, minimum=0)
         check_positive("max_perfect", self.max_perfect, minimum=0)
+        if self.reduce not in passmatrix.REDUCE_RULES:
+            raise ConfigError(f"FinalizeConfig.reduce must be one of {passmatrix.REDUCE_RULES}, got {self.reduce!r}")
 
     def replace(self, **changes: Any) -> FinalizeConfig:
         """A copy with ``changes`` applied (validated again)."""
@@ -161,6 +173,7 @@ def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, lis
     out[LOW_RATE], out[DUPLICATES], out[PERFECT] = [], [], []
     drops = batch.get(schema.DROP_REASON) or [None] * n
     solutions = batch.get(schema.SOLUTIONS) or [None] * n
+    trusted = batch.get(schema.REFERENCE_OK) or [False] * n
     live = [i for i in range(n) if not drops[i]]
     for column in (schema.TESTS, schema.INPUTS, schema.OUTPUTS):
         check_list_cells(batch, column, stage="finalize", rows=live)
@@ -189,6 +202,9 @@ def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, lis
             max_per_group=config.max_per_group,
             min_tests=config.min_tests,
             max_perfect=config.max_perfect,
+            reduce=config.reduce,
+            pool=suite.matrix,
+            exempt=np.arange(suite.matrix.shape[1]) if config.trust_reference and trusted[i] else None,
         )
         _write(out, batch, i, suite.select(outcome.kept), per_test, pool)
         out[schema.DROP_REASON].append(outcome.drop_reason)

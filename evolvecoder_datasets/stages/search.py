@@ -24,7 +24,8 @@ only one that needs no language model (test origin ``search``). For each problem
    the boundaries of the constants a target changed (:func:`hot_constants`): the one generator that reads the pool;
 5. the reference's return value on each kept input is read back from the sandbox
    (:func:`~evolvecoder_datasets.stages.search_probes.read_values`) and written into an assert
-   (``assert f(args) == value``; a float within ``1e-6``, relative above 1); the reference runs the new asserts
+   (``assert f(args) == value``; a float within the tolerance of :mod:`~evolvecoder_datasets.tolerance`,
+   ``1e-6 + 1e-7*|v|``); the reference runs the new asserts
    once more, the ordinary way, and only those it passes are returned.
 
 A problem without a reference, without a literal call in its tests, or with nothing to target gets no tests and a
@@ -54,13 +55,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..tolerance import float_assert
 from ._common import check_fraction, check_positive, defined_names, normalise_test, stable_int
 from .search_inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
 from .search_probes import ProbeProgram, read_values
 
 __all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult", "hot_constants", "search_tests"]
 
-_VERSION = "3"
+_VERSION = "4"
 OBJECTIVES = ("mutants", "random")
 
 #: Why a problem got no search tests.
@@ -94,6 +96,9 @@ class SearchConfig:
             many usable inputs is retired as probably equivalent to it, and costs nothing more this round (most
             mutants left alive by a suite are equivalent: spending on them is what made a search no better than
             random inputs per execution).
+        structure_edits (`int`, defaults to 16): before the first target of a problem retires, this many structure
+            edits of the seeds and kept inputs (:meth:`InputMutator.structured`: ties, duplicates, boundary sizes,
+            splices of seed values) are asked first; 0 retires at once.
         explore (`float`, defaults to 0.2): probability of an edit outside the seeds' observed domain.
         cpu_s (`float`, defaults to 0.1): CPU seconds the reference may take on an input for it to be usable.
         max_value_chars (`int`, defaults to 300): longest ``repr`` of an expected value.
@@ -109,7 +114,7 @@ class SearchConfig:
 
     Example:
         >>> SearchConfig(budget=500, max_tests=4).version
-        'search-3'
+        'search-4'
     """
 
     budget: int = 2000
@@ -119,6 +124,7 @@ class SearchConfig:
     objective: str = "mutants"
     split: bool = True
     retire_after: int = 24
+    structure_edits: int = 16
     explore: float = 0.2
     cpu_s: float = 0.1
     max_value_chars: int = 300
@@ -132,6 +138,7 @@ class SearchConfig:
         for name in ("budget", "generation_size", "patience", "max_tests", "max_value_chars", "max_input_chars",
                      "retire_after"):
             check_positive(name, getattr(self, name))
+        check_positive("structure_edits", self.structure_edits, minimum=0)
         check_fraction("explore", self.explore)
         if self.objective not in OBJECTIVES:
             raise ConfigError(f"SearchConfig.objective must be one of {OBJECTIVES}, got {self.objective!r}")
@@ -229,6 +236,8 @@ class _State:
         self.kept: list[tuple] = []
         self.pending: list[tuple] = []  # this generation's candidates
         self.usable: list[int] = []  # indices into pending
+        self.structured = False  # whether the structure edits were queued (before any target retires)
+        self.boost = 0  # candidates the next generation draws at least (the structure edits)
         self.stale = 0  # generations that drew no new candidate
         self.idle = 0  # generations in a row that kept nothing
         self.done = False
@@ -272,7 +281,8 @@ class _State:
             if not targets:
                 self.done = True
                 return False
-            size = min(config.generation_size, max(1, config.generation_size // 4) << self.idle)
+            size = max(min(config.generation_size, max(1, config.generation_size // 4) << self.idle), self.boost)
+            self.boost = 0
             n = min(size, self.remaining // (1 + targets))
         else:
             n = min(config.generation_size, self.remaining // (1 + len(self.problem.programs)))
@@ -370,6 +380,16 @@ class _State:
         tired = {p for p in self.target_programs() if self.agreed.get(p, 0) >= self.config.retire_after}
         if not tired:
             return
+        if not self.structured and self.config.structure_edits:
+            # before the first retirement: one generation of structure edits (ties, duplicates, boundary sizes,
+            # splices of seed values), the inputs random edits reach least often and that equivalent-looking
+            # survivors most often need
+            self.structured = True
+            edits = [a for a in self.mutator.structured(limit=4 * self.config.structure_edits)
+                     if repr(a) not in self.seen][: self.config.structure_edits]
+            self.queue += edits
+            self.boost = len(edits)  # the next generation asks all of them
+            return
         self.result.retired += len(tired)
         self.alive -= tired
         self.groups = [g for g in ([p for p in g if p not in tired] for g in self.groups) if len(g) > 1]
@@ -384,7 +404,7 @@ class _State:
             call = f"{self.call.callee}({render_args(args)})"
             value = ast.literal_eval(text)
             if type(value) is float:
-                test = f"assert abs({call} - {text}) <= {1e-6 * max(1.0, abs(value))!r}"
+                test = float_assert(call, text)
             else:
                 test = f"assert {call} == {text}"
             key = normalise_test(test)

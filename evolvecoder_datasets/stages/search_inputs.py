@@ -170,6 +170,67 @@ def reference_constants(source: str) -> dict[type, list]:
     return out
 
 
+def _splice(head: Any, tail: Any, rng: random.Random) -> Any:
+    """The start of ``head`` joined to the end of ``tail`` (both strings or both lists; else ``head``)."""
+    if type(head) is not type(tail) or not isinstance(head, (str, list)):
+        return head
+    return head[: rng.randint(0, len(head))] + tail[rng.randint(0, len(tail)) :]
+
+
+def _tie(v: list, rng: random.Random) -> list:
+    """``v`` with one element set equal to another (two equal elements, apart or side by side)."""
+    if len(v) < 2:
+        return v + v
+    out = list(v)
+    i, j = rng.sample(range(len(v)), 2)
+    out[j] = out[i]
+    return out
+
+
+def _tie_extreme(v: list, rng: random.Random) -> list:
+    """``v`` with its largest or smallest element repeated (a tie for first or last place)."""
+    out = list(v)
+    out.insert(rng.randrange(len(out) + 1), max(v) if rng.random() < 0.5 else min(v))
+    return out
+
+
+def _tie_arguments(args: list, rng: random.Random) -> None:
+    """Make two arguments of one type equal, in place (``f(a, b)`` -> ``f(a, a)``), where two share a type."""
+    pairs = [(a, b) for a in range(len(args)) for b in range(len(args))
+             if a != b and type(args[a]) is type(args[b])]
+    if pairs:
+        a, b = rng.choice(pairs)
+        args[b] = args[a]
+
+
+def _structure_edits(value: Any, pos: _Position) -> list[Any]:
+    """The structure edits of one value (:meth:`InputMutator.structured`)."""
+    out: list[Any] = []
+    if isinstance(value, str):
+        out += ["", value[:1], value[:1] * 2, value + value[-1:], value[:2]]
+        for other in pos.texts:
+            if other != value:
+                out += [value + other[-1:], value + other, value[: len(value) // 2] + other[len(other) // 2 :],
+                        other[:1] + value]
+    elif isinstance(value, list):
+        out += [[], value[:1], value[:1] * 2, value[:2], value + value[-1:], value[:1] + value]
+        if len(value) >= 2:
+            out += [[value[0]] * len(value), value[:1] + value[1:-1] + value[:1], value[1:] + value[:1]]
+        if value and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+            out += [value + [max(value)], [min(value)] + value, sorted(value), sorted(value, reverse=True)]
+        for other in pos.lists:
+            if other != value:
+                out += [value + other[-1:], value[: len(value) // 2] + other[len(other) // 2 :], value + other]
+    elif isinstance(value, tuple) and value:
+        out += [tuple(value[:1]) * len(value)]
+    elif isinstance(value, dict) and value:
+        first = next(iter(value))
+        out += [{}, {first: value[first]}]
+    elif isinstance(value, int) and not isinstance(value, bool):
+        out += [0, 1, value + 1, value - 1] + ([-1, -value] if pos.signed else [])
+    return [v for v in out if v != value]
+
+
 def _atoms(value: Any, out: dict[type, list]) -> None:
     """Collect the scalars nested in ``value`` by type (the bank new elements are drawn from)."""
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -208,6 +269,8 @@ class _Position:
         self.signed = any(v < 0 for v in numbers)
         self.magnitude = max((abs(v) for v in numbers), default=10)
         texts = self.atoms.get(str, [])
+        self.texts = [v for v in values if isinstance(v, str)]
+        self.lists = [v for v in values if isinstance(v, list)]
         self.alphabet = sorted({c for t in texts for c in t}) or list("ab")
         self.unicode = any(not t.isascii() for t in texts)
 
@@ -296,6 +359,50 @@ class InputMutator:
         self.rng.shuffle(found)
         return found[:limit]
 
+    def sweep_pairs(self, limit: int = 64, *, constants: Sequence[int] | None = None) -> list[tuple]:
+        """Boundary pairs: each of ``limit`` candidates takes a seed and sets two of its numbers (integer arguments or
+        numbers written inside string arguments) to constants of the reference, each minus one, itself or plus
+        one: where a mistake needs two boundaries at once (a 30-day month and day 31: ``"04-31-2000"``).
+        ``constants`` replaces the reference's (as in :meth:`sweep`); the other number then comes from the
+        reference's, so a changed constant is met together with the reference's own boundaries.
+
+        Example:
+            >>> m = InputMutator([("06-15-2020",)], seed=0, constants={int: [6, 30]})
+            >>> ("06-31-2020",) in m.sweep_pairs(400)
+            True
+        """
+        own = [c + d for c in self.int_constants for d in (-1, 0, 1) if c + d >= 0]
+        first = own if constants is None else [c + d for c in constants for d in (-1, 0, 1) if c + d >= 0]
+        values = sorted(set(first) | set(own))
+        slots = []  # (seed index, argument index, digit run or None)
+        for s, seed in enumerate(self.seeds[:8]):
+            for i, value in enumerate(seed):
+                if isinstance(value, int) and not isinstance(value, bool):
+                    slots.append((s, i, None))
+                elif isinstance(value, str):
+                    slots += [(s, i, r) for r in range(len(_DIGITS.findall(value)))]
+        by_seed: dict[int, list] = {}
+        for slot in slots:
+            by_seed.setdefault(slot[0], []).append(slot)
+        pairable = [s for s, found in by_seed.items() if len(found) >= 2]
+        out: dict[str, tuple] = {}
+        if not values or not pairable:
+            return []
+        for _ in range(limit * 4):
+            if len(out) >= limit:
+                break
+            s = self.rng.choice(pairable)
+            args = list(self.seeds[s])
+            for pick, (_, i, run) in enumerate(self.rng.sample(by_seed[s], 2)):
+                new = self.rng.choice(first if pick == 0 and first else values)
+                if run is None:
+                    args[i] = new
+                else:
+                    match = list(_DIGITS.finditer(args[i]))[run]
+                    args[i] = args[i][: match.start()] + str(new).zfill(len(match.group())) + args[i][match.end() :]
+            out.setdefault(repr(tuple(args)), tuple(args))
+        return list(out.values())
+
     def candidate(self) -> tuple:
         """One new argument tuple (it may repeat an earlier one; callers deduplicate).
 
@@ -315,7 +422,46 @@ class InputMutator:
         for _ in range(edits):
             i = rng.randrange(len(args))
             args[i] = self._mutate(args[i], self.positions[i], depth=0)
+        if len(args) > 1 and rng.random() < 0.05:  # two arguments of one type made equal (f(a, a))
+            _tie_arguments(args, rng)
         return tuple(args)
+
+    def structured(self, limit: int = 64) -> list[tuple]:
+        """Structure edits of the seeds (and of the inputs added with :meth:`add_parent`), seeded order, at most
+        ``limit``: for each argument, the boundary sizes (empty, one element, two equal elements), ties (an element
+        repeated, two elements made equal, every element equal), the extremes duplicated, and splices with the other
+        seeds' values at that position (the head of one string or list joined to the tail of another: ``"14.5"`` +
+        ``"0"``); for the call, two arguments of one type made equal. Mistakes about ties, duplicates, empty inputs
+        and lengths that none of the seeds has live here.
+
+        Example:
+            >>> found = InputMutator([([3, 1],)], seed=0).structured()
+            >>> all(x in found for x in [([],), ([3],), ([3, 3],), ([3, 1, 3],), ([3, 1, 1],)])
+            True
+            >>> ("14.50",) in InputMutator([("14.5",), ("10",)], seed=0).structured()
+            True
+        """
+        rng, out = self.rng, {}
+
+        def add(args: tuple) -> None:
+            out.setdefault(repr(args), args)
+
+        for parent in self.parents[:16]:
+            for i, value in enumerate(parent):
+                pos = self.positions[i]
+                for new in _structure_edits(value, pos):
+                    add((*parent[:i], new, *parent[i + 1 :]))
+            for a in range(len(parent)):
+                for b in range(len(parent)):
+                    if a != b and type(parent[a]) is type(parent[b]) and parent[a] != parent[b]:
+                        args = list(parent)
+                        args[b] = parent[a]
+                        add(tuple(args))
+        for key in [repr(tuple(p)) for p in self.parents]:
+            out.pop(key, None)
+        found = list(out.values())
+        rng.shuffle(found)
+        return found[:limit]
 
     # -- one edit per type -------------------------------------------------------------------------------------
 
@@ -388,6 +534,9 @@ class InputMutator:
             edits.append(lambda: v[:k] + rng.choice(v) + v[k:])  # a duplicate character
         if self.str_constants:
             edits.append(lambda: v[:k] + rng.choice(self.str_constants) + v[k:])
+        others = pos.texts
+        if others:
+            edits += [lambda: _splice(v, rng.choice(others), rng)] * 2  # a piece of another seed value
         if _DIGITS.search(v):
             edits += [lambda: self._digits(v)] * 6
         return rng.choice(edits)()
@@ -445,8 +594,12 @@ class InputMutator:
                 lambda: v[:i] + [self._mutate(v[i], pos, depth + 1)] + v[i + 1 :],  # nested edit
                 lambda: [v[i]] * rng.randint(2, 6),
             ]
+            edits += [lambda: _tie(v, rng)] * 2  # two elements made equal (a tie, a duplicate elsewhere)
+            lists = pos.lists
+            if lists:
+                edits.append(lambda: _splice(v, rng.choice(lists), rng))
             if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-                edits += [lambda: sorted(v), lambda: sorted(v, reverse=True)]
+                edits += [lambda: sorted(v), lambda: sorted(v, reverse=True), lambda: _tie_extreme(v, rng)]
                 if pos.signed or self._leave_domain():
                     edits.append(lambda: [-x for x in v])
         return rng.choice(edits)()

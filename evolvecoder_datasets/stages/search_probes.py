@@ -29,6 +29,7 @@ import ast
 from collections.abc import Sequence
 from typing import Any
 
+from ..tolerance import FLOAT_ABS_TOL, FLOAT_REL_TOL
 from .search_inputs import render_args
 
 __all__ = ["ProbeProgram", "read_values"]
@@ -83,7 +84,7 @@ def _ecd_usable(k):
         return False
 
 def _ecd_tolerance(expected):
-    return 1e-6 * max(1.0, abs(expected))
+    return _ECD_ABS_TOL + _ECD_REL_TOL * abs(expected)
 
 def _ecd_same(k):
     expected = _ecd_ref_value(k)
@@ -165,6 +166,7 @@ class ProbeProgram:
             f"_ECD_CALLEE = {self.callee!r}",
             f"_ECD_CPU = {self.cpu_s!r}",
             f"_ECD_MAX_CHARS = {self.max_chars!r}",
+            f"_ECD_ABS_TOL, _ECD_REL_TOL = {FLOAT_ABS_TOL!r}, {FLOAT_REL_TOL!r}",
             f"_ECD_ARGS = [\n    {makers}\n]",
             f"_ECD_REF = _ecd_load({self.reference!r}, '<reference>')",
         ]
@@ -184,7 +186,7 @@ class ProbeProgram:
     def same_tests(self, indices: Sequence[int] | None = None) -> list[str]:
         """Per input, a test that passes when the program under test returns what the reference returns.
 
-        Float results compare with the tolerance the written test will use (``1e-6``, relative above 1).
+        Float results compare with the tolerance the written test will use (:mod:`~evolvecoder_datasets.tolerance`).
         """
         return [f"assert _ecd_same({k})" for k in self._indices(indices)]
 

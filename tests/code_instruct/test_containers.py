@@ -132,7 +132,7 @@ def test_an_exported_folder_builds_as_it_is_and_reverifies_in_its_image(tinytext
                 path="src/tinytext/core.py", start_line=1, end_line=40, model="scripted", attempts=1, seed_index=0,
                 environment=f"venv:{tinytext_env.key}")  # fmt: skip
     run = CodeInstructRun([task], YieldReport(), tinytext_env, repository=tinytext_repo)
-    (folder,) = export_task_folders(run, tmp_path / "tasks")
+    (folder,) = export_task_folders(run, tmp_path / "tasks", include_judged_inside=True)
     backend = ContainerBackend(engine_args=engine_args, build_args=("--from", image), cache_dir=tmp_path / "c",
                                work_root=tmp_path)  # fmt: skip
     verdict = verify_task_folder(folder, backend=backend, timeout_s=120)

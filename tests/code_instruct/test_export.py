@@ -57,7 +57,7 @@ def export_run(tinytext_repo, tinytext_env, venv_backend, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def folders(export_run, tmp_path_factory):
-    return export_task_folders(export_run, tmp_path_factory.mktemp("tasks"))
+    return export_task_folders(export_run, tmp_path_factory.mktemp("tasks"), include_judged_inside=True)
 
 
 def test_folder_layout_is_harbors(folders, export_run):
@@ -164,13 +164,14 @@ def test_folder_reverifies_from_its_own_files(folders, tmp_path):
 
 def test_tasks_without_a_known_environment_are_refused(export_run, tmp_path):
     with pytest.raises(ConfigError, match="no environment is known"):
-        export_task_folders(export_run.tasks, tmp_path)
+        export_task_folders(export_run.tasks, tmp_path, include_judged_inside=True)
     with pytest.raises(ConfigError, match="no environment is known"):
-        export_task_folders(tasks_to_dataset(export_run.tasks), tmp_path)
-    folders = export_task_folders(export_run, tmp_path)
+        export_task_folders(tasks_to_dataset(export_run.tasks, include_judged_inside=True), tmp_path,
+                            include_judged_inside=True)
+    folders = export_task_folders(export_run, tmp_path, include_judged_inside=True)
     with pytest.raises(ConfigError, match="exists"):
-        export_task_folders(export_run, tmp_path)
-    assert export_task_folders(export_run, tmp_path, overwrite=True) == folders
+        export_task_folders(export_run, tmp_path, include_judged_inside=True)
+    assert export_task_folders(export_run, tmp_path, overwrite=True, include_judged_inside=True) == folders
 
 
 def test_harbor_lint_reports_no_finding_on_any_exported_folder(folders, harbor_cli):

@@ -114,7 +114,7 @@ def test_rejected_candidates_keep_their_sections_for_inspection(pipeline_run):
 
 def test_rows_carry_instruction_contract_and_provenance(pipeline_run):
     run, _, _, _ = pipeline_run
-    ds = tasks_to_dataset(run.tasks)
+    ds = tasks_to_dataset(run.tasks, include_judged_inside=True)
     assert ds.column_names == list(ROW_COLUMNS)
     row = ds[0]
     assert row["question"].startswith(run.tasks[0].problem)
@@ -140,7 +140,7 @@ def test_rows_push_as_a_round(pipeline_run, tmp_path):
     from evolvecoder_datasets.rounds import load_round, push_round
 
     run, _, _, config = pipeline_run
-    ds = tasks_to_dataset(run.tasks)
+    ds = tasks_to_dataset(run.tasks, include_judged_inside=True)
     stats = {"num_problems": len(ds), "drop_reasons": dict(run.report.skip_reasons)}
     commit = push_round(ds, tmp_path / "store", round=0, stats=stats, config=config.to_dict())
     assert commit.revision == "round0"

@@ -43,7 +43,8 @@ def test_recipe_pushes_rows_exports_folders_and_writes_the_report(recipe, tinyte
         "output_dir": str(tmp_path / "run"),
         "repos": [{"source": str(TINYTEXT), "label": "fixtures/tinytext"}],
         "llm": {"model": "scripted", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0},
-        "pipeline": {"num_seeds": 2, "max_attempts_per_seed": 1, "decontamination": ["humaneval"]},
+        "pipeline": {"num_seeds": 2, "max_attempts_per_seed": 1, "decontamination": ["humaneval"],
+                     "export_judged_inside": True},
         "env_cache_dir": str(env_cache()),
     }
     with ScriptedOpenAIServer(lambda body: good) as server:

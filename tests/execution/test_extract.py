@@ -16,7 +16,7 @@ BLOCK_B = "def b():\n    return 2"
         (f"```python\n{BLOCK_A}\n```", BLOCK_A),
         (f"Here you go:\n```Python\n{BLOCK_A}\n```\nand improved:\n```py\n{BLOCK_B}\n```\nDone.", BLOCK_B),
         (f"<think>first try\n```python\n{BLOCK_A}\n```\n</think>\nFinal:\n```python\n{BLOCK_B}\n```", BLOCK_B),
-        (f"<think>only thinking, then truncated ```python\n{BLOCK_A}\n```", BLOCK_A),
+        (f"<think>only thinking, then truncated ```python\n{BLOCK_A}\n```", ""),  # a draft is no answer
         (f"reasoning without an opening tag</think>\n```python\n{BLOCK_B}\n```", BLOCK_B),
         (f"```\n{BLOCK_A}\n```", BLOCK_A),
         (f"~~~python\n{BLOCK_A}\n~~~", BLOCK_A),

@@ -193,12 +193,14 @@ def test_empty_test_list_and_bad_configuration():
         Sandbox(timeout_s=0)
 
 
-def test_unknown_or_unavailable_isolation_raises():
+def test_unknown_or_unavailable_isolation_raises(tmp_path, monkeypatch):
     with pytest.raises(ConfigError):
         Sandbox(isolation="docker").start()
-    if not os.path.exists("/usr/bin/bwrap"):
-        with pytest.raises(SandboxUnavailable):
-            Sandbox(isolation="bwrap").start()
+    # A machine without bubblewrap or unshare, wherever this runs: nothing on PATH.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    for isolation in ("bwrap", "unshare"):
+        with pytest.raises(SandboxUnavailable, match=isolation):
+            Sandbox(isolation=isolation).start()
 
 
 @pytest.mark.parametrize("isolation", ["unshare", "none"])

@@ -13,14 +13,7 @@ from evolvecoder_datasets.prompts.parsing import (
     repair_json,
     split_sections,
     strip_fences,
-    strip_think,
 )
-
-
-def test_strip_think_removes_closed_dangling_and_unclosed_blocks():
-    assert strip_think("<think>a</think>b<THINKING>c</THINKING>d") == "bd"
-    assert strip_think("reasoning leaked</think>answer") == "answer"
-    assert strip_think("answer<think>cut off by max_tokens") == "answer"
 
 
 def test_strip_fences_prefers_python_blocks_over_longer_others():

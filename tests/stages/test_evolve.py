@@ -72,9 +72,12 @@ def test_round_appends_checked_tests_with_their_origin_and_matrix_columns():
     assert all(len(row) == 5 for row in out["statuses"][0])
     adversarial, discriminative = out["evolve_log"][0]
     assert adversarial["duplicates"] == 1 and adversarial["reference_failed"] == 1 and adversarial["added"] == 1
-    # inc(3) == 4 is passed by every shown program except the one that fails everything? it is recorded either way
-    assert discriminative["split_failed"] == sum(
-        1 for j in (3, 4) if len({M[p][j] for p in discriminative["programs"]}) == 1)
+    # Fewer than five programs exist, so all four are shown; inc(500) == 501 fails only the capped program (2) and
+    # inc(3) == 4 only the one that fails everything (3): both split the shown programs and both are kept.
+    assert discriminative["programs"] == [0, 1, 2, 3] and "too_few_solutions" in discriminative["notes"]
+    assert discriminative["split_failed"] == 0 and discriminative["added"] == 2
+    assert [M[p][3] for p in range(4)] == [True, True, False, False]
+    assert [M[p][4] for p in range(4)] == [True, True, True, False]
     assert out["round"] == [1]
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+pytest.importorskip("hypothesis", reason="the property tests need the dev extra: pip install -e '.[dev]'")
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

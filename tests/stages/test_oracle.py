@@ -1,0 +1,91 @@
+"""The oracle: reference-valued inputs kept apart from the suite, labelling programs right or wrong in the sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from evolvecoder_datasets.errors import ConfigError
+from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.stages.oracle import FidelityConfig, OracleProblem, build_oracles, label_programs
+from evolvecoder_datasets.stages.search_inputs import InputMutator
+
+REF = "def count_max(xs):\n    m = max(xs)\n    return sum(1 for x in xs if x == m)\n"
+TESTS = ["assert count_max([1, 2, 3]) == 1", "assert count_max([5, 4]) == 1"]
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(workers=2, mode="fast", timeout_s=1.0) as sb:
+        yield sb
+
+
+def test_the_oracle_finds_what_the_seed_asserts_miss_ties_and_long_lists(sandbox):
+    [oracle] = build_oracles([OracleProblem("P_1", REF, TESTS)], FidelityConfig(inputs=60, candidates=150),
+                             sandbox=sandbox)
+    assert oracle.reason is None and 20 <= len(oracle.tests) <= 60
+    assert all(t.startswith("assert count_max(") for t in oracle.tests)
+    programs = [
+        REF,
+        "def count_max(xs):\n    return 1\n",                               # wrong only on ties
+        "def count_max(xs):\n    return xs.count(max(xs))\n",               # right, another shape
+        "def count_max(xs):\n    return xs[:6].count(max(xs))\n",          # wrong past six elements
+    ]
+    [labels] = label_programs([oracle], [programs], sandbox=sandbox)
+    assert labels.tolist() == [1, 0, 1, 0]
+
+
+def test_a_program_whose_value_claims_to_equal_everything_is_wrong(sandbox):
+    [oracle] = build_oracles([OracleProblem("P_2", REF, TESTS)], FidelityConfig(inputs=20, candidates=60),
+                             sandbox=sandbox)
+    liar = ("class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+            "def count_max(xs):\n    return Any()\n")
+    looper = "def count_max(xs):\n    while True:\n        pass\n"
+    [labels] = label_programs([oracle], [[liar, looper]], FidelityConfig(timeout_s=0.5, cpu_s=0.1), sandbox=sandbox)
+    assert labels.tolist() == [0, 0]
+
+
+def test_floats_are_valued_with_the_shared_tolerance(sandbox):
+    ref = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+    [oracle] = build_oracles([OracleProblem("P_3", ref, ["assert mean([1.0, 2.0, 4.5]) == 2.5"])],
+                             FidelityConfig(inputs=30, candidates=80), sandbox=sandbox)
+    assert any("<= " in t for t in oracle.tests)
+    close = "import math\ndef mean(xs):\n    return math.fsum(xs) / len(xs)\n"   # another summation order
+    off = "def mean(xs):\n    return sum(xs) / len(xs) * (1 + 1e-5)\n"
+    [labels] = label_programs([oracle], [[close, off]], sandbox=sandbox)
+    assert labels.tolist() == [1, 0]
+
+
+def test_no_reference_or_no_literal_call_means_no_oracle_and_no_labels(sandbox):
+    oracles = build_oracles([OracleProblem("LeetCode_1", None, ["assert Solution().f(1) == 1"]),
+                             OracleProblem("P_4", REF, ["assert check(count_max)"])], sandbox=sandbox)
+    assert [o.reason for o in oracles] == ["no_reference", "no_literal_call"]
+    assert label_programs(oracles, [["x = 1"], ["x = 1"]], sandbox=sandbox) == [None, None]
+
+
+def test_the_oracle_draws_from_its_own_random_stream_not_the_searchs():
+    from evolvecoder_datasets.stages.oracle import _candidates
+    from evolvecoder_datasets.stages.search_inputs import recover_call
+
+    call = recover_call(TESTS)
+    a = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=1)) for x in g]
+    b = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=2)) for x in g]
+    assert a != b and len(a) == len(set(map(repr, a)))
+    search = InputMutator(call.seeds, seed=0)
+    assert [search.candidate() for _ in range(20)] != a[len(call.seeds):len(call.seeds) + 20]
+
+
+def test_bad_settings_are_config_errors():
+    with pytest.raises(ConfigError):
+        FidelityConfig(inputs=0)
+    with pytest.raises(ConfigError):
+        FidelityConfig(cpu_s=2.0, timeout_s=1.0)
+
+
+def test_lists_of_floats_get_an_oracle_compared_exactly(sandbox):
+    ref = "def halves(xs):\n    return [x / 2 for x in xs]\n"
+    [oracle] = build_oracles([OracleProblem("P_5", ref, ["assert halves([1.0, 3.0]) == [0.5, 1.5]"])],
+                             FidelityConfig(inputs=30, candidates=80), sandbox=sandbox)
+    assert oracle.reason is None and len(oracle.tests) >= 10
+    [labels] = label_programs([oracle], [["def halves(xs):\n    return [x * 0.5 for x in xs]\n",
+                                          "def halves(xs):\n    return [x // 2 for x in xs]\n"]], sandbox=sandbox)
+    assert labels.tolist() == [1, 0]

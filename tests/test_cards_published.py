@@ -1,0 +1,99 @@
+"""The cards a run publishes, read back from the store: a search-only run and a model run.
+
+Real parts: the recipe end to end (the no-LLM search config shrunk to 4 seeds; the ten-problem model run of
+``tests/test_recipe_e2e.py`` with its scripted OpenAI server over loopback HTTP), the real sandbox and a real local
+store. Each card is the ``README.md`` committed on its revision.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from evolvecoder_datasets.config import load_config
+from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+from evolvecoder_datasets.recipe import run_recipe
+from evolvecoder_datasets.recipe.stats import method_rows
+from evolvecoder_datasets.rounds import round_folder
+from evolvecoder_datasets.stages.resources import close_backends
+
+from .scripted_llm import ScriptedResponder
+from .test_recipe_e2e import _config
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("matplotlib")
+
+
+def _card(store: Path, revision: str, cache: Path) -> tuple[str, dict, list[str]]:
+    folder = Path(round_folder(store, revision, cache_dir=str(cache)))
+    figures = sorted(p.name for p in (folder / "figures").glob("*.png"))
+    return (folder / "README.md").read_text(), json.loads((folder / "stats.json").read_text()), figures
+
+
+def _check_common(card: str, stats: dict, revision: str, run_name: str, host_paths: list[str]) -> None:
+    body = card.split("\n---\n", 1)[1]
+    assert f"pretty_name: {run_name}" in card and f"# {run_name}" in body  # from the run, not the folder 'store'
+    for path in host_paths:
+        assert path not in card, path
+    assert "site-packages" not in card and "/.venv" not in card
+    assert not re.search(r"\bnan\b", body, re.I)
+    snippet = re.search(r"```python\n(.*?)```", body, re.S).group(1)
+    if revision == "main":
+        assert "round=" not in snippet and "solutions" not in snippet  # main has no pool
+    else:
+        assert f"round={revision.removeprefix('round')})" in snippet
+    headline = re.search(r"^\*\*\d+ problems?, [\d,]+ tests?\.\*\*(.*)$", body, re.M).group(1)
+    assert headline.startswith(" Pool pass@1") and "mutation score" in headline
+    pool = stats["pool_pass_at_1"]
+    assert f"{pool['0']:.3f}" in headline
+    table = re.search(r"## Tests generated and retained by method\n(.*?)\n\n(\|.*?)\n\n", body, re.S).group(2)
+    for method, counts in stats["tests_by_method"].items():
+        assert f"| {method} | {counts['generated']:,} | {counts['retained']:,} |" in table
+
+
+def test_the_cards_of_a_search_only_run_say_what_ran_and_what_moved(tmp_path):
+    _, config = load_config(ROOT / "recipes" / "configs" / "search_only.yaml")
+    run = tmp_path / "search-run"
+    result = run_recipe(dataclasses.replace(config, output_dir=str(run), limit_per_source=4, rounds=2))
+    store = run / "store"
+    hosts = [str(tmp_path), sys.prefix]
+    for revision in ("round0", "round2", "main"):
+        card, stats, figures = _card(store, revision, tmp_path / "cache")
+        _check_common(card, stats, revision, "search-run", hosts)
+        assert "test_writer" not in card and "prompt_versions" not in card  # no model ran
+        assert "per_model.png" not in figures and "## pass@k across rounds" not in card  # no samples: no chart
+        assert "search |" in card
+    # the figure and the table count the same things: per round and method, summed
+    rows = method_rows(result.rounds[-1], result.final)
+    totals = {}
+    for row in rows:
+        entry = totals.setdefault(row["method"], [0, 0])
+        entry[0] += row["generated"]
+        entry[1] += row["retained"]
+    assert {m: list(v.values()) for m, v in stats["tests_by_method"].items()} == totals
+    pool = stats["pool_pass_at_1"]
+    assert pool["2"] < pool["0"]  # the search kills mutants: fewer of the pool pass every test
+
+
+def test_the_cards_of_a_model_run_name_its_models_and_prompts(tmp_path):
+    close_backends()
+    run = tmp_path / "model-run"
+    try:
+        with ScriptedOpenAIServer(ScriptedResponder()) as server:
+            run_recipe(_config(server.base_url, run))
+    finally:
+        close_backends()
+    for revision in ("round1", "main"):
+        card, stats, figures = _card(run / "store", revision, tmp_path / "cache")
+        _check_common(card, stats, revision, "model-run", [str(tmp_path), sys.prefix])
+        assert "| test_writer | writer |" in card
+        assert "prompt_versions.refine" in card and "prompt_versions.solve" in card
+        assert "prompt_versions.code_instruct" not in card  # a prompt this recipe never sends
+        if revision != "main":
+            solved = any(v > 0 for row in stats["pass_at_k_by_model"].values() for v in row.values())
+            assert ("per_model.png" in figures) == solved

@@ -1,0 +1,53 @@
+"""Ctrl-C during ``evolvecoder-datasets run``: one line naming what is kept and the command that resumes; the rerun
+says what it reused.
+
+A real run of the no-LLM recipe in a fresh process, interrupted with a real SIGINT once its first stage is saved.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli() -> list[str]:
+    script = Path(sys.executable).with_name("evolvecoder-datasets")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "evolvecoder_datasets.cli"]
+
+
+@pytest.mark.slow  # ~1 min: a real run, interrupted, then finished
+def test_ctrl_c_ends_with_one_line_and_the_rerun_says_what_it_reused(tmp_path):
+    config = yaml.safe_load((ROOT / "recipes/configs/search_only.yaml").read_text())
+    config.update(output_dir=str(tmp_path / "run"), limit_per_source=12, rounds=1, figures=False)
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([*_cli(), "run", str(path)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    stages = tmp_path / "run" / "stages"
+    deadline = time.monotonic() + 300
+    while not list(stages.glob("*/checkpoint.json")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("interrupted: finished stages are kept in ") and f"{tmp_path / 'run'}/stages" in last
+    command = last.split("resume with: ", 1)[1]
+    assert command.endswith(f"run {path}")
+
+    rerun = subprocess.run(command.split(), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+                           check=False)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "reusing stage 00_seeds" in rerun.stderr or "reusing stage 01_refine" in rerun.stderr, rerun.stderr[-2000:]
