@@ -50,7 +50,6 @@ Example:
 
 from __future__ import annotations
 
-import ast
 import zlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -59,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from .._parse import literal
 from ..errors import ConfigError
 from ..tolerance import float_assert
 from .checks import check_fraction, check_positive
@@ -386,23 +386,9 @@ def _read_blob(
     return (lines if len(lines) == len(indices) else None), spent
 
 
-def _literal(text: str) -> Any:
-    """``ast.literal_eval``, retried where CPython 3.11 (before 3.11.8?) reports the AST converter's recursion
-    counter, which is one per interpreter, changed by another thread's parse that ran while this one was in progress
-    (``SystemError: AST constructor recursion depth mismatch``): the oracle parses in a thread pool while the
-    sandbox's own threads plan tests."""
-    for attempt in range(5):
-        try:
-            return ast.literal_eval(text)
-        except SystemError as err:
-            if "recursion depth mismatch" not in str(err) or attempt == 4:
-                raise
-    raise AssertionError("unreachable")
-
-
 def _assert(callee: str, args: tuple, text: str) -> str | None:
     try:
-        value = _literal(text)
+        value = literal(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
     if repr(value) != text:

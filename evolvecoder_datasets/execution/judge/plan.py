@@ -6,6 +6,7 @@ import ast
 import functools
 from collections.abc import Iterable
 
+from ..._parse import parse
 from .language import MAX_MESSAGE
 from .nodes import TestPlan, _Inside
 from .statements import _Planner
@@ -47,7 +48,7 @@ def plan_test(source: str) -> TestPlan:
         True
     """
     try:
-        tree = ast.parse(source, "<test>", "exec")
+        tree = parse(source, "<test>", "exec")
         compile(tree, "<test>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
         return TestPlan(source, False, invalid=f"test does not parse: {type(err).__name__}: {err}"[:MAX_MESSAGE])
