@@ -1,9 +1,10 @@
-"""The caller's side of the sandbox: a pool of fork servers and the jobs sent to them.
+"""The caller's side of the sandbox: jobs, and the client of this machine's execution service.
 
-Each worker is one small fork server process (see ``_forkserver.py``) started with ``subprocess`` from the real
-interpreter, never by forking the caller: a trainer that holds GBs would pay ~40 ms per GiB for every fork.
-A worker runs one program at a time, so at most ``workers`` untrusted processes compete for the cores and
-CPU-time verdicts stay honest.
+A :class:`Sandbox` sends its jobs to the execution service (:mod:`.service`): a separate process per machine that
+owns one fork server per core and the judge. Planning tests, decoding program-chosen values and judging all
+happen there, so nothing hostile runs in the caller (a trainer, a recipe's driver); a whole ``run_many`` is one
+message each way, so the caller's CPU per execution is a few microseconds. What stays here: the jobs, the order
+of a stopping job's tests (:class:`_FailureOrder`) and the reports.
 
 Example:
     >>> from evolvecoder_datasets.execution import Sandbox
@@ -15,33 +16,26 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import atexit
 import collections
 import dataclasses
 import itertools
 import logging
 import os
-import queue
 import random
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..errors import ConfigError, SandboxCrashed, SandboxError
-from ._inside import inside_spec
-from ._worker import _shutdown, _Worker
-from .isolation import detect_isolation, server_command
-from .judge import plan_test
+from ..errors import ConfigError, SandboxError
 from .report import ExecutionReport
-from .verdicts import _clean_entry, _early_stop, _verdicts
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["Sandbox", "Job", "MODES"]
 
 MODES = ("isolated", "fast")
+_tokens = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -175,11 +169,32 @@ def _in_given_order(report: ExecutionReport, order: list[int]) -> ExecutionRepor
                                cpu_s=back(report.cpu_s), judged=back(report.judged))  # fmt: skip
 
 
+def check_settings(workers, timeout_s, memory_mb, mode) -> None:
+    """Raise :class:`ConfigError` for settings out of range (the caller's own arguments)."""
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
+    if timeout_s <= 0 or memory_mb < 64:
+        raise ConfigError("timeout_s must be > 0 and memory_mb >= 64")
+    if workers is not None and workers < 1:
+        raise ConfigError("workers must be >= 1")
+
+
+def _check_job(job: Job) -> None:
+    if job.kind == "stdio" and (job.outputs is None or len(job.outputs) != len(job.inputs or ())):
+        raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
+
+
 class Sandbox:
-    """A pool of sandboxed fork servers that runs untrusted Python against tests and builds pass matrices.
+    """Runs untrusted Python against tests and builds pass matrices, through this machine's execution service.
+
+    The service (:mod:`evolvecoder_datasets.execution.service`) is one process per machine, started by the first
+    caller with ``subprocess`` and shared by every caller: it owns one fork server per core, plans the tests and
+    judges the values, so hostile input (model-written tests, program-chosen bytes) never reaches this process.
+    A whole :meth:`run_many` is one message each way.
 
     Args:
-        workers (`int`, *optional*): fork servers, i.e. programs run at once. Defaults to the usable cores.
+        workers (`int`, *optional*): how many of this sandbox's programs run at once (the service runs at most one
+            per core in all, whatever the number of callers). Defaults to the usable cores.
         timeout_s (`float`, defaults to 1.0): CPU seconds one test may use (judged by the kernel's accounting of
             the child, not by wall time, so a loaded machine does not cause false timeouts).
         memory_mb (`int`, defaults to 1024): address-space limit of a solution process.
@@ -230,12 +245,7 @@ class Sandbox:
         max_consecutive_timeouts: int | None = 2,
         max_value_bytes: int = 4 << 20,
     ) -> None:
-        if mode not in MODES:
-            raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
-        if timeout_s <= 0 or memory_mb < 64:
-            raise ConfigError("timeout_s must be > 0 and memory_mb >= 64")
-        if workers is not None and workers < 1:
-            raise ConfigError("workers must be >= 1")
+        check_settings(workers, timeout_s, memory_mb, mode)
         self.workers = workers or len(os.sched_getaffinity(0))
         self.timeout_s = float(timeout_s)
         self.memory_mb = int(memory_mb)
@@ -250,60 +260,64 @@ class Sandbox:
         self.max_consecutive_timeouts = max_consecutive_timeouts
         self.max_value_bytes = int(max_value_bytes)
         self.isolation: str | None = None
-        self._workers: list[_Worker] = []
-        self._idle: queue.Queue[_Worker] = queue.Queue()
-        self._executor: ThreadPoolExecutor | None = None
+        self._settings: tuple | None = None
+        self._connections = None
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
-        self._job_ids = itertools.count()
         self._owner_pid = os.getpid()
-        self._failures = _FailureOrder()
+        self._token = (os.getpid(), next(_tokens))  # this sandbox's failure counts in the service
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> Sandbox:
-        """Start the fork servers (done lazily by the first job). Returns ``self``."""
+        """Join (or start) the machine's execution service, with fork servers ready for this sandbox's isolation
+        (done lazily by the first job). Returns ``self``."""
         with self._lock:
-            if self._workers and self._owner_pid != os.getpid():
+            if self._connections is not None and self._owner_pid != os.getpid():
                 raise SandboxError("this Sandbox was started in another process (inherited through fork); "
                                    "create a new one here, or use shared_sandbox()")
-            if self._workers:
+            if self._connections is not None:
                 return self
-            self.isolation = detect_isolation(self.requested_isolation)
-            command = server_command(self.isolation)
-            pid = os.getpid()
-            workers = [_Worker(command) for _ in range(self.workers)]
-            try:
-                for worker in workers:
-                    worker.start()
-            except BaseException:
-                _shutdown(workers, pid)
-                raise
-            self._workers = workers
-            for worker in workers:
-                self._idle.put(worker)
-            self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ecd-sandbox")
-            self._finalizer = weakref.finalize(self, _shutdown, list(workers), pid)
-            self._owner_pid = pid
-            atexit.register(self._finalizer)
+            from ._client import Connections
+            from ._protocol import SETTINGS
+            from .isolation import detect_isolation
+
+            self.isolation = detect_isolation(self.requested_isolation)  # the caller's machine, not hostile input
+            values = {name: getattr(self, name) for name in SETTINGS}
+            self._settings = tuple(values[name] for name in SETTINGS)
+            connections = Connections()
+            self._ask(connections, ("start", self._settings))
+            self._connections = connections
+            self._owner_pid = os.getpid()
+            self._finalizer = weakref.finalize(self, _close, connections, self._owner_pid)
         return self
 
     def close(self) -> None:
-        """Stop every fork server and the processes they own."""
+        """Close this sandbox's connections (the service, shared by the machine's callers, ends when idle)."""
         with self._lock:
-            if self._executor is not None:
-                self._executor.shutdown(wait=True)
-                self._executor = None
             if self._finalizer is not None:
                 self._finalizer()
                 self._finalizer = None
-            self._workers = []
-            self._idle = queue.Queue()
+            self._connections = None
 
     def __enter__(self) -> Sandbox:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    @staticmethod
+    def _ask(connections, message):
+        reply = connections.request(message)
+        if reply[0] != "ok":
+            raise (ConfigError if reply[1] == "ConfigError" else SandboxError)(reply[2])
+        return reply[1]
+
+    def _request(self, message):
+        self.start()
+        if self._owner_pid != os.getpid():
+            raise SandboxError("this Sandbox was started in another process (inherited through fork); "
+                               "create a new one here, or use shared_sandbox()")
+        return self._ask(self._connections, message)
 
     @property
     def uid_dropped(self) -> bool:
@@ -313,118 +327,40 @@ class Sandbox:
 
     @property
     def server_pids(self) -> list[int]:
-        """Process ids of the running fork servers (as seen from the caller)."""
-        procs = [w.proc for w in self._workers]  # read each once: a worker may drop its process meanwhile
-        return [p.pid for p in procs if p is not None]
+        """Process ids of the service's fork servers (every caller of the machine shares them)."""
+        return list(self._request(("info", self.isolation))[0])
+
+    @property
+    def sandbox_uids(self) -> set[int]:
+        """The unprivileged uids the service's fork servers run programs as."""
+        return set(self._request(("info", self.isolation))[1])
 
     # -- jobs --------------------------------------------------------------------------------------------------
-    def _job_message(self, job: Job, uid: int) -> dict:
-        timeout_s, wall_timeout_s = self.timeout_s, self.wall_timeout_s
-        if job.timeout_s is not None and job.timeout_s < timeout_s:  # the sandbox's limit is the ceiling
-            timeout_s = float(job.timeout_s)
-            wall_timeout_s = min(wall_timeout_s, 4 * timeout_s + 1.0)
-        message = {
-            "id": next(self._job_ids),
-            "kind": job.kind,
-            "program": job.program,
-            "preamble": self.preamble,
-            "mode": self.mode,
-            "timeout_s": timeout_s,
-            "wall_timeout_s": wall_timeout_s,
-            "load_timeout_s": self.load_timeout_s,
-            "memory_mb": self.memory_mb,
-            "max_output_bytes": self.max_output_bytes,
-            "max_processes": self.max_processes,
-            "max_open_files": self.max_open_files,
-            "max_consecutive_timeouts": self.max_consecutive_timeouts,
-            "max_value_bytes": self.max_value_bytes,
-            "uid": uid,
-            "stop_on_failure": bool(job.stop_on_failure),
-        }
-        if job.kind == "stdio":
-            if job.outputs is None or len(job.outputs) != len(job.inputs or ()):
-                raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
-            message["inputs"] = list(job.inputs or ())  # the expected outputs stay here: the judge compares
-        else:
-            # Only the program's part of each test leaves this process: its expected side stays with the judge.
-            message["tests"] = [inside_spec(plan_test(str(t)).wire) for t in job.tests or ()]
-        return message
+    def _execute_many(self, jobs: list[Job]) -> list[ExecutionReport]:
+        """One request for all of ``jobs``. Where tests run in processes of their own, their order changes no
+        verdict: the service runs a stopping job's tests that failed most often for earlier jobs with the same
+        tests first (see :class:`_FailureOrder`; keyed by this process's hash of the test list)."""
+        from ._protocol import crash_report, decode_report, encode_job
 
-    def _deadline(self, job: Job) -> float:
-        per_test = self.wall_timeout_s * 1.5 + 2.0
-        return 3 * self.load_timeout_s + job.size * per_test + 30.0
-
-    def _execute(self, job: Job) -> ExecutionReport:
-        if job.size == 0:
-            return ExecutionReport([], [], [], self.isolation or "none", False)
-        # Where tests run in processes of their own, their order changes no verdict: a job that stops at its first
-        # failure runs the tests that failed most often for this sandbox's earlier jobs first (see _FailureOrder).
-        cases = job.inputs if job.kind == "stdio" else job.tests
-        independent = job.kind == "stdio" or self.mode == "isolated"
-        order = self._failures.order(cases) if independent and job.stop_on_failure else None  # type: ignore[arg-type]
-        report = self._run_in_order(_permuted(job, order) if order else job)
-        if order:
-            report = _in_given_order(report, order)
-        if independent and report.infra_error is None:
-            self._failures.record(cases, report.statuses)  # type: ignore[arg-type]
-        return report
-
-    def _run_in_order(self, job: Job) -> ExecutionReport:
-        on_progress = _early_stop(job) if job.stop_on_failure else None
-        reply, last_error = self._call(self._job_message, job, on_progress)
-        if reply is None:
-            n = job.size
-            return ExecutionReport(
-                statuses=["crash"] * n,
-                messages=[f"sandbox failure: {last_error}"] * n,
-                cpu_s=[0.0] * n,
-                isolation=self.isolation or "none",
-                uid_dropped=False,
-                infra_error=str(last_error),
-            )
-        # Judged after the worker is back in the pool: a test's helper call may need one (see _clean_call).
-        known = on_progress.judged if on_progress is not None else None  # streamed tests, judged as they came
-        statuses, messages, judged = _verdicts(job, reply, self._clean_call, known)
-        return ExecutionReport(
-            statuses=statuses,
-            messages=messages,
-            cpu_s=reply["cpu"],
-            isolation=self.isolation or "none",
-            uid_dropped=bool(reply.get("uid_dropped")),
-            infra_error=reply.get("infra_error"),
-            judged=judged,
-        )
-
-    def _call(self, make_message, job: Job, on_progress=None) -> tuple[dict | None, Exception | None]:
-        """One job on an idle worker; a dead server is restarted once and the job retried."""
-        worker = self._idle.get()
+        if not jobs:
+            return []
+        self.start()
+        keys = []
+        for job in jobs:
+            _check_job(job)
+            if job.stop_on_failure and (job.kind == "stdio" or self.mode == "isolated"):
+                cases = job.inputs if job.kind == "stdio" else job.tests
+                keys.append((*_FailureOrder._key(cases), self._token))  # type: ignore[arg-type]  # per sandbox
+            else:
+                keys.append(None)
         try:
-            last_error = None
-            for _attempt in range(2):
-                try:
-                    return worker.call(make_message(job, worker.uid), self._deadline(job), on_progress), None
-                except SandboxCrashed as err:
-                    last_error = err
-                    logger.warning("sandbox worker failed (%s); restarting it", err)
-            return None, last_error
-        finally:
-            self._idle.put(worker)
-
-    def _clean_call(self, imports: str, expression: str) -> tuple:
-        """Evaluate a test's module helper (``re.fullmatch(...)``, ``np.allclose(...)``) on values the judge already
-        holds, in a solution process that loaded only ``imports`` and never any program code: the program patched
-        its own copy of those modules, not this one. Returns a judge probe entry."""
-        job = Job(imports, tests=[expression])
-
-        def message(job: Job, uid: int) -> dict:
-            msg = self._job_message(Job(imports, tests=[]), uid)
-            msg["kind"], msg["preamble"], msg["tests"] = "assert", None, ["Pp" + expression]
-            return msg
-
-        reply, error = self._call(message, job)
-        if reply is None:
-            return ("e", "crash", f"sandbox failure: {error}")
-        return _clean_entry(reply)
+            blobs = self._request(("run", self._settings, self.workers, [encode_job(j) for j in jobs],
+                                   [j.size for j in jobs], keys))  # fmt: skip
+        except SandboxError as err:
+            if "another process" in str(err):
+                raise
+            blobs = [crash_report(j.size, self.isolation or "none", f"sandbox failure: {err}", str(err)) for j in jobs]
+        return [decode_report(b) for b in blobs]
 
     def run(self, program: str, tests: Sequence[str]) -> ExecutionReport:
         """Run ``program`` once against each assert in ``tests``.
@@ -441,8 +377,7 @@ class Sandbox:
             ...     sb.run("import sys\\nsys.exit(0)", ["assert True"]).statuses
             ['error']
         """
-        self.start()
-        return self._execute(Job(program, tests=list(tests)))
+        return self._execute_many([Job(program, tests=list(tests))])[0]
 
     def run_stdio(
         self, program: str, inputs: Sequence[str], outputs: Sequence[str], *, float_tol: float | None = None
@@ -461,30 +396,32 @@ class Sandbox:
             ...                  ["3\\n", "8\\n"]).statuses
             ['pass', 'fail']
         """
-        self.start()
-        return self._execute(Job(program, inputs=list(inputs), outputs=list(outputs), float_tol=float_tol))
+        return self._execute_many([Job(program, inputs=list(inputs), outputs=list(outputs), float_tol=float_tol)])[0]
 
     def run_many(self, jobs: Iterable[Job | tuple[str, Sequence[str]]], *, progress: bool = False) -> list[ExecutionReport]:
-        """Run many jobs over all workers; reports come back in the order of ``jobs``.
+        """Run many jobs over the service's fork servers; reports come back in the order of ``jobs``.
 
         Args:
             jobs: :class:`Job` objects or ``(program, tests)`` pairs.
-            progress (`bool`, defaults to False): show a tqdm progress bar.
+            progress (`bool`, defaults to False): show a tqdm progress bar (the jobs then go in chunks).
 
         Example:
             >>> with Sandbox(workers=2) as sb:
             ...     [r.statuses for r in sb.run_many([("x = 1", ["assert x == 1"]), ("x = 2", ["assert x == 1"])])]
             [['pass'], ['fail']]
         """
-        self.start()
-        assert self._executor is not None
         normalised = [j if isinstance(j, Job) else Job(j[0], tests=list(j[1])) for j in jobs]
-        results = self._executor.map(self._execute, normalised)
-        if progress:
-            from tqdm.auto import tqdm
+        if not progress:
+            return self._execute_many(normalised)
+        from tqdm.auto import tqdm
 
-            results = tqdm(results, total=len(normalised), desc="executing", unit="program")
-        return list(results)
+        chunk = max(64, 8 * self.workers)
+        reports: list[ExecutionReport] = []
+        with tqdm(total=len(normalised), desc="executing", unit="program") as bar:
+            for i in range(0, len(normalised), chunk):
+                reports += self._execute_many(normalised[i : i + chunk])
+                bar.update(len(normalised[i : i + chunk]))
+        return reports
 
     def pass_matrix(self, programs: Sequence[str], tests: Sequence[str], *, progress: bool = False):
         """Boolean matrix ``(len(programs), len(tests))``: which program passes which test.
@@ -521,7 +458,7 @@ class Sandbox:
 
     # -- async ------------------------------------------------------------------------------------------------
     async def arun(self, program: str, tests: Sequence[str]) -> ExecutionReport:
-        """Async :meth:`run`: the work happens in the fork servers; the event loop stays free.
+        """Async :meth:`run`: the work happens in the service; the event loop stays free.
 
         Example:
             >>> import asyncio
@@ -529,13 +466,16 @@ class Sandbox:
             ...     asyncio.run(sb.arun("x = 3", ["assert x == 3"])).statuses
             ['pass']
         """
-        self.start()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._execute, Job(program, tests=list(tests)))
+        return (await self.arun_many([Job(program, tests=list(tests))]))[0]
 
     async def arun_many(self, jobs: Iterable[Job | tuple[str, Sequence[str]]]) -> list[ExecutionReport]:
-        """Async :meth:`run_many`."""
-        self.start()
-        loop = asyncio.get_running_loop()
+        """Async :meth:`run_many` (one request for all of ``jobs``)."""
         normalised = [j if isinstance(j, Job) else Job(j[0], tests=list(j[1])) for j in jobs]
-        return list(await asyncio.gather(*(loop.run_in_executor(self._executor, self._execute, j) for j in normalised)))
+        return await asyncio.get_running_loop().run_in_executor(None, self._execute_many, normalised)
+
+
+def _close(connections, owner_pid: int) -> None:
+    # A forked copy of the caller (a datasets num_proc worker, say) inherits the Sandbox object: it must never
+    # use or close the parent's connections.
+    if os.getpid() == owner_pid:
+        connections.close()

@@ -314,7 +314,7 @@ def _unprivileged_descendants(roots: list[int]) -> set[int]:
 
 
 def _sandbox_uids(sb: Sandbox) -> set[int]:
-    return {w.uid for w in getattr(sb, "_workers", []) if isinstance(getattr(w, "uid", None), int)}
+    return set(sb.sandbox_uids)
 
 
 def _leftover_processes(sb: Sandbox, baseline: set[int]) -> list[int]:

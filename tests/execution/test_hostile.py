@@ -20,7 +20,7 @@ GOOD_TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"]
 
 
 def _uids(sb) -> set[int]:
-    return {w.uid for w in sb._workers}
+    return sb.sandbox_uids
 
 
 def _assert_clean_and_usable(sb) -> None:

@@ -162,7 +162,7 @@ def test_isolated_values_stream_from_the_first_test_and_each_is_judged_once(monk
     """In isolated mode every test costs a fork: the first value goes to the caller's judge as soon as its test ends
     (no 20 ms wait, in which a wrong program ran ~16 more tests), later ones in messages at most 8 ms apart, and the
     final verdicts reuse what was judged then."""
-    from evolvecoder_datasets.execution import sandbox as sandbox_module
+    from evolvecoder_datasets.execution import _engine as sandbox_module  # the engine the service's judges run
     from evolvecoder_datasets.execution import verdicts
 
     seen, judged = [], []
@@ -185,7 +185,7 @@ def test_isolated_values_stream_from_the_first_test_and_each_is_judged_once(monk
     monkeypatch.setattr(sandbox_module, "_early_stop", spying_stop)
     monkeypatch.setattr(verdicts, "_judge_value", counting_judge)
     tests = [f"assert f({i}) == {i}" for i in range(3)]
-    with Sandbox(workers=1, timeout_s=1.0, mode="isolated") as box:
+    with sandbox_module.LocalEngine(workers=1, timeout_s=1.0, mode="isolated") as box:
         report = box.run_many([Job("def f(x):\n    return x\n", tests=tests, stop_on_failure=True)])[0]
         assert report.statuses == ["pass"] * 3
         assert seen[:1] == [0] and seen == sorted(set(seen))  # a job under 20 ms: streamed all the same, in order
@@ -202,7 +202,7 @@ def test_isolated_values_stream_from_the_first_test_and_each_is_judged_once(monk
 def test_streamed_values_come_in_few_messages_and_a_late_failure_still_stops_the_job(monkeypatch):
     """After the first, values are sent in messages whose spacing doubles up to 8 ms: a right program's 40 quick
     tests take a handful, not 40 (each cost ~0.13 ms of CPU). A failure late in the job still stops it soon after."""
-    from evolvecoder_datasets.execution import sandbox as sandbox_module
+    from evolvecoder_datasets.execution import _engine as sandbox_module  # the engine the service's judges run
 
     messages = []
     real_stop = sandbox_module._early_stop
@@ -221,7 +221,7 @@ def test_streamed_values_come_in_few_messages_and_a_late_failure_still_stops_the
     right = "def f(x):\n    return x\n"
     late_wrong = "def f(x):\n    return x if x < 30 else -1\n"
     tests = [f"assert f({i}) == {i}" for i in range(40)]
-    with Sandbox(workers=1, timeout_s=1.0, mode="isolated") as box:
+    with sandbox_module.LocalEngine(workers=1, timeout_s=1.0, mode="isolated") as box:
         passed = box.run_many([Job(right, tests=tests, stop_on_failure=True)])[0]
         tests += [f"assert f({i}) == {i}" for i in range(40, 100)]  # 70 to run after the failure: ~80 ms
         streamed = [i for message in messages for i in message]

@@ -22,11 +22,12 @@ BURN = "def f(x):\n    n = 0\n    for i in range(3_000_000):\n        n += i\n  
 
 
 def test_each_test_process_is_a_child_of_the_server():
-    """``isolation="none"`` so that the server's pid, seen from the caller, is the one the test sees."""
+    """``isolation="none"`` so that the servers' pids, seen from the caller, are the ones the test sees (the
+    service has one server per core: the test's parent is one of them, never the solution process)."""
     with Sandbox(workers=1, timeout_s=2.0, mode="isolated", isolation="none") as sb:
         sb.start()
-        server = sb.server_pids[0]
-        report = sb.run(PARENT, [f"assert f() == {server}"] * 3)
+        servers = set(sb.server_pids)
+        report = sb.run(PARENT, [f"assert f() in {servers}"] * 3)
     assert report.statuses == ["pass"] * 3, report.messages
 
 
@@ -40,8 +41,8 @@ def test_a_program_that_leaves_a_thread_running_is_still_supervised_by_the_serve
                     "    done.acquire()\n    return out\n")
     with Sandbox(workers=1, timeout_s=2.0, mode="isolated", isolation="none") as sb:
         sb.start()
-        server = sb.server_pids[0]
-        moved = sb.run(threaded + PARENT, [f"assert f() == {server}", f"assert f() != {server}"])
+        servers = set(sb.server_pids)
+        moved = sb.run(threaded + PARENT, [f"assert f() in {servers}", f"assert f() not in {servers}"])
         add = sb.run(threaded + ADD, ["assert add(1, 2) == 3", "assert add(1, 2) == 4", "assert add(2, 2) == 4"])
         threads = sb.run(threaded + uses_threads, ["assert g() == [7]", "assert g() == [8]"])
     assert moved.statuses == ["pass", "fail"], moved.messages

@@ -53,7 +53,7 @@ def test_soak_with_hostile_programs_leaks_nothing(mode):
             executed += matrix.size
             assert matrix[1].all() and not matrix[0].all()  # right stays right, wrong stays wrong
         after = _census()
-        assert processes_of_uids({w.uid for w in sb._workers}) == []
+        assert processes_of_uids(sb.sandbox_uids) == []
     assert executed >= 6000
     assert after[0] == before[0], f"file descriptors {before[0]} -> {after[0]}"
     assert after[1] == before[1], f"child processes {before[1]} -> {after[1]}"
@@ -71,7 +71,7 @@ def test_fork_server_memory_stays_bounded_over_many_distinct_tests():
     program = "def f(x):\n    return x\n"
     with Sandbox(workers=1, mode="fast", isolation="none") as sb:
         sb.run(program, ["assert f(1) == 1"])
-        pid = sb._workers[0].proc.pid  # no isolation: the server is our direct child
+        pid = sb.server_pids[0]  # no isolation: the pid is the server itself
         before = _rss_anon_kib(pid)
         for chunk in range(40):
             tests = [f"assert f({k}) == {k} and [{k}] != ['pad']" for k in range(chunk * 200, chunk * 200 + 200)]

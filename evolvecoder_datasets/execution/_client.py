@@ -1,0 +1,212 @@
+"""Finding, starting and talking to this machine's execution service (the caller's side; stdlib only).
+
+The service answers on ``service.sock`` in a runtime folder per user and per installed copy of this package
+(``$EVOLVECODER_SERVICE_DIR`` if set, else ``$XDG_RUNTIME_DIR`` or the temp folder, then
+``evolvecoder-<uid>/<digest>``, the digest of the interpreter, the package's folder, the protocol and its
+execution code), so two checkouts of the package never share one. The first caller that finds none starts it,
+under a lock file, so that the processes of one machine (``Dataset.map(num_proc=N)`` workers, several trainers)
+start exactly one.
+
+Example:
+    >>> from evolvecoder_datasets.execution._client import service_folder
+    >>> service_folder().split(os.sep)[-2].startswith("evolvecoder-")
+    True
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import functools
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..errors import SandboxError
+from . import _protocol
+
+_SOCKET = "service.sock"
+_PACKAGE = Path(__file__).resolve().parent.parent  # evolvecoder_datasets/
+_START_TIMEOUT_S = 60.0
+
+
+@functools.lru_cache(maxsize=1)
+def _digest() -> str:
+    h = hashlib.sha256(f"{sys.executable}\0{_PACKAGE}\0{_protocol.PROTOCOL}".encode())
+    for path in sorted((_PACKAGE / "execution").rglob("*.py")):
+        h.update(f"{path.name}:{path.stat().st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def service_folder() -> str:
+    """The runtime folder of this machine's service for this copy of the package (made, mode 0700)."""
+    base = os.environ.get("EVOLVECODER_SERVICE_DIR")
+    if not base:
+        root = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+        base = os.path.join(root, f"evolvecoder-{os.getuid()}")
+    folder = os.path.join(base, _digest())
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
+def service_env() -> dict[str, str]:
+    """The service's whole environment: no variable of the caller reaches it (a test's ``str.format`` that reads
+    ``os.environ`` there finds these), only what imports this package."""
+    from .isolation import BASE_ENV
+
+    return {**BASE_ENV, "PYTHONPATH": str(_PACKAGE.parent), "PYTHONNOUSERSITE": "1"}
+
+
+def _lock(folder: str) -> int:
+    fd = os.open(os.path.join(folder, "start.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _try_connect(folder: str) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(os.path.join(folder, _SOCKET))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def bind_listener(folder: str) -> socket.socket | None:
+    """The service's listening socket in ``folder``; None where a live service already answers there."""
+    fd = _lock(folder)
+    try:
+        live = _try_connect(folder)
+        if live is not None:
+            live.close()
+            return None
+        path = os.path.join(folder, _SOCKET)
+        try:
+            os.unlink(path)  # a dead service's
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        os.chmod(path, 0o600)
+        listener.listen(256)
+        return listener
+    finally:
+        os.close(fd)
+
+
+def release_listener(folder: str, listener: socket.socket) -> None:
+    """Stop answering: the socket file goes under the start lock, so a caller starting the next service waits."""
+    fd = _lock(folder)
+    try:
+        try:
+            os.unlink(os.path.join(folder, _SOCKET))
+        except OSError:
+            pass
+        listener.close()
+    finally:
+        os.close(fd)
+
+
+_started: list[subprocess.Popen] = []  # services this process started (reaped when they end)
+
+
+def _detach() -> None:
+    """At exit: the services this process started outlive it by design (they end when idle), say so to Popen."""
+    for proc in _started:
+        if proc.poll() is None:
+            proc.returncode = 0  # not ours to wait for any more; silences Popen's "still running" warning
+
+
+atexit.register(_detach)
+
+
+def connect() -> socket.socket:
+    """A connection to this machine's service, starting it first where none answers.
+
+    Raises:
+        SandboxError: the service did not start (its log is in the runtime folder).
+    """
+    folder = service_folder()
+    sock = _try_connect(folder)
+    if sock is not None:
+        return sock
+    fd = _lock(folder)
+    try:
+        sock = _try_connect(folder)
+        if sock is not None:
+            return sock
+        for proc in [p for p in _started if p.poll() is not None]:
+            _started.remove(proc)
+        log = os.open(os.path.join(folder, "service.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "evolvecoder_datasets.execution.service", "--folder", folder],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=service_env(), cwd="/",
+                                    close_fds=True, start_new_session=True)  # fmt: skip
+        finally:
+            os.close(log)
+        _started.append(proc)
+        # The service takes the same lock to bind: release it while waiting for the socket.
+        os.close(fd)
+        fd = -1
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            sock = _try_connect(folder)
+            if sock is not None:
+                return sock
+            if proc.poll() is not None:
+                sock = _try_connect(folder)  # another caller's service won the race
+                if sock is not None:
+                    return sock
+                raise SandboxError(f"the execution service exited at start ({folder}/service.log)")
+            time.sleep(0.01)
+        raise SandboxError(f"the execution service did not answer within {_START_TIMEOUT_S:.0f} s")
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+class Connections:
+    """Idle connections of one caller to the service, one per thread in use; a broken one is replaced once."""
+
+    def __init__(self) -> None:
+        self._idle: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def request(self, message):
+        """Send ``message`` and return the service's answer; SandboxError where it could not be had twice."""
+        last: Exception | None = None
+        for _attempt in range(2):
+            sock = self._take()
+            try:
+                _protocol.send(sock, message)
+                reply = _protocol.recv(sock)
+            except (OSError, ValueError, EOFError) as err:
+                reply, last = None, err
+            if reply is None:
+                sock.close()
+                last = last or SandboxError("the execution service closed the connection")
+                continue
+            with self._lock:
+                self._idle.append(sock)
+            return reply
+        raise SandboxError(f"the execution service did not answer: {last}")
+
+    def _take(self) -> socket.socket:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return connect()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for sock in idle:
+            sock.close()

@@ -1,0 +1,268 @@
+"""The engine: plan a job's tests, send the program's part to a fork server, judge what comes back.
+
+This is hostile-input work (tests are model-written, values are program-chosen bytes), so it runs in a judge
+process of the execution service (:mod:`.service`, :mod:`._judge_process`), never in a caller. The public
+:class:`~evolvecoder_datasets.execution.Sandbox` is a client of that service; :class:`LocalEngine` here is the
+same engine run in the current process, for the judge process itself and for benchmarks that compare with it.
+
+Example:
+    >>> from evolvecoder_datasets.execution import Job
+    >>> from evolvecoder_datasets.execution._engine import LocalEngine
+    >>> with LocalEngine(workers=1, timeout_s=1.0) as engine:
+    ...     engine.run_many([Job("x = 1", tests=["assert x == 1", "assert x == 2"])])[0].statuses
+    ['pass', 'fail']
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import os
+import queue
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from ..errors import SandboxCrashed
+from ._inside import inside_spec
+from ._worker import _shutdown, _Worker
+from .isolation import detect_isolation, server_command
+from .judge import plan_test
+from .report import ExecutionReport
+from .sandbox import Job, _FailureOrder, _in_given_order, _permuted, check_settings
+from .verdicts import _clean_entry, _early_stop, _verdicts
+
+logger = logging.getLogger(__name__)
+
+# How many module-helper calls (each a fresh process that never ran program code) one job's judging may start.
+MAX_CLEAN_CALLS = 16
+
+
+@functools.lru_cache(maxsize=16384)
+def _wire(test: str) -> str:
+    """The program's part of one test as the fork server reads it, cached per test string (a suite's tests are
+    planned once, not once per program)."""
+    return inside_spec(plan_test(test).wire)
+
+
+class _Pool:
+    """Fork servers of one isolation kind, handed out one job at a time."""
+
+    def __init__(self, isolation: str, size: int) -> None:
+        self.isolation = isolation
+        self.workers: list[_Worker] = []
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._size = size
+        self._pid = os.getpid()
+        self._finalizer = None
+
+    def start(self) -> None:
+        if self.workers:
+            return
+        import atexit
+        import weakref
+
+        command = server_command(self.isolation)
+        workers = [_Worker(command) for _ in range(self._size)]
+        try:
+            for worker in workers:
+                worker.start()
+        except BaseException:
+            _shutdown(workers, self._pid)
+            raise
+        self.workers = workers
+        for worker in workers:
+            self._idle.put(worker)
+        self._finalizer = weakref.finalize(self, _shutdown, list(workers), self._pid)
+        atexit.register(self._finalizer)
+
+    def get(self) -> _Worker:
+        return self._idle.get()
+
+    def put(self, worker: _Worker) -> None:
+        self._idle.put(worker)
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+            self._finalizer = None
+        self.workers = []
+        self._idle = queue.Queue()
+
+    @property
+    def pids(self) -> list[int]:
+        procs = [w.proc for w in self.workers]
+        return [p.pid for p in procs if p is not None]
+
+
+class LocalEngine:
+    """Today's engine in this process: ``workers`` fork servers, a thread per job, the judge here.
+
+    Takes the settings of :class:`~evolvecoder_datasets.execution.Sandbox` (same names, same defaults); ``pool``
+    shares fork servers between engines of one process (the judge process keeps one per isolation kind).
+    """
+
+    def __init__(self, workers: int | None = None, timeout_s: float = 1.0, memory_mb: int = 1024,
+                 mode: str = "isolated", *, isolation: str = "auto", wall_timeout_s: float | None = None,
+                 load_timeout_s: float | None = None, preamble: str | None = None, max_output_bytes: int = 1 << 20,
+                 max_processes: int = 32, max_open_files: int = 64, max_consecutive_timeouts: int | None = 2,
+                 max_value_bytes: int = 4 << 20, pool: _Pool | None = None) -> None:  # fmt: skip
+        check_settings(workers, timeout_s, memory_mb, mode)
+        self.workers = workers or len(os.sched_getaffinity(0))
+        self.timeout_s = float(timeout_s)
+        self.memory_mb = int(memory_mb)
+        self.mode = mode
+        self.requested_isolation = isolation
+        self.wall_timeout_s = float(wall_timeout_s) if wall_timeout_s else 4 * self.timeout_s + 1.0
+        self.load_timeout_s = float(load_timeout_s) if load_timeout_s else max(self.timeout_s, 2.0)
+        self.preamble = preamble
+        self.max_output_bytes = int(max_output_bytes)
+        self.max_processes = int(max_processes)
+        self.max_open_files = int(max_open_files)
+        self.max_consecutive_timeouts = max_consecutive_timeouts
+        self.max_value_bytes = int(max_value_bytes)
+        self.isolation: str | None = pool.isolation if pool is not None else None
+        self._pool = pool
+        self._own_pool = pool is None
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._job_ids = itertools.count()
+        self._failures = _FailureOrder()
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+    def start(self) -> LocalEngine:
+        with self._lock:
+            if self._pool is None:
+                self.isolation = detect_isolation(self.requested_isolation)
+                self._pool = _Pool(self.isolation, self.workers)
+            self._pool.start()
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ecd-engine")
+        return self
+
+    def close(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
+            if self._own_pool and self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+    def __enter__(self) -> LocalEngine:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def run_many(self, jobs: Sequence[Job]) -> list[ExecutionReport]:
+        """Run ``jobs`` over the pool; reports in the order of ``jobs``."""
+        self.start()
+        assert self._executor is not None
+        return list(self._executor.map(self.execute, jobs))
+
+    # -- one job -----------------------------------------------------------------------------------------------
+    def _job_message(self, job: Job, uid: int) -> dict:
+        timeout_s, wall_timeout_s = self.timeout_s, self.wall_timeout_s
+        if job.timeout_s is not None and job.timeout_s < timeout_s:  # the sandbox's limit is the ceiling
+            timeout_s = float(job.timeout_s)
+            wall_timeout_s = min(wall_timeout_s, 4 * timeout_s + 1.0)
+        message = {
+            "id": next(self._job_ids),
+            "kind": job.kind,
+            "program": job.program,
+            "preamble": self.preamble,
+            "mode": self.mode,
+            "timeout_s": timeout_s,
+            "wall_timeout_s": wall_timeout_s,
+            "load_timeout_s": self.load_timeout_s,
+            "memory_mb": self.memory_mb,
+            "max_output_bytes": self.max_output_bytes,
+            "max_processes": self.max_processes,
+            "max_open_files": self.max_open_files,
+            "max_consecutive_timeouts": self.max_consecutive_timeouts,
+            "max_value_bytes": self.max_value_bytes,
+            "uid": uid,
+            "stop_on_failure": bool(job.stop_on_failure),
+        }
+        if job.kind == "stdio":
+            message["inputs"] = list(job.inputs or ())  # the expected outputs stay here: the judge compares
+        else:
+            # Only the program's part of each test leaves this process: its expected side stays with the judge.
+            message["tests"] = [_wire(str(t)) for t in job.tests or ()]
+        return message
+
+    def deadline(self, job: Job) -> float:
+        """Wall seconds a job may take at most (the fork server's own backstops end it far sooner)."""
+        per_test = self.wall_timeout_s * 1.5 + 2.0
+        return 3 * self.load_timeout_s + job.size * per_test + 30.0
+
+    def execute(self, job: Job, *, order_failures: bool = True) -> ExecutionReport:
+        """One job's report. ``order_failures`` applies :class:`_FailureOrder` here (a judge process leaves that
+        to the client, which keeps the counts per sandbox)."""
+        if job.size == 0:
+            return ExecutionReport([], [], [], self.isolation or "none", False)
+        if not order_failures:
+            return self._run_in_order(job)
+        cases = job.inputs if job.kind == "stdio" else job.tests
+        independent = job.kind == "stdio" or self.mode == "isolated"
+        order = self._failures.order(cases) if independent and job.stop_on_failure else None  # type: ignore[arg-type]
+        report = self._run_in_order(_permuted(job, order) if order else job)
+        if order:
+            report = _in_given_order(report, order)
+        if independent and report.infra_error is None:
+            self._failures.record(cases, report.statuses)  # type: ignore[arg-type]
+        return report
+
+    def _run_in_order(self, job: Job) -> ExecutionReport:
+        on_progress = _early_stop(job) if job.stop_on_failure else None
+        reply, last_error = self._call(self._job_message, job, on_progress)
+        if reply is None:
+            n = job.size
+            return ExecutionReport(statuses=["crash"] * n, messages=[f"sandbox failure: {last_error}"] * n,
+                                   cpu_s=[0.0] * n, isolation=self.isolation or "none", uid_dropped=False,
+                                   infra_error=str(last_error))  # fmt: skip
+        # Judged after the worker is back in the pool: a test's helper call may need one (see _clean_call).
+        known = on_progress.judged if on_progress is not None else None  # streamed tests, judged as they came
+        budget = [MAX_CLEAN_CALLS]
+        statuses, messages, judged = _verdicts(job, reply, functools.partial(self._clean_call, budget), known)
+        return ExecutionReport(statuses=statuses, messages=messages, cpu_s=reply["cpu"],
+                               isolation=self.isolation or "none", uid_dropped=bool(reply.get("uid_dropped")),
+                               infra_error=reply.get("infra_error"), judged=judged)  # fmt: skip
+
+    def _call(self, make_message, job: Job, on_progress=None) -> tuple[dict | None, Exception | None]:
+        """One job on an idle worker; a dead server is restarted once and the job retried."""
+        assert self._pool is not None
+        worker = self._pool.get()
+        try:
+            last_error = None
+            for _attempt in range(2):
+                try:
+                    return worker.call(make_message(job, worker.uid), self.deadline(job), on_progress), None
+                except SandboxCrashed as err:
+                    last_error = err
+                    logger.warning("sandbox worker failed (%s); restarting it", err)
+            return None, last_error
+        finally:
+            self._pool.put(worker)
+
+    def _clean_call(self, budget: list[int], imports: str, expression: str) -> tuple:
+        """Evaluate a test's module helper (``re.fullmatch(...)``, ``np.allclose(...)``) on values the judge already
+        holds, in a solution process that loaded only ``imports`` and never any program code: the program patched
+        its own copy of those modules, not this one. Returns a judge probe entry. One job starts at most
+        :data:`MAX_CLEAN_CALLS` of them: a test that fans out into more is a ``crash``."""
+        if budget[0] <= 0:
+            return ("e", "crash", f"the test needs more than {MAX_CLEAN_CALLS} helper processes")
+        budget[0] -= 1
+        job = Job(imports, tests=[expression])
+
+        def message(job: Job, uid: int) -> dict:
+            msg = self._job_message(Job(imports, tests=[]), uid)
+            msg["kind"], msg["preamble"], msg["tests"] = "assert", None, ["Pp" + expression]
+            return msg
+
+        reply, error = self._call(message, job)
+        if reply is None:
+            return ("e", "crash", f"sandbox failure: {error}")
+        return _clean_entry(reply)

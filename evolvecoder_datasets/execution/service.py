@@ -1,0 +1,414 @@
+"""The execution service: one process per machine that owns the fork servers and the judge, for every caller.
+
+Planning tests, decoding program-chosen values and judging are hostile-input work. They run here, in judge
+processes (:mod:`._judge_process`, one per core, each with one fork server per isolation kind), never in a caller
+(a GRPO trainer, a recipe's driver). Callers (:class:`~evolvecoder_datasets.execution.Sandbox`) reach the service
+through a Unix socket in a per-user runtime folder; the first caller starts it (with ``subprocess``, never by
+forking itself) and every caller of the machine shares it, so a machine has one fork server per core whatever
+the number of callers (``Dataset.map(num_proc=N)`` workers included).
+
+This front process never parses a test or a value: it forwards each job's bytes to an idle judge process and the
+report's bytes back. A judge process has an address-space limit and a scrubbed environment; the front gives each
+job a CPU budget in it and a wall deadline, and where a job overruns either, or the judge process dies on it (a
+segfault of the interpreter, say), that job's tests are ``crash`` and a fresh judge process takes the next job.
+
+Run: ``python -m evolvecoder_datasets.execution.service`` (callers start it themselves when none runs; it ends
+after ``--idle-s`` seconds without a caller).
+
+Example:
+    >>> from evolvecoder_datasets.execution import Sandbox
+    >>> with Sandbox(workers=1) as sb:  # starts the service if none runs, or joins the running one
+    ...     sb.run("x = 1", ["assert x == 1"]).statuses
+    ['pass']
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import marshal
+import os
+import queue
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from ._protocol import SETTINGS, crash_report, read_frame, recv, send, write_frame
+from .sandbox import _FailureOrder
+
+logger = logging.getLogger(__name__)
+
+# CPU seconds a judge process may spend on one job: planning, decoding and judging a job of ordinary tests takes
+# milliseconds; a test whose judge's part is a CPU bomb is stopped here and its job is a crash.
+JUDGE_CPU_S = 2.0
+JUDGE_CPU_PER_TEST_S = 0.05
+# Address space of a judge process (the soft limit; its fork servers' children set their own).
+JUDGE_ADDRESS_SPACE = 2 << 30
+IDLE_S = 60.0
+
+_WALL, _LOAD, _ISOLATION = (SETTINGS.index(k) for k in ("wall_timeout_s", "load_timeout_s", "isolation"))
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _command(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().split(b"\0", 1)[0]
+    except OSError:
+        return b""
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` from ``/proc`` (its threads, not its children)."""
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        fields = fh.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+class _JudgeSlot:
+    """One judge process, restarted when it dies or is killed for overrunning a job."""
+
+    def __init__(self, address_space: int) -> None:
+        self.address_space = address_space
+        self.proc: subprocess.Popen | None = None
+        self.private: queue.Queue = queue.Queue()
+        self.restarts = 0
+        self.uids: list[int] = []
+        self.current: _Request | None = None  # the batch whose job this judge is on
+
+    def server_pids(self, program: set[bytes] | None = None) -> list[int]:
+        """The judge process's live children: its fork servers (read from ``/proc``, never waiting for a job);
+        with ``program``, those whose command is one of those names (one isolation kind's)."""
+        proc = self.proc
+        if proc is None:
+            return []
+        pids = []
+        try:
+            for task in os.listdir(f"/proc/{proc.pid}/task"):
+                with open(f"/proc/{proc.pid}/task/{task}/children") as fh:
+                    pids += [int(p) for p in fh.read().split()]
+        except OSError:
+            return []
+        return [p for p in pids if _running(p) and (program is None or os.path.basename(_command(p)) in program)]
+
+    def interrupt(self) -> None:
+        """Kill the judge process from another thread (its own thread sees the end of its reply and cleans up)."""
+        proc = self.proc
+        if proc is not None:
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _start(self) -> subprocess.Popen:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "evolvecoder_datasets.execution._judge_process", str(self.address_space)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/", close_fds=True,
+        )  # fmt: skip
+        return self.proc
+
+    def kill(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            logger.warning("judge process %s did not exit after SIGKILL", proc.pid)
+
+    def call(self, frame: bytes, wall_s: float, cpu_s: float | None) -> bytes | None:
+        """Send one frame and wait for the answer; None (and the process killed) where it died, overran ``wall_s``
+        or spent more than ``cpu_s`` CPU seconds on it."""
+        proc = self.proc if self.proc is not None and self.proc.poll() is None else None
+        if proc is None:
+            if self.proc is not None:
+                self.restarts += 1
+                self.kill()
+            proc = self._start()
+        try:
+            write_frame(proc.stdin.fileno(), frame)  # type: ignore[union-attr]
+        except OSError:
+            self.kill()
+            return None
+        start: list[float] = []
+
+        def within_budget() -> bool:  # first read after 50 ms: a quick job costs no /proc read
+            try:
+                used = _cpu_s(proc.pid)
+            except (OSError, IndexError, ValueError):
+                return False
+            if not start:
+                start.append(used)
+            return used - start[0] <= cpu_s  # type: ignore[operator]
+
+        data = read_frame(proc.stdout.fileno(), time.monotonic() + wall_s,  # type: ignore[union-attr]
+                          within_budget if cpu_s is not None else None)  # fmt: skip
+        if data is None:
+            self.kill()
+        return data
+
+
+class _Keyed:
+    """A list of tests known here only by the key its caller computed (length, hash): what :class:`_FailureOrder`
+    needs of it, without the tests."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+
+    def __len__(self) -> int:
+        return self.key[0]
+
+
+class _KeyedFailures(_FailureOrder):
+    """:class:`_FailureOrder` over caller-computed keys: the front orders a stopping job's tests when it hands
+    the job to a judge (so a batch's later jobs learn from its earlier ones) and counts from the report."""
+
+    @staticmethod
+    def _key(cases) -> tuple:  # type: ignore[override]
+        return tuple(cases.key)
+
+
+class _Request:
+    """One caller's batch: its jobs, at most ``workers`` of them with the judges at once."""
+
+    def __init__(self, settings: tuple, workers: int, jobs: list, sizes: list, tasks: queue.Queue,
+                 keys: list | None = None) -> None:  # fmt: skip
+        self.settings, self.jobs, self.sizes, self.tasks = settings, jobs, sizes, tasks
+        self.keys = keys or [None] * len(jobs)
+        self.results: list = [None] * len(jobs)
+        self.left = len(jobs)
+        self.next = 0
+        self.cancelled = False
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.wall_per_test = settings[_WALL] * 1.5 + 2.0
+        self.wall_base = 3 * settings[_LOAD] + 40.0
+        if not jobs:
+            self.done.set()
+        self._feed(max(1, workers))
+
+    def _feed(self, k: int) -> None:
+        with self.lock:
+            start, self.next = self.next, min(len(self.jobs), self.next + k)
+        for i in range(start, self.next):
+            self.tasks.put((self, i))
+
+    def finish(self, i: int, data: bytes) -> None:
+        self.results[i] = data
+        with self.lock:
+            self.left -= 1
+            last = self.left == 0
+        if last:
+            self.done.set()
+        else:
+            self._feed(1)
+
+
+class Service:
+    """The front: a Unix socket, one thread per caller connection and one per judge process."""
+
+    def __init__(self, folder: str, judges: int | None = None, *, address_space: int = JUDGE_ADDRESS_SPACE,
+                 idle_s: float = IDLE_S) -> None:  # fmt: skip
+        self.folder = folder
+        self.slots = [_JudgeSlot(address_space) for _ in range(judges or len(os.sched_getaffinity(0)))]
+        self.tasks: queue.Queue = queue.Queue()
+        self.failures = _KeyedFailures()
+        self.idle_s = idle_s
+        self.connections = 0
+        self.last_seen = time.monotonic()
+        self._lock = threading.Lock()
+
+    # -- judges ------------------------------------------------------------------------------------------------
+    def _judge_loop(self, slot: _JudgeSlot) -> None:
+        while True:
+            try:
+                task = slot.private.get_nowait()
+            except queue.Empty:
+                try:
+                    task = self.tasks.get(timeout=0.05)
+                except queue.Empty:
+                    continue
+            if isinstance(task, tuple) and isinstance(task[0], _Request):
+                request, i = task
+                size = request.sizes[i]
+                data = None
+                key = request.keys[i]
+                if not request.cancelled:
+                    order = self.failures.order(_Keyed(key)) if key is not None else None
+                    frame = marshal.dumps(("run", request.settings, request.jobs[i], order))
+                    slot.current = request
+                    data = slot.call(frame, request.wall_base + size * request.wall_per_test,
+                                     JUDGE_CPU_S + JUDGE_CPU_PER_TEST_S * size)  # fmt: skip
+                    slot.current = None
+                    if data is not None and key is not None:
+                        report = marshal.loads(data)  # (statuses, ..., infra_error at 5, ...)
+                        if report[5] is None:
+                            self.failures.record(_Keyed(key), report[0])
+                if data is None:
+                    data = crash_report(size, request.settings[_ISOLATION],
+                                        "judge failed on this job (it died or overran its limits)")  # fmt: skip
+                request.finish(i, data)
+            else:  # (isolation, event): start the judge and its fork server for isolation, between jobs
+                isolation, event = task
+                data = slot.call(marshal.dumps(("warm", isolation)), 60.0, None)
+                if data is not None:
+                    slot.uids = list(marshal.loads(data)[1])
+                event.set()
+
+    def _warm(self, isolation: str) -> None:
+        """Every judge process started, with a fork server for ``isolation`` (each between its jobs)."""
+        events = []
+        for slot in self.slots:
+            event = threading.Event()
+            slot.private.put((isolation, event))
+            events.append((slot, event))
+        for slot, event in events:
+            while not event.wait(0.05) and slot.current is None:  # a busy judge warms after its job
+                pass
+
+    def _info(self, isolation: str | None) -> tuple[list, list]:
+        from .isolation import server_command
+
+        program = None
+        if isolation:  # the server's first program, or the one a wrapper (setpriv ... --) execs
+            command = server_command(isolation)
+            names = {os.path.basename(command[0])}
+            if "--" in command[:8]:
+                names.add(os.path.basename(command[command.index("--") + 1]))
+            program = {os.fsencode(n) for n in names}
+        pids: list = []
+        uids: list = []
+        for slot in self.slots:
+            pids += slot.server_pids(program)
+            uids += slot.uids
+        return pids, uids
+
+    def _wait(self, batch: _Request, conn: socket.socket) -> bool:
+        """Wait for ``batch``; False (and its jobs stopped) where the caller hung up meanwhile: a dead caller's
+        programs do not run on."""
+        while not batch.done.wait(0.25):
+            try:
+                readable = select.select([conn], [], [], 0)[0]
+                gone = bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                gone = True
+            if gone:
+                batch.cancelled = True
+                for slot in self.slots:
+                    if slot.current is batch:
+                        slot.interrupt()
+                return False
+        return True
+
+    # -- callers -----------------------------------------------------------------------------------------------
+    def _answer(self, request, conn: socket.socket):
+        op = request[0]
+        if op == "run":
+            _, settings, workers, jobs, sizes, *keys = request
+            batch = _Request(settings, workers, jobs, sizes, self.tasks, keys[0] if keys else None)
+            return ("ok", batch.results) if self._wait(batch, conn) else None
+        if op == "start":
+            self._warm(request[1][_ISOLATION])
+            return ("ok", None)
+        if op == "info":
+            return ("ok", self._info(request[1]))
+        if op == "ping":
+            return ("ok", os.getpid())
+        return ("error", "ConfigError", f"unknown request {op!r}")
+
+    def _connection(self, conn: socket.socket) -> None:
+        with self._lock:
+            self.connections += 1
+        try:
+            while True:
+                try:
+                    request = recv(conn)
+                except (OSError, ValueError, EOFError, TypeError):
+                    break
+                if request is None:
+                    break
+                try:
+                    reply = self._answer(request, conn)
+                except (ValueError, TypeError, IndexError, KeyError) as err:
+                    reply = ("error", "ConfigError", f"malformed request: {type(err).__name__}: {err}")
+                if reply is None:  # the caller hung up
+                    break
+                try:
+                    send(conn, reply)
+                except OSError:
+                    break
+        finally:
+            conn.close()
+            with self._lock:
+                self.connections -= 1
+                self.last_seen = time.monotonic()
+
+    def serve(self, listener: socket.socket) -> None:
+        """Answer callers on ``listener`` until no caller has been connected for ``idle_s`` seconds."""
+        for slot in self.slots:
+            threading.Thread(target=self._judge_loop, args=(slot,), daemon=True, name="ecd-judge").start()
+        listener.settimeout(1.0)
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                with self._lock:
+                    idle = self.connections == 0 and time.monotonic() - self.last_seen > self.idle_s
+                if idle:
+                    break
+                continue
+            conn.settimeout(None)
+            with self._lock:
+                self.last_seen = time.monotonic()
+            threading.Thread(target=self._connection, args=(conn,), daemon=True, name="ecd-caller").start()
+        for slot in self.slots:
+            slot.kill()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m evolvecoder_datasets.execution.service``: serve this machine's callers until idle."""
+    from ._client import bind_listener, release_listener, service_folder
+
+    parser = argparse.ArgumentParser(description="The execution service of evolvecoder-datasets.")
+    parser.add_argument("--folder", default=None, help="runtime folder of the socket (default: per user)")
+    parser.add_argument("--judges", type=int, default=None, help="judge processes (default: usable cores)")
+    parser.add_argument("--idle-s", type=float, default=IDLE_S, help="exit after this long without a caller")
+    parser.add_argument("--address-space", type=int, default=JUDGE_ADDRESS_SPACE, help="bytes per judge process")
+    args = parser.parse_args(argv)
+    folder = args.folder or service_folder()
+    listener = bind_listener(folder)
+    if listener is None:
+        print(f"an execution service already answers in {folder}", file=sys.stderr)
+        return
+    print(f"execution service {os.getpid()} in {folder}", file=sys.stderr, flush=True)
+    try:
+        Service(folder, args.judges, address_space=args.address_space, idle_s=args.idle_s).serve(listener)
+    finally:
+        release_listener(folder, listener)
+
+
+if __name__ == "__main__":
+    main()

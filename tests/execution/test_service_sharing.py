@@ -1,0 +1,65 @@
+"""One execution service per machine: every caller process shares its fork servers, one per core.
+
+``Dataset.map(num_proc=2)`` forks two worker processes, each with its own process-wide sandbox; before the
+service each started its own fork servers (12 instead of 4 at ``num_proc=2``), oversubscribing the cores that
+CPU-time verdicts assume. Read from the process tree while the map runs: the fork servers are the same few for
+every worker, one per core, and none is a child of a worker.
+"""
+
+from __future__ import annotations
+
+import os
+
+from evolvecoder_datasets.execution import shared_sandbox
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                found |= {int(p) for p in fh.read().split()}
+    except OSError:
+        pass
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _execute(batch):
+    sandbox = shared_sandbox(timeout_s=1.0, mode="isolated", workers=1)
+    report = sandbox.run("def f(x):\n    return x * 2\n", [f"assert f({x}) == {2 * x}" for x in batch["x"]])
+    servers = sorted(sandbox.server_pids)
+    mine = _descendants(os.getpid())
+    return {"x": batch["x"], "passed": [all(report.passed)] * len(batch["x"]),
+            "servers": [servers] * len(batch["x"]), "worker": [os.getpid()] * len(batch["x"]),
+            "servers_below_worker": [len(set(servers) & mine)] * len(batch["x"])}  # fmt: skip
+
+
+def test_num_proc_2_shares_one_fork_server_per_core():
+    from datasets import Dataset
+
+    import time
+
+    warm = shared_sandbox(timeout_s=1.0, mode="isolated", workers=1).start()  # the service's judges, warm
+    deadline = time.monotonic() + 20  # a freshly started service warms a judge busy at start after its job
+    while len(warm.server_pids) < len(os.sched_getaffinity(0)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    ds = Dataset.from_dict({"x": list(range(40))})
+    out = ds.map(_execute, batched=True, batch_size=4, num_proc=2, load_from_cache_file=False)
+    assert all(out["passed"])
+    assert len(set(out["worker"])) == 2 and os.getpid() not in set(out["worker"])  # two caller processes
+    server_sets = {tuple(s) for s in out["servers"]}
+    assert len(server_sets) == 1, server_sets  # the same fork servers for every batch of both workers
+    (servers,) = server_sets
+    assert len(servers) == len(os.sched_getaffinity(0))  # one per core, not one per core per worker
+    assert set(out["servers_below_worker"]) == {0}  # none of them is a worker's descendant
+    # (they may be this process's descendants: it started the service when none ran, with subprocess)
