@@ -210,3 +210,40 @@ class Connections:
             idle, self._idle = self._idle, []
         for sock in idle:
             sock.close()
+
+
+def release_service(wait_s: float = 15.0) -> bool:
+    """Ask this machine's service to end now if no caller holds a connection to it (a live ``Sandbox`` anywhere on
+    the machine keeps it), and wait up to ``wait_s`` for it to exit. Starts nothing. Returns whether no service of
+    this package answers afterwards. For owners that should leave no process behind (``serve`` on SIGTERM).
+
+    Example:
+        >>> from evolvecoder_datasets.execution._client import release_service
+        >>> release_service(wait_s=5.0) in (True, False)
+        True
+    """
+    folder = service_folder()
+    sock = _try_connect(folder)
+    if sock is None:
+        return True
+    try:
+        sock.settimeout(wait_s)
+        _protocol.send(sock, ("release",))
+        reply = _protocol.recv(sock)
+    except (OSError, ValueError, EOFError):
+        reply = None
+    finally:
+        sock.close()
+    if not reply or reply[0] != "ok":
+        return False
+    pid, deadline = int(reply[1]), time.monotonic() + wait_s
+    ours = [p for p in _started if p.pid == pid]
+    while time.monotonic() < deadline:
+        if ours and ours[0].poll() is not None:  # our child: reaped here
+            _started.remove(ours[0])
+            return True
+        if not ours and not os.path.exists(f"/proc/{pid}"):
+            return True
+        time.sleep(0.02)
+    return False
+

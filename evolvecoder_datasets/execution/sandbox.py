@@ -320,6 +320,18 @@ class Sandbox:
         return self._ask(self._connections, message)
 
     @property
+    def connected(self) -> bool:
+        """Whether this sandbox holds connections to the execution service (started and not closed).
+
+        Example:
+            >>> sb = Sandbox(mode="fast").start()
+            >>> sb.close()
+            >>> sb.connected
+            False
+        """
+        return self._connections is not None
+
+    @property
     def uid_dropped(self) -> bool:
         """Whether solutions run as an unprivileged uid: checked, by running a one-line program and reading its
         process's uids from ``/proc`` in the fork server (a server's own word is not taken)."""

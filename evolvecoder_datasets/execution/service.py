@@ -119,6 +119,18 @@ class _JudgeSlot:
         )  # fmt: skip
         return self.proc
 
+    def stop(self, grace_s: float = 5.0) -> None:
+        """End the judge process gracefully (the end of its stdin: it closes its fork servers and exits), killed
+        after ``grace_s``."""
+        proc = self.proc
+        if proc is not None:
+            try:
+                proc.stdin.close()  # type: ignore[union-attr]
+                proc.wait(timeout=grace_s)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
     def kill(self) -> None:
         proc, self.proc = self.proc, None
         if proc is None:
@@ -239,6 +251,7 @@ class Service:
         self.idle_s = idle_s
         self.connections = 0
         self.last_seen = time.monotonic()
+        self.released = False  # a caller asked it to end once no caller is connected
         self._lock = threading.Lock()
 
     # -- judges ------------------------------------------------------------------------------------------------
@@ -337,6 +350,10 @@ class Service:
             return ("ok", self._info(request[1]))
         if op == "ping":
             return ("ok", os.getpid())
+        if op == "release":  # end as soon as no caller is connected (a caller that connects later cancels it)
+            with self._lock:
+                self.released = True
+            return ("ok", os.getpid())
         return ("error", "ConfigError", f"unknown request {op!r}")
 
     def _connection(self, conn: socket.socket) -> None:
@@ -367,25 +384,30 @@ class Service:
                 self.last_seen = time.monotonic()
 
     def serve(self, listener: socket.socket) -> None:
-        """Answer callers on ``listener`` until no caller has been connected for ``idle_s`` seconds."""
+        """Answer callers on ``listener`` until no caller has been connected for ``idle_s`` seconds, or none is
+        connected after a ``release`` request."""
         for slot in self.slots:
             threading.Thread(target=self._judge_loop, args=(slot,), daemon=True, name="ecd-judge").start()
-        listener.settimeout(1.0)
+        listener.settimeout(0.1)
         while True:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
                 with self._lock:
-                    idle = self.connections == 0 and time.monotonic() - self.last_seen > self.idle_s
+                    idle = self.connections == 0 and (self.released or time.monotonic() - self.last_seen > self.idle_s)
                 if idle:
                     break
                 continue
             conn.settimeout(None)
             with self._lock:
                 self.last_seen = time.monotonic()
+                self.released = False
             threading.Thread(target=self._connection, args=(conn,), daemon=True, name="ecd-caller").start()
-        for slot in self.slots:
-            slot.kill()
+        stoppers = [threading.Thread(target=slot.stop) for slot in self.slots]
+        for thread in stoppers:
+            thread.start()
+        for thread in stoppers:
+            thread.join()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -254,9 +254,14 @@ class RewardService:
         reward.score_details(["pass"], tests=[["assert True"]])  # a cached answer does not start the sandbox
 
     def close(self) -> None:
-        """Stop the worker threads and this service's fork servers."""
+        """Stop the worker threads and close the sandbox; the machine's execution service (and its fork servers)
+        ends with it unless another caller on the machine still holds it."""
+        from ..execution._client import release_service
+
         self._executor.shutdown(wait=True, cancel_futures=True)
-        self.rewards[self.default_kind].sandbox.close()
+        for reward in self.rewards.values():
+            reward.sandbox.close()
+        release_service()  # ends the machine's execution service where no other caller holds it
 
     # -- counters --------------------------------------------------------------------------------------------
     def count(self, endpoint: str, status: int) -> None:
