@@ -1,7 +1,14 @@
-"""The recipe on a private local Ray instance publishes the same rounds as on this machine, byte for byte."""
+"""The recipe on a private local Ray instance publishes the same rounds as on this machine, byte for byte.
+
+One block of the statistics is a measurement, not a computation: ``fidelity`` grades the tests against an oracle
+whose inputs are those on which the reference ends within a CPU cut (``FidelityConfig.cpu_s``), so an input near the
+cut can be in one run's oracle and not in the next one's, on any engine (the oracle is built on the driver in both
+runs). Every data file and every other statistic is compared byte for byte; ``fidelity`` is compared in shape.
+"""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -34,6 +41,17 @@ def _published_files(store: Path) -> dict[str, dict[str, bytes]]:
     return out
 
 
+def _without_fidelity(stats: bytes) -> bytes:
+    """``stats`` with the oracle's measured block replaced by its shape (its keys, nested)."""
+    def shape(value):
+        return {key: shape(item) for key, item in value.items()} if isinstance(value, dict) else None
+
+    data = json.loads(stats)
+    if "fidelity" in data:
+        data["fidelity"] = shape(data["fidelity"])
+    return json.dumps(data, sort_keys=True).encode()
+
+
 @pytest.fixture
 def ray_engine():
     close_backends()
@@ -61,11 +79,15 @@ def test_the_recipe_on_ray_publishes_the_same_rounds_and_a_stored_rerun_starts_n
         local_files = _published_files(tmp_path / "local" / "store")
         ray_files = _published_files(tmp_path / "ray" / "store")
         assert set(local_files) == set(ray_files) == {"round0", "round1", "main"}
+        assert "fidelity" in json.loads(local_files["main"]["stats.json"])  # the shape comparison has a block
         for revision, files in local_files.items():
             assert set(files) == set(ray_files[revision]), revision
             assert any(path.endswith(".parquet") for path in files)
             for path, data in files.items():
-                assert ray_files[revision][path] == data, f"{revision}:{path} differs between the engines"
+                theirs = ray_files[revision][path]
+                if path == "stats.json":
+                    data, theirs = _without_fidelity(data), _without_fidelity(theirs)
+                assert theirs == data, f"{revision}:{path} differs between the engines"
         assert on_ray.stats[0]["dedup"] == local.stats[0]["dedup"]  # embeddings on Ray workers, same decisions
         assert [len(ds) for ds in on_ray.rounds] == [len(ds) for ds in local.rounds]
         assert on_ray.dropped == local.dropped
