@@ -37,6 +37,44 @@ __all__ = ["Sandbox", "Job", "MODES"]
 MODES = ("isolated", "fast")
 _tokens = itertools.count()
 
+# Where this process's jobs go: None is this machine's execution service; otherwise a callable
+# ``(settings, workers, jobs, sizes, keys) -> reports`` (encoded, as the service's) that routes them elsewhere,
+# installed by :func:`evolvecoder_datasets.distributed.execute_on_ray_nodes`.
+_route: list = [None]
+# Jobs and tests this process sent to its own machine's service (what a driver that routes elsewhere keeps at 0).
+_local_counts = {"jobs": 0, "tests": 0}
+_counts_lock = threading.Lock()
+
+
+def set_route(route) -> object:
+    """Send this process's jobs through ``route`` (``None``: this machine's service); returns the previous one.
+
+    Example:
+        >>> previous = set_route(None)
+        >>> set_route(previous) is None
+        True
+    """
+    previous, _route[0] = _route[0], route
+    return previous
+
+
+def _current_route():
+    """The route of this process's jobs; a forked copy of a routing process (a ``num_proc`` worker) cannot use its
+    parent's connections and sends its jobs to its machine's service."""
+    route = _route[0]
+    return None if route is None or getattr(route, "pid", os.getpid()) != os.getpid() else route
+
+
+def local_counts() -> dict[str, int]:
+    """Jobs and tests this process has sent to this machine's execution service so far.
+
+    Example:
+        >>> sorted(local_counts())
+        ['jobs', 'tests']
+    """
+    with _counts_lock:
+        return dict(_local_counts)
+
 
 @dataclass(frozen=True)
 class Job:
@@ -285,7 +323,8 @@ class Sandbox:
             values = {name: getattr(self, name) for name in SETTINGS}
             self._settings = tuple(values[name] for name in SETTINGS)
             connections = Connections()
-            self._ask(connections, ("start", self._settings))
+            if _current_route() is None:  # routed jobs start the services where they run
+                self._ask(connections, ("start", self._settings))
             self._connections = connections
             self._owner_pid = os.getpid()
             self._finalizer = weakref.finalize(self, _close, connections, self._owner_pid)
@@ -365,9 +404,16 @@ class Sandbox:
                 keys.append((*_FailureOrder._key(cases), self._token))  # type: ignore[arg-type]  # per sandbox
             else:
                 keys.append(None)
+        encoded, sizes = [encode_job(j) for j in jobs], [j.size for j in jobs]
+        route = _current_route()
         try:
-            blobs = self._request(("run", self._settings, self.workers, [encode_job(j) for j in jobs],
-                                   [j.size for j in jobs], keys))  # fmt: skip
+            if route is not None:
+                blobs = route(self._settings, self.workers, encoded, sizes, keys)
+            else:
+                with _counts_lock:
+                    _local_counts["jobs"] += len(jobs)
+                    _local_counts["tests"] += sum(sizes)
+                blobs = self._request(("run", self._settings, self.workers, encoded, sizes, keys))
         except SandboxError as err:
             if "another process" in str(err):
                 raise

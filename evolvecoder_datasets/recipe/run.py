@@ -71,6 +71,10 @@ class RecipeResult:
             ``final``) and ``reason``, as published in each revision's ``dropped`` config.
         output_dir (`str`): the run folder.
         seeds (`int`): seed problems read.
+        execution (`dict`): where this run's sandbox jobs were judged: ``this_machine`` (``jobs``, ``tests`` sent
+            by this process to its own machine's execution service) and ``nodes`` (per Ray node id, under
+            ``distributed.engine: ray``); also written to ``execution.json`` in the run folder. Round 0's shard
+            tasks run on Ray workers and use their own node's service: they count in neither.
 
     Example:
         >>> result = run_recipe(config)                                       # doctest: +SKIP
@@ -86,6 +90,7 @@ class RecipeResult:
     dropped: list[dict[str, str]] = field(default_factory=list)
     output_dir: str = ""
     seeds: int = 0
+    execution: dict[str, Any] = field(default_factory=dict)
 
     def pass_at_1(self) -> list[float]:
         """Mean pass@1 of the LLM samples, per round (0..R)."""
@@ -271,6 +276,33 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
         ...                                         base_url="http://127.0.0.1:8000/v1"), n=8),))
         >>> result = run_recipe(config)  # doctest: +SKIP
     """
+    from ..execution.sandbox import local_counts
+
+    before = local_counts()
+    ray = config.on_ray()
+    if ray is None:
+        result = _run_recipe(config)
+        router_counts: dict[str, dict[str, int]] = {}
+    else:  # every stage's sandbox jobs go to the execution services of the cluster's nodes
+        from ..distributed.nodes import execute_on_ray_nodes
+
+        with execute_on_ray_nodes(ray) as router:
+            result = _run_recipe(config)
+            router_counts = {node: dict(c) for node, c in router.counts.items()}
+    after = local_counts()
+    result.execution = {"this_machine": {k: after[k] - before[k] for k in after}, "nodes": router_counts}
+    _write_json(Path(config.output_dir) / "execution.json", result.execution)
+    return result
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _run_recipe(config: RecipeConfig) -> RecipeResult:
     from ..llm.preflight import preflight
     from ..stages.evolve import evolve_dataset
     from ..stages.finalize import finalize_dataset

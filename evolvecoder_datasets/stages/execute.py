@@ -36,7 +36,6 @@ from typing import Any
 
 from ..errors import SandboxCrashed
 from ..execution import ExecutionReport, Job, shared_sandbox
-from ..execution.judge import plan_test
 from ..limits import TIME_LIMIT, SandboxSettings
 from ..schema import (
     INPUTS,
@@ -180,11 +179,20 @@ def _outputs(rows: Iterator[tuple[_Row, Any, list[ExecutionReport]]], config: Ex
         out = {
             PASS_MATRIX: [r.passed for r in reports] if n_tests else [[] for _ in row.codes],
             STATUSES: [list(r.statuses) for r in reports] if n_tests else [[] for _ in row.codes],
-            JUDGED_INSIDE: [not plan_test(str(t)).outside for t in row.tests] if row.tests else [],
+            JUDGED_INSIDE: _judged_inside(reports, len(row.tests)) if row.tests else [],
         }
         if config.calibrate:
             out[TIME_LIMIT] = row.limit
         yield out
+
+
+def _judged_inside(reports: list[ExecutionReport], n_tests: int) -> list[bool]:
+    """Per test, whether the service judged it inside the sandbox, as its reports say (the planner runs there, never
+    here: a test is hostile input). ``False`` where no report says (a row without programs)."""
+    for report in reports:
+        if len(report.judged) == n_tests:
+            return [where == "inside" for where in report.judged]
+    return [False] * n_tests
 
 
 def _new_columns(config: ExecuteConfig) -> list[str]:

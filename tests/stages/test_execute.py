@@ -53,13 +53,17 @@ def test_execute_with_num_proc_gives_the_same_matrix():
     assert single["pass_matrix"] == multi["pass_matrix"]
 
 
-def test_a_sandbox_failure_fails_the_batch_instead_of_recording_crashes(monkeypatch):
+def test_a_sandbox_failure_fails_the_batch_instead_of_recording_crashes():
+    """A real sandbox failure: the execution service's fork servers are SIGKILLed while the job runs (and again
+    after the engine restarts them), so its cells are the sandbox's, not the program's."""
     from evolvecoder_datasets.errors import SandboxCrashed
-    from evolvecoder_datasets.execution import sandbox as sandbox_module
+    from evolvecoder_datasets.execution import shared_sandbox
 
-    def always_dies(self, job, timeout, on_progress=None):
-        raise SandboxCrashed("server gone")
+    from ..test_rewards import servers_killed
 
-    monkeypatch.setattr(sandbox_module._Worker, "call", always_dies)
-    with pytest.raises(SandboxCrashed):
-        execute({"solutions": [["x = 1"]], "tests": [["assert x == 1"]]}, config=ExecuteConfig(workers=1, mode="fast"))
+    config = ExecuteConfig(workers=1, mode="fast")
+    slow = "import time\ndef f():\n    time.sleep(0.3)\n    return 1\n"
+    with servers_killed(shared_sandbox(**config.sandbox_settings())), pytest.raises(SandboxCrashed):
+        execute({"solutions": [[slow]], "tests": [["assert f() == 1"] * 4]}, config=config)
+    # and the stage runs again once the servers are left alone
+    assert execute({"solutions": [[slow]], "tests": [["assert f() == 1"]]}, config=config)["pass_matrix"] == [[[True]]]
