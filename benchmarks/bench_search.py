@@ -2,7 +2,7 @@
 inputs from the same generators given the same executions.
 
 Run: .venv/bin/python benchmarks/bench_search.py [--problems N] [--budget 2000] [--retire-after 24] [--workers 2]
-     [--survivors 30] [--json out.json] [--no-random] [--structure-edits 16]
+     [--survivors 30] [--json out.json] [--no-random] [--structure-edits 16] [--limits-baseline REV]
 
 For every HumanEval problem: the pool is every AST mutant of the canonical solution (``mutants.generate_mutants``);
 the suite is the problem's split asserts. Per round:
@@ -21,6 +21,14 @@ tie). Afterwards every search
 assert runs against the canonical solutions in a fresh isolated-mode sandbox, and a seeded sample of the mutants
 still surviving is written with a long random differential run (a witness input where one is found) for hand
 classification (``--survivor-file``).
+
+``--limits-baseline REV`` measures something else (issue 22): one search round per side, in one process and one
+sandbox, the search of git revision ``REV`` (its ``search.py`` and ``search_probes.py``, loaded from ``git show``:
+every probe at the flat ``timeout_s``) against this checkout's (probes under each problem's calibrated limit,
+measured first as the execute stage does: 10 x the reference's slowest passed assert, at least 0.1 s). Per side:
+CPU of the probe tests that timed out, CPU of all probe tests, CPU of the sandbox's processes, the kept tests per
+problem; then how many problems keep identical tests, among those where neither side's probes timed out, and
+whether every kept test passes the reference under the problem's limit.
 """
 
 from __future__ import annotations
@@ -28,14 +36,19 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import importlib.util
 import json
 import os
 import random
+import re
+import subprocess
+import sys
 import time
 
 import numpy as np
 
-from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.execution import Job, Sandbox
+from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.mutants import generate_mutants
 from evolvecoder_datasets.sources.humaneval import read_humaneval_records, split_check
 from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, search_tests
@@ -111,6 +124,182 @@ def witness_search(sb, problem, mutant_code, seed, n=400):
     return None, len(idx)
 
 
+def load_search_at(rev: str):
+    """The ``search_tests`` and ``SearchConfig`` of git revision ``rev`` (its search.py and search_probes.py; the
+    rest of the package is this checkout's), as modules of their own."""
+    stages = "evolvecoder_datasets.stages"
+    modules = {}
+    for name in ("search_probes", "search"):
+        source = subprocess.run(["git", "show", f"{rev}:evolvecoder_datasets/stages/{name}.py"], check=True,
+                                capture_output=True, text=True).stdout
+        source = source.replace("from .search_probes import", "from ._baseline_search_probes import")
+        full = f"{stages}._baseline_{name}"
+        module = importlib.util.module_from_spec(importlib.util.spec_from_loader(full, loader=None))
+        module.__package__ = stages
+        sys.modules[full] = module
+        exec(compile(source, f"{rev}:{name}.py", "exec"), module.__dict__)  # noqa: S102 (our own code, from git)
+        modules[name] = module
+    return modules["search"]
+
+
+class ProbeMeter:
+    """A sandbox that counts, per problem, the CPU of the probe tests that timed out, of those that took 0.05 s
+    or more without a timeout, and of all tests it ran."""
+
+    _REF = re.compile(r"^_ECD_REF = _ecd_load\((.*), '<reference>'\)$", re.MULTILINE)
+
+    def __init__(self, sandbox, references: dict[str, str]):
+        self.sandbox = sandbox
+        self.workers = sandbox.workers
+        self.by_reference = {repr(ref): pid for pid, ref in references.items()}
+        self.by_program = {ref: pid for pid, ref in references.items()}
+        self.problems: dict[str, dict[str, float]] = {}
+
+    def _note(self, program: str, report) -> None:
+        found = self._REF.search(program)
+        pid = self.by_reference.get(found.group(1)) if found else self.by_program.get(program)
+        row = self.problems.setdefault(pid or "?", {"timeouts": 0, "timeout_cpu_s": 0.0, "slow_cpu_s": 0.0,
+                                                    "cpu_s": 0.0, "tests": 0})
+        cpu = report.cpu_s or [0.0] * len(report.statuses)
+        for status, c in zip(report.statuses, cpu):
+            row["tests"] += 1
+            row["cpu_s"] += c
+            if status == "timeout":
+                row["timeouts"] += 1
+                row["timeout_cpu_s"] += c
+            elif c >= 0.05:  # a slow test that ended without a timeout (the usability test's CPU alarm, mostly)
+                row["slow_cpu_s"] += c
+
+    def run(self, program, tests):
+        report = self.sandbox.run(program, tests)
+        self._note(program, report)
+        return report
+
+    def run_many(self, jobs, **kwargs):
+        jobs = [j if isinstance(j, Job) else Job(j[0], tests=list(j[1])) for j in jobs]
+        reports = self.sandbox.run_many(jobs, **kwargs)
+        for job, report in zip(jobs, reports):
+            self._note(job.program, report)
+        return reports
+
+    def total(self, key: str) -> float:
+        return sum(row[key] for row in self.problems.values())
+
+
+def descendants_cpu_s() -> float:
+    """CPU seconds of this process's descendants: the live ones (with what they reaped) and those it reaped."""
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry)] = fields
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        fields = stats[pid]
+        total += sum(int(x) for x in fields[11:15]) / ticks  # utime stime cutime cstime
+        todo += children.get(pid, [])
+    times = os.times()
+    return total + times.children_user + times.children_system
+
+
+def compare_limits(args) -> None:
+    """One search round with the baseline's flat probe limit against this checkout's calibrated limits."""
+    t0 = time.perf_counter()
+    load_start = os.getloadavg()
+    baseline = load_search_at(args.limits_baseline)
+    problems = load(args.problems)
+    print(f"{len(problems)} problems, {sum(len(p['mutants']) for p in problems)} mutants; baseline "
+          f"{args.limits_baseline} (search version {baseline.SearchConfig().version}) against this checkout "
+          f"({SearchConfig().version})")
+    settings = SandboxSettings()  # the execute stage's calibration: factor 10, floor 0.1 s, ceiling 1 s
+    figures: dict = {"problems": len(problems), "baseline": args.limits_baseline, "sides": {}}
+    kept: dict[str, list[list[str]]] = {}
+    meters: dict[str, ProbeMeter] = {}
+    with Sandbox(workers=args.workers, mode="fast", timeout_s=1.0, max_consecutive_timeouts=2) as sb:
+        for p in problems:
+            p["M"] = matrix(sb, [m.code for m in p["mutants"]], p["tests"])
+        calibration = sb.run_many([(p["reference"], p["tests"]) for p in problems])
+        for p, report in zip(problems, calibration):
+            p["limit"] = settings.calibrated_limit(c for s, c in zip(report.statuses, report.cpu_s) if s == "pass")
+        limits = [p["limit"] for p in problems]
+        figures["limits"] = {"calibrated": sum(x is not None for x in limits),
+                             "median_s": float(np.median([x for x in limits if x is not None])),
+                             "at_floor": sum(x == settings.limit_floor_s for x in limits)}
+        print(f"calibrated limits: {figures['limits']}")
+        references = {p["id"]: p["reference"] for p in problems}
+        for side, module in (("flat", baseline), ("calibrated", None)):
+            meter = ProbeMeter(sb, references)
+            if module is None:
+                config = SearchConfig(budget=args.budget, max_tests=args.max_tests, seed=args.seed, split=False,
+                                      retire_after=args.retire_after, structure_edits=args.structure_edits)
+                inputs = [SearchProblem(p["id"], p["reference"], list(p["tests"]), [m.code for m in p["mutants"]],
+                                        p["M"], limit=p["limit"]) for p in problems]
+                run = search_tests
+            else:
+                config = module.SearchConfig(budget=args.budget, max_tests=args.max_tests, seed=args.seed,
+                                             split=False, retire_after=args.retire_after,
+                                             structure_edits=args.structure_edits)
+                inputs = [module.SearchProblem(p["id"], p["reference"], list(p["tests"]),
+                                               [m.code for m in p["mutants"]], p["M"]) for p in problems]
+                run = module.search_tests
+            cpu0, driver0, wall0 = descendants_cpu_s(), time.process_time(), time.perf_counter()
+            results = run(inputs, config, round=1, sandbox=meter)
+            row = {
+                "probe_timeouts": int(meter.total("timeouts")),
+                "timeout_cpu_s": round(meter.total("timeout_cpu_s"), 2),
+                "slow_not_timeout_cpu_s": round(meter.total("slow_cpu_s"), 2),
+                "probe_test_cpu_s": round(meter.total("cpu_s"), 2),
+                "probe_tests": int(meter.total("tests")),
+                "sandbox_process_cpu_s": round(descendants_cpu_s() - cpu0, 2),
+                "driver_cpu_s": round(time.process_time() - driver0, 2),
+                "wall_s": round(time.perf_counter() - wall0, 1),
+                "tests_kept": sum(len(r.tests) for r in results),
+                "probe_killed": sum(r.killed for r in results),
+                "executions": sum(r.executions for r in results),
+                "problems_with_timeouts": sum(1 for row in meter.problems.values() if row["timeouts"]),
+            }
+            figures["sides"][side] = row
+            kept[side] = [list(r.tests) for r in results]
+            meters[side] = meter
+            print(side, json.dumps(row))
+        flat, new = figures["sides"]["flat"], figures["sides"]["calibrated"]
+        figures["timeout_cpu_cut"] = round(flat["timeout_cpu_s"] / new["timeout_cpu_s"], 1) \
+            if new["timeout_cpu_s"] else None
+        no_limit = [k for k, p in enumerate(problems)
+                    if not any(meters[s].problems.get(p["id"], {}).get("timeouts") for s in meters)]
+        same = [k for k in no_limit if kept["flat"][k] == kept["calibrated"][k]]
+        figures["identical_where_no_timeout"] = [len(same), len(no_limit)]
+        figures["identical_all"] = [sum(a == b for a, b in zip(kept["flat"], kept["calibrated"])), len(problems)]
+        figures["differing_where_no_timeout"] = [problems[k]["id"] for k in no_limit if k not in same]
+        figures["differing_all"] = [p["id"] for p, a, b in zip(problems, kept["flat"], kept["calibrated"]) if a != b]
+        figures["with_timeouts"] = {side: sorted(pid for pid, row in meter.problems.items() if row["timeouts"])
+                                    for side, meter in meters.items()}
+        # every kept test against the reference, isolated mode, under the problem's calibrated limit (not raised)
+        jobs, owners = [], []
+        for p, tests in zip(problems, kept["calibrated"]):
+            if tests:
+                jobs.append(Job(p["reference"], tests=tests, timeout_s=settings.job_timeout(p["limit"])))
+                owners.append(p["id"])
+    with Sandbox(workers=args.workers, mode="isolated", timeout_s=1.0) as iso:
+        reports = iso.run_many(jobs)
+    figures["reference_under_limit"] = [sum(sum(r.passed) for r in reports), sum(len(j.tests) for j in jobs)]
+    figures["seconds"] = round(time.perf_counter() - t0, 1)
+    figures["load_average_start_end"] = [round(load_start[0], 2), round(os.getloadavg()[0], 2)]
+    print(json.dumps({k: v for k, v in figures.items() if k != "sides"}))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(figures, handle, indent=2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", type=int, default=None, help="first N HumanEval problems (default: all 164)")
@@ -127,7 +316,13 @@ def main() -> None:
     parser.add_argument("--no-random", action="store_true", help="skip the random baseline (search figures only)")
     parser.add_argument("--structure-edits", type=int, default=getattr(SearchConfig, "structure_edits", 0),
                         help="structure edits asked before a survivor retires (0: the search before issue 24)")
+    parser.add_argument("--limits-baseline", default=None, metavar="REV",
+                        help="instead: one search round of git revision REV (flat probe limit) against this "
+                             "checkout's (calibrated limits): timeout CPU, kept tests (issue 22)")
     args = parser.parse_args()
+    if args.limits_baseline:
+        compare_limits(args)
+        return
 
     t0 = time.perf_counter()
     load_start = os.getloadavg()

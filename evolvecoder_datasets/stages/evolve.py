@@ -343,7 +343,8 @@ def _search(problems: list[_Problem], config: EvolveConfig) -> None:
     assert config.search is not None
     settings = dataclasses.replace(config.search, seed=config.seed)
     found = search_tests(
-        [SearchProblem(p.id, p.search_reference, list(p.suite.tests), p.codes, p.M) for p in problems],
+        [SearchProblem(p.id, p.search_reference, list(p.suite.tests), p.codes, p.M,
+                       limit=config.execute.job_timeout(p.limit)) for p in problems],
         settings,
         round=config.round,
         sandbox=get_sandbox(ExecuteConfig(mode=settings.mode, timeout_s=settings.timeout_s,

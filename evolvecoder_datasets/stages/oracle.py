@@ -19,8 +19,10 @@ How it is built, per problem with a reference and a literal call in its tests
    stream of their own (``FidelityConfig.seed`` with
    the problem id and ``"oracle"``, never the search's); the usable ones are taken from the sources in turn;
 2. the reference runs each candidate **in the sandbox**, alone in its process; an input is usable when the
-   reference returns plain data, the same twice, within ``cpu_s`` (a CPU alarm of the process's own ends an input
-   the reference never finishes; a top-level float is compared with the shared
+   reference returns plain data, the same twice, the cheaper of the two calls within ``cpu_s`` (the search's
+   usability test, :class:`~evolvecoder_datasets.stages.search_probes.ProbeProgram` with ``cheaper_call``; a CPU
+   alarm of the process's own, 3 x ``cpu_s``, ends an input the reference never finishes; a top-level float is
+   compared with the shared
    tolerance; a float inside a list, tuple or dict exactly, so a right program whose nested floats differ in the
    last bits is labelled wrong: the oracle errs towards calling programs wrong, which the fidelity figures show as
    accepted wrong programs, never as rejected right ones);
@@ -81,52 +83,10 @@ REASONS = {
     "unreadable": "the reference's values could not be read back, or it failed its own oracle asserts",
 }
 
-# Appended to a reference-only probe program: which inputs are usable (as the search's, but a float may sit inside
-# a list, tuple or dict: compared exactly), and the repr lines of the reference's values on the usable inputs,
-# compressed, read bit by bit through verdicts.
+# Appended to a reference-only probe program (whose _ecd_usable says which inputs are usable: ProbeProgram with
+# nested_floats and cheaper_call): the repr lines of the reference's values on the usable inputs, compressed, read
+# bit by bit through verdicts.
 _BLOB_HELPERS = '''
-def _ecd_oracle_plain(value):
-    kind = type(value)
-    if value is None or kind in (bool, int, str, bytes):
-        return True
-    if kind is float:
-        return value == value and abs(value) != float("inf")
-    if kind in (list, tuple, set, frozenset):
-        return all(_ecd_oracle_plain(item) for item in value)
-    if kind is dict:
-        return all(_ecd_oracle_plain(k) and _ecd_oracle_plain(v) for k, v in value.items())
-    return False
-
-class _EcdOracleSlow(BaseException):
-    pass
-
-def _ecd_oracle_slow(signum, frame):
-    raise _EcdOracleSlow()
-
-def _ecd_oracle_usable(k):
-    import signal as _ecd_signal
-    # a CPU alarm of the process's own: an input on which the reference never ends costs ~3 x _ECD_CPU, not the
-    # sandbox's timeout, and does not end the run (two sandbox timeouts in a row would leave the rest unexecuted)
-    _ecd_signal.signal(_ecd_signal.SIGVTALRM, _ecd_oracle_slow)
-    _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, 3 * _ECD_CPU)
-    try:
-        # the cheaper of two calls decides (a call slowed by a busy machine does not drop an input on its own)
-        start = _ecd_time.process_time()
-        first = _ecd_call(_ECD_REF, k)
-        middle = _ecd_time.process_time()
-        second = _ecd_call(_ECD_REF, k)
-        if min(middle - start, _ecd_time.process_time() - middle) > _ECD_CPU:
-            return False
-        text = repr(first)
-        if len(text) > _ECD_MAX_CHARS or text != repr(second) or not _ecd_oracle_plain(first):
-            return False
-        back = _ecd_ast.literal_eval(text)
-        return repr(back) == text and back == first
-    except (Exception, _EcdOracleSlow):
-        return False
-    finally:
-        _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, 0)
-
 def _ecd_blob():
     if "blob" not in _ecd_cache:
         import zlib as _ecd_zlib
@@ -341,7 +301,7 @@ def _usable(sandbox: Any, program: str, n: int, resumes: int = 8) -> list[int]:
     the sandbox's timeouts ended the run) resumes after the last candidate that ran, at most ``resumes`` times."""
     usable, start = [], 0
     for _ in range(resumes + 1):
-        statuses = sandbox.run(program, [f"assert _ecd_oracle_usable({k})" for k in range(start, n)]).statuses
+        statuses = sandbox.run(program, [f"assert _ecd_usable({k})" for k in range(start, n)]).statuses
         usable += [start + k for k, status in enumerate(statuses) if status == "pass"]
         ran = [k for k, status in enumerate(statuses) if status != "unexecuted"]
         start += (ran[-1] + 1) if ran else 1
@@ -410,7 +370,10 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     sources = _candidates(problem, call, config)
     inputs = [args for group in sources for args in group]
     oracle.candidates = len(inputs)
-    probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars)
+    # usable as the search's, but a float may sit inside a list, tuple or dict (compared exactly), and the cheaper
+    # of the reference's two calls decides (one CPU alarm of 3 x cpu_s over both)
+    probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars,
+                         nested_floats=True, cheaper_call=True)
     program = probe.program() + "_ECD_BLOB = []\n" + _BLOB_HELPERS
     usable = _usable(sandbox, program, len(inputs))
     oracle.usable = len(usable)

@@ -9,12 +9,15 @@ only one that needs no language model (test origin ``search``). For each problem
    nested edits, crossover, the reference's own constants +-1), seeded from the run's seed, the problem id and
    the round;
 2. the reference runs on each candidate **in the sandbox**; a candidate is usable when it returns plain data (a
-   literal), the same twice, within ``cpu_s``;
+   literal), the same twice, its first call within ``cpu_s`` (a CPU alarm of the probe's own ends a call there, so
+   an input the reference never finishes costs ``cpu_s``, not a sandbox timeout);
 3. the **targets** are the programs of the pool the current suite cannot reject (they pass every test) and the
    groups of programs it cannot tell apart (identical pass vectors); each target program runs on the usable
    candidates beside the reference, which says where it returns something else. All active problems' target runs
-   go to the sandbox as one batch per generation. A survivor is asked only until it first disagrees (one kill is
-   all it needs; the later questions cost nothing), a member of an alike group on every candidate;
+   go to the sandbox as one batch per generation, under the problem's calibrated limit (``SearchProblem.limit``,
+   the one the pool will be judged by) plus the reference's share (:func:`probe_timeouts`). A survivor is asked
+   only until it first disagrees (one kill is all it needs; the later questions cost nothing), a member of an alike
+   group on every candidate;
 4. candidates are kept greedily, the one that kills the most surviving programs and splits the most groups first,
    until no candidate adds anything, ``max_tests`` are kept, or the **budget** of executions (reference runs plus
    target-program runs) is spent; a new generation mutates the seeds and the inputs kept so far. A target that has
@@ -46,6 +49,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,11 +62,12 @@ from ..errors import ConfigError
 from ..tolerance import float_assert
 from ._common import check_fraction, check_positive, defined_names, normalise_test, stable_int
 from .search_inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
-from .search_probes import ProbeProgram, read_values
+from .search_probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values
 
-__all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult", "hot_constants", "search_tests"]
+__all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult", "hot_constants", "probe_timeouts",
+           "search_tests"]
 
-_VERSION = "4"
+_VERSION = "5"
 OBJECTIVES = ("mutants", "random")
 
 #: Why a problem got no search tests.
@@ -106,7 +111,11 @@ class SearchConfig:
         seed (`int`, defaults to 0): base of every random choice (with the problem id and round).
         mode (`str`, defaults to ``"fast"``): sandbox mode of the search's own probe runs (choices only; the kept
             tests are judged by the round's sandbox settings).
-        timeout_s (`float`, defaults to 1.0): CPU seconds per probe test.
+        timeout_s (`float`, defaults to 1.0): the ceiling of every probe's CPU seconds per test, and the limit of
+            a target program's probes on a problem without a calibrated limit (``SearchProblem.limit``: where the
+            execute stage also judges at the fixed limit). Probes of a problem with one run under it plus
+            ``cpu_s`` (the reference's share of a probe test); probes that run only the reference, under
+            ``4 x cpu_s`` (:data:`~evolvecoder_datasets.stages.search_probes.REFERENCE_TIMEOUT_FACTOR`).
         version (`str`): bump when the search changes, so cached rounds are recomputed.
 
     Raises:
@@ -114,7 +123,7 @@ class SearchConfig:
 
     Example:
         >>> SearchConfig(budget=500, max_tests=4).version
-        'search-4'
+        'search-5'
     """
 
     budget: int = 2000
@@ -162,11 +171,14 @@ class SearchProblem:
             when deciding which programs survive (default: it passes all).
         budget (`int`, *optional*): this problem's budget instead of ``SearchConfig.budget`` (a benchmark gives a
             baseline exactly what the search spent).
+        limit (`float`, *optional*): the problem's calibrated CPU seconds per test (the ``time_limit_s`` column),
+            under which the pool will run the kept tests; ``None``: ``SearchConfig.timeout_s``, as for the pool.
 
     Example:
-        >>> p = SearchProblem("P_1", "def f(x):\\n    return x", ["assert f(1) == 1"], ["def f(x):\\n    return 1"], [[True]])
-        >>> p.programs, p.budget
-        (['def f(x):\\n    return 1'], None)
+        >>> p = SearchProblem("P_1", "def f(x):\\n    return x", ["assert f(1) == 1"], ["def f(x):\\n    return 1"], [[True]],
+        ...                   limit=0.1)
+        >>> p.programs, p.budget, p.limit
+        (['def f(x):\\n    return 1'], None, 0.1)
     """
 
     id: str
@@ -176,6 +188,7 @@ class SearchProblem:
     pass_matrix: Any
     reference_passes: list[bool] | None = None
     budget: int | None = None
+    limit: float | None = None
 
 
 @dataclass
@@ -261,6 +274,7 @@ class _State:
             self.groups = [g for g in by_vector.values() if len(g) > 1]
         self.result.survivors = len(self.alive)
         self.result.targets = len(self.target_programs())
+        self.reference_timeout, self.target_timeout = probe_timeouts(problem, config)
         if config.objective == "mutants":
             # before those: the boundaries of the constants a target changed (a mutant that moved 12 to 13 is told
             # apart at 12 or 13, if anywhere), which inputs blind to the pool reach only by chance
@@ -439,6 +453,29 @@ class _State:
         return tests
 
 
+def probe_timeouts(problem: SearchProblem, config: SearchConfig) -> tuple[float, float]:
+    """CPU seconds per probe test for ``problem``: ``(reference-only probes, target-program probes)``.
+
+    A probe that runs only the reference (usability, value reads) needs what the usability test allows it: its CPU
+    alarms end the reference's calls within ~3 x ``cpu_s``, so it runs under ``4 x cpu_s``. A target's probe test
+    calls the target and the reference (at most ``cpu_s`` on a usable input): it runs under the problem's
+    calibrated limit, the one the pool's run of a kept test is judged by, plus that share; under the fixed
+    ``timeout_s`` where the problem has no limit (the pool runs at it too). Both are capped by ``timeout_s``. A
+    timeout is read as it always was: the reference's input is not usable, the target disagrees.
+
+    Example:
+        >>> probe_timeouts(SearchProblem("P_1", "x = 1", [], [], [], limit=0.159), SearchConfig())
+        (0.4, 0.259)
+        >>> probe_timeouts(SearchProblem("P_1", "x = 1", [], [], []), SearchConfig())
+        (0.4, 1.0)
+    """
+    reference = round(min(float(config.timeout_s), REFERENCE_TIMEOUT_FACTOR * config.cpu_s), 6)
+    limit = problem.limit
+    if limit is None or not float(limit) > 0 or not math.isfinite(float(limit)):
+        return reference, float(config.timeout_s)
+    return reference, round(min(float(config.timeout_s), float(limit) + config.cpu_s), 6)
+
+
 def hot_constants(reference: str, programs: Sequence[str]) -> list[int]:
     """The integers some program writes and the reference does not, or the reverse: where a mutant changed a constant.
 
@@ -494,6 +531,8 @@ def search_tests(
         >>> search_tests([SearchProblem("P_2", None, ["assert f(1) == 1"], [], [])])[0].reason
         'no_reference'
     """
+    from ..execution import Job
+
     if sandbox is None:
         from ..execution import shared_sandbox
 
@@ -516,7 +555,8 @@ def search_tests(
                 break
             continue
         probes = [s.probe() for s in active]
-        reports = sandbox.run_many([(p.program(), p.usable_tests()) for p in probes])
+        reports = sandbox.run_many([Job(p.program(), tests=p.usable_tests(), timeout_s=s.reference_timeout)
+                                    for s, p in zip(active, probes)])
         for state, report in zip(active, reports):
             state.take_usable(report.passed)
         # one batch of every active problem's target runs: a survivor is asked until it first disagrees (it only
@@ -528,7 +568,8 @@ def search_tests(
             for p in state.target_programs():
                 first = p in state.alive
                 tests = probe.first_tests(state.usable) if first else probe.same_tests(state.usable)
-                jobs.append((probe.program(state.problem.programs[p]), tests))
+                jobs.append(Job(probe.program(state.problem.programs[p]), tests=tests,
+                                timeout_s=state.target_timeout))
                 owners.append((state, p, first))
         reports = sandbox.run_many(jobs) if jobs else []
         same: dict[int, dict[int, list[bool]]] = {}
@@ -566,7 +607,7 @@ def search_tests(
             return
         probe = ProbeProgram(state.problem.reference or "", state.call.callee, state.kept,
                              cpu_s=state.config.cpu_s, max_chars=state.config.max_value_chars)
-        values = read_values(sandbox, probe, range(len(state.kept)))
+        values = read_values(sandbox, probe, range(len(state.kept)), timeout_s=state.reference_timeout)
         result.reads += sum(13 + 8 * len(text.encode()) for ok, text in values if ok and text)
         tests = state.write_tests(values)
         if tests:

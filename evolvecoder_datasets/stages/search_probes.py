@@ -32,14 +32,20 @@ from typing import Any
 from ..tolerance import FLOAT_ABS_TOL, FLOAT_REL_TOL
 from .search_inputs import render_args
 
-__all__ = ["ProbeProgram", "read_values"]
+__all__ = ["REFERENCE_TIMEOUT_FACTOR", "ProbeProgram", "read_values", "run_probe"]
 
 _LENGTH_BITS = 13  # values are capped well below 2**13 bytes
+
+#: A probe test that runs only the reference (usability, value reads) needs at most about 3 x ``cpu_s`` of Python
+#: code: the usability test's CPU alarms end each call there. This many x ``cpu_s`` is its sandbox limit (one more
+#: for ``repr`` and the alarm handler's delay), whatever the problem's calibrated limit.
+REFERENCE_TIMEOUT_FACTOR = 4.0
 
 # The probe helpers. Names start with _ecd_ so they cannot clash with a solution's own names, and every solution
 # runs in its own dict namespace.
 _HELPERS = '''
 import ast as _ecd_ast
+import signal as _ecd_signal
 import time as _ecd_time
 
 def _ecd_load(source, name):
@@ -55,12 +61,18 @@ def _ecd_plain(value, top=True):
     if value is None or kind in (bool, int, str, bytes):
         return True
     if kind is float:
-        return top and value == value and abs(value) != float("inf")
+        return (top or _ECD_NESTED_FLOATS) and value == value and abs(value) != float("inf")
     if kind in (list, tuple, set, frozenset):
         return all(_ecd_plain(item, False) for item in value)
     if kind is dict:
         return all(_ecd_plain(k, False) and _ecd_plain(v, False) for k, v in value.items())
     return False
+
+class _EcdSlow(BaseException):
+    pass
+
+def _ecd_slow(signum, frame):
+    raise _EcdSlow()
 
 _ecd_cache = {}
 
@@ -70,18 +82,34 @@ def _ecd_ref_value(k):
     return _ecd_cache[k]
 
 def _ecd_usable(k):
+    # The reference's two calls run under a CPU alarm of the process's own (user time), so an input it never
+    # finishes costs about the alarm, not the sandbox's limit, and does not end the run (two sandbox timeouts in a
+    # row leave every later input unexecuted). _ECD_CHEAPER: the cheaper call decides (a call slowed by a busy
+    # machine does not drop an input on its own), one alarm of 3 x _ECD_CPU over both; else the first call decides,
+    # cut at _ECD_CPU (an input it would reject anyway), and the second may take 2 x _ECD_CPU. Either way a test
+    # ends within about 3 x _ECD_CPU of Python code (REFERENCE_TIMEOUT_FACTOR).
+    _ecd_signal.signal(_ecd_signal.SIGVTALRM, _ecd_slow)
+    _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, (3 if _ECD_CHEAPER else 1) * _ECD_CPU)
     try:
         start = _ecd_time.process_time()
         first = _ecd_call(_ECD_REF, k)
-        if _ecd_time.process_time() - start > _ECD_CPU:
+        middle = _ecd_time.process_time()
+        if not _ECD_CHEAPER:
+            if middle - start > _ECD_CPU:
+                return False
+            _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, 2 * _ECD_CPU)
+        second = _ecd_call(_ECD_REF, k)
+        if _ECD_CHEAPER and min(middle - start, _ecd_time.process_time() - middle) > _ECD_CPU:
             return False
         text = repr(first)
-        if len(text) > _ECD_MAX_CHARS or text != repr(_ecd_call(_ECD_REF, k)) or not _ecd_plain(first):
+        if len(text) > _ECD_MAX_CHARS or text != repr(second) or not _ecd_plain(first):
             return False
         back = _ecd_ast.literal_eval(text)
         return repr(back) == text and back == first
-    except Exception:
+    except (Exception, _EcdSlow):
         return False
+    finally:
+        _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, 0)
 
 def _ecd_tolerance(expected):
     return _ECD_ABS_TOL + _ECD_REL_TOL * abs(expected)
@@ -134,21 +162,50 @@ class ProbeProgram:
         inputs (`Sequence[tuple]`): argument tuples, addressed by their index ``k`` in the tests.
         cpu_s (`float`, defaults to 0.1): CPU seconds the reference may use on one input for it to be usable.
         max_chars (`int`, defaults to 1000): longest ``repr`` of a usable return value.
+        nested_floats (`bool`, defaults to `False`): a usable value may hold floats inside a list, tuple, set or
+            dict (compared exactly by whoever writes the assert); by default only a top-level float, which the
+            written assert compares with the shared tolerance.
+        cheaper_call (`bool`, defaults to `False`): the cheaper of the reference's two calls on an input decides
+            whether it is within ``cpu_s`` (a call slowed by a busy machine does not drop an input on its own);
+            by default the first call does, and a slow one is cut at ``cpu_s``. Either way a CPU alarm of the
+            process's own ends an input the reference does not finish, within about 3 x ``cpu_s``.
 
     Example:
         >>> probe = ProbeProgram("def f(x):\\n    return x", "f", [(1,), (2,)])
         >>> probe.same_tests()
         ['assert _ecd_same(0)', 'assert _ecd_same(1)']
+        >>> probe.reference_timeout()
+        0.4
     """
 
     def __init__(
-        self, reference: str, callee: str, inputs: Sequence[tuple], *, cpu_s: float = 0.1, max_chars: int = 1000
+        self,
+        reference: str,
+        callee: str,
+        inputs: Sequence[tuple],
+        *,
+        cpu_s: float = 0.1,
+        max_chars: int = 1000,
+        nested_floats: bool = False,
+        cheaper_call: bool = False,
     ) -> None:
         self.reference = reference
         self.callee = callee
         self.inputs = [tuple(a) for a in inputs]
         self.cpu_s = float(cpu_s)
         self.max_chars = int(max_chars)
+        self.nested_floats = bool(nested_floats)
+        self.cheaper_call = bool(cheaper_call)
+
+    def reference_timeout(self) -> float:
+        """CPU seconds per test for a probe that runs only the reference (:meth:`usable_tests`, value reads):
+        :data:`REFERENCE_TIMEOUT_FACTOR` x ``cpu_s``, since the usability test's alarms end each call well before.
+
+        Example:
+            >>> ProbeProgram("def f(x):\\n    return x", "f", [(1,)], cpu_s=0.05).reference_timeout()
+            0.2
+        """
+        return round(REFERENCE_TIMEOUT_FACTOR * self.cpu_s, 6)
 
     def program(self, under_test: str | None = None) -> str:
         """The probe program: the reference, optionally a program under test, the inputs and the helpers.
@@ -166,6 +223,7 @@ class ProbeProgram:
             f"_ECD_CALLEE = {self.callee!r}",
             f"_ECD_CPU = {self.cpu_s!r}",
             f"_ECD_MAX_CHARS = {self.max_chars!r}",
+            f"_ECD_NESTED_FLOATS, _ECD_CHEAPER = {self.nested_floats!r}, {self.cheaper_call!r}",
             f"_ECD_ABS_TOL, _ECD_REL_TOL = {FLOAT_ABS_TOL!r}, {FLOAT_REL_TOL!r}",
             f"_ECD_ARGS = [\n    {makers}\n]",
             f"_ECD_REF = _ecd_load({self.reference!r}, '<reference>')",
@@ -175,7 +233,8 @@ class ProbeProgram:
         return "\n".join(parts) + "\n"
 
     def usable_tests(self, indices: Sequence[int] | None = None) -> list[str]:
-        """Per input, a test that passes when the reference returns plain data, deterministically, within limits.
+        """Per input, a test that passes when the reference returns plain data, deterministically, within ``cpu_s``
+        (see the class's ``nested_floats`` and ``cheaper_call``). Run it under :meth:`reference_timeout`.
 
         Example:
             >>> ProbeProgram("def f(x):\\n    return x", "f", [(1,), (2,)]).usable_tests([1])
@@ -231,7 +290,26 @@ def _bits(statuses: Sequence[str]) -> list[int] | None:
     return [1 if s == "pass" else 0 for s in statuses]
 
 
-def read_values(sandbox: Any, probe: ProbeProgram, indices: Sequence[int]) -> list[tuple[bool, str | None]]:
+def run_probe(sandbox: Any, program: str, tests: Sequence[str], timeout_s: float | None = None) -> Any:
+    """``sandbox.run(program, tests)``, under ``timeout_s`` CPU seconds per test where given (the sandbox's own
+    ``timeout_s`` stays the ceiling).
+
+    Example:
+        >>> from evolvecoder_datasets.execution import Sandbox
+        >>> with Sandbox(workers=1, mode="fast") as sb:
+        ...     run_probe(sb, "while True:\\n    pass", ["assert True"], timeout_s=0.1).statuses
+        ['timeout']
+    """
+    if timeout_s is None:
+        return sandbox.run(program, list(tests))
+    from ..execution import Job
+
+    return sandbox.run_many([Job(program, tests=list(tests), timeout_s=timeout_s)])[0]
+
+
+def read_values(
+    sandbox: Any, probe: ProbeProgram, indices: Sequence[int], *, timeout_s: float | None = None
+) -> list[tuple[bool, str | None]]:
     """The ``repr`` of the reference's return value on each of ``indices``, read through pass/fail verdicts.
 
     Two sandbox runs of the reference-only probe program: one for the lengths, one for all the bytes. Reading costs
@@ -243,6 +321,8 @@ def read_values(sandbox: Any, probe: ProbeProgram, indices: Sequence[int]) -> li
             program that runs).
         probe (`ProbeProgram`): the reference, callee and inputs.
         indices (`Sequence[int]`): inputs to read.
+        timeout_s (`float`, *optional*): CPU seconds per test (default: the sandbox's); the search gives
+            :meth:`ProbeProgram.reference_timeout`.
 
     Returns:
         `list[tuple[bool, str | None]]`: per index, ``(True, text)`` where ``text`` is the canonical ``repr`` of a
@@ -260,7 +340,7 @@ def read_values(sandbox: Any, probe: ProbeProgram, indices: Sequence[int]) -> li
     if not indices:
         return []
     program = probe.program()
-    report = sandbox.run(program, probe.length_tests(indices))
+    report = run_probe(sandbox, program, probe.length_tests(indices), timeout_s)
     bits = _bits(report.statuses)
     if bits is None or report.infra_error:
         return [(False, None)] * len(indices)
@@ -271,7 +351,7 @@ def read_values(sandbox: Any, probe: ProbeProgram, indices: Sequence[int]) -> li
     tests: list[str] = []
     for k, length in zip(indices, lengths):
         tests.extend(probe.byte_tests(k, length))
-    report = sandbox.run(program, tests) if tests else None
+    report = run_probe(sandbox, program, tests, timeout_s) if tests else None
     statuses = report.statuses if report is not None else []
     out: list[tuple[bool, str | None]] = []
     offset = 0
