@@ -49,7 +49,7 @@ def test_request_cache_and_checkpoint_keys_change_together(name, base, changes, 
 
 
 def test_stored_shards_are_keyed_like_checkpoints():
-    from evolvecoder_datasets.distributed import _fingerprint
+    from evolvecoder_datasets.distributed.shards import _fingerprint
 
     ds = Dataset.from_dict({"id": ["A_1"]})
 

@@ -44,12 +44,9 @@ from __future__ import annotations
 
 from ..stages.embed import EmbedConfig, embed_rows
 from ..stages.mutation import MutationConfig, score_mutants
-from ..stages.resources import task_cpus as _task_cpus  # noqa: F401  (old private name)
-from .cluster import _check_task_fits as _check_task_fits  # old private names, for tests and the recipe
 from .cluster import init_ray
-from .config import ENGINES, VERSION, DistributedConfig  # noqa: F401  (VERSION: the shard layout)
+from .config import ENGINES, DistributedConfig
 from .engines import embed_distributed, execute_distributed, score_mutants_distributed
-from .shards import _fingerprint as _fingerprint
 from .shards import map_shards
 
 __all__ = [

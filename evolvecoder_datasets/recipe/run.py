@@ -34,7 +34,7 @@ from .. import schema
 from .._deps import require
 from ..errors import EmptyRunError, MissingExtraError, RevisionNotFoundError
 from ..keys import chain, config_digest
-from ..limits import TIME_LIMIT
+from ..schema import TIME_LIMIT
 from ..stages.drops import drop_reason_counts, without_dropped
 from ..stages.sample import MUTANT_MODEL
 from .checkpoints import Checkpoints, evolve_failures, refine_failures

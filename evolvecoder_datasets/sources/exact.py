@@ -26,11 +26,9 @@ from .base import SEED_COLUMNS, seed_features
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-DUP_OF = schema.DUP_OF
-DUP_SCORE = schema.DUP_SCORE
 _WHITESPACE = re.compile(r"\s+")
 
-__all__ = ["DUP_OF", "DUP_SCORE", "mark_exact_duplicates", "merge_sources", "normalize_text", "text_hash"]
+__all__ = ["mark_exact_duplicates", "merge_sources", "normalize_text", "text_hash"]
 
 
 def normalize_text(text: str | None) -> str:
@@ -87,7 +85,7 @@ def mark_exact_duplicates(
     schema.check_columns(ds.column_names, [column, id_column], stage="mark_exact_duplicates")
     if not len(ds):  # ``map`` and casts do not add or type columns of a table with no rows
         features = ds.features.copy()
-        features[DUP_OF], features[DUP_SCORE] = Value("string"), Value("float32")
+        features[schema.DUP_OF], features[schema.DUP_SCORE] = Value("string"), Value("float32")
         return Dataset.from_dict({name: [] for name in features}, features=features)
     hashed = ds.map(
         _hash_batch, batched=True, fn_kwargs={"column": column}, num_proc=num_proc, desc="hashing texts"
@@ -102,13 +100,13 @@ def mark_exact_duplicates(
             first[h] = row_id
             dup_of.append(None)
     hashed = hashed.remove_columns("_text_hash")
-    for name in (DUP_OF, DUP_SCORE):
+    for name in (schema.DUP_OF, schema.DUP_SCORE):
         if name in hashed.column_names:
             hashed = hashed.remove_columns(name)
     # Typed as deduplicate() types them: with no duplicate, all-None columns would otherwise be Arrow nulls.
-    hashed = hashed.add_column(DUP_OF, dup_of).cast_column(DUP_OF, Value("string"))
+    hashed = hashed.add_column(schema.DUP_OF, dup_of).cast_column(schema.DUP_OF, Value("string"))
     scores = [None if d is None else 1.0 for d in dup_of]
-    return hashed.add_column(DUP_SCORE, scores).cast_column(DUP_SCORE, Value("float32"))
+    return hashed.add_column(schema.DUP_SCORE, scores).cast_column(schema.DUP_SCORE, Value("float32"))
 
 
 def merge_sources(*datasets: Dataset) -> Dataset:
