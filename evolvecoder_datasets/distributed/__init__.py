@@ -42,20 +42,18 @@ Example:
 
 from __future__ import annotations
 
-from ..stages.embed import EmbedConfig, embed_rows
+from ..stages.embed import EmbedConfig
 from ..stages.mutation import MutationConfig, score_mutants
 from .cluster import init_ray
-from .config import ENGINES, DistributedConfig
+from .config import DistributedConfig
 from .engines import embed_distributed, execute_distributed, score_mutants_distributed
 from .shards import map_shards
 
 __all__ = [
-    "ENGINES",
     "DistributedConfig",
     "EmbedConfig",
     "MutationConfig",
     "embed_distributed",
-    "embed_rows",
     "execute_distributed",
     "init_ray",
     "map_shards",

@@ -20,12 +20,10 @@ from .._lazy import lazy_exports
 _ATTRIBUTES = {
     "SEED_COLUMNS": "base",
     "seed_features": "base",
-    "call_based_tests": "base",
     "load_humaneval": "humaneval",
     "from_humaneval": "humaneval",
     "split_check": "humaneval",
     "load_leetcode": "leetcode",
-    "leetcode_report": "leetcode",
     "from_apps": "apps",
     "from_taco": "apps",
     "from_code_contests": "code_contests",
