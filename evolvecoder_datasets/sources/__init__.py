@@ -30,8 +30,6 @@ _ATTRIBUTES = {
     "from_codeforces": "codeforces",
     "from_primeintellect": "primeintellect",
     "from_evolvecoder_seed": "evolvecoder_seed",
-    "normalize_text": "exact",
-    "text_hash": "exact",
     "mark_exact_duplicates": "exact",
     "merge_sources": "exact",
 }

@@ -5,52 +5,29 @@ re-flowed or re-indented copies of a statement hash alike. :func:`mark_exact_dup
 ``dup_of``/``dup_score`` columns as the semantic pass (:func:`evolvecoder_datasets.stages.dedup.deduplicate`,
 which runs this hashing itself before embedding); nothing is deleted until you filter.
 
+The normal form and its hash live on the ground floor (:mod:`evolvecoder_datasets.textnorm`), shared with the
+semantic pass.
+
 Example:
-    >>> from evolvecoder_datasets.sources.exact import normalize_text, text_hash
-    >>> normalize_text("  Two\\tSum\\n\\n")
-    'two sum'
-    >>> text_hash("Two Sum") == text_hash("two   sum ")
-    True
+    >>> from datasets import Dataset
+    >>> from evolvecoder_datasets.sources.exact import mark_exact_duplicates
+    >>> ds = Dataset.from_dict({"id": ["A", "B"], "question": ["Two Sum", "two   sum "]})
+    >>> list(mark_exact_duplicates(ds)["dup_of"])
+    [None, 'A']
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
+from ..textnorm import text_hash
 from .base import SEED_COLUMNS, seed_features
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-_WHITESPACE = re.compile(r"\s+")
-
-__all__ = ["mark_exact_duplicates", "merge_sources", "normalize_text", "text_hash"]
-
-
-def normalize_text(text: str | None) -> str:
-    """Lower-case, NFKC-fold and collapse whitespace.
-
-    Example:
-        >>> normalize_text("Ｆｉｎｄ  the MAX")
-        'find the max'
-    """
-    if not text:
-        return ""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
-
-
-def text_hash(text: str | None) -> str:
-    """Hex BLAKE2b-128 digest of :func:`normalize_text` (stable across processes and runs).
-
-    Example:
-        >>> len(text_hash("abc"))
-        32
-    """
-    return hashlib.blake2b(normalize_text(text).encode("utf-8"), digest_size=16).hexdigest()
+__all__ = ["mark_exact_duplicates", "merge_sources"]
 
 
 def _hash_batch(batch: dict[str, list[Any]], *, column: str) -> dict[str, list[str]]:

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import schema
 from ..errors import ConfigError, SchemaError
-from ..sources.exact import text_hash
+from ..textnorm import text_hash
 from .dedup_embed import (
     PAPER_MODEL,
     EmbeddingCache,
