@@ -30,9 +30,25 @@ from .cover import cover_tests
 from .filters import dedupe_tests, hide_tests
 from .final import REDUCE_RULES, TOO_FEW_TESTS, TOO_MANY_PERFECT, final_filter, final_filter_outcome
 from .rates import as_pass_matrix, hamming_distances, solution_pass_rates, test_pass_rates
-from .selection import select_adversarial, select_similar
+from .selection import (
+    DUPLICATE_GROUP,
+    FILLED_BY_DISTANCE,
+    FILLED_FROM_REST,
+    NO_DUPLICATES,
+    RANDOM_FALLBACK,
+    TOO_FEW_SOLUTIONS,
+    select_adversarial,
+    select_similar,
+)
 
 __all__ = [
+    # the notes a selection can carry (its improvisations), compared by callers as passmatrix.RANDOM_FALLBACK etc.
+    "DUPLICATE_GROUP",
+    "FILLED_BY_DISTANCE",
+    "FILLED_FROM_REST",
+    "NO_DUPLICATES",
+    "RANDOM_FALLBACK",
+    "TOO_FEW_SOLUTIONS",
     "REDUCE_RULES",
     "TOO_FEW_TESTS",
     "TOO_MANY_PERFECT",
