@@ -26,7 +26,8 @@ One module per concern: :mod:`.config` (:class:`DistributedConfig`), :mod:`.clus
 :mod:`.shards` (the scheduler, :func:`map_shards`), :mod:`.engines` (the execute, mutant-scoring and embedding
 stages driven by it). The stage functions themselves live in
 :mod:`evolvecoder_datasets.stages` (:mod:`~evolvecoder_datasets.stages.mutation`,
-:mod:`~evolvecoder_datasets.stages.embed`) and are importable from here too.
+:mod:`~evolvecoder_datasets.stages.embed`); their configs (``EmbedConfig``, ``MutationConfig``) and ``score_mutants``
+are importable from here too, as the Ray examples use them.
 
 Example:
     >>> from datasets import Dataset
