@@ -46,9 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from datasets import Dataset, disable_caching, disable_progress_bars
 
 from evolvecoder_datasets.execution import Job, shared_sandbox
-from evolvecoder_datasets.limits import TIME_LIMIT
 from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.recipe import RecipeConfig, load_seeds
+from evolvecoder_datasets.schema import TIME_LIMIT
 from evolvecoder_datasets.stages.execute import ExecuteConfig, execute_dataset, solution_codes
 from evolvecoder_datasets.stages.sample import SampleConfig, sample_dataset
 

@@ -37,20 +37,13 @@ _SUBMODULES = {
     "cli",
 }
 
-# Names re-exported at the top level: name -> submodule that defines it.
-_ATTRIBUTES = {
-    "Sandbox": "execution",
-    "run_tests": "execution",
-    "extract_code": "execution",
-    "EvolveCoderError": "errors",
-}
-
-__all__ = sorted(_SUBMODULES | set(_ATTRIBUTES) | {"__version__"})
+# No name is re-exported at the top level: each lives at one address, in its submodule
+# (``from evolvecoder_datasets.execution import Sandbox``).
+__all__ = sorted(_SUBMODULES | {"__version__"})
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _ATTRIBUTES, __all__, submodules=_SUBMODULES)
+__getattr__, __dir__ = lazy_exports(__name__, {}, __all__, submodules=_SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import errors, execution, passmatrix  # noqa: F401
-    from .execution import Sandbox, extract_code, run_tests  # noqa: F401

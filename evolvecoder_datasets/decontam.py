@@ -36,12 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 logger = logging.getLogger(__name__)
 
 VERSION = "1"
-CONTAMINATED_BY = schema.CONTAMINATED_BY
 PACKAGED_BENCHMARKS = ("humaneval", "leetcode")
 _WORD = re.compile(r"\w+")
 
 __all__ = [
-    "CONTAMINATED_BY",
     "PACKAGED_BENCHMARKS",
     "NgramIndex",
     "benchmark_texts",
@@ -199,7 +197,7 @@ def _mark_batch(
 ) -> dict[str, list[str | None]]:
     """``Dataset.map`` body; ``version`` only enters the fingerprint."""
     index = _index(benchmarks, extra, n)
-    return {CONTAMINATED_BY: [index.match(text) for text in batch[column]]}
+    return {schema.CONTAMINATED_BY: [index.match(text) for text in batch[column]]}
 
 
 def mark_contaminated(
@@ -242,12 +240,12 @@ def mark_contaminated(
     unknown = [b for b in names if b not in PACKAGED_BENCHMARKS]
     if unknown:
         raise ConfigError(f"unknown packaged benchmark(s) {unknown}; pass other sets through extra_texts")
-    if CONTAMINATED_BY in ds.column_names:
-        ds = ds.remove_columns(CONTAMINATED_BY)
+    if schema.CONTAMINATED_BY in ds.column_names:
+        ds = ds.remove_columns(schema.CONTAMINATED_BY)
     from datasets import Value
 
     features = ds.features.copy()
-    features[CONTAMINATED_BY] = Value("string")
+    features[schema.CONTAMINATED_BY] = Value("string")
     return ds.map(
         _mark_batch,
         batched=True,
@@ -275,8 +273,8 @@ def contamination_report(ds: Dataset) -> dict[str, int]:
         >>> contamination_report(Dataset.from_dict({"contaminated_by": ["humaneval:HumanEval/0", None]}))
         {'humaneval': 1, 'total': 1}
     """
-    schema.check_columns(ds.column_names, [CONTAMINATED_BY], stage="contamination_report")
-    counts = Counter(m.split(":", 1)[0] for m in ds[CONTAMINATED_BY] if m is not None)
+    schema.check_columns(ds.column_names, [schema.CONTAMINATED_BY], stage="contamination_report")
+    counts = Counter(m.split(":", 1)[0] for m in ds[schema.CONTAMINATED_BY] if m is not None)
     return {**dict(sorted(counts.items())), "total": sum(counts.values())}
 
 
@@ -321,6 +319,6 @@ def decontaminate(
     report = contamination_report(marked)
     logger.info("decontamination (%d-grams): dropping %s of %d rows", n, report, len(marked))
     kept = marked.filter(
-        _is_clean, input_columns=CONTAMINATED_BY, num_proc=num_proc, desc="dropping contaminated"
+        _is_clean, input_columns=schema.CONTAMINATED_BY, num_proc=num_proc, desc="dropping contaminated"
     )
-    return kept.remove_columns(CONTAMINATED_BY)
+    return kept.remove_columns(schema.CONTAMINATED_BY)

@@ -26,12 +26,19 @@ __all__ = [
     "SandboxUnavailable",
     "SandboxCrashed",
     "LLMError",
-    "LLMResponseError",
     "LLMRequestError",
     "LLMRateLimitError",
     "LLMUnavailableError",
+    "LLMResponseError",
     "RevisionNotFoundError",
     "SourceFormatError",
+    "LLMCacheMissError",
+    "RoundStoreError",
+    "RepositoryError",
+    "EnvironmentBuildError",
+    "DistributedError",
+    "EmptyRunError",
+    "exit_status",
 ]
 
 
@@ -120,14 +127,8 @@ class LLMCacheMissError(LLMError, LookupError):
     """A replayed run (``cache_mode="replay"``) asked for a request that the request cache does not hold."""
 
 
-__all__.append("LLMCacheMissError")
-
-
 class RoundStoreError(EvolveCoderError, OSError):
     """A round store (a local git-backed folder or a Hub repository) could not be read or written."""
-
-
-__all__.append("RoundStoreError")
 
 
 class RepositoryError(EvolveCoderError, ValueError):
@@ -138,22 +139,13 @@ class EnvironmentBuildError(EvolveCoderError, RuntimeError):
     """A repository's execution environment (a virtualenv with the repository and pytest) could not be built."""
 
 
-__all__ += ["RepositoryError", "EnvironmentBuildError"]
-
-
 class DistributedError(EvolveCoderError, RuntimeError):
     """A distributed engine (Ray) could not finish: the cluster is unreachable, or a task kept failing on
     infrastructure (killed workers, lost nodes) after its retries. A program's own failure is never this error."""
 
 
-__all__.append("DistributedError")
-
-
 class EmptyRunError(EvolveCoderError, RuntimeError):
     """A pipeline run has no problem left to work on; the message gives the drop reasons."""
-
-
-__all__.append("EmptyRunError")
 
 
 def exit_status(action: Callable[[], int | None]) -> int:
@@ -188,5 +180,3 @@ def exit_status(action: Callable[[], int | None]) -> int:
         return 1
     return 0 if status is None else status
 
-
-__all__.append("exit_status")

@@ -8,6 +8,9 @@ answers, ``engine_kwargs`` included), which is also what the request cache key
 finds its checkpoints, and a changed engine setting is asked again everywhere. Of any other dataclass config,
 every field counts (``version`` fields included, so a changed prompt or mutator invalidates old results).
 
+The rule is a protocol, so this ground-floor module imports no room above it: a config that defines
+``answer_settings()`` (today :class:`~evolvecoder_datasets.llm.LLMConfig`) is keyed by what that method returns.
+
 Example:
     >>> from evolvecoder_datasets.keys import config_digest
     >>> from evolvecoder_datasets.llm import LLMConfig
@@ -32,15 +35,16 @@ __all__ = ["chain", "config_digest", "semantic"]
 def semantic(value: Any) -> Any:
     """``value`` reduced to what decides a result, as plain JSON-able data (configs nested at any depth).
 
+    An object with an ``answer_settings()`` method is reduced to its result; any other dataclass to all its fields.
+
     Example:
         >>> from evolvecoder_datasets.llm import LLMConfig
         >>> semantic({"llm": LLMConfig(model="m", rpm=10)})
         {'llm': {'backend': 'openai', 'model': 'm', 'extra': None}}
     """
-    from .llm.config import LLMConfig
-
-    if isinstance(value, LLMConfig):
-        return value.answer_settings()
+    answer_settings = getattr(value, "answer_settings", None)
+    if callable(answer_settings) and not isinstance(value, type):
+        return answer_settings()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: semantic(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):

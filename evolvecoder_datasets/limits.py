@@ -13,8 +13,8 @@ Two things live here, because both decide how long a program may run:
   reference solution's measured CPU time: ``factor x`` the slowest test the reference passes, at least ``floor``,
   at most the fixed ``timeout_s`` (which stays the ceiling, and the fallback where no calibration exists). Limits
   are rounded up to a fixed ladder of values so that the noise of one measurement rarely changes them. They travel
-  with the dataset in the optional column :data:`TIME_LIMIT` (seconds, or null), written by the execute stage and
-  read by the evolution rounds and the rewards.
+  with the dataset in the optional column ``time_limit_s`` (:data:`~evolvecoder_datasets.schema.TIME_LIMIT`;
+  seconds, or null), written by the execute stage and read by the evolution rounds and the rewards.
 
 Example:
     >>> from evolvecoder_datasets.limits import SandboxSettings
@@ -36,10 +36,11 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["TIME_LIMIT", "SandboxSettings", "limit_ladder"]
+# The column is schema's (schema.TIME_LIMIT). Imported here only for stages/calibrate.py and
+# integrations/server.py, which another change rewrites; drop this import once they read it from schema.
+from .schema import TIME_LIMIT  # noqa: F401
 
-#: Optional column of problem rows: the calibrated CPU seconds per test (null where none was calibrated).
-TIME_LIMIT = "time_limit_s"
+__all__ = ["SandboxSettings", "limit_ladder"]
 
 _STEPS_PER_DOUBLING = 6  # ladder ratio 2 ** (1/6) ~ 1.12: a limit moves only when a measurement moves > 12%
 

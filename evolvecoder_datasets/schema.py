@@ -71,6 +71,8 @@ REFERENCE_PASSED = "reference_passed"
 MUTATION_SCORE = "mutation_score"
 MUTANTS_KILLED = "mutants_killed"
 MUTANTS_CONSIDERED = "mutants_considered"
+# Calibrated time limits (limits.py, stages/calibrate.py): the CPU seconds per test of a problem, or null
+TIME_LIMIT = "time_limit_s"
 
 #: The columns that hold one entry per test (stdin/stdout problems keep their cases in ``inputs``/``outputs``).
 PER_TEST_COLUMNS = (TESTS, INPUTS, OUTPUTS, TEST_ORIGIN)

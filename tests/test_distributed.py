@@ -191,7 +191,7 @@ def test_init_ray_leaves_a_users_own_ray_session_and_environment_alone(short_tmp
         from evolvecoder_datasets.distributed import DistributedConfig, init_ray
         assert init_ray(DistributedConfig()) is ray
         assert dict(os.environ) == before, set(os.environ.items()) ^ set(before.items())
-        from evolvecoder_datasets.distributed import _check_task_fits
+        from evolvecoder_datasets.distributed.cluster import _check_task_fits
         _check_task_fits(ray, DistributedConfig(cpus_per_task=4))  # not our instance: a warning, no error
         ray.shutdown()
         ray.init(_temp_dir={str(tmp_path / "b")!r}, **kwargs)  # the user restarts Ray in the same process

@@ -1,4 +1,4 @@
-"""The package's import graph has no cycle: data flows recipe -> stages -> engines, with no way back up.
+"""The package's import graph has no cycle and no upward import: rooms sit on the floors of ``docs/layers.md``.
 
 The graph is read from the source (every ``import`` and ``from ... import`` of a package module, at module level or
 inside a function; imports only type checkers see are left out), so an import hidden inside a function to dodge a
@@ -8,11 +8,13 @@ cycle at run time counts as the cycle it is.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "evolvecoder_datasets"
+LAYERS = PACKAGE.parent / "docs" / "layers.md"
 
 
 def _module_name(path: Path) -> str:
@@ -138,3 +140,62 @@ def test_importing_the_upper_floor_imports_no_heavy_dependency():
             "evolvecoder_datasets.cli; print(sorted(m for m in ('torch', 'transformers', 'ray') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def room(module: str) -> str:
+    """The room of a module: its top-level module or sub-package (``__init__`` for the package itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def read_layers(text: str) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    """``({room: floor}, {(module, room) allowed upward})`` from the ``layers`` and ``layer-exceptions`` blocks."""
+    floors: dict[str, int] = {}
+    block = re.search(r"```layers\n(.*?)```", text, re.S)
+    assert block, "docs/layers.md has no ```layers block"
+    for line in block.group(1).splitlines():
+        number, _, rest = line.partition(" ")
+        for name in rest.partition(":")[2].split():
+            assert name not in floors, f"room {name} is on two floors"
+            floors[name] = int(number)
+    exceptions = set()
+    block = re.search(r"```layer-exceptions\n(.*?)```", text, re.S)
+    for line in (block.group(1) if block else "").splitlines():
+        if line.strip():
+            module, _, target = (part.strip() for part in line.partition("->"))
+            exceptions.add((module, target.split()[0]))
+    return floors, exceptions
+
+
+def upward_imports(graph: dict[str, set[str]], floors: dict[str, int],
+                   exceptions: set[tuple[str, str]] = frozenset()) -> list[str]:  # fmt: skip
+    """Each import of a room above the importer's floor, as ``"module (floor) -> module (floor)"``."""
+    found = []
+    for module, edges in sorted(graph.items()):
+        for target in sorted(edges):
+            low, high = floors[room(module)], floors[room(target)]
+            if high > low and (module.removeprefix("evolvecoder_datasets."), room(target)) not in exceptions:
+                found.append(f"{module} ({low}) -> {target} ({high})")
+    return found
+
+
+def test_the_layer_checker_finds_an_upward_import_and_honours_an_exception():
+    floors, exceptions = read_layers("```layers\n0 ground: keys\n1 engines: llm\n```\n"
+                                     "```layer-exceptions\nkeys -> llm  (a reason)\n```\n")
+    graph = {"evolvecoder_datasets.keys": {"evolvecoder_datasets.llm.config"}, "evolvecoder_datasets.llm.config": set()}
+    assert floors == {"keys": 0, "llm": 1} and exceptions == {("keys", "llm")}
+    assert upward_imports(graph, floors) == ["evolvecoder_datasets.keys (0) -> evolvecoder_datasets.llm.config (1)"]
+    assert upward_imports(graph, floors, exceptions) == []
+
+
+def test_every_room_is_on_one_floor_of_the_documented_order_and_nothing_imports_upward():
+    floors, exceptions = read_layers(LAYERS.read_text(encoding="utf-8"))
+    graph = import_graph()
+    rooms = {room(m) for m in graph}
+    assert sorted(rooms - set(floors)) == []  # a new room must be placed in docs/layers.md
+    assert sorted(set(floors) - rooms) == []  # and a removed one taken out
+    assert floors["errors"] == floors["schema"] == 0 and floors["cli"] == max(floors.values())
+    assert upward_imports(graph, floors, exceptions) == []
+    # every exception is still needed (an import that went away takes its line with it)
+    used = {(m.removeprefix("evolvecoder_datasets."), room(t)) for m, edges in graph.items() for t in edges}
+    assert sorted(exceptions - used) == []

@@ -49,7 +49,7 @@ def test_request_cache_and_checkpoint_keys_change_together(name, base, changes, 
 
 
 def test_stored_shards_are_keyed_like_checkpoints():
-    from evolvecoder_datasets.distributed import _fingerprint
+    from evolvecoder_datasets.distributed.shards import _fingerprint
 
     ds = Dataset.from_dict({"id": ["A_1"]})
 
@@ -61,3 +61,28 @@ def test_stored_shards_are_keyed_like_checkpoints():
 
     assert key(OPENAI) == key(OPENAI.replace(base_url="http://127.0.0.1:10/v1", rpm=5))
     assert key(LOCAL) != key(LOCAL.replace(engine_kwargs={"max_model_len": 2048}))
+
+
+def test_any_config_that_says_what_decides_its_answers_is_keyed_by_that_alone():
+    # keys imports no room above the ground: the rule is the answer_settings() protocol, not a class check
+    import dataclasses
+
+    from evolvecoder_datasets.keys import semantic
+
+    @dataclasses.dataclass(frozen=True)
+    class Judge:
+        model: str
+        url: str = "http://a"
+
+        def answer_settings(self) -> dict:
+            return {"model": self.model}
+
+    @dataclasses.dataclass(frozen=True)
+    class Stage:
+        judge: Judge
+        version: str = "1"
+
+    assert semantic(Stage(Judge("m", url="http://b"))) == {"judge": {"model": "m"}, "version": "1"}
+    assert config_digest(Stage(Judge("m"))) == config_digest(Stage(Judge("m", url="http://b")))
+    assert config_digest(Stage(Judge("m"))) != config_digest(Stage(Judge("n")))
+    assert semantic(Judge) is Judge  # a class itself is a value, not a config

@@ -11,8 +11,9 @@ from datasets import Dataset
 from evolvecoder_datasets import rewards
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Job, Sandbox
-from evolvecoder_datasets.limits import TIME_LIMIT, SandboxSettings, limit_ladder
+from evolvecoder_datasets.limits import SandboxSettings, limit_ladder
 from evolvecoder_datasets.rewards import RewardConfig, make_code_reward, make_pass_rate_reward
+from evolvecoder_datasets.schema import TIME_LIMIT
 from evolvecoder_datasets.stages.calibrate import calibrate, calibrate_dataset
 from evolvecoder_datasets.stages.execute import ExecuteConfig, execute, execute_dataset
 from evolvecoder_datasets.stages.stream import Plan, stream_jobs

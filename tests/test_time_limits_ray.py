@@ -6,7 +6,7 @@ import pytest
 from datasets import Dataset
 
 from evolvecoder_datasets.distributed import DistributedConfig, execute_distributed, init_ray
-from evolvecoder_datasets.limits import TIME_LIMIT
+from evolvecoder_datasets.schema import TIME_LIMIT
 from evolvecoder_datasets.stages.execute import ExecuteConfig, execute_dataset
 
 ray = pytest.importorskip("ray")

@@ -30,30 +30,17 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 _LAZY = {
-    "Repository": "repository",
     "open_repository": "repository",
     "find_packages": "repository",
     "public_symbols": "repository",
-    "normalize_name": "repository",
-    "default_cache_dir": "repository",
-    "check_installable": "repository",
-    "EnvironmentBackend": "environment",
     "VenvBackend": "environment",
     "RepoEnvironment": "environment",
-    "PytestRun": "environment",
     "read_verdict": "environment",
     "ContainerBackend": "containers",
     "detect_engine": "containers",
-    "EnvironmentSpec": "dockerfile",
-    "environment_spec": "dockerfile",
-    "write_build_context": "dockerfile",
-    "check_build_context": "dockerfile",
     "SeedConfig": "seeds",
-    "Snippet": "seeds",
     "sample_snippets": "seeds",
     "eligible_files": "seeds",
-    "GateResult": "gates",
-    "SKIP_REASONS": "gates",
     "DecontaminationIndex": "gates",
     "Deduplicator": "gates",
     "run_gates": "gates",
@@ -61,17 +48,11 @@ _LAZY = {
     "CodeInstructRun": "pipeline",
     "Task": "pipeline",
     "YieldReport": "pipeline",
-    "Verification": "pipeline",
     "generate_tasks": "pipeline",
     "verify_task": "pipeline",
-    "instruction_for": "pipeline",
     "tasks_to_dataset": "export",
-    "task_row": "export",
     "export_task_folders": "export",
-    "environment_specs": "export",
     "verify_task_folder": "export",
-    "harbor_lint": "harbor",
-    "ensure_harbor": "harbor",
 }
 
 __all__ = list(_LAZY)
@@ -82,34 +63,17 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .containers import ContainerBackend, detect_engine  # noqa: F401
-    from .dockerfile import EnvironmentSpec, check_build_context, environment_spec, write_build_context  # noqa: F401
-    from .environment import EnvironmentBackend, PytestRun, RepoEnvironment, VenvBackend, read_verdict  # noqa: F401
-    from .export import (  # noqa: F401
-        environment_specs,
-        export_task_folders,
-        task_row,
-        tasks_to_dataset,
-        verify_task_folder,
-    )
-    from .gates import SKIP_REASONS, DecontaminationIndex, Deduplicator, GateResult, run_gates  # noqa: F401
-    from .harbor import ensure_harbor, harbor_lint  # noqa: F401
+    from .environment import RepoEnvironment, VenvBackend, read_verdict  # noqa: F401
+    from .export import export_task_folders, tasks_to_dataset, verify_task_folder  # noqa: F401
+    from .gates import DecontaminationIndex, Deduplicator, run_gates  # noqa: F401
     from .pipeline import (  # noqa: F401
         CodeInstructConfig,
         CodeInstructRun,
         Task,
-        Verification,
         YieldReport,
         generate_tasks,
-        instruction_for,
         verify_task,
     )
-    from .repository import (  # noqa: F401
-        Repository,
-        check_installable,
-        default_cache_dir,
-        find_packages,
-        normalize_name,
-        open_repository,
-    )
+    from .repository import find_packages, open_repository  # noqa: F401
     from .repository import public_symbols as public_symbols
-    from .seeds import SeedConfig, Snippet, eligible_files, sample_snippets  # noqa: F401
+    from .seeds import SeedConfig, eligible_files, sample_snippets  # noqa: F401

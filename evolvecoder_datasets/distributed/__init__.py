@@ -26,7 +26,8 @@ One module per concern: :mod:`.config` (:class:`DistributedConfig`), :mod:`.clus
 :mod:`.shards` (the scheduler, :func:`map_shards`), :mod:`.engines` (the execute, mutant-scoring and embedding
 stages driven by it). The stage functions themselves live in
 :mod:`evolvecoder_datasets.stages` (:mod:`~evolvecoder_datasets.stages.mutation`,
-:mod:`~evolvecoder_datasets.stages.embed`) and are importable from here too.
+:mod:`~evolvecoder_datasets.stages.embed`); their configs (``EmbedConfig``, ``MutationConfig``) and ``score_mutants``
+are importable from here too, as the Ray examples use them.
 
 Example:
     >>> from datasets import Dataset
@@ -42,23 +43,18 @@ Example:
 
 from __future__ import annotations
 
-from ..stages.embed import EmbedConfig, embed_rows
+from ..stages.embed import EmbedConfig
 from ..stages.mutation import MutationConfig, score_mutants
-from ..stages.resources import task_cpus as _task_cpus  # noqa: F401  (old private name)
-from .cluster import _check_task_fits as _check_task_fits  # old private names, for tests and the recipe
 from .cluster import init_ray
-from .config import ENGINES, VERSION, DistributedConfig  # noqa: F401  (VERSION: the shard layout)
+from .config import DistributedConfig
 from .engines import embed_distributed, execute_distributed, score_mutants_distributed
-from .shards import _fingerprint as _fingerprint
 from .shards import map_shards
 
 __all__ = [
-    "ENGINES",
     "DistributedConfig",
     "EmbedConfig",
     "MutationConfig",
     "embed_distributed",
-    "embed_rows",
     "execute_distributed",
     "init_ray",
     "map_shards",

@@ -15,3 +15,5 @@ Example:
     >>> completion_from_query("<|im_start|>assistant\\nx = 1<|im_end|>")
     'x = 1'
 """
+
+__all__: list[str] = []  # nothing is exported here: import the modules themselves

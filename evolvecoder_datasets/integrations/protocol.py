@@ -29,8 +29,8 @@ from typing import Any
 
 from .. import schema
 from ..errors import SchemaError
-from ..limits import TIME_LIMIT
 from ..rewards.config import KINDS
+from ..schema import TIME_LIMIT
 
 __all__ = ["END_OF_TURN", "Batch", "completion_from_query", "parse_openrlhf_request", "parse_score_request"]
 

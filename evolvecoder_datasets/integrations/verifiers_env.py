@@ -34,7 +34,7 @@ from typing import Any
 
 from .. import schema
 from ..errors import ConfigError, SandboxCrashed, SchemaError
-from ..limits import TIME_LIMIT
+from ..schema import TIME_LIMIT
 
 __all__ = ["build_verifiers_environment", "score_reply", "taskset_class"]
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from evolvecoder_datasets import schema
 from evolvecoder_datasets.errors import SandboxCrashed, SchemaError
-from evolvecoder_datasets.limits import TIME_LIMIT
+from evolvecoder_datasets.schema import TIME_LIMIT
 
 __all__ = ["DATA_SOURCE", "compute_score", "export_verl_parquet", "to_verl"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
-from .config import LLMConfig, is_reasoning_model
+from .config import LLMConfig
 from .types import ChatRequest, Completion
 
 __all__ = [
@@ -33,35 +33,12 @@ __all__ = [
     "Completion",
     "Backend",
     "make_backend",
-    "is_reasoning_model",
-    "RequestCache",
-    "request_key",
-    "RateLimiter",
-    "UsageLedger",
-    "StageUsage",
-    "OpenAICompatible",
-    "Transformers",
-    "VLLM",
-    "ScriptedOpenAIServer",
-    "Fault",
-    "run_sync",
     "preflight",
 ]
 
 _LAZY = {
     "Backend": "base",
-    "run_sync": "base",
     "make_backend": "factory",
-    "RequestCache": "cache",
-    "request_key": "cache",
-    "RateLimiter": "rate_limit",
-    "UsageLedger": "accounting",
-    "StageUsage": "accounting",
-    "OpenAICompatible": "openai_compat",
-    "Transformers": "transformers_backend",
-    "VLLM": "vllm_backend",
-    "ScriptedOpenAIServer": "testing",
-    "Fault": "testing",
     "preflight": "preflight",
 }
 
@@ -70,13 +47,6 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .accounting import StageUsage, UsageLedger  # noqa: F401
-    from .base import Backend, run_sync  # noqa: F401
-    from .cache import RequestCache, request_key  # noqa: F401
+    from .base import Backend  # noqa: F401
     from .factory import make_backend  # noqa: F401
-    from .openai_compat import OpenAICompatible  # noqa: F401
     from .preflight import preflight  # noqa: F401
-    from .rate_limit import RateLimiter  # noqa: F401
-    from .testing import Fault, ScriptedOpenAIServer  # noqa: F401
-    from .transformers_backend import Transformers  # noqa: F401
-    from .vllm_backend import VLLM  # noqa: F401

@@ -22,19 +22,11 @@ Example:
 
 from __future__ import annotations
 
-from .figures import (
-    plot_difficulty,
-    plot_fidelity,
-    plot_methods,
-    plot_mutation_scores,
-    plot_per_model,
-    save_figures,
-)
-from .passk import DEFAULT_KS, any_of_first_k, pass_at_k, solution_counts
+from .figures import plot_difficulty, plot_methods, plot_mutation_scores, plot_per_model, save_figures
+from .passk import any_of_first_k, pass_at_k, solution_counts
 from .tables import difficulty_table, method_table, mutation_table, per_model_table, source_table
 
 __all__ = [
-    "DEFAULT_KS",
     "any_of_first_k",
     "difficulty_table",
     "method_table",
@@ -42,7 +34,6 @@ __all__ = [
     "pass_at_k",
     "per_model_table",
     "plot_difficulty",
-    "plot_fidelity",
     "plot_methods",
     "plot_mutation_scores",
     "plot_per_model",

@@ -6,7 +6,7 @@ randomness only from the ``numpy.random.Generator`` it is given, so a recorded s
 
 Defaults follow the released EvolveCoder code; every threshold is a parameter. Where the released code crashes
 or is silent (fewer than five programs to show, no duplicate programs), the selection functions improvise and
-say so in :attr:`Selection.notes`, so stages can record it.
+say so in :attr:`.selection.Selection.notes`, so stages can record it.
 
 One module per concern: :mod:`.rates` (matrices, rates, distances), :mod:`.filters` (hiding and grouping tests),
 :mod:`.selection` (programs shown to the prompts), :mod:`.final` (the final filter), :mod:`.cover` (the reduced
@@ -28,14 +28,7 @@ from __future__ import annotations
 
 from .cover import cover_tests
 from .filters import dedupe_tests, hide_tests
-from .final import (
-    REDUCE_RULES,
-    TOO_FEW_TESTS,
-    TOO_MANY_PERFECT,
-    FinalFilterOutcome,
-    final_filter,
-    final_filter_outcome,
-)
+from .final import REDUCE_RULES, TOO_FEW_TESTS, TOO_MANY_PERFECT, final_filter, final_filter_outcome
 from .rates import as_pass_matrix, hamming_distances, solution_pass_rates, test_pass_rates
 from .selection import (
     DUPLICATE_GROUP,
@@ -44,23 +37,21 @@ from .selection import (
     NO_DUPLICATES,
     RANDOM_FALLBACK,
     TOO_FEW_SOLUTIONS,
-    Selection,
     select_adversarial,
     select_similar,
 )
 
 __all__ = [
+    # the notes a selection can carry (its improvisations), compared by callers as passmatrix.RANDOM_FALLBACK etc.
     "DUPLICATE_GROUP",
     "FILLED_BY_DISTANCE",
     "FILLED_FROM_REST",
     "NO_DUPLICATES",
     "RANDOM_FALLBACK",
-    "REDUCE_RULES",
     "TOO_FEW_SOLUTIONS",
+    "REDUCE_RULES",
     "TOO_FEW_TESTS",
     "TOO_MANY_PERFECT",
-    "FinalFilterOutcome",
-    "Selection",
     "as_pass_matrix",
     "cover_tests",
     "dedupe_tests",

@@ -18,9 +18,8 @@ Example:
 
 from __future__ import annotations
 
-from .config import RECIPE_VERSION, SOURCES, RecipeConfig, demo_config
-from .run import RecipeResult, run, run_recipe
+from .config import RecipeConfig, demo_config
+from .run import run, run_recipe
 from .seeds import load_seeds
 
-__all__ = ["RECIPE_VERSION", "SOURCES", "RecipeConfig", "RecipeResult", "demo_config", "load_seeds", "run",
-           "run_recipe"]
+__all__ = ["RecipeConfig", "demo_config", "load_seeds", "run", "run_recipe"]

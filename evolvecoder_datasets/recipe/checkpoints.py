@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..keys import chain
-from ..stages.evolve import EVOLVE_LOG
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -125,6 +124,6 @@ def refine_failures(ds: Dataset) -> list[str]:
 def evolve_failures(round: int) -> Callable[[Dataset], list[str]]:
     """A ``failed`` callable for round ``round``: ids whose evolve request of that round failed."""
     def failed(ds: Dataset) -> list[str]:
-        return sorted(str(i) for i, log in zip(ds[schema.ID], ds[EVOLVE_LOG])
+        return sorted(str(i) for i, log in zip(ds[schema.ID], ds[schema.EVOLVE_LOG])
                       if any(e["round"] == round and (e["error"] or "").startswith("llm:") for e in log or ()))
     return failed

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import schema
-from ..limits import TIME_LIMIT
 from ..metrics.fidelity import ProblemFidelity, fidelity_report
+from ..schema import TIME_LIMIT
 from ..stages.sample import MUTANT_MODEL
 
 if TYPE_CHECKING:  # pragma: no cover

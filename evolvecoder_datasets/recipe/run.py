@@ -34,8 +34,8 @@ from .. import schema
 from .._deps import require
 from ..errors import EmptyRunError, MissingExtraError, RevisionNotFoundError
 from ..keys import chain, config_digest
-from ..limits import TIME_LIMIT
-from ..stages.drops import drop_reason_counts, without_dropped
+from ..schema import TIME_LIMIT
+from ..stages.drops import drop_reason_counts, dropped_records, without_dropped
 from ..stages.sample import MUTANT_MODEL
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
@@ -139,12 +139,6 @@ class RecipeResult:
 
 def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
-
-
-def _dropped(ds: Dataset, stage_of: Any) -> list[dict[str, str]]:
-    """The rows of ``ds`` with a drop reason, as ``dropped`` records; ``stage_of(reason)`` names the stage."""
-    return [{schema.ID: str(i), schema.STAGE: stage_of(r), schema.REASON: str(r)}
-            for i, r in zip(ds[schema.ID], ds[schema.DROP_REASON]) if r]
 
 
 def _dropped_dataset(dropped: list[dict[str, str]]) -> Dataset:
@@ -343,7 +337,9 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
                                 refine_failures)
     key = chain(key, checkpoints.failures("01_refine"))
     drops = drop_reason_counts(refined[schema.DROP_REASON])
-    dropped = _dropped(refined, lambda reason: "dedup" if reason == "near_duplicate" else "refine")
+    # Each record names the stage whose output first carried the reason (refine keeps the dedup marks).
+    dropped = dropped_records(seeds, stage="dedup") if config.dedup else []
+    dropped += dropped_records(refined, stage="refine", recorded=[d[schema.ID] for d in dropped])
     live = without_dropped(refined)
     if len(live) == 0:
         reasons = ", ".join(f"{k} {v}" for k, v in drops.items()) or "none recorded"
@@ -385,7 +381,7 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
     finalized = checkpoints.stage("99_final", key, lambda: finalize_dataset(current, final_cfg,
                                                                             num_proc=config.num_proc))
     all_drops = dict(Counter(drops) + Counter(drop_reason_counts(finalized[schema.DROP_REASON])))
-    dropped += _dropped(finalized, lambda reason: "final")
+    dropped += dropped_records(finalized, stage="final")
     final = without_dropped(finalized)
     stats.append(final_stats(current, final, config, history, run_key=key, drop_reasons=all_drops, dedup=dedup_info))
     if store and not _already_pushed(store, "main", key):

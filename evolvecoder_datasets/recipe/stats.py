@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import schema
-from ..stages.evolve import EVOLVE_LOG
-from ..stages.references import REFERENCE, REFERENCE_PASSED, reference_verdicts
+from ..stages.references import reference_verdicts
 from ..stages.sample import MUTANT_MODEL
 from .config import RECIPE_VERSION, RecipeConfig
 
@@ -186,16 +185,16 @@ def _run_references(jobs: list[tuple[str, list[str]]], config: RecipeConfig) -> 
     """Each reference's verdict on its tests: here, or as Ray tasks when the recipe runs its execution there."""
     ray = config.on_ray()
     if ray is None:
-        return reference_verdicts({REFERENCE: [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]},
-                                  config=config.execute)[REFERENCE_PASSED]
+        return reference_verdicts({schema.REFERENCE: [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]},
+                                  config=config.execute)[schema.REFERENCE_PASSED]
     from datasets import Dataset
 
     from ..distributed import map_shards
 
-    ds = Dataset.from_dict({REFERENCE: [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]})
+    ds = Dataset.from_dict({schema.REFERENCE: [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]})
     done = map_shards(ds, reference_verdicts, fn_kwargs={"config": config.execute}, config=ray,
                       desc="reference verdicts")
-    return [list(map(bool, row)) for row in done[REFERENCE_PASSED]]
+    return [list(map(bool, row)) for row in done[schema.REFERENCE_PASSED]]
 
 
 def by_source(ds: Dataset) -> dict[str, dict[str, int]]:
@@ -229,13 +228,13 @@ def method_rows(ds: Dataset, retained_from: Dataset | None = None) -> list[dict[
     kept = Counter((int(o["round"]), o["method"]) for origins in (retained_from or ds)[schema.TEST_ORIGIN]
                    for o in origins)
     made: Counter = Counter()
-    counted = (schema.TEST_ORIGIN, schema.REFINE_DROPPED_TESTS, schema.REFERENCE_FAILED_TESTS, EVOLVE_LOG)
+    counted = (schema.TEST_ORIGIN, schema.REFINE_DROPPED_TESTS, schema.REFERENCE_FAILED_TESTS, schema.EVOLVE_LOG)
     for row in ds.select_columns([c for c in counted if c in ds.column_names]):
         methods = Counter(o["method"] for o in row[schema.TEST_ORIGIN] if int(o["round"]) == 0)
         made[(0, "seed")] += methods.get("seed", 0)
         made[(0, "refine")] += methods.get("refine", 0) + int(row.get(schema.REFINE_DROPPED_TESTS) or 0) + \
             max(int(row.get(schema.REFERENCE_FAILED_TESTS) or 0), 0)
-        for entry in row.get(EVOLVE_LOG) or ():
+        for entry in row.get(schema.EVOLVE_LOG) or ():
             if entry["method"] in ("adversarial", "discriminative", "search"):
                 made[(int(entry["round"]), entry["method"])] += int(entry["parsed"])
     rows = []

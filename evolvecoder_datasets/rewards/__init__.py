@@ -36,20 +36,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cache import RewardCacheInfo, cache_info, clear_cache
-from .config import COMMON_IMPORTS, KINDS, RewardConfig
+from .cache import cache_info, clear_cache
+from .config import COMMON_IMPORTS, RewardConfig
 from .prompts import SYSTEM_PROMPT, build_prompts, with_prompts
-from .reward import AsyncCodeReward, CodeReward, ScoredCompletion, make_code_reward, make_pass_rate_reward
+from .reward import AsyncCodeReward, CodeReward, make_code_reward, make_pass_rate_reward
 
 __all__ = [
     "COMMON_IMPORTS",
-    "KINDS",
     "SYSTEM_PROMPT",
     "AsyncCodeReward",
     "CodeReward",
-    "RewardCacheInfo",
     "RewardConfig",
-    "ScoredCompletion",
     "async_code_reward",
     "async_pass_rate_reward",
     "build_prompts",

@@ -15,7 +15,8 @@ from typing import Any
 from .. import schema
 from ..errors import ConfigError
 from ..execution.extract import STRATEGIES
-from ..limits import TIME_LIMIT, SandboxSettings
+from ..limits import SandboxSettings
+from ..schema import TIME_LIMIT
 
 __all__ = ["COMMON_IMPORTS", "KINDS", "RewardConfig"]
 

@@ -36,23 +36,11 @@ Example:
 from __future__ import annotations
 
 from .load import describe_round, list_rounds, load_round, load_round_stats, rerender_card, round_folder
-from .names import (
-    DROPPED_CONFIG,
-    SOLUTIONS_CONFIG,
-    RoundCommit,
-    RoundInfo,
-    is_local_store,
-    normalize_revision,
-    round_branch,
-    split_repo_revision,
-)
+from .names import RoundCommit, is_local_store, normalize_revision, split_repo_revision
 from .publish import push_final, push_round
 
 __all__ = [
-    "DROPPED_CONFIG",
-    "SOLUTIONS_CONFIG",
     "RoundCommit",
-    "RoundInfo",
     "describe_round",
     "is_local_store",
     "list_rounds",
@@ -62,7 +50,6 @@ __all__ = [
     "push_final",
     "push_round",
     "rerender_card",
-    "round_branch",
     "round_folder",
     "split_repo_revision",
 ]

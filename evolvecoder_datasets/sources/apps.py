@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..errors import SourceFormatError
-from .base import DIFFICULTY, STARTER_CODE, adapt, add_input_output, empty_row, parse_structured, require_text
+from .base import adapt, add_input_output, empty_row, parse_structured, require_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -61,8 +61,8 @@ def apps_like_row(
     if number is None or (isinstance(number, str) and not number.strip()):
         raise SourceFormatError(f"{source} row {index}: {id_column!r} is empty, so the row has no stable id")
     out = empty_row(f"{source}_{number}", source, require_text(row, "question", stage=stage))
-    out[STARTER_CODE] = row.get("starter_code") or ""
-    out[DIFFICULTY] = str(row["difficulty"]) if row.get("difficulty") not in (None, "") else None
+    out[schema.STARTER_CODE] = row.get("starter_code") or ""
+    out[schema.DIFFICULTY] = str(row["difficulty"]) if row.get("difficulty") not in (None, "") else None
 
     solutions = parse_structured(row.get("solutions"), what=f"{source} solutions") or []
     if not isinstance(solutions, list):

@@ -40,11 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-# Column names are schema's; the names stay importable from here.
-STARTER_CODE = schema.STARTER_CODE
-ENTRY_POINT = schema.ENTRY_POINT
-DIFFICULTY = schema.DIFFICULTY
-
 SEED_COLUMNS = (
     schema.ID,
     schema.SOURCE,
@@ -53,9 +48,9 @@ SEED_COLUMNS = (
     schema.INPUTS,
     schema.OUTPUTS,
     schema.SOLUTIONS,
-    STARTER_CODE,
-    ENTRY_POINT,
-    DIFFICULTY,
+    schema.STARTER_CODE,
+    schema.ENTRY_POINT,
+    schema.DIFFICULTY,
 )
 
 __all__ = [
@@ -96,9 +91,9 @@ def seed_features():
             schema.INPUTS: List(Value("string")),
             schema.OUTPUTS: List(Value("string")),
             schema.SOLUTIONS: List(Value("string")),
-            STARTER_CODE: Value("string"),
-            ENTRY_POINT: Value("string"),
-            DIFFICULTY: Value("string"),
+            schema.STARTER_CODE: Value("string"),
+            schema.ENTRY_POINT: Value("string"),
+            schema.DIFFICULTY: Value("string"),
         }
     )
 
@@ -123,14 +118,13 @@ def empty_row(row_id: str, source: str, question: str) -> dict[str, Any]:
         schema.INPUTS: [],
         schema.OUTPUTS: [],
         schema.SOLUTIONS: [],
-        STARTER_CODE: "",
-        ENTRY_POINT: None,
-        DIFFICULTY: None,
+        schema.STARTER_CODE: "",
+        schema.ENTRY_POINT: None,
+        schema.DIFFICULTY: None,
     }
 
 
 ON_ERROR = ("raise", "skip")
-SKIP_REASON = schema.SKIP_REASON
 
 
 def adapt(
@@ -180,7 +174,7 @@ def adapt(
     if on_error == "skip":
         from datasets import Value
 
-        features[SKIP_REASON] = Value("string")
+        features[schema.SKIP_REASON] = Value("string")
     converted = ds.map(
         _convert_checked,
         with_indices=True,
@@ -197,7 +191,7 @@ def adapt(
     )
     if on_error == "raise":
         return converted
-    reasons = [r for r in converted[SKIP_REASON] if r is not None]
+    reasons = [r for r in converted[schema.SKIP_REASON] if r is not None]
     if reasons:
         logger.warning(
             "%s: skipped %d of %d rows that cannot be adapted, e.g. %s",
@@ -207,9 +201,9 @@ def adapt(
             "; ".join(reasons[:3]),
         )
         converted = converted.filter(
-            _not_skipped, input_columns=SKIP_REASON, num_proc=num_proc, desc=f"{stage}: skipping bad rows"
+            _not_skipped, input_columns=schema.SKIP_REASON, num_proc=num_proc, desc=f"{stage}: skipping bad rows"
         )
-    return converted.remove_columns(SKIP_REASON)
+    return converted.remove_columns(schema.SKIP_REASON)
 
 
 def _not_skipped(reason: str | None) -> bool:
@@ -226,16 +220,16 @@ def _convert_checked(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Run ``convert``; with ``_skip``, turn a :class:`SourceFormatError` into a placeholder row that carries
-    the reason in :data:`SKIP_REASON` (``adapt`` filters it out)."""
+    the reason in :data:`schema.SKIP_REASON` (``adapt`` filters it out)."""
     if not _skip:
         return _convert_strict(row, index, _convert=_convert, _stage=_stage, **kwargs)
     try:
         out = _convert_strict(row, index, _convert=_convert, _stage=_stage, **kwargs)
     except SourceFormatError as err:
         out = empty_row(f"{_stage}_skipped_{index}", _stage, "")
-        out[SKIP_REASON] = f"row {index}: {err}"
+        out[schema.SKIP_REASON] = f"row {index}: {err}"
         return out
-    out[SKIP_REASON] = None
+    out[schema.SKIP_REASON] = None
     return out
 
 
@@ -420,9 +414,9 @@ def add_input_output(out: dict[str, Any], cases: Mapping[str, Any], *, what: str
         raise SourceFormatError(f"{what}: fn_name must be a string, got {type(fn_name).__name__}")
     if fn_name and fn_name.strip():
         out[schema.TESTS] += call_based_tests(
-            fn_name.strip(), inputs, outputs, starter_code=out[STARTER_CODE]
+            fn_name.strip(), inputs, outputs, starter_code=out[schema.STARTER_CODE]
         )
-        out[ENTRY_POINT] = fn_name.strip()
+        out[schema.ENTRY_POINT] = fn_name.strip()
     else:
         out[schema.INPUTS] = [stdio_text(x, what=f"{what} input") for x in inputs]
         out[schema.OUTPUTS] = [stdio_text(x, what=f"{what} output") for x in outputs]

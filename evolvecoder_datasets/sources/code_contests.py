@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..errors import SourceFormatError
-from .base import DIFFICULTY, adapt, empty_row, require_text
+from .base import adapt, empty_row, require_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -85,9 +85,9 @@ def code_contests_row(row: dict[str, Any], index: int, *, include_generated: boo
     ]
     level = row.get("difficulty")
     if isinstance(level, int) and 0 <= level < len(DIFFICULTY_NAMES):
-        out[DIFFICULTY] = DIFFICULTY_NAMES[level]
+        out[schema.DIFFICULTY] = DIFFICULTY_NAMES[level]
     elif level is not None:
-        out[DIFFICULTY] = str(level)
+        out[schema.DIFFICULTY] = str(level)
     return out
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..errors import SourceFormatError
-from .base import DIFFICULTY, adapt, empty_row, require_text
+from .base import adapt, empty_row, require_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -121,7 +121,7 @@ def codeforces_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     out[schema.INPUTS] = [stdin for stdin, _ in cases]
     out[schema.OUTPUTS] = [stdout for _, stdout in cases]
     rating = row.get("rating")
-    out[DIFFICULTY] = str(int(rating)) if isinstance(rating, (int, float)) and math.isfinite(rating) else None
+    out[schema.DIFFICULTY] = str(int(rating)) if isinstance(rating, (int, float)) and math.isfinite(rating) else None
     return out
 
 

@@ -21,15 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..errors import SourceFormatError
-from .base import (
-    STARTER_CODE,
-    adapt,
-    add_input_output,
-    empty_row,
-    parse_structured,
-    require_text,
-    strip_code_fences,
-)
+from .base import adapt, add_input_output, empty_row, parse_structured, require_text, strip_code_fences
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -69,7 +61,7 @@ def evolvecoder_seed_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     out = empty_row(
         row_id, PREFIX_SOURCES.get(prefix, prefix), require_text(row, "question", stage="evolvecoder_seed")
     )
-    out[STARTER_CODE] = row.get("starter_code") or ""
+    out[schema.STARTER_CODE] = row.get("starter_code") or ""
     if isinstance(row.get("solution"), str) and row["solution"].strip():
         out[schema.SOLUTIONS] = [strip_code_fences(row["solution"])]
     tests = parse_structured(row.get("tests"), what=f"{row_id} tests") if row.get("tests") else None

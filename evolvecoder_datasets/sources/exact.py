@@ -5,54 +5,29 @@ re-flowed or re-indented copies of a statement hash alike. :func:`mark_exact_dup
 ``dup_of``/``dup_score`` columns as the semantic pass (:func:`evolvecoder_datasets.stages.dedup.deduplicate`,
 which runs this hashing itself before embedding); nothing is deleted until you filter.
 
+The normal form and its hash live on the ground floor (:mod:`evolvecoder_datasets.textnorm`), shared with the
+semantic pass.
+
 Example:
-    >>> from evolvecoder_datasets.sources.exact import normalize_text, text_hash
-    >>> normalize_text("  Two\\tSum\\n\\n")
-    'two sum'
-    >>> text_hash("Two Sum") == text_hash("two   sum ")
-    True
+    >>> from datasets import Dataset
+    >>> from evolvecoder_datasets.sources.exact import mark_exact_duplicates
+    >>> ds = Dataset.from_dict({"id": ["A", "B"], "question": ["Two Sum", "two   sum "]})
+    >>> list(mark_exact_duplicates(ds)["dup_of"])
+    [None, 'A']
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
+from ..textnorm import text_hash
 from .base import SEED_COLUMNS, seed_features
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-DUP_OF = schema.DUP_OF
-DUP_SCORE = schema.DUP_SCORE
-_WHITESPACE = re.compile(r"\s+")
-
-__all__ = ["DUP_OF", "DUP_SCORE", "mark_exact_duplicates", "merge_sources", "normalize_text", "text_hash"]
-
-
-def normalize_text(text: str | None) -> str:
-    """Lower-case, NFKC-fold and collapse whitespace.
-
-    Example:
-        >>> normalize_text("Ｆｉｎｄ  the MAX")
-        'find the max'
-    """
-    if not text:
-        return ""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
-
-
-def text_hash(text: str | None) -> str:
-    """Hex BLAKE2b-128 digest of :func:`normalize_text` (stable across processes and runs).
-
-    Example:
-        >>> len(text_hash("abc"))
-        32
-    """
-    return hashlib.blake2b(normalize_text(text).encode("utf-8"), digest_size=16).hexdigest()
+__all__ = ["mark_exact_duplicates", "merge_sources"]
 
 
 def _hash_batch(batch: dict[str, list[Any]], *, column: str) -> dict[str, list[str]]:
@@ -87,7 +62,7 @@ def mark_exact_duplicates(
     schema.check_columns(ds.column_names, [column, id_column], stage="mark_exact_duplicates")
     if not len(ds):  # ``map`` and casts do not add or type columns of a table with no rows
         features = ds.features.copy()
-        features[DUP_OF], features[DUP_SCORE] = Value("string"), Value("float32")
+        features[schema.DUP_OF], features[schema.DUP_SCORE] = Value("string"), Value("float32")
         return Dataset.from_dict({name: [] for name in features}, features=features)
     hashed = ds.map(
         _hash_batch, batched=True, fn_kwargs={"column": column}, num_proc=num_proc, desc="hashing texts"
@@ -102,13 +77,13 @@ def mark_exact_duplicates(
             first[h] = row_id
             dup_of.append(None)
     hashed = hashed.remove_columns("_text_hash")
-    for name in (DUP_OF, DUP_SCORE):
+    for name in (schema.DUP_OF, schema.DUP_SCORE):
         if name in hashed.column_names:
             hashed = hashed.remove_columns(name)
     # Typed as deduplicate() types them: with no duplicate, all-None columns would otherwise be Arrow nulls.
-    hashed = hashed.add_column(DUP_OF, dup_of).cast_column(DUP_OF, Value("string"))
+    hashed = hashed.add_column(schema.DUP_OF, dup_of).cast_column(schema.DUP_OF, Value("string"))
     scores = [None if d is None else 1.0 for d in dup_of]
-    return hashed.add_column(DUP_SCORE, scores).cast_column(DUP_SCORE, Value("float32"))
+    return hashed.add_column(schema.DUP_SCORE, scores).cast_column(schema.DUP_SCORE, Value("float32"))
 
 
 def merge_sources(*datasets: Dataset) -> Dataset:

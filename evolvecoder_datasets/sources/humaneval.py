@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .. import schema
 from .._deps import require
 from ..errors import SourceFormatError
-from .base import DIFFICULTY, ENTRY_POINT, STARTER_CODE, adapt, empty_row
+from .base import adapt, empty_row
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -128,9 +128,9 @@ def humaneval_rows(row: dict[str, Any], index: int) -> dict[str, Any]:
     out = empty_row(f"{SOURCE}_{number if number.isdigit() else index}", SOURCE, row["prompt"])
     out[schema.TESTS] = split_check(row["test"], row["entry_point"]).tests
     out[schema.SOLUTIONS] = [row["prompt"] + row["canonical_solution"]]
-    out[STARTER_CODE] = row["prompt"]
-    out[ENTRY_POINT] = row["entry_point"]
-    out[DIFFICULTY] = None
+    out[schema.STARTER_CODE] = row["prompt"]
+    out[schema.ENTRY_POINT] = row["entry_point"]
+    out[schema.DIFFICULTY] = None
     return out
 
 

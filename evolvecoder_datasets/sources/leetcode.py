@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from .. import schema
 from .._deps import require
 from ..errors import SourceFormatError
-from .base import DIFFICULTY, ENTRY_POINT, STARTER_CODE, empty_row, seed_features
+from .base import empty_row, seed_features
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -286,10 +286,10 @@ def leetcode_problem_row(
     report.kept += 1
     row = empty_row(f"{SOURCE}_{number}", SOURCE, _question(problem))
     row[schema.TESTS] = tests
-    row[STARTER_CODE] = _starter_code(problem)
+    row[schema.STARTER_CODE] = _starter_code(problem)
     single_method = class_name == "Solution" and len(methods) == 1
-    row[ENTRY_POINT] = methods[0]["name"] if single_method else class_name
-    row[DIFFICULTY] = problem.get("difficulty") or None
+    row[schema.ENTRY_POINT] = methods[0]["name"] if single_method else class_name
+    row[schema.DIFFICULTY] = problem.get("difficulty") or None
     return row
 
 

@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Any
 from .. import schema
 from ..errors import SourceFormatError
 from .base import (
-    DIFFICULTY,
-    ENTRY_POINT,
     adapt,
     call_based_tests,
     empty_row,
@@ -91,10 +89,10 @@ def primeintellect_row(row: dict[str, Any], index: int) -> dict[str, Any]:
         out[schema.TESTS] = call_based_tests(
             fn_name, args, expected, starter_code=out[schema.SOLUTIONS][0] if out[schema.SOLUTIONS] else ""
         )
-        out[ENTRY_POINT] = fn_name
+        out[schema.ENTRY_POINT] = fn_name
     metadata = parse_structured(row.get("metadata"), what="metadata") if row.get("metadata") else None
     if isinstance(metadata, dict) and metadata.get("difficulty") not in (None, ""):
-        out[DIFFICULTY] = str(metadata["difficulty"])
+        out[schema.DIFFICULTY] = str(metadata["difficulty"])
     return out
 
 

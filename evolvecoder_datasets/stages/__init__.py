@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from .._lazy import lazy_exports
 
-# Public name -> module (inside this package) that defines it. Stage owners add their names here.
+# Public name -> module (inside this package) that defines it: the stage functions and their configs (helpers are
+# imported from their own modules). Stage owners add their names here.
 _ATTRIBUTES: dict[str, str] = {
     "deduplicate": "dedup",
     "find_near_duplicates": "dedup",
@@ -35,7 +36,6 @@ _ATTRIBUTES: dict[str, str] = {
     "EvolveConfig": "evolve",
     "search_tests": "search",
     "SearchConfig": "search",
-    "SearchProblem": "search",
     "finalize": "finalize",
     "finalize_dataset": "finalize",
     "FinalizeConfig": "finalize",
@@ -47,4 +47,6 @@ _ATTRIBUTES: dict[str, str] = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _ATTRIBUTES, sorted(_ATTRIBUTES))
+__all__ = sorted(_ATTRIBUTES)
+
+__getattr__, __dir__ = lazy_exports(__name__, _ATTRIBUTES, __all__)

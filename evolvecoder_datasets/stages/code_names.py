@@ -12,30 +12,17 @@ import ast
 import builtins
 from collections.abc import Sequence
 
+from .._parse import bound_names, parse_or_none
+
 __all__ = [
-    "bound_names",
     "called_names",
     "defined_names",
     "independent_tests",
     "normalise_test",
-    "parse_or_none",
     "reference_for",
 ]
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-def parse_or_none(source: str) -> ast.Module | None:
-    """The module ``source`` parses to, or None when it does not parse (a syntax error, a NUL byte).
-
-    Example:
-        >>> parse_or_none("def (") is None, type(parse_or_none("x = 1")).__name__
-        (True, 'Module')
-    """
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def called_names(test: str) -> set[str]:
@@ -76,29 +63,6 @@ def defined_names(program: str) -> set[str]:
             for target in targets:
                 names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return names
-
-
-def bound_names(tree: ast.AST) -> set[str]:
-    """Every name ``tree`` binds anywhere: assignment and deletion targets, functions, classes, arguments, imports
-    (their first component) and ``except ... as`` names.
-
-    Example:
-        >>> sorted(bound_names(ast.parse("import os.path\\nx = 1\\ndef f(a):\\n    try: pass\\n    except E as e: pass")))
-        ['a', 'e', 'f', 'os', 'x']
-    """
-    bound: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bound.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return bound
 
 
 def _bound_and_free(test: str) -> tuple[set[str], set[str]]:

@@ -43,9 +43,8 @@ import numpy as np
 
 from .. import schema
 from ..errors import ConfigError, SchemaError
-from ..sources.exact import DUP_OF, DUP_SCORE, text_hash
+from ..textnorm import text_hash
 from .dedup_embed import (
-    EMBEDDING_COLUMN,
     PAPER_MODEL,
     EmbeddingCache,
     default_cache_dir,
@@ -265,14 +264,14 @@ class DedupResult:
         id_column = self.config.get("id_column", schema.ID)
         if len(ds) != len(self.ids) or ds[id_column] != self.ids:
             raise SchemaError("DedupResult.apply needs the dataset it was computed on (ids differ)")
-        stale = [c for c in (DUP_OF, DUP_SCORE) if c in ds.column_names]
+        stale = [c for c in (schema.DUP_OF, schema.DUP_SCORE) if c in ds.column_names]
         if stale:
             ds = ds.remove_columns(stale)
         from datasets import Dataset, Value
 
         features = ds.features.copy()
-        features[DUP_OF] = Value("string")
-        features[DUP_SCORE] = Value("float32")
+        features[schema.DUP_OF] = Value("string")
+        features[schema.DUP_SCORE] = Value("float32")
         if not len(ds):  # ``map`` and casts do not add or type columns of a table with no rows
             return Dataset.from_dict({name: [] for name in features}, features=features)
         return ds.map(
@@ -345,7 +344,7 @@ class DedupResult:
 def _write_marks(
     batch: dict[str, list], indices: list[int], *, dup_of: list, dup_score: list
 ) -> dict[str, list]:
-    return {DUP_OF: [dup_of[i] for i in indices], DUP_SCORE: [dup_score[i] for i in indices]}
+    return {schema.DUP_OF: [dup_of[i] for i in indices], schema.DUP_SCORE: [dup_score[i] for i in indices]}
 
 
 def _is_kept(dup_of: str | None) -> bool:
@@ -500,7 +499,7 @@ def find_near_duplicates(ds: Dataset, options: DedupOptions | None = None, **cha
             remove_columns=[c for c in ds.column_names if c != column],
             desc="embedding",
         )
-        vectors = embedded.with_format("numpy")[EMBEDDING_COLUMN]
+        vectors = embedded.with_format("numpy")[schema.DEDUP_EMBEDDING]
     else:
         vectors = embed_texts(
             [texts[r] or "" for r in node_rows], model=model, batch_size=batch_size, device=device
@@ -595,5 +594,5 @@ def drop_duplicates(ds: Dataset, *, num_proc: int | None = None) -> Dataset:
         >>> list(drop_duplicates(Dataset.from_dict({"id": ["a", "b"], "dup_of": [None, "a"]}))["id"])
         ['a']
     """
-    schema.check_columns(ds.column_names, [DUP_OF], stage="drop_duplicates")
-    return ds.filter(_is_kept, input_columns=DUP_OF, num_proc=num_proc, desc="dropping duplicates")
+    schema.check_columns(ds.column_names, [schema.DUP_OF], stage="drop_duplicates")
+    return ds.filter(_is_kept, input_columns=schema.DUP_OF, num_proc=num_proc, desc="dropping duplicates")

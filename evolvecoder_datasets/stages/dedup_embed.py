@@ -29,10 +29,8 @@ from .._deps import require
 from ..errors import ConfigError, MissingExtraError
 
 PAPER_MODEL = "sentence-transformers/all-mpnet-base-v2"
-EMBEDDING_COLUMN = schema.DEDUP_EMBEDDING
 
 __all__ = [
-    "EMBEDDING_COLUMN",
     "PAPER_MODEL",
     "EmbeddingCache",
     "default_cache_dir",
@@ -208,7 +206,7 @@ def embed_batch(
         if cache:
             cache.put(new)
         known.update(new)
-    return {EMBEDDING_COLUMN: [known[k] for k in keys]}
+    return {schema.DEDUP_EMBEDDING: [known[k] for k in keys]}
 
 
 def setup_mpnet(target_dir: str | os.PathLike, *, parts_dir: str | os.PathLike | None = None) -> Path:

@@ -1,4 +1,7 @@
-"""Dropped rows: stages mark a row with a ``drop_reason`` instead of losing it; these count and remove them.
+"""Dropped rows: stages mark a row with a ``drop_reason`` instead of losing it; these count, record and remove them.
+
+A record names the stage that dropped the row as data (:func:`dropped_records` is told the stage whose output it
+reads), never by reading the reason string.
 
 Example:
     >>> from evolvecoder_datasets.stages.drops import drop_reason_counts
@@ -17,7 +20,7 @@ from .. import schema
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["drop_reason_counts", "without_dropped"]
+__all__ = ["drop_reason_counts", "dropped_records", "without_dropped"]
 
 
 def drop_reason_counts(reasons: Iterable[str | None]) -> dict[str, int]:
@@ -28,6 +31,30 @@ def drop_reason_counts(reasons: Iterable[str | None]) -> dict[str, int]:
         {'refine_no_json': 2, 'too_few_tests': 1}
     """
     return dict(Counter(r for r in reasons if r).most_common())
+
+
+def dropped_records(ds: Dataset, *, stage: str, recorded: Iterable[str] = ()) -> list[dict[str, str]]:
+    """The rows ``stage`` dropped, as ``{"id", "stage", "reason"}`` records (the ``dropped`` config's rows).
+
+    A stage keeps the reasons of rows an earlier stage dropped, so pass the ids already ``recorded`` to leave them
+    to the stage that wrote them. A dataset without a ``drop_reason`` column dropped nothing.
+
+    Args:
+        ds (`datasets.Dataset`): the stage's output rows, with ``id`` and (optionally) ``drop_reason``.
+        stage (`str`): the stage whose output ``ds`` is (``"dedup"``, ``"refine"``, ``"final"`` in the recipe).
+        recorded (`Iterable[str]`, *optional*): ids an earlier stage already recorded.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> refined = Dataset.from_dict({"id": ["a", "b", "c"], "drop_reason": ["near_duplicate", None, "refine_no_json"]})
+        >>> dropped_records(refined, stage="refine", recorded=["a"])
+        [{'id': 'c', 'stage': 'refine', 'reason': 'refine_no_json'}]
+    """
+    if schema.DROP_REASON not in ds.column_names:
+        return []
+    skip = set(recorded)
+    return [{schema.ID: str(i), schema.STAGE: stage, schema.REASON: str(r)}
+            for i, r in zip(ds[schema.ID], ds[schema.DROP_REASON]) if r and str(i) not in skip]
 
 
 def without_dropped(ds: Dataset, *, column: str = schema.DROP_REASON) -> Dataset:

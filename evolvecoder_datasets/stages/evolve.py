@@ -51,10 +51,10 @@ import numpy as np
 
 from .. import passmatrix, schema
 from ..errors import ConfigError, LLMResponseError, SchemaError
-from ..limits import TIME_LIMIT
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
+from ..schema import TIME_LIMIT
 from ..suite import TestSuite, as_origin_list
 from .checks import check_fraction, check_list_cells, check_on_llm_error, check_positive, check_text_cells
 from .code_names import independent_tests, normalise_test, reference_for
@@ -68,9 +68,8 @@ from .seeding import problem_rng, stable_int
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["EVOLVE_LOG", "METHODS", "EvolveConfig", "evolve", "evolve_dataset"]
+__all__ = ["METHODS", "EvolveConfig", "evolve", "evolve_dataset"]
 
-EVOLVE_LOG = schema.EVOLVE_LOG
 METHODS = ("adversarial", "discriminative", "search")
 LLM_METHODS = ("adversarial", "discriminative")
 _PROMPTS = {"adversarial": adversarial_prompt, "discriminative": discriminative_prompt}
@@ -440,7 +439,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     references = batch.get(schema.REFERENCE_SOLUTIONS) or [None] * n
     reference_ok = batch.get(schema.REFERENCE_OK) or [False] * n
     limits = batch.get(TIME_LIMIT) or [None] * n
-    logs = [list(log or ()) for log in (batch.get(EVOLVE_LOG) or [None] * n)]
+    logs = [list(log or ()) for log in (batch.get(schema.EVOLVE_LOG) or [None] * n)]
     rounds = list(batch.get(schema.ROUND) or [0] * n)
     live_rows = [i for i in range(n) if not drops[i]]
     check_text_cells(batch, schema.QUESTION, stage="evolve", rows=live_rows)
@@ -497,7 +496,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
         schema.TEST_ORIGIN: [],
         schema.PASS_MATRIX: [],
         schema.ROUND: [],
-        EVOLVE_LOG: [],
+        schema.EVOLVE_LOG: [],
     }
     if statuses_col is not None:
         out[schema.STATUSES] = []
@@ -509,7 +508,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
             out[schema.TEST_ORIGIN].append(as_origin_list(origins_col[i]))
             out[schema.PASS_MATRIX].append(batch[schema.PASS_MATRIX][i])
             out[schema.ROUND].append(rounds[i])
-            out[EVOLVE_LOG].append(logs[i])
+            out[schema.EVOLVE_LOG].append(logs[i])
             if statuses_col is not None:
                 out[schema.STATUSES].append(statuses_col[i])
             continue
@@ -518,7 +517,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
         out[schema.TEST_ORIGIN].append(cells[schema.TEST_ORIGIN])
         out[schema.PASS_MATRIX].append(cells[schema.PASS_MATRIX])
         out[schema.ROUND].append(config.round)
-        out[EVOLVE_LOG].append(logs[i] + problem.log)
+        out[schema.EVOLVE_LOG].append(logs[i] + problem.log)
         if statuses_col is not None:
             out[schema.STATUSES].append(cells.get(schema.STATUSES, statuses_col[i]))
     return out
@@ -540,7 +539,7 @@ def evolve_features(features: Any) -> Any:
     out[schema.PASS_MATRIX] = schema.solution_features()[schema.PASS_MATRIX]
     if schema.STATUSES in features:
         out[schema.STATUSES] = schema.solution_features()[schema.STATUSES]
-    out[EVOLVE_LOG] = schema.evolve_log_feature()
+    out[schema.EVOLVE_LOG] = schema.evolve_log_feature()
     return Features(out)
 
 

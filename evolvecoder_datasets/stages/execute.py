@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import SandboxCrashed
 from ..execution import ExecutionReport, Job, shared_sandbox
-from ..limits import TIME_LIMIT, SandboxSettings
+from ..limits import SandboxSettings
 from ..schema import (
     INPUTS,
     JUDGED_INSIDE,
@@ -47,6 +47,7 @@ from ..schema import (
     SOLUTIONS,
     STATUSES,
     TESTS,
+    TIME_LIMIT,
     check_columns,
 )
 from .checks import check_list_cells
@@ -55,7 +56,6 @@ from .stream import Plan, stream_jobs
 
 __all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "output_features", "reference_limit", "solution_codes"]
 
-REFERENCES = REFERENCE_SOLUTIONS
 #: Every column the stage reads (those present are needed by an engine that ships only what a stage reads).
 READS = (SOLUTIONS, TESTS, INPUTS, OUTPUTS, REFERENCE_SOLUTIONS, REFERENCE_OK, TIME_LIMIT)
 _STREAM_VERSION = "1"  # enters the cache file name of execute_dataset's results
@@ -117,7 +117,7 @@ def _rows(columns: dict[str, list]) -> Iterator[_Row]:
     n = len(columns[SOLUTIONS])
     none = [None] * n
     tests_col, inputs_col, outputs_col = (columns.get(c) or none for c in (TESTS, INPUTS, OUTPUTS))
-    refs_col = columns.get(REFERENCES) or none
+    refs_col = columns.get(REFERENCE_SOLUTIONS) or none
     ok_col = columns.get(REFERENCE_OK) or [True] * n
     limit_col = columns.get(TIME_LIMIT) or none
     for i in range(n):

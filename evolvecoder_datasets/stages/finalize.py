@@ -43,10 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DROP_REASONS", "FinalizeConfig", "finalize", "finalize_dataset"]
 
-LOW_RATE = schema.FINAL_LOW_RATE_TESTS
-DUPLICATES = schema.FINAL_DUPLICATE_TESTS
-PERFECT = schema.FINAL_PERFECT
-
 NO_SOLUTIONS = "no_solutions"
 
 #: Drop reasons this stage writes.
@@ -135,9 +131,9 @@ def _write(out: dict[str, list], batch: dict[str, list], i: int, suite: TestSuit
 
 
 def _count(out: dict[str, list], low_rate: int, duplicates: int, perfect: int) -> None:
-    out[LOW_RATE].append(low_rate)
-    out[DUPLICATES].append(duplicates)
-    out[PERFECT].append(perfect)
+    out[schema.FINAL_LOW_RATE_TESTS].append(low_rate)
+    out[schema.FINAL_DUPLICATE_TESTS].append(duplicates)
+    out[schema.FINAL_PERFECT].append(perfect)
 
 
 def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, list]:
@@ -170,7 +166,7 @@ def finalize(batch: dict[str, list], *, config: FinalizeConfig) -> dict[str, lis
     pool = [c for c in (schema.PASS_MATRIX, schema.STATUSES) if c in batch]
     out: dict[str, list] = {c: [] for c in per_test + pool}
     out[schema.DROP_REASON] = []
-    out[LOW_RATE], out[DUPLICATES], out[PERFECT] = [], [], []
+    out[schema.FINAL_LOW_RATE_TESTS], out[schema.FINAL_DUPLICATE_TESTS], out[schema.FINAL_PERFECT] = [], [], []
     drops = batch.get(schema.DROP_REASON) or [None] * n
     solutions = batch.get(schema.SOLUTIONS) or [None] * n
     trusted = batch.get(schema.REFERENCE_OK) or [False] * n
@@ -238,7 +234,7 @@ def finalize_dataset(ds: Dataset, config: FinalizeConfig | None = None, *, batch
     schema.check_columns(ds.column_names, [schema.ID, schema.PASS_MATRIX], stage="finalize")
     features = ds.features.copy()
     features[schema.DROP_REASON] = Value("string")
-    for name in (LOW_RATE, DUPLICATES, PERFECT):
+    for name in (schema.FINAL_LOW_RATE_TESTS, schema.FINAL_DUPLICATE_TESTS, schema.FINAL_PERFECT):
         features[name] = Value("int32")
     if schema.TEST_ORIGIN in features:
         features[schema.TEST_ORIGIN] = schema.problem_features()[schema.TEST_ORIGIN]

@@ -4,8 +4,8 @@ A batched ``Dataset.map`` function; the recipe's round statistics run it here or
 on Ray, as shard tasks (:func:`evolvecoder_datasets.distributed.map_shards`).
 
 Example:
-    >>> from evolvecoder_datasets.stages.references import REFERENCE, REFERENCE_PASSED
-    >>> REFERENCE, REFERENCE_PASSED
+    >>> from evolvecoder_datasets import schema
+    >>> schema.REFERENCE, schema.REFERENCE_PASSED      # the column it reads and the column it writes
     ('reference', 'reference_passed')
 """
 
@@ -20,12 +20,7 @@ from .resources import get_sandbox, task_cpus
 if TYPE_CHECKING:  # pragma: no cover
     from .execute import ExecuteConfig
 
-__all__ = ["REFERENCE", "REFERENCE_PASSED", "reference_verdicts"]
-
-#: Input column: one reference program per row.
-REFERENCE = schema.REFERENCE
-#: Output column: per row, whether the reference passes each of its tests.
-REFERENCE_PASSED = schema.REFERENCE_PASSED
+__all__ = ["reference_verdicts"]
 
 
 def reference_verdicts(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]:
@@ -43,5 +38,5 @@ def reference_verdicts(batch: dict[str, list], *, config: ExecuteConfig) -> dict
     """
     if config.workers is None and task_cpus(default=0):
         config = dataclasses.replace(config, workers=task_cpus())
-    reports = get_sandbox(config).run_many(list(zip(batch[REFERENCE], batch[schema.TESTS])))
-    return {REFERENCE_PASSED: [[bool(p) for p in report.passed] for report in reports]}
+    reports = get_sandbox(config).run_many(list(zip(batch[schema.REFERENCE], batch[schema.TESTS])))
+    return {schema.REFERENCE_PASSED: [[bool(p) for p in report.passed] for report in reports]}

@@ -59,14 +59,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DROP_REASONS", "REFERENCE_CHECKS", "RefineConfig", "refine", "refine_dataset"]
 
-# Column names are schema's; the short names stay importable from here.
-SEED_QUESTION = schema.SEED_QUESTION
-REFERENCE_SOLUTIONS = schema.REFERENCE_SOLUTIONS
-REFERENCE_OK = schema.REFERENCE_OK
-DROPPED_TESTS = schema.REFINE_DROPPED_TESTS
-REFERENCE_FAILED = schema.REFERENCE_FAILED_TESTS
-FALLBACK = schema.REFINE_FALLBACK
-
 REFERENCE_CHECKS = ("auto", "off")
 
 #: Drop reasons this stage writes (``refine_<parser reason>`` covers every reason of the prompt parser).
@@ -278,17 +270,17 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
 
     out: dict[str, list] = {}
     out[schema.QUESTION] = [row.question for row in rows]
-    out[SEED_QUESTION] = list(batch[schema.QUESTION])
+    out[schema.SEED_QUESTION] = list(batch[schema.QUESTION])
     cells = [row.suite.row() for row in rows]
     out[schema.TESTS] = [c[schema.TESTS] for c in cells]
     out[schema.TEST_ORIGIN] = [c[schema.TEST_ORIGIN] for c in cells]
     out[schema.ROUND] = [0] * n
     out[schema.DROP_REASON] = [row.drop_reason for row in rows]
-    out[REFERENCE_SOLUTIONS] = references
-    out[REFERENCE_OK] = [row.reference is not None and row.reference_failed >= 0 for row in rows]
-    out[DROPPED_TESTS] = [row.dropped_tests for row in rows]
-    out[REFERENCE_FAILED] = [row.reference_failed for row in rows]
-    out[FALLBACK] = [row.fallback for row in rows]
+    out[schema.REFERENCE_SOLUTIONS] = references
+    out[schema.REFERENCE_OK] = [row.reference is not None and row.reference_failed >= 0 for row in rows]
+    out[schema.REFINE_DROPPED_TESTS] = [row.dropped_tests for row in rows]
+    out[schema.REFERENCE_FAILED_TESTS] = [row.reference_failed for row in rows]
+    out[schema.REFINE_FALLBACK] = [row.fallback for row in rows]
     return out
 
 
@@ -342,12 +334,12 @@ def refine_features(features: Any) -> Any:
     problem = schema.problem_features()
     for name in (schema.QUESTION, schema.TESTS, schema.TEST_ORIGIN, schema.ROUND, schema.DROP_REASON):
         out[name] = problem[name]
-    out[SEED_QUESTION] = Value("string")
-    out[REFERENCE_SOLUTIONS] = List(Value("string"))
-    out[REFERENCE_OK] = Value("bool")
-    out[DROPPED_TESTS] = Value("int32")
-    out[REFERENCE_FAILED] = Value("int32")
-    out[FALLBACK] = Value("string")
+    out[schema.SEED_QUESTION] = Value("string")
+    out[schema.REFERENCE_SOLUTIONS] = List(Value("string"))
+    out[schema.REFERENCE_OK] = Value("bool")
+    out[schema.REFINE_DROPPED_TESTS] = Value("int32")
+    out[schema.REFERENCE_FAILED_TESTS] = Value("int32")
+    out[schema.REFINE_FALLBACK] = Value("string")
     return Features(out)
 
 

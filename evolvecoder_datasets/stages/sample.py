@@ -60,7 +60,6 @@ __all__ = [
 
 MUTANT_MODEL = "mutant"
 SOLVE_VERSION = solve_prompt.VERSION
-SAMPLE_ERRORS = schema.SAMPLE_ERRORS
 _STAGE_VERSION = "1"
 
 @dataclass(frozen=True)
@@ -267,7 +266,7 @@ def sample(batch: dict[str, list], *, config: SampleConfig) -> dict[str, list]:
 
     for i in live:
         pools[i].extend(_mutant_solutions(references[i] or (), bool(reference_ok[i]), config, ids[i]))
-    return {schema.SOLUTIONS: pools, SAMPLE_ERRORS: errors}
+    return {schema.SOLUTIONS: pools, schema.SAMPLE_ERRORS: errors}
 
 
 def sample_dataset(ds: Dataset, config: SampleConfig, *, batch_size: int = 16, num_proc: int | None = None) -> Dataset:
@@ -293,8 +292,8 @@ def sample_dataset(ds: Dataset, config: SampleConfig, *, batch_size: int = 16, n
     schema.check_columns(ds.column_names, [schema.ID, schema.QUESTION], stage="sample")
     features = ds.features.copy()
     features[schema.SOLUTIONS] = schema.solution_features()[schema.SOLUTIONS]
-    features[SAMPLE_ERRORS] = List(Value("string"))
-    stale = [c for c in (schema.SOLUTIONS, SAMPLE_ERRORS) if c in ds.column_names]
+    features[schema.SAMPLE_ERRORS] = List(Value("string"))
+    stale = [c for c in (schema.SOLUTIONS, schema.SAMPLE_ERRORS) if c in ds.column_names]
     return ds.map(
         sample,
         batched=True,

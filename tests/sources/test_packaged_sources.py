@@ -11,9 +11,7 @@ from evolvecoder_datasets.sources import (
     load_humaneval,
     load_leetcode,
     mark_exact_duplicates,
-    normalize_text,
     split_check,
-    text_hash,
 )
 from evolvecoder_datasets.sources.humaneval import read_humaneval_records
 from evolvecoder_datasets.sources.leetcode import (
@@ -21,6 +19,7 @@ from evolvecoder_datasets.sources.leetcode import (
     leetcode_report,
     read_leetcode_problems,
 )
+from evolvecoder_datasets.textnorm import normalize_text, text_hash
 
 
 @pytest.fixture(scope="module")

@@ -29,25 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .anchoring import (
-    check_imports_task_module,
-    check_repo_anchoring,
-    check_symbol_collision,
-    top_level_definitions,
-)
+from .anchoring import check_imports_task_module, check_repo_anchoring, check_symbol_collision
 from .decontamination import DecontaminationIndex, check_decontamination
 from .dedup import Deduplicator
 from .result import GateResult
-from .strength import (
-    check_asserts_reach_oracle,
-    check_test_strength,
-    count_oracle_checks,
-    is_trivial_assert,
-    mentions_errors,
-)
+from .strength import check_asserts_reach_oracle, check_test_strength, count_oracle_checks, is_trivial_assert
 
 __all__ = [
-    "GATE_ORDER",
     "SKIP_REASONS",
     "DecontaminationIndex",
     "Deduplicator",
@@ -60,9 +48,7 @@ __all__ = [
     "check_test_strength",
     "count_oracle_checks",
     "is_trivial_assert",
-    "mentions_errors",
     "run_gates",
-    "top_level_definitions",
 ]
 
 #: Every reason a candidate task can be skipped for, with what it means (gates, parsing and verification).

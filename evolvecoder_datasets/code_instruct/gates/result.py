@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...stages.code_names import parse_or_none
+from ..._parse import parse_or_none
 
 __all__ = ["GateResult", "parse_or_none"]
 

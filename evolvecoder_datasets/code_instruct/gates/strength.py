@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ...stages.code_names import bound_names
+from ..._parse import bound_names
 from .result import GateResult
 from .result import parse_or_none as _parse
 

@@ -4,3 +4,5 @@ This ``__init__`` makes the folder a package so the metric script ships in the w
 ``evaluate`` stays unimported until the metric is loaded (see
 :func:`evolvecoder_datasets.evaluate_metrics.load_sandboxed_code_eval`).
 """
+
+__all__: list[str] = []  # nothing is exported here: import the modules themselves
