@@ -36,9 +36,6 @@ from typing import Any
 
 from .errors import ConfigError
 
-# The column is schema's (schema.TIME_LIMIT). Imported here only for stages/calibrate.py and
-# integrations/server.py, which another change rewrites; drop this import once they read it from schema.
-from .schema import TIME_LIMIT  # noqa: F401
 
 __all__ = ["SandboxSettings", "limit_ladder"]
 

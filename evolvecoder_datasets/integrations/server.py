@@ -52,7 +52,7 @@ from typing import Any
 from .. import schema
 from .._deps import require
 from ..errors import ConfigError, SandboxError, SchemaError
-from ..limits import TIME_LIMIT
+from ..schema import TIME_LIMIT
 from ..rewards import CodeReward, RewardConfig, cache_info
 from .protocol import Batch, parse_openrlhf_request, parse_score_request
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..execution import Job, shared_sandbox
-from ..limits import TIME_LIMIT
+from ..schema import TIME_LIMIT
 from ..schema import REFERENCE_OK, REFERENCE_SOLUTIONS, TESTS, check_columns
 from .checks import check_list_cells
 from .code_names import reference_for

@@ -60,7 +60,9 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..tolerance import float_assert
-from ._common import check_fraction, check_positive, defined_names, normalise_test, stable_int
+from .checks import check_fraction, check_positive
+from .code_names import defined_names, normalise_test
+from .seeding import stable_int
 from .search_inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
 from .search_probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values
 
