@@ -103,7 +103,8 @@ def write_frame(fd: int, data: bytes) -> None:
 
 def read_frame(fd: int, deadline: float | None = None, on_wait=None) -> bytes | None:
     """One frame's payload from ``fd``; None at end of stream, past ``deadline`` or when ``on_wait()`` (called
-    about every 50 ms while nothing comes) returns False."""
+    about every 50 ms while nothing comes) returns False. The engine reads its fork servers' JSON frames with it
+    too (the same framing: a 4-byte big-endian length, then the payload)."""
     header = _read_exact(fd, 4, deadline, on_wait)
     if header is None:
         return None
@@ -118,7 +119,8 @@ def _read_exact(fd: int, n: int, deadline, on_wait) -> bytes | None:
     while remaining:
         if deadline is not None or on_wait is not None:
             while True:
-                wait = 0.05 if deadline is None else min(0.05, deadline - time.monotonic())
+                left = None if deadline is None else deadline - time.monotonic()
+                wait = left if on_wait is None else (0.05 if left is None else min(0.05, left))
                 if wait <= 0:
                     return None
                 if select.select([fd], [], [], wait)[0]:

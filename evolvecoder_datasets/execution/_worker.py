@@ -17,13 +17,13 @@ import itertools
 import json
 import logging
 import os
-import select
 import signal
 import struct
 import subprocess
 import time
 
 from ..errors import SandboxCrashed, SandboxError
+from ._protocol import read_frame
 from .isolation import server_env
 
 logger = logging.getLogger(__name__)
@@ -105,26 +105,8 @@ class _Worker:
 
     def _recv(self, deadline: float) -> dict | None:
         assert self.proc is not None and self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        header = self._read_exact(fd, 4, deadline)
-        if header is None:
-            return None
-        body = self._read_exact(fd, struct.unpack(">I", header)[0], deadline)
+        body = read_frame(self.proc.stdout.fileno(), deadline)
         return None if body is None else json.loads(body)
-
-    @staticmethod
-    def _read_exact(fd: int, n: int, deadline: float) -> bytes | None:
-        chunks, remaining = [], n
-        while remaining:
-            wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                return None
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
 
     def release_uid(self) -> None:
         if self._uid_lock is not None:
