@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import itertools
 import logging
@@ -58,6 +59,31 @@ def set_route(route) -> object:
     return previous
 
 
+_here_counts = {"jobs": 0, "tests": 0}  # of those, the jobs sent inside jobs_here() blocks
+
+
+@contextlib.contextmanager
+def jobs_here():
+    """Within the block, this process's jobs go to this machine's service even where a route is set (for
+    measurements a rerun must redo without starting a cluster: the recipe's fidelity oracle). Its jobs count in
+    :func:`local_counts` and in ``local_counts()["here"]``.
+
+    Example:
+        >>> with jobs_here():
+        ...     pass
+    """
+    previous, _route[0] = _route[0], None
+    _here_depth[0] += 1
+    try:
+        yield
+    finally:
+        _here_depth[0] -= 1
+        _route[0] = previous
+
+
+_here_depth = [0]
+
+
 def _current_route():
     """The route of this process's jobs; a forked copy of a routing process (a ``num_proc`` worker) cannot use its
     parent's connections and sends its jobs to its machine's service."""
@@ -66,14 +92,15 @@ def _current_route():
 
 
 def local_counts() -> dict[str, int]:
-    """Jobs and tests this process has sent to this machine's execution service so far.
+    """Jobs and tests this process has sent to this machine's execution service so far; ``here``: those of them
+    sent inside :func:`jobs_here` blocks.
 
     Example:
         >>> sorted(local_counts())
-        ['jobs', 'tests']
+        ['here', 'jobs', 'tests']
     """
     with _counts_lock:
-        return dict(_local_counts)
+        return {**_local_counts, "here": dict(_here_counts)}
 
 
 @dataclass(frozen=True)
@@ -413,6 +440,9 @@ class Sandbox:
                 with _counts_lock:
                     _local_counts["jobs"] += len(jobs)
                     _local_counts["tests"] += sum(sizes)
+                    if _here_depth[0]:
+                        _here_counts["jobs"] += len(jobs)
+                        _here_counts["tests"] += sum(sizes)
                 blobs = self._request(("run", self._settings, self.workers, encoded, sizes, keys))
         except SandboxError as err:
             if "another process" in str(err):

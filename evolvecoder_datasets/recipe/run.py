@@ -72,8 +72,10 @@ class RecipeResult:
         output_dir (`str`): the run folder.
         seeds (`int`): seed problems read.
         execution (`dict`): where this run's sandbox jobs were judged: ``this_machine`` (``jobs``, ``tests`` sent
-            by this process to its own machine's execution service) and ``nodes`` (per Ray node id, under
-            ``distributed.engine: ray``); also written to ``execution.json`` in the run folder. Round 0's shard
+            by this process to its own machine's execution service), ``this_machine_measurements`` (those of them
+            that measure the suites, the fidelity oracle, which every run redoes and which never starts a
+            cluster) and ``nodes`` (per Ray node id, under ``distributed.engine: ray``); also written to
+            ``execution.json`` in the run folder. Round 0's shard
             tasks run on Ray workers and use their own node's service: they count in neither.
 
     Example:
@@ -284,7 +286,11 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
             result = _run_recipe(config)
             router_counts = {node: dict(c) for node, c in router.counts.items()}
     after = local_counts()
-    result.execution = {"this_machine": {k: after[k] - before[k] for k in after}, "nodes": router_counts}
+    result.execution = {
+        "this_machine": {k: after[k] - before[k] for k in ("jobs", "tests")},
+        "this_machine_measurements": {k: after["here"][k] - before["here"][k] for k in ("jobs", "tests")},
+        "nodes": router_counts,
+    }
     _write_json(Path(config.output_dir) / "execution.json", result.execution)
     return result
 

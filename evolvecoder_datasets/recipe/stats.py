@@ -364,16 +364,22 @@ def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, la
     """This round's fidelity figures (the oracle is built and the pool labelled on the first call)."""
     if not config.fidelity.enabled:
         return None
+    from ..execution.sandbox import jobs_here
     from .fidelity import FidelityTracker
 
-    if history.oracle is None:
-        history.oracle = FidelityTracker(config)
-        history.oracle.prepare(ds)
-    report = history.oracle.round_report(ds, int(r) if r.isdigit() else r)
+    # A measurement, redone by every run (a rerun with every stage stored too): on this machine's execution
+    # service, never a reason to start a cluster.
+    with jobs_here():
+        if history.oracle is None:
+            history.oracle = FidelityTracker(config)
+            history.oracle.prepare(ds)
+        report = history.oracle.round_report(ds, int(r) if r.isdigit() else r)
+        if last is not None:
+            rules = history.oracle.final_rules(last, ds)
     history.fidelity[r] = report["suite"]
     report["by_round"] = json.loads(json.dumps(history.fidelity))
     if last is not None:
-        report["rules"] = history.oracle.final_rules(last, ds)
+        report["rules"] = rules
     return report
 
 
