@@ -23,7 +23,7 @@ RIGHT = "def sq(x):\n    return x * x"
 WRONG = "def sq(x):\n    return x * 2"
 LOOPS = "def sq(x):\n    while True:\n        pass"
 # Right, but burns ~0.45 s of CPU per call (measured here): fine under the fixed 1 s limit, a timeout under a 0.1 s one.
-SLOW = "def sq(x):\n    n = 0\n    for i in range(20_000_000):\n        n += 1\n    return x * x"
+SLOW = "def sq(x):\n    n = 0\n    for i in range(5_000_000):\n        n += 1\n    return x * x"
 
 
 def _problem(solutions, reference=RIGHT, tests=SQ_TESTS):
