@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 
@@ -42,6 +44,9 @@ def test_the_readmes_serve_command_starts_scores_and_shuts_down_cleanly():
         if probe.connect_ex(("127.0.0.1", 8765)) == 0:
             pytest.skip("port 8765 (the README's) is taken on this machine")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's package, as the venv's editable install is
+    # A runtime folder of its own, as on a machine where serve is the only caller: the execution service it starts
+    # is its child (the test session's own service, shared by the other tests, is not serve's to stop).
+    env["EVOLVECODER_SERVICE_DIR"] = tempfile.mkdtemp(prefix="ecd-serve-", dir="/tmp")
     proc = subprocess.Popen(["bash", "-c", serve], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
     try:
@@ -67,3 +72,4 @@ def test_the_readmes_serve_command_starts_scores_and_shuts_down_cleanly():
     assert proc.returncode == 0, out
     assert "serving code_reward (fast," in out and "shutting down" in out
     assert all(not os.path.exists(f"/proc/{pid}") for pid in fork_servers)
+    shutil.rmtree(env["EVOLVECODER_SERVICE_DIR"], ignore_errors=True)
