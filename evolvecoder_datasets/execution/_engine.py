@@ -30,7 +30,7 @@ from ._worker import _shutdown, _Worker
 from .isolation import detect_isolation, server_command
 from .judge import plan_test
 from .report import ExecutionReport
-from .sandbox import Job, _FailureOrder, _in_given_order, _permuted, check_settings
+from .sandbox import Job, _apply_settings, _FailureOrder, _in_given_order, _permuted
 from .verdicts import _clean_entry, _early_stop, _verdicts
 
 logger = logging.getLogger(__name__)
@@ -108,20 +108,8 @@ class LocalEngine:
                  load_timeout_s: float | None = None, preamble: str | None = None, max_output_bytes: int = 1 << 20,
                  max_processes: int = 32, max_open_files: int = 64, max_consecutive_timeouts: int | None = 2,
                  max_value_bytes: int = 4 << 20, pool: _Pool | None = None) -> None:  # fmt: skip
-        check_settings(workers, timeout_s, memory_mb, mode)
-        self.workers = workers or len(os.sched_getaffinity(0))
-        self.timeout_s = float(timeout_s)
-        self.memory_mb = int(memory_mb)
-        self.mode = mode
-        self.requested_isolation = isolation
-        self.wall_timeout_s = float(wall_timeout_s) if wall_timeout_s else 4 * self.timeout_s + 1.0
-        self.load_timeout_s = float(load_timeout_s) if load_timeout_s else max(self.timeout_s, 2.0)
-        self.preamble = preamble
-        self.max_output_bytes = int(max_output_bytes)
-        self.max_processes = int(max_processes)
-        self.max_open_files = int(max_open_files)
-        self.max_consecutive_timeouts = max_consecutive_timeouts
-        self.max_value_bytes = int(max_value_bytes)
+        _apply_settings(self, workers, timeout_s, memory_mb, mode, isolation, wall_timeout_s, load_timeout_s, preamble,
+                        max_output_bytes, max_processes, max_open_files, max_consecutive_timeouts, max_value_bytes)
         self.isolation: str | None = pool.isolation if pool is not None else None
         self._pool = pool
         self._own_pool = pool is None

@@ -60,6 +60,7 @@ def set_route(route) -> object:
 
 
 _here_counts = {"jobs": 0, "tests": 0}  # of those, the jobs sent inside jobs_here() blocks
+_here_depth = [0]  # how many jobs_here() blocks are open
 
 
 @contextlib.contextmanager
@@ -79,9 +80,6 @@ def jobs_here():
     finally:
         _here_depth[0] -= 1
         _route[0] = previous
-
-
-_here_depth = [0]
 
 
 def _current_route():
@@ -244,6 +242,26 @@ def check_settings(workers, timeout_s, memory_mb, mode) -> None:
         raise ConfigError("workers must be >= 1")
 
 
+def _apply_settings(target, workers, timeout_s, memory_mb, mode, isolation, wall_timeout_s, load_timeout_s, preamble,
+                    max_output_bytes, max_processes, max_open_files, max_consecutive_timeouts, max_value_bytes) -> None:
+    """Check a sandbox's settings and set them, with their derived defaults, on ``target`` (a :class:`Sandbox` or
+    the engine behind the service: one place for the checks and the derived values)."""
+    check_settings(workers, timeout_s, memory_mb, mode)
+    target.workers = workers or len(os.sched_getaffinity(0))
+    target.timeout_s = float(timeout_s)
+    target.memory_mb = int(memory_mb)
+    target.mode = mode
+    target.requested_isolation = isolation
+    target.wall_timeout_s = float(wall_timeout_s) if wall_timeout_s else 4 * target.timeout_s + 1.0
+    target.load_timeout_s = float(load_timeout_s) if load_timeout_s else max(target.timeout_s, 2.0)
+    target.preamble = preamble
+    target.max_output_bytes = int(max_output_bytes)
+    target.max_processes = int(max_processes)
+    target.max_open_files = int(max_open_files)
+    target.max_consecutive_timeouts = max_consecutive_timeouts
+    target.max_value_bytes = int(max_value_bytes)
+
+
 def _check_job(job: Job) -> None:
     if job.kind == "stdio" and (job.outputs is None or len(job.outputs) != len(job.inputs or ())):
         raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
@@ -310,20 +328,8 @@ class Sandbox:
         max_consecutive_timeouts: int | None = 2,
         max_value_bytes: int = 4 << 20,
     ) -> None:
-        check_settings(workers, timeout_s, memory_mb, mode)
-        self.workers = workers or len(os.sched_getaffinity(0))
-        self.timeout_s = float(timeout_s)
-        self.memory_mb = int(memory_mb)
-        self.mode = mode
-        self.requested_isolation = isolation
-        self.wall_timeout_s = float(wall_timeout_s) if wall_timeout_s else 4 * self.timeout_s + 1.0
-        self.load_timeout_s = float(load_timeout_s) if load_timeout_s else max(self.timeout_s, 2.0)
-        self.preamble = preamble
-        self.max_output_bytes = int(max_output_bytes)
-        self.max_processes = int(max_processes)
-        self.max_open_files = int(max_open_files)
-        self.max_consecutive_timeouts = max_consecutive_timeouts
-        self.max_value_bytes = int(max_value_bytes)
+        _apply_settings(self, workers, timeout_s, memory_mb, mode, isolation, wall_timeout_s, load_timeout_s, preamble,
+                        max_output_bytes, max_processes, max_open_files, max_consecutive_timeouts, max_value_bytes)
         self.isolation: str | None = None
         self._settings: tuple | None = None
         self._connections = None
