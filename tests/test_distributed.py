@@ -211,6 +211,59 @@ def test_init_ray_leaves_a_users_own_ray_session_and_environment_alone(short_tmp
     assert done.stdout.strip().splitlines()[-1] == "42"
 
 
+@pytest.mark.slow
+def test_after_a_local_instance_the_process_can_still_start_and_join_a_multi_node_cluster(short_tmp):
+    """A driver ran a stage on a private instance, then starts nodes of a real cluster: ``ray start`` inherits the
+    driver's environment, and the loopback-only switch the private instance needed must not be in it (CI once failed
+    this way: the worker refused to join, "multi-node clusters are not supported on Windows and OSX")."""
+    code = textwrap.dedent(
+        f"""
+        import os, signal, socket, subprocess, sys, ray
+        from pathlib import Path
+        from evolvecoder_datasets.distributed import DistributedConfig, init_ray
+        from ray._private import ray_constants
+        init_ray(DistributedConfig(num_cpus=1, object_store_memory_mb=80, temp_dir={str(short_tmp / "p")!r}))
+        assert ray.get(ray.remote(lambda: 41 + 1).remote()) == 42
+        assert ray.nodes()[0]["NodeManagerAddress"] == "127.0.0.1"
+        ray.shutdown()
+        assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER" not in os.environ and ray_constants.ENABLE_RAY_CLUSTER
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+        ray_cli = str(Path(sys.executable).with_name("ray"))
+        common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--object-store-memory", str(80 * 2**20),
+                  "--disable-usage-stats"]
+        groups = []
+        try:
+            for args in (["--head", "--port", str(port), "--temp-dir", {str(short_tmp / "c")!r},
+                          "--include-dashboard", "false"], ["--address", f"127.0.0.1:{{port}}"]):
+                start = subprocess.Popen([ray_cli, "start", *args, *common], stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                groups.append(start.pid)  # the session leader's pid is the group of the daemons it forks
+                out, _ = start.communicate(timeout=180)
+                assert start.returncode == 0, out[-3000:]
+            ray.init(address=f"127.0.0.1:{{port}}", log_to_driver=False)
+            print(sum(1 for node in ray.nodes() if node["Alive"]))
+            ray.shutdown()
+        finally:  # only this test's nodes: `ray stop` would also stop the instance of the session running it
+            for group in groups:
+                for sig in (signal.SIGTERM, signal.SIGKILL):
+                    try:
+                        os.killpg(group, sig)
+                    except ProcessLookupError:
+                        break
+                    __import__("time").sleep(2)
+        """
+    )
+    env = {**os.environ, "HOME": str(short_tmp)}
+    for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "2"
+
+
 # ------------------------------------------------------------------------------------------------ real Ray
 def test_local_instance_stays_on_loopback_and_in_its_temp_dir(ray_config):
     nodes = ray.nodes()

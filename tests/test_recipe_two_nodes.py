@@ -47,6 +47,7 @@ def _ray_start(args: list[str], service_dir: Path) -> int:
     """``ray start`` with its own service folder; returns the process group its daemons live in."""
     env = {**os.environ, "EVOLVECODER_SERVICE_DIR": str(service_dir), "PYTHONPATH": str(ROOT),
            "RAY_USAGE_STATS_ENABLED": "0"}  # fmt: skip
+    env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)  # a node is a machine of its own, not the driver's child
     proc = subprocess.Popen([str(RAY), "start", *args, "--num-cpus", "1", "--node-ip-address", "127.0.0.1",
                              "--object-store-memory", str(100 * 2**20), "--disable-usage-stats"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -9,12 +9,14 @@ Example:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import secrets
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -29,6 +31,9 @@ logger = logging.getLogger(__name__)
 _LOCAL_TEMP_DIRS: list[str] = []
 _OWN_SESSIONS: set[str] = set()  # GCS addresses of the local instances init_ray started (no autoscaler there)
 
+_SINGLE_NODE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
 def _import_ray(config: DistributedConfig) -> ModuleType:
     """Import Ray with the environment a private local instance needs set first."""
     if config.is_local_instance:
@@ -37,15 +42,33 @@ def _import_ray(config: DistributedConfig) -> ModuleType:
             # Ray >= 2.5x enables token authentication for new local instances and saves the token under
             # ~/.ray; a token in the environment is used as is and nothing is written to the home directory.
             os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
-        if config.loopback:
-            # Without this, Ray replaces 127.0.0.1 by the address that routes outside (services.py).
-            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    ray = require("ray", extra="ray", feature="engine='ray'")
-    if config.is_local_instance and config.loopback:
-        constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
-        if constants is not None and getattr(constants, "ENABLE_RAY_CLUSTER", False):
-            constants.ENABLE_RAY_CLUSTER = False  # Ray was imported before the variable was set
-    return ray
+    return require("ray", extra="ray", feature="engine='ray'")
+
+
+@contextlib.contextmanager
+def _loopback_only(ray: ModuleType) -> Iterator[None]:
+    """Keep Ray on 127.0.0.1 while a private instance starts, and give the process its setting back afterwards.
+
+    Without the switch, Ray replaces 127.0.0.1 by the address that routes outside (``services.py``). The daemons
+    ``ray.init`` starts inherit it; once they run, the driver asks its own node for its address, so the switch is
+    undone: left set, it would make every ``ray start --address`` this process later spawns refuse to join
+    ("multi-node clusters are not supported"), and a later ``ray.init(address=...)`` report 127.0.0.1 to a real
+    cluster.
+    """
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    saved_env, saved_constant = os.environ.get(_SINGLE_NODE), getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    os.environ[_SINGLE_NODE] = "0"
+    if saved_constant is not None:
+        constants.ENABLE_RAY_CLUSTER = False  # read once, when Ray was imported
+    try:
+        yield
+    finally:
+        if saved_env is None:
+            os.environ.pop(_SINGLE_NODE, None)
+        else:
+            os.environ[_SINGLE_NODE] = saved_env
+        if saved_constant is not None:
+            constants.ENABLE_RAY_CLUSTER = saved_constant
 
 
 # Ray puts sockets at <temp_dir>/session_<date>_<time>_<usec>_<pid>/sockets/plasma_store, at most 64 characters
@@ -123,14 +146,15 @@ def init_ray(config: DistributedConfig | None = None) -> ModuleType:
                     f"characters; Ray's socket files under it need it at most {_MAX_TEMP_DIR} (AF_UNIX paths are "
                     "limited to 107 bytes): pick a shorter folder, or leave temp_dir unset"
                 )
-            ray.init(
-                num_cpus=config.num_cpus,
-                include_dashboard=False,
-                object_store_memory=(config.object_store_memory_mb or 0) * 2**20 or None,
-                _temp_dir=os.path.abspath(temp_dir),
-                _node_ip_address="127.0.0.1" if config.loopback else None,
-                **common,
-            )
+            with _loopback_only(ray) if config.loopback else contextlib.nullcontext():
+                ray.init(
+                    num_cpus=config.num_cpus,
+                    include_dashboard=False,
+                    object_store_memory=(config.object_store_memory_mb or 0) * 2**20 or None,
+                    _temp_dir=os.path.abspath(temp_dir),
+                    _node_ip_address="127.0.0.1" if config.loopback else None,
+                    **common,
+                )
             _OWN_SESSIONS.add(_session_address(ray))
         else:
             ray.init(address=config.address, **common)
