@@ -186,7 +186,7 @@ def engine_demo(
             jobs.append(Job(mutant.code, tests=row["tests"]))
             kinds.append((row["id"], mutant.operator))
     start = time.perf_counter()
-    with Sandbox(workers=workers, timeout_s=1.0, mode=mode, max_consecutive_timeouts=2) as sandbox:
+    with Sandbox(workers=workers, mode=mode) as sandbox:
         reports = sandbox.run_many(jobs, progress=not quiet)
         isolation = sandbox.isolation
     elapsed = time.perf_counter() - start

@@ -1,13 +1,15 @@
-"""Time limits: the one set of sandbox settings every entry point embeds, and per-problem calibrated limits.
+"""Sandbox settings: the one set every entry point embeds, and per-problem calibrated limits.
 
 Two things live here, because both decide how long a program may run:
 
-- :class:`SandboxSettings`, the sandbox policy shared by the execute stage (:class:`~evolvecoder_datasets.stages.
-  execute.ExecuteConfig`), the rewards (:class:`~evolvecoder_datasets.rewards.RewardConfig`) and everything built
-  on them (evolution rounds, reference checks, mutation scores). Those configs *are* ``SandboxSettings`` (they
-  subclass it), so a field has one name, one default and one meaning everywhere. In particular a program that
-  times out ``max_consecutive_timeouts`` (2) times in a row has its remaining tests marked ``unexecuted``, in every
-  entry point.
+- :class:`SandboxSettings`, every setting of a :class:`~evolvecoder_datasets.execution.Sandbox` with its only
+  default and its only check. The sandbox takes it whole (``Sandbox(settings, **overrides)``), and the execute
+  stage (:class:`~evolvecoder_datasets.stages.execute.ExecuteConfig`), the rewards
+  (:class:`~evolvecoder_datasets.rewards.RewardConfig`) and everything built on them (evolution rounds, reference
+  checks, mutation scores) *are* ``SandboxSettings`` (they subclass it), so a YAML key reaches the fork server
+  under one name, with one default and one meaning. In particular a program that times out
+  ``max_consecutive_timeouts`` (2) times in a row has its remaining tests marked ``unexecuted``, in every entry
+  point. This module is on the ground floor (``docs/layers.md``): it imports nothing of the package but errors.
 - Calibration. A fixed 1 s limit is far from what a test needs (most HumanEval asserts run in microseconds), and a
   looping program burns the whole limit on every test it is run against. A problem's limit is calibrated from its
   reference solution's measured CPU time: ``factor x`` the slowest test the reference passes, at least ``floor``,
@@ -29,7 +31,9 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +41,11 @@ from typing import Any
 from .errors import ConfigError
 
 
-__all__ = ["SandboxSettings", "limit_ladder"]
+__all__ = ["MODES", "SandboxSettings", "limit_ladder"]
+
+#: How a sandbox runs a program's tests: ``"isolated"`` (a fresh copy of the loaded program per test) or
+#: ``"fast"`` (the tests in sequence in one process).
+MODES = ("isolated", "fast")
 
 _STEPS_PER_DOUBLING = 6  # ladder ratio 2 ** (1/6) ~ 1.12: a limit moves only when a measurement moves > 12%
 
@@ -80,6 +88,14 @@ class SandboxSettings:
             measurement noise of a microsecond test stay far below it.
         calibrate (`bool`, defaults to True): use calibrated limits where a problem has one (the execute stage also
             measures them where a confirmed reference exists); False runs everything under ``timeout_s``.
+        wall_timeout_s (`float`, *optional*): wall-clock backstop per test for programs that sleep or block.
+            Defaults to ``4 * timeout_s + 1.0`` (:attr:`wall_limit_s`).
+        load_timeout_s (`float`, *optional*): CPU seconds for compiling and loading the program. Defaults to
+            ``max(timeout_s, 2.0)`` (:attr:`load_limit_s`).
+        max_output_bytes (`int`, defaults to 1 MiB): file-size limit, and the stdout cap of stdin/stdout programs.
+        max_processes (`int`, defaults to 32): process limit of the sandbox uid (effective when run as root).
+        max_open_files (`int`, defaults to 64): open-file limit.
+        max_value_bytes (`int`, defaults to 4 MiB): the largest encoded value a probe may send to the judge.
 
     Raises:
         ConfigError: a value is out of range or unknown.
@@ -103,10 +119,19 @@ class SandboxSettings:
     limit_factor: float = 10.0
     limit_floor_s: float = 0.1
     calibrate: bool = True
+    wall_timeout_s: float | None = None
+    load_timeout_s: float | None = None
+    max_output_bytes: int = 1 << 20
+    max_processes: int = 32
+    max_open_files: int = 64
+    max_value_bytes: int = 4 << 20
+
+    #: The fields a :class:`~evolvecoder_datasets.execution.Sandbox` runs by (the others choose a job's limit).
+    SANDBOX_FIELDS = ("workers", "timeout_s", "memory_mb", "mode", "preamble", "isolation", "max_consecutive_timeouts",
+                      "wall_timeout_s", "load_timeout_s", "max_output_bytes", "max_processes", "max_open_files",
+                      "max_value_bytes")  # fmt: skip
 
     def __post_init__(self) -> None:
-        from .execution.sandbox import MODES
-
         if self.mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {self.mode!r}")
         if not self.timeout_s > 0:
@@ -115,6 +140,14 @@ class SandboxSettings:
             raise ConfigError(f"memory_mb must be >= 64, got {self.memory_mb!r}")
         if self.workers is not None and self.workers < 1:
             raise ConfigError(f"workers must be >= 1, got {self.workers!r}")
+        for name in ("wall_timeout_s", "load_timeout_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be > 0 or None, got {value!r}")
+        for name, least in (("max_output_bytes", 1), ("max_processes", 1), ("max_open_files", 8),
+                            ("max_value_bytes", 1)):  # fmt: skip
+            if getattr(self, name) < least:
+                raise ConfigError(f"{name} must be >= {least}, got {getattr(self, name)!r}")
         if self.max_consecutive_timeouts is not None and self.max_consecutive_timeouts < 1:
             raise ConfigError(f"max_consecutive_timeouts must be >= 1 or None, got {self.max_consecutive_timeouts!r}")
         if not self.limit_factor >= 1.0:
@@ -124,21 +157,55 @@ class SandboxSettings:
                               f"got {self.limit_floor_s!r}")  # fmt: skip
 
     def sandbox_settings(self) -> dict[str, Any]:
-        """Keyword arguments of :class:`~evolvecoder_datasets.execution.Sandbox` (and ``shared_sandbox``).
+        """The settings a sandbox runs by, as keyword arguments (``Sandbox(**...)``, ``shared_sandbox(**...)``).
 
         Example:
-            >>> sorted(SandboxSettings().sandbox_settings())
-            ['isolation', 'max_consecutive_timeouts', 'memory_mb', 'mode', 'preamble', 'timeout_s', 'workers']
+            >>> SandboxSettings(mode="fast").sandbox_settings()["mode"], len(SandboxSettings().sandbox_settings())
+            ('fast', 13)
         """
-        return {
-            "workers": self.workers,
-            "timeout_s": float(self.timeout_s),
-            "memory_mb": int(self.memory_mb),
-            "mode": self.mode,
-            "preamble": self.preamble,
-            "isolation": self.isolation,
-            "max_consecutive_timeouts": self.max_consecutive_timeouts,
-        }
+        return {name: getattr(self, name) for name in self.SANDBOX_FIELDS}
+
+    def for_sandbox(self) -> SandboxSettings:
+        """These settings as a plain :class:`SandboxSettings` (a config that embeds them drops its own fields).
+
+        Example:
+            >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
+            >>> ExecuteConfig(mode="fast", statuses=False).for_sandbox() == SandboxSettings(mode="fast")
+            True
+        """
+        if type(self) is SandboxSettings:
+            return self
+        return SandboxSettings(**{field.name: getattr(self, field.name) for field in dataclasses.fields(SandboxSettings)})
+
+    @property
+    def worker_count(self) -> int:
+        """``workers``, or the usable cores of this machine when unset.
+
+        Example:
+            >>> SandboxSettings(workers=3).worker_count
+            3
+        """
+        return self.workers or len(os.sched_getaffinity(0))
+
+    @property
+    def wall_limit_s(self) -> float:
+        """The wall-clock backstop per test: ``wall_timeout_s``, or ``4 * timeout_s + 1.0``.
+
+        Example:
+            >>> SandboxSettings(timeout_s=0.5).wall_limit_s, SandboxSettings(wall_timeout_s=9.0).wall_limit_s
+            (3.0, 9.0)
+        """
+        return float(self.wall_timeout_s) if self.wall_timeout_s else 4 * float(self.timeout_s) + 1.0
+
+    @property
+    def load_limit_s(self) -> float:
+        """CPU seconds to compile and load a program: ``load_timeout_s``, or ``max(timeout_s, 2.0)``.
+
+        Example:
+            >>> SandboxSettings(timeout_s=0.5).load_limit_s, SandboxSettings(timeout_s=3.0).load_limit_s
+            (2.0, 3.0)
+        """
+        return float(self.load_timeout_s) if self.load_timeout_s else max(float(self.timeout_s), 2.0)
 
     def calibrated_limit(self, reference_cpu_s: Iterable[float]) -> float | None:
         """The limit for a problem whose reference used ``reference_cpu_s`` CPU seconds on the tests it passed.

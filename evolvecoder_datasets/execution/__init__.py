@@ -1,6 +1,7 @@
 """The sandbox: run untrusted, model-written Python against tests, fast and safely.
 
-Public names: :class:`Sandbox`, :func:`run_tests`, :func:`extract_code`, :class:`ExecutionReport`, :class:`Job`.
+Public names: :class:`Sandbox`, :func:`run_tests`, :func:`extract_code`, :class:`ExecutionReport`, :class:`Job`,
+and :class:`~evolvecoder_datasets.limits.SandboxSettings`, the one place of every sandbox setting.
 
 Example:
     >>> from evolvecoder_datasets.execution import run_tests
@@ -14,9 +15,10 @@ import atexit
 import threading
 from collections.abc import Sequence
 
+from ..limits import MODES, SandboxSettings
 from .extract import extract_code
 from .report import STATUS_CODES, STATUS_NAMES, ExecutionReport
-from .sandbox import MODES, Job, Sandbox
+from .sandbox import Job, Sandbox, resolve_settings
 
 __all__ = ["Sandbox", "Job", "ExecutionReport", "run_tests", "extract_code", "STATUS_NAMES", "STATUS_CODES", "MODES"]
 
@@ -24,51 +26,42 @@ _shared: dict[tuple, Sandbox] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_sandbox(**settings) -> Sandbox:
-    """A process-wide sandbox for ``settings``, started once and reused (closed at interpreter exit).
+def shared_sandbox(settings: SandboxSettings | None = None, **overrides) -> Sandbox:
+    """A process-wide sandbox for these settings (as :class:`Sandbox` takes them), started once and reused (closed
+    at interpreter exit). Equal settings share one sandbox, whichever config carried them.
 
     Example:
         >>> sb = shared_sandbox(timeout_s=1.0, mode="fast")
-        >>> sb is shared_sandbox(timeout_s=1.0, mode="fast")
+        >>> from evolvecoder_datasets.limits import SandboxSettings
+        >>> sb is shared_sandbox(SandboxSettings(mode="fast"))
         True
     """
     import os
 
-    key = (os.getpid(), tuple(sorted(settings.items())))
+    resolved = resolve_settings(settings, overrides)
+    key = (os.getpid(), resolved)
     with _shared_lock:
         sandbox = _shared.get(key)
         if sandbox is None:
-            sandbox = _shared[key] = Sandbox(**settings)
+            sandbox = _shared[key] = Sandbox(resolved)
             atexit.register(sandbox.close)
         return sandbox
 
 
-def run_tests(
-    program: str,
-    tests: Sequence[str],
-    timeout_s: float = 1.0,
-    *,
-    memory_mb: int = 1024,
-    mode: str = "isolated",
-    preamble: str | None = None,
-    max_consecutive_timeouts: int | None = 2,
-) -> ExecutionReport:
-    """Run one program against its tests in a shared, lazily started sandbox.
+def run_tests(program: str, tests: Sequence[str], settings: SandboxSettings | None = None, **overrides) -> ExecutionReport:
+    """Run one program against its tests in a shared, lazily started sandbox (one worker unless told otherwise).
 
     Args:
         program (`str`): Python source.
         tests (`Sequence[str]`): assert snippets.
-        timeout_s (`float`, defaults to 1.0): CPU seconds per test.
-        memory_mb (`int`, defaults to 1024): address-space limit.
-        mode (`str`, defaults to ``"isolated"``): ``"isolated"`` or ``"fast"``.
-        preamble (`str`, *optional*): code run before the program (e.g. ``"from typing import List"``).
-        max_consecutive_timeouts (`int`, *optional*, defaults to 2): after this many timeouts in a row the rest is
-            ``unexecuted`` (the policy every entry point shares); ``None`` runs every test.
+        settings (`SandboxSettings`, *optional*): the sandbox's settings (defaults: 1 CPU second per test, 1 GiB,
+            ``"isolated"``, the rest unexecuted after 2 timeouts in a row).
+        **overrides: single settings by name (``timeout_s=0.2``, ``mode="fast"``, ``preamble=...``).
 
     Example:
         >>> run_tests("while True: pass", ["assert True"], timeout_s=0.2).statuses
         ['timeout']
     """
-    sandbox = shared_sandbox(timeout_s=timeout_s, memory_mb=memory_mb, mode=mode, preamble=preamble, workers=1,
-                             max_consecutive_timeouts=max_consecutive_timeouts)
-    return sandbox.run(program, tests)
+    if settings is None or settings.workers is None:
+        overrides.setdefault("workers", 1)
+    return shared_sandbox(settings, **overrides).run(program, tests)

@@ -25,12 +25,13 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import SandboxCrashed
+from ..limits import SandboxSettings
 from ._inside import inside_spec
 from ._worker import _shutdown, _Worker
 from .isolation import detect_isolation, server_command
 from .judge import plan_test
 from .report import ExecutionReport
-from .sandbox import Job, _apply_settings, _FailureOrder, _in_given_order, _permuted
+from .sandbox import Job, _apply_settings, _FailureOrder, _in_given_order, _permuted, resolve_settings
 from .verdicts import _clean_entry, _early_stop, _verdicts
 
 logger = logging.getLogger(__name__)
@@ -99,17 +100,12 @@ class _Pool:
 class LocalEngine:
     """Today's engine in this process: ``workers`` fork servers, a thread per job, the judge here.
 
-    Takes the settings of :class:`~evolvecoder_datasets.execution.Sandbox` (same names, same defaults); ``pool``
+    Takes the settings as :class:`~evolvecoder_datasets.execution.Sandbox` does (``SandboxSettings``, overrides); ``pool``
     shares fork servers between engines of one process (the judge process keeps one per isolation kind).
     """
 
-    def __init__(self, workers: int | None = None, timeout_s: float = 1.0, memory_mb: int = 1024,
-                 mode: str = "isolated", *, isolation: str = "auto", wall_timeout_s: float | None = None,
-                 load_timeout_s: float | None = None, preamble: str | None = None, max_output_bytes: int = 1 << 20,
-                 max_processes: int = 32, max_open_files: int = 64, max_consecutive_timeouts: int | None = 2,
-                 max_value_bytes: int = 4 << 20, pool: _Pool | None = None) -> None:  # fmt: skip
-        _apply_settings(self, workers, timeout_s, memory_mb, mode, isolation, wall_timeout_s, load_timeout_s, preamble,
-                        max_output_bytes, max_processes, max_open_files, max_consecutive_timeouts, max_value_bytes)
+    def __init__(self, settings: SandboxSettings | None = None, *, pool: _Pool | None = None, **overrides) -> None:
+        _apply_settings(self, resolve_settings(settings, overrides))
         self.isolation: str | None = pool.isolation if pool is not None else None
         self._pool = pool
         self._own_pool = pool is None

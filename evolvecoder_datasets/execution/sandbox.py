@@ -29,13 +29,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError, SandboxError
+from ..limits import SandboxSettings
 from .report import ExecutionReport
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Sandbox", "Job", "MODES"]
+__all__ = ["Sandbox", "Job"]
 
-MODES = ("isolated", "fast")
 _tokens = itertools.count()
 
 # Where this process's jobs go: None is this machine's execution service; otherwise a callable
@@ -232,34 +232,47 @@ def _in_given_order(report: ExecutionReport, order: list[int]) -> ExecutionRepor
                                cpu_s=back(report.cpu_s), judged=back(report.judged))  # fmt: skip
 
 
-def check_settings(workers, timeout_s, memory_mb, mode) -> None:
-    """Raise :class:`ConfigError` for settings out of range (the caller's own arguments)."""
-    if mode not in MODES:
-        raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
-    if timeout_s <= 0 or memory_mb < 64:
-        raise ConfigError("timeout_s must be > 0 and memory_mb >= 64")
-    if workers is not None and workers < 1:
-        raise ConfigError("workers must be >= 1")
+def resolve_settings(settings: SandboxSettings | None, overrides: dict) -> SandboxSettings:
+    """``settings`` (or the defaults) with ``overrides`` applied, checked once (:class:`SandboxSettings` holds the
+    only defaults and the only checks); a config that embeds the settings is reduced to them.
+
+    Example:
+        >>> resolve_settings(None, {"mode": "fast"}).mode
+        'fast'
+    """
+    if settings is not None and not isinstance(settings, SandboxSettings):
+        raise ConfigError(f"settings must be a SandboxSettings (or a config built on it), got {type(settings).__name__}")
+    base = (settings or SandboxSettings()).for_sandbox()
+    unknown = sorted(set(overrides) - set(SandboxSettings.SANDBOX_FIELDS))
+    if unknown:
+        raise TypeError(f"unknown sandbox setting(s) {unknown}; the settings are {list(SandboxSettings.SANDBOX_FIELDS)}")
+    if not overrides:
+        return base
+    timeout_s = overrides.get("timeout_s")
+    if isinstance(timeout_s, (int, float)) and 0 < timeout_s < base.limit_floor_s:
+        # A sandbox runs jobs under the limits it is given and calibrates nothing: a short ceiling takes the
+        # calibration floor (which must stay below it) down with it.
+        overrides = {**overrides, "limit_floor_s": float(timeout_s)}
+    return dataclasses.replace(base, **overrides)
 
 
-def _apply_settings(target, workers, timeout_s, memory_mb, mode, isolation, wall_timeout_s, load_timeout_s, preamble,
-                    max_output_bytes, max_processes, max_open_files, max_consecutive_timeouts, max_value_bytes) -> None:
-    """Check a sandbox's settings and set them, with their derived defaults, on ``target`` (a :class:`Sandbox` or
-    the engine behind the service: one place for the checks and the derived values)."""
-    check_settings(workers, timeout_s, memory_mb, mode)
-    target.workers = workers or len(os.sched_getaffinity(0))
-    target.timeout_s = float(timeout_s)
-    target.memory_mb = int(memory_mb)
-    target.mode = mode
-    target.requested_isolation = isolation
-    target.wall_timeout_s = float(wall_timeout_s) if wall_timeout_s else 4 * target.timeout_s + 1.0
-    target.load_timeout_s = float(load_timeout_s) if load_timeout_s else max(target.timeout_s, 2.0)
-    target.preamble = preamble
-    target.max_output_bytes = int(max_output_bytes)
-    target.max_processes = int(max_processes)
-    target.max_open_files = int(max_open_files)
-    target.max_consecutive_timeouts = max_consecutive_timeouts
-    target.max_value_bytes = int(max_value_bytes)
+def _apply_settings(target, settings: SandboxSettings) -> None:
+    """Set ``settings`` and the values derived from them on ``target`` (a :class:`Sandbox` or the engine behind
+    the service), as the attributes both read."""
+    target.settings = settings
+    target.workers = settings.worker_count
+    target.timeout_s = float(settings.timeout_s)
+    target.memory_mb = int(settings.memory_mb)
+    target.mode = settings.mode
+    target.requested_isolation = settings.isolation
+    target.wall_timeout_s = settings.wall_limit_s
+    target.load_timeout_s = settings.load_limit_s
+    target.preamble = settings.preamble
+    target.max_output_bytes = int(settings.max_output_bytes)
+    target.max_processes = int(settings.max_processes)
+    target.max_open_files = int(settings.max_open_files)
+    target.max_consecutive_timeouts = settings.max_consecutive_timeouts
+    target.max_value_bytes = int(settings.max_value_bytes)
 
 
 def _check_job(job: Job) -> None:
@@ -276,31 +289,20 @@ class Sandbox:
     A whole :meth:`run_many` is one message each way.
 
     Args:
-        workers (`int`, *optional*): how many of this sandbox's programs run at once (the service runs at most one
-            per core in all, whatever the number of callers). Defaults to the usable cores.
-        timeout_s (`float`, defaults to 1.0): CPU seconds one test may use (judged by the kernel's accounting of
-            the child, not by wall time, so a loaded machine does not cause false timeouts).
-        memory_mb (`int`, defaults to 1024): address-space limit of a solution process.
-        mode (`str`, defaults to ``"isolated"``): ``"isolated"`` forks a fresh copy of the loaded program per test
-            (tests cannot share state); ``"fast"`` runs the tests in sequence in one process.
-        isolation (`str`, defaults to ``"auto"``): ``"bwrap"``, ``"unshare"``, ``"none"`` or ``"auto"`` (strongest
-            available; warns when that is none).
-        wall_timeout_s (`float`, *optional*): wall-clock backstop per test for programs that sleep or block.
-            Defaults to ``4 * timeout_s + 1.0``.
-        load_timeout_s (`float`, *optional*): CPU seconds for compiling and loading the program. Defaults to
-            ``max(timeout_s, 2.0)``.
-        preamble (`str`, *optional*): code run in the program's namespace before it (e.g.
-            ``"from typing import List"``), for models that forget common imports.
-        max_output_bytes (`int`, defaults to 1 MiB): file-size limit, and the stdout cap of stdin/stdout programs.
-        max_processes (`int`, defaults to 32): process limit of the sandbox uid (effective when run as root).
-        max_open_files (`int`, defaults to 64): open-file limit.
-        max_consecutive_timeouts (`int`, *optional*, defaults to 2): after this many timeouts in a row, mark the
-            program's remaining tests ``unexecuted`` instead of running them (the policy of every entry point, see
-            :class:`~evolvecoder_datasets.limits.SandboxSettings`): a looping program costs two limits, not one per
-            test. ``None`` runs every test.
+        settings (`SandboxSettings`, *optional*): every setting, with its default and its check, in one place
+            (:class:`~evolvecoder_datasets.limits.SandboxSettings`: ``timeout_s``, ``memory_mb``, ``mode``,
+            ``workers``, ``isolation``, ``preamble``, ``max_consecutive_timeouts``, the wall and load limits and
+            the output, process, file and value caps). A config built on it (``ExecuteConfig``,
+            ``RewardConfig``) is taken as it is. ``workers`` is how many of this sandbox's programs run at once
+            (the service runs at most one per core in all, whatever the number of callers); ``timeout_s`` is
+            judged by the kernel's accounting of the child's CPU, not by wall time, so a loaded machine does not
+            cause false timeouts; ``"isolated"`` forks a fresh copy of the loaded program per test, ``"fast"``
+            runs the tests in sequence in one process.
+        **overrides: single settings by name, applied over ``settings`` (``Sandbox(mode="fast", workers=2)``).
 
     Raises:
-        ConfigError: an argument is out of range.
+        ConfigError: a setting is out of range.
+        TypeError: an override names no setting.
         SandboxUnavailable: an explicitly requested isolation cannot run here.
 
     Example:
@@ -311,25 +313,8 @@ class Sandbox:
         [[True, True], [True, False]]
     """
 
-    def __init__(
-        self,
-        workers: int | None = None,
-        timeout_s: float = 1.0,
-        memory_mb: int = 1024,
-        mode: str = "isolated",
-        *,
-        isolation: str = "auto",
-        wall_timeout_s: float | None = None,
-        load_timeout_s: float | None = None,
-        preamble: str | None = None,
-        max_output_bytes: int = 1 << 20,
-        max_processes: int = 32,
-        max_open_files: int = 64,
-        max_consecutive_timeouts: int | None = 2,
-        max_value_bytes: int = 4 << 20,
-    ) -> None:
-        _apply_settings(self, workers, timeout_s, memory_mb, mode, isolation, wall_timeout_s, load_timeout_s, preamble,
-                        max_output_bytes, max_processes, max_open_files, max_consecutive_timeouts, max_value_bytes)
+    def __init__(self, settings: SandboxSettings | None = None, **overrides) -> None:
+        _apply_settings(self, resolve_settings(settings, overrides))
         self.isolation: str | None = None
         self._settings: tuple | None = None
         self._connections = None

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import schema
+from ..limits import SandboxSettings
 from ..metrics.fidelity import ProblemFidelity, fidelity_report
 from ..schema import TIME_LIMIT
 from ..stages.sample import MUTANT_MODEL
@@ -69,9 +70,9 @@ class FidelityTracker:
     def _fast_sandbox(self):
         from ..execution import shared_sandbox
 
-        settings = dict(self.config.execute.sandbox_settings())
-        settings.update(mode="fast", timeout_s=float(self.settings.timeout_s), max_consecutive_timeouts=2)
-        return shared_sandbox(**settings)
+        # the stage's sandbox in fast mode under the oracle's limit, at the one default timeout policy
+        return shared_sandbox(self.config.execute, mode="fast", timeout_s=float(self.settings.timeout_s),
+                              max_consecutive_timeouts=SandboxSettings.max_consecutive_timeouts)
 
     def prepare(self, ds: Dataset) -> None:
         """Build the oracles and label the pool and the rewrites (once, from round 0's rows).

@@ -63,7 +63,7 @@ def calibrate(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, lis
     for tests, programs, confirmed in zip(batch[TESTS], batch[REFERENCE_SOLUTIONS], ok):
         tests = list(tests or ())
         references.append((reference_for(list(programs or ()), tests) if tests and confirmed else None, tests))
-    sandbox = shared_sandbox(**config.sandbox_settings())
+    sandbox = shared_sandbox(config)
 
     def plan(item: tuple[str | None, list[str]]) -> Plan:
         reference, tests = item

@@ -51,6 +51,7 @@ import numpy as np
 
 from .. import passmatrix, schema
 from ..errors import ConfigError, LLMResponseError, SchemaError
+from ..limits import SandboxSettings
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
@@ -339,6 +340,8 @@ def _append(
 def _search(problems: list[_Problem], config: EvolveConfig) -> None:
     """The search method: inputs mutated from each problem's asserts, kept when they kill or split programs of the
     pool that the suite (as grown by this round's prompts) cannot reject or tell apart."""
+    from ..execution import shared_sandbox
+
     assert config.search is not None
     settings = dataclasses.replace(config.search, seed=config.seed)
     found = search_tests(
@@ -346,10 +349,9 @@ def _search(problems: list[_Problem], config: EvolveConfig) -> None:
                        limit=config.execute.job_timeout(p.limit)) for p in problems],
         settings,
         round=config.round,
-        sandbox=get_sandbox(ExecuteConfig(mode=settings.mode, timeout_s=settings.timeout_s,
-                                          memory_mb=config.execute.memory_mb, workers=config.execute.workers,
-                                          preamble=config.execute.preamble, isolation=config.execute.isolation,
-                                          max_consecutive_timeouts=2)),
+        # the search's own mode and limit, the rest of the stage's sandbox (the timeout policy at its one default)
+        sandbox=shared_sandbox(config.execute, mode=settings.mode, timeout_s=settings.timeout_s,
+                               max_consecutive_timeouts=SandboxSettings.max_consecutive_timeouts),
         verify_sandbox=get_sandbox(config.execute),
         progress=True,
     )

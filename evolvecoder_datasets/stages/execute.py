@@ -66,8 +66,9 @@ class ExecuteConfig(SandboxSettings):
     """Settings of the execute stage (they enter the ``datasets`` fingerprint).
 
     The sandbox fields (``timeout_s``, ``memory_mb``, ``mode``, ``workers``, ``preamble``, ``isolation``,
-    ``max_consecutive_timeouts``, ``limit_factor``, ``limit_floor_s``, ``calibrate``) are those of
-    :class:`~evolvecoder_datasets.limits.SandboxSettings`, with the same defaults as the rewards'.
+    ``max_consecutive_timeouts``, ``limit_factor``, ``limit_floor_s``, ``calibrate``, the wall and load limits and
+    the caps) are those of :class:`~evolvecoder_datasets.limits.SandboxSettings`, defaults included: the config
+    is handed to the sandbox whole (``shared_sandbox(config)``).
 
     Args:
         statuses (`bool`, defaults to True): also write the ``statuses`` column.
@@ -239,7 +240,7 @@ def execute(batch: dict[str, list], *, config: ExecuteConfig) -> dict[str, list]
     check_list_cells(batch, SOLUTIONS, stage="execute", items="solutions")
     for column in (TESTS, INPUTS, OUTPUTS):
         check_list_cells(batch, column, stage="execute")
-    sandbox = shared_sandbox(**config.sandbox_settings())
+    sandbox = shared_sandbox(config)
     rows = stream_jobs(sandbox, _rows(batch), lambda row: _plan(row, config))
     out = dict(batch)
     columns: dict[str, list] = {name: [] for name in _new_columns(config)}
@@ -324,7 +325,7 @@ def execute_dataset(ds, config: ExecuteConfig | None = None, *, num_proc: int | 
         if os.path.exists(path):
             return concatenate_datasets([base, Dataset.from_file(path)], axis=1)
 
-    sandbox = shared_sandbox(**config.sandbox_settings())
+    sandbox = shared_sandbox(config)
     chunk = max(1, int(batch_size))
     rows = stream_jobs(sandbox, _read(ds, needed, chunk), lambda row: _plan(row, config))
     from tqdm.auto import tqdm

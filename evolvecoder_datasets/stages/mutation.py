@@ -114,7 +114,7 @@ def score_mutants(batch: dict[str, list], *, config: MutationConfig) -> dict[str
         execute_config = dataclasses.replace(
             execute_config, workers=_task_cpus(default=len(os.sched_getaffinity(0)))
         )
-    sandbox = shared_sandbox(**execute_config.sandbox_settings())
+    sandbox = shared_sandbox(execute_config)
     extra = (
         batch[config.reference_tests_column]
         if config.reference_tests_column

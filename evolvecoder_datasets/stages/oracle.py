@@ -430,7 +430,7 @@ def build_oracles(
     if sandbox is None and any(p.reference for p in problems):
         from ..execution import shared_sandbox
 
-        sandbox = shared_sandbox(mode="fast", timeout_s=config.timeout_s, max_consecutive_timeouts=2)
+        sandbox = shared_sandbox(mode="fast", timeout_s=config.timeout_s)
     verify = verify_sandbox or sandbox
     workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -481,7 +481,7 @@ def label_programs(
     if sandbox is None:
         from ..execution import shared_sandbox
 
-        sandbox = shared_sandbox(mode="fast", timeout_s=config.timeout_s, max_consecutive_timeouts=2)
+        sandbox = shared_sandbox(mode="fast", timeout_s=config.timeout_s)
     for (k, i), report in zip(owners, sandbox.run_many(jobs)):
         out[k][i] = -1 if report.infra_error else int(report.all_passed)
     return out

@@ -84,7 +84,7 @@ def get_sandbox(config: ExecuteConfig) -> Sandbox:
     """
     from ..execution import shared_sandbox
 
-    return shared_sandbox(**config.sandbox_settings())
+    return shared_sandbox(config)
 
 
 def task_cpus(default: int = 1) -> int:

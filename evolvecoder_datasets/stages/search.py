@@ -538,7 +538,7 @@ def search_tests(
     if sandbox is None:
         from ..execution import shared_sandbox
 
-        sandbox = shared_sandbox(mode=config.mode, timeout_s=config.timeout_s, max_consecutive_timeouts=2)
+        sandbox = shared_sandbox(mode=config.mode, timeout_s=config.timeout_s)
     verify_sandbox = verify_sandbox or sandbox
     started = [_start(p, config, round) for p in problems]
     states = [s for s in started if isinstance(s, _State) and not s.done]
