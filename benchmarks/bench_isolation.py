@@ -39,7 +39,9 @@ def _module_at(rev: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     os.unlink(fh.name)
-    module.SERVER_SCRIPT = isolation.SERVER_SCRIPT  # it locates the package from its own file
+    # It locates the package from its own file (an isolation.py older than the fork server package names it
+    # SERVER_SCRIPT, the file ``_forkserver.py``: its folder is the same).
+    module.SERVER_SCRIPT = module.SERVER_PACKAGE = isolation.SERVER_PACKAGE
     return module
 
 

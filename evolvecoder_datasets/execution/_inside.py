@@ -23,7 +23,8 @@ import functools
 import marshal
 import types
 
-from ._forkserver import _CMP_NAME, _STRIP_NAME, MAX_MESSAGE
+from ._forkserver.lines import MAX_MESSAGE
+from ._forkserver.prepared import _CMP_NAME, _STRIP_NAME
 
 _CMP_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
             ast.In: "in", ast.NotIn: "notin"}  # fmt: skip

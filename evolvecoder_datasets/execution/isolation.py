@@ -34,7 +34,7 @@ from pathlib import Path
 from ..errors import ConfigError, SandboxUnavailable
 
 ISOLATIONS = ("auto", "bwrap", "unshare", "none")
-SERVER_SCRIPT = Path(__file__).with_name("_forkserver.py")
+SERVER_PACKAGE = Path(__file__).with_name("_forkserver")  # the fork server, a stdlib-only package
 MOUNTNS_SCRIPT = Path(__file__).with_name("_mountns.py")
 
 # Environment the server starts with; nothing of the caller's reaches it (the server gives its children their own).
@@ -96,7 +96,7 @@ def _python_roots() -> list[str]:
     ``sys.path`` at large: a script started from ``/tmp`` puts ``/tmp`` there, and binding it back would hand
     solutions the host's ``/tmp`` instead of a private one.
     """
-    roots = {sys.base_prefix, sys.base_exec_prefix, str(SERVER_SCRIPT.parent.parent), str(Path(_python()).parent.parent)}
+    roots = {sys.base_prefix, sys.base_exec_prefix, str(SERVER_PACKAGE.parent.parent), str(Path(_python()).parent.parent)}
     roots.update(p for p in site_paths().split(os.pathsep) if p)
     return _outermost(os.path.realpath(r) for r in roots if r and os.path.isdir(r))
 
@@ -301,8 +301,9 @@ def server_command(isolation: str) -> list[str]:
     """
     # Imported as a module, not run as a script: a script run keeps ~3 MB more of the heap alive (measured:
     # RssAnon 10.0 MB against 6.8-7.2 MB), and every fork and exit of the server's children pays for each page.
-    # The folder leaves sys.path again at once: a solution's `import report` must not find our modules.
-    bootstrap = (f"import sys; sys.path.insert(0, {str(SERVER_SCRIPT.parent)!r}); import _forkserver; "
+    # The folder leaves sys.path again at once (the package has imported all its modules by then): a solution's
+    # `import report` must not find our modules.
+    bootstrap = (f"import sys; sys.path.insert(0, {str(SERVER_PACKAGE.parent)!r}); import _forkserver; "
                  "del sys.path[0]; _forkserver.main()")
     args = [_python(), "-I", "-S", "-B", "-c", bootstrap]
     if isolation == "bwrap":

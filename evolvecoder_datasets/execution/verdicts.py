@@ -17,7 +17,7 @@ from __future__ import annotations
 import binascii
 from typing import TYPE_CHECKING
 
-from ._forkserver import outputs_match
+from ._forkserver.values import outputs_match
 from .judge import JUDGED_INSIDE, JUDGED_OUTSIDE, judge, plan_test
 
 if TYPE_CHECKING:

@@ -110,7 +110,7 @@ POISON = {
             return int(os.read(r, 64))
     '''),
     "turns_the_servers_supervision_off": _p('''
-        _fs = sys.modules.get("_forkserver") or sys.modules.get("__main__")
+        _fs = sys.modules.get("_forkserver.libc")  # where the clone system call the tests' processes need lives
         if _fs is not None and hasattr(_fs, "_SYSCALL"):
             _fs._SYSCALL = None          # S would fork and time its tests itself, and say so on its load line
         def double(x):

@@ -167,8 +167,8 @@ def test_the_caller_never_imports_the_judge_the_planner_or_the_fork_server():
         "    assert sb.run_stdio('print(1)', ['\\n'], ['1\\n']).statuses == ['pass']\n"
         "assert run_tests('x = 1', ['import re\\nassert re.fullmatch(\"1\", str(x))']).statuses == ['pass']\n"
         "assert code_reward(completions=['```python\\nx = 1\\n```'], tests=[['assert x == 1']]) == [1.0]\n"
-        "loaded = [m for m in sys.modules if m.endswith(('_forkserver', '_wire', '_wire_decode', 'verdicts',\n"
-        "          '_engine', '_inside')) or '.judge' in m]\n"
+        "loaded = [m for m in sys.modules if m.endswith(('_wire', '_wire_decode', 'verdicts', '_engine', '_inside'))\n"
+        "          or '._forkserver' in m or '.judge' in m]\n"
         "print(loaded)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,

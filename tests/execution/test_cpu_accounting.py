@@ -21,7 +21,7 @@ BURN = "def f(x):\n    n = 0\n    for i in range(3_000_000):\n        n += i\n  
 _S_SUPERVISES = "import _thread, time\n_thread.start_new_thread(time.sleep, (60,))\n"
 _MISREPORT = _S_SUPERVISES + """
 import sys
-fs = sys.modules.get("_forkserver")
+fs = sys.modules.get("_forkserver.solution")  # where S's loop over its tests lives
 if fs is not None:
     real = fs.wait_with_limits
     def lying(pid, cpu_limit, wall_limit, output=None):
@@ -34,7 +34,7 @@ SCALED_REPORT = _MISREPORT.format(reported="cpu / 50")
 
 NEVER_REAPED = _S_SUPERVISES + """
 import os, sys
-fs = sys.modules.get("_forkserver")
+fs = sys.modules.get("_forkserver.solution")
 if fs is not None:
     def unreaped(pid, cpu_limit, wall_limit, output=None):
         # Wait for the test to end without reaping it (its time is then nobody's), and report nothing used.

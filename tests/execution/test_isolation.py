@@ -437,8 +437,10 @@ def test_a_non_root_caller_gets_the_same_walls_without_capabilities():
         errors = "class ConfigError(ValueError):\n    pass\n\n\nclass SandboxUnavailable(RuntimeError):\n    pass\n"
         (copy / "evolvecoder_datasets" / "errors.py").write_text(errors)
         (execution / "__init__.py").write_text("")
-        for name in ("isolation.py", "_mountns.py", "_forkserver.py", "_wire.py"):
+        for name in ("isolation.py", "_mountns.py", "_wire.py"):
             shutil.copy(Path(isolation.__file__).with_name(name), execution / name)
+        shutil.copytree(isolation.SERVER_PACKAGE, execution / isolation.SERVER_PACKAGE.name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
         for path in [copy, *copy.rglob("*")]:
             os.chmod(path, 0o755 if path.is_dir() else 0o644)
         command = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", system_python, "-I", "-c",

@@ -13,7 +13,8 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError, SandboxUnavailable
 from evolvecoder_datasets.execution import Job, Sandbox, run_tests
-from evolvecoder_datasets.execution._forkserver import canonical, hardened_compare, outputs_match, prepare_test
+from evolvecoder_datasets.execution._forkserver.prepared import prepare_test
+from evolvecoder_datasets.execution._forkserver.values import canonical, hardened_compare, outputs_match
 from evolvecoder_datasets.execution._inside import inside_spec
 from evolvecoder_datasets.schema import STATUS_NAMES
 
@@ -376,7 +377,7 @@ def test_a_caller_started_from_tmp_still_gets_a_private_tmp(monkeypatch):
 def test_the_servers_folder_removal_never_follows_a_link(tmp_path):
     """The server empties work folders a program wrote into (as root, after the job); a link the program planted,
     the folder itself included, is removed as a link and what it points to stays."""
-    from evolvecoder_datasets.execution._forkserver import _rmtree
+    from evolvecoder_datasets.execution._forkserver.traces import _rmtree
 
     outside = tmp_path / "outside"
     (outside / "deep").mkdir(parents=True)

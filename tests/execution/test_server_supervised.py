@@ -68,9 +68,9 @@ def test_a_process_the_program_left_at_load_is_gone_before_the_first_test():
 # What a program that owns S can make it do instead of starting each test as the server's child.
 _OWN = """
 import os, sys
-fs = sys.modules.get("_forkserver")
+fs = sys.modules.get("_forkserver.libc")  # the clone system call S starts each test's process with
 if fs is not None:
-    g = fs._clone_per_case.__globals__
+    g = vars(fs)
     real = g["_SYSCALL"]
 {body}
 """

@@ -1,0 +1,312 @@
+"""The server: reads jobs from its caller, runs each in a fresh solution process S, answers with what S reported.
+
+:class:`Server` holds the framing of the caller's pipes, the main loop, one job's set-up and clean-up, and the
+outcome of each solution process (``_supervise``); it watches S while it runs with the methods of
+``watch._Watch`` and reads S's lines with those of ``reading._Results``.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import struct
+import sys
+
+from . import prepared
+from .libc import _clone_parent_works
+from .limits import Limits
+from .lines import MAX_MESSAGE
+from .prepared import prepare_test
+from .pristine import _close, _exit, _fork, _len, _read, pin_builtins
+from .processes import _ChildrenFile, _describe_exit, sweep_children
+from .progress import _Progress
+from .reading import _Results
+from .run import _Run
+from .solution import _solution_child, _stdio_child
+from .traces import _TRACE_DIRS, _mtimes, _rmtree, _writable_by, remove_traces
+from .watch import _Watch
+
+pin_builtins(globals())
+
+PROTOCOL_VERSION = 4
+_STOPPED = "not run: an earlier test did not pass"
+
+
+class Server(_Watch, _Results):
+    """One fork server: its caller's pipes, the job running and the solution process it is on."""
+
+    def __init__(self, in_fd: int, out_fd: int) -> None:
+        self.in_fd, self.out_fd = in_fd, out_fd
+        self.pid = os.getpid()
+        self.workroot = os.environ.get("ECD_WORKROOT") or "/tmp"
+        # One work folder per server, emptied after every job (children find it in HOME/TMPDIR and as cwd).
+        self.workdir = os.path.join(self.workroot, f"ecd-work-{self.pid}")
+        self.wake_r = -1
+        self.children = _ChildrenFile(self.pid)
+        self.clone_parent = False
+
+    def watch_children(self) -> None:
+        """Make a child's exit wake the watch loop: SIGCHLD writes a byte on a pipe it selects on (the tests' processes
+        are this server's children, see :func:`_clone_per_case`). Writes to a pipe whose reader died fail instead of
+        killing the server (children get both signals back at their defaults, see :meth:`_fork_solution`)."""
+        self.wake_r, wake_w = os.pipe()
+        for fd in (self.wake_r, wake_w):
+            os.set_blocking(fd, False)
+            os.set_inheritable(fd, False)
+        signal.signal(signal.SIGCHLD, _on_child_exit)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        self.clone_parent = _clone_parent_works()
+
+    # -- framing ---------------------------------------------------------------------------------------------
+    def recv(self):
+        header = self._read_exact(4)
+        if header is None:
+            return None
+        (size,) = struct.unpack(">I", header)
+        body = self._read_exact(size)
+        if body is None:
+            return None
+        return json.loads(body)
+
+    def _read_exact(self, n: int):
+        chunks, remaining = [], n
+        while remaining:
+            try:
+                chunk = _read(self.in_fd, remaining)
+            except InterruptedError:
+                continue
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            remaining -= _len(chunk)
+        return b"".join(chunks)
+
+    def send(self, obj) -> None:
+        data = json.dumps(obj).encode()
+        view = memoryview(struct.pack(">I", _len(data)) + data)
+        while view:
+            view = view[os.write(self.out_fd, view):]
+
+    # -- main loop -------------------------------------------------------------------------------------------
+    def serve(self) -> None:
+        self.send({"hello": PROTOCOL_VERSION, "pid": self.pid, "uid_drop": os.geteuid() == 0,
+                   "python": sys.version.split()[0]})  # fmt: skip
+        while True:
+            msg = self.recv()
+            if msg is None or msg.get("op") == "shutdown":
+                sweep_children()
+                return
+            if msg.get("op") == "ping":
+                self.send({"pong": True})
+                continue
+            if msg.get("op") == "stop":  # came after its job ended: nothing left to stop
+                continue
+            try:
+                result = self.run_job(msg)
+            except Exception as err:  # a bug of ours: say so instead of dying silently
+                n = _len(msg.get("tests") or []) or int(msg.get("n_cases") or 0)
+                result = {"id": msg.get("id"), "statuses": ["crash"] * n,
+                          "messages": [f"server error: {type(err).__name__}: {err}"[:MAX_MESSAGE]] * n,
+                          "cpu": [0.0] * n, "infra_error": f"{type(err).__name__}: {err}"}  # fmt: skip
+            self.send(result)
+
+    def _workdir(self, uid) -> str:
+        path = self.workdir
+        if not _rmtree(path):  # something the remover could not take away: set it aside, start a fresh folder
+            self.spare = getattr(self, "spare", 0) + 1
+            try:
+                os.rename(path, f"{path}.old-{self.spare}")
+            except OSError:
+                self.workdir = path = f"{self.workdir}-{self.spare}"
+                _rmtree(path)
+        os.mkdir(path, 0o700)
+        if uid is not None and os.geteuid() == 0:
+            os.chown(path, uid, uid)
+        return path
+
+    def run_job(self, job: dict) -> dict:
+        limits = Limits(job)
+        self.progress = _Progress(self, job)
+        self.uid_seen: list = []  # the real uid of each solution process, read by this server from /proc
+        workdir = self._workdir(limits.uid)
+        self.trace_folders = tuple(f for f in (*_TRACE_DIRS, workdir) if _writable_by(f, limits.uid))
+        scratch = _mtimes(_TRACE_DIRS)
+        try:
+            if job.get("kind") == "stdio":
+                result = self._run_stdio(job, limits, workdir)
+            else:
+                result = self._run_asserts(job, limits, workdir)
+        finally:
+            sweep_children()
+            moved = [f for f, a, b in zip(_TRACE_DIRS, scratch, _mtimes(_TRACE_DIRS)) if a != b]
+            _rmtree(workdir)
+            if limits.uid is not None and os.geteuid() == 0:  # scratch folders only where something moved
+                remove_traces(limits.uid, moved)
+        result["id"] = job.get("id")
+        # Checked, not assumed: every solution process that loaded ran under the job's uid, not root.
+        result["uid_dropped"] = bool(self.uid_seen) and limits.uid is not None and all(
+            u == limits.uid for u in self.uid_seen)
+        return result
+
+    # -- assert jobs -----------------------------------------------------------------------------------------
+    def _run_asserts(self, job: dict, limits: Limits, workdir: str) -> dict:
+        sources = job["tests"]
+        n = _len(sources)
+        tests = [prepared._TESTS.get_or(src, prepare_test) for src in sources]
+        self.payloads: list = [None] * n
+        statuses: list = [None] * n
+        messages = [""] * n
+        cpu = [0.0] * n
+        for i, t in enumerate(tests):
+            if t.kind == "invalid":
+                statuses[i], messages[i] = "error", t.message
+                if self.progress.enabled:  # nothing after it needs to run
+                    for j in range(i + 1, n):
+                        statuses[j], messages[j] = "unexecuted", _STOPPED
+                    break
+        timeouts_in_a_row = 0
+        budget = job.get("max_consecutive_timeouts")
+        while True:
+            todo = [i for i in range(n) if statuses[i] is None]
+            if not todo:
+                break
+            if self.progress.stopped(statuses):
+                for i in todo:
+                    statuses[i], messages[i] = "unexecuted", _STOPPED
+                break
+            if budget and timeouts_in_a_row >= budget:
+                for i in todo:
+                    statuses[i], messages[i] = "unexecuted", "skipped after repeated timeouts"
+                break
+
+            def body(nonce, wfd, ctl, todo=todo):
+                _solution_child(job, todo, tests, nonce, wfd, workdir, limits, ctl)
+
+            outcome, progressed = self._supervise(job, body, todo, tests, statuses, messages, cpu)
+            if outcome == "done":
+                break
+            # Tests run in order, so the run of timeouts is broken by any test that finished in between.
+            timeouts_in_a_row = (0 if progressed else timeouts_in_a_row) + 1 if outcome == "timeout" else 0
+        return {"statuses": statuses, "messages": messages, "cpu": cpu, "values": self.payloads}
+
+    def _fork_solution(self, body, *, ctl: bool = False) -> _Run:
+        """Fork S running ``body(nonce, wfd, ctl_fd)``; with ``ctl``, a pipe on which this server names the tests
+        S is to start (``ctl_fd`` is -1 without)."""
+        rfd, wfd = os.pipe()
+        ctl_r, ctl_w = os.pipe() if ctl else (-1, -1)
+        nonce = os.urandom(12).hex()
+        pid = _fork()
+        if pid == 0:
+            _close(rfd)
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+                if ctl_w >= 0:
+                    _close(ctl_w)
+                body(nonce, wfd, ctl_r)
+            finally:
+                _exit(1)
+        _close(wfd)
+        os.set_blocking(rfd, False)
+        run = _Run(pid, rfd, nonce)
+        if ctl_r >= 0:
+            _close(ctl_r)
+            run.ctl_fd = ctl_w
+        return run
+
+    def _supervise(self, job, body, todo, tests, statuses, messages, cpu) -> tuple[str, bool]:
+        """Run one child (``body``, forked) over ``todo``; fill what it reports; blame the test it ended on.
+
+        Used for solution children (assert jobs) and stdin runners alike. Returns ``(outcome, progressed)``:
+        ``outcome`` is ``"done"`` (nothing left to run), or ``"timeout"``/``"crash"`` when a test ended the child
+        early (the caller starts a fresh one for the rest); ``progressed`` says whether a test finished in this child
+        before the one blamed, which breaks a run of consecutive timeouts.
+        """
+        stdio = job.get("kind") == "stdio"
+        fast = job.get("mode") == "fast" and not stdio  # only then does the child run untrusted code per test
+        run = self._fork_solution(body, ctl=not stdio and not fast and self.clone_parent)
+        max_value = int(job.get("max_value_bytes", 4 << 20))
+        run.max_payload = 8 * max_value + 65536
+        # Everything a child may legitimately write: a short line or two per test, and values (base64) on top.
+        run.max_bytes = 4 * run.max_payload + (_len(todo) + 4) * 65536
+        pending = collections.deque(todo)
+        killed_for = self._watch(run, job, pending, tests, statuses, messages, cpu, judge_cpu=fast)
+        if not pending:
+            return "done", True
+        current = pending.popleft()
+        progressed = current != todo[0]
+        if not run.loaded:
+            if stdio:
+                status, message = "crash", "the runner ended before starting"
+            elif killed_for is not None:
+                what = "CPU time" if killed_for == "cpu" else "wall-clock"
+                status, message = "timeout", f"loading the program hit the {what} limit"
+            else:
+                status = "crash"
+                message = "the program ended the process while loading (" + _describe_exit(run.exit_status) + ")"
+            for i in [current, *pending]:
+                statuses[i], messages[i] = status, message
+            return "done", progressed
+        if killed_for == "flood":
+            for i in [current, *pending]:
+                statuses[i], messages[i] = "crash", "the program flooded the result pipe"
+            return "done", progressed
+        if killed_for == "malformed" or run.malformed:
+            for i in [current, *pending]:
+                statuses[i], messages[i] = "crash", "the solution process wrote a malformed report"
+            return "done", progressed
+        if killed_for == "stop":
+            for i in [current, *pending]:
+                statuses[i], messages[i] = "unexecuted", _STOPPED
+            return "done", progressed
+        if killed_for == "cpu" or (killed_for is not None and fast):
+            statuses[current] = "timeout"
+            messages[current] = "CPU time limit" if killed_for == "cpu" else "wall-clock backstop (blocked or sleeping)"
+            cpu[current] = run.killed_after_cpu
+            return "timeout", progressed
+        statuses[current] = "crash"
+        if stdio:
+            messages[current] = "the runner stopped answering" if killed_for else "the runner died"
+        else:
+            messages[current] = ("the solution process stopped answering" if killed_for else
+                                 "the solution process died during this test (" + _describe_exit(run.exit_status) + ")")
+        return "crash", progressed
+
+    # -- stdio jobs ------------------------------------------------------------------------------------------
+    def _run_stdio(self, job: dict, limits: Limits, workdir: str) -> dict:
+        """Run each stdin case; return what each printed. The expected outputs never come here: the caller compares
+        (every child is a fork of this process, so what it holds a program could read)."""
+        inputs = job["inputs"]
+        n = _len(inputs)
+        self.outputs: list = [None] * n
+        for i, text in enumerate(inputs):
+            path = os.path.join(workdir, f"in{i}")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(path, 0o644)
+        statuses: list = [None] * n
+        messages = [""] * n
+        cpu = [0.0] * n
+        while True:
+            todo = [i for i in range(n) if statuses[i] is None]
+            if not todo:
+                break
+            if self.progress.stopped(statuses):
+                for i in todo:
+                    statuses[i], messages[i] = "unexecuted", _STOPPED
+                break
+
+            def body(nonce, wfd, ctl, todo=todo):
+                _stdio_child(job, todo, nonce, wfd, workdir, limits)
+
+            self._supervise(job, body, todo, None, statuses, messages, cpu)
+        outputs = [self.outputs[i] or "" if statuses[i] == "done" else None for i in range(n)]
+        return {"statuses": statuses, "messages": messages, "cpu": cpu, "outputs": outputs}
+
+
+def _on_child_exit(signum, frame) -> None:
+    """SIGCHLD's handler in the server: nothing to do here, the byte on the wake pipe is the message."""
