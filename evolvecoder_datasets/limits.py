@@ -49,6 +49,9 @@ MODES = ("isolated", "fast")
 
 _STEPS_PER_DOUBLING = 6  # ladder ratio 2 ** (1/6) ~ 1.12: a limit moves only when a measurement moves > 12%
 
+#: The calibration floor where ``limit_floor_s`` is not given (CPU seconds), unless ``timeout_s`` is shorter.
+_DEFAULT_FLOOR_S = 0.1
+
 
 def limit_ladder(seconds: float, floor_s: float) -> float:
     """``seconds`` rounded up to the ladder ``floor_s * 2 ** (k / 6)`` (k = 0, 1, ...), to the millisecond.
@@ -84,8 +87,9 @@ class SandboxSettings:
             one per test. ``None`` runs every test.
         limit_factor (`float`, defaults to 10.0): a calibrated limit is this many times the reference's slowest
             passed test (CPU time).
-        limit_floor_s (`float`, defaults to 0.1): the smallest calibrated limit (CPU seconds): fork, judge and
-            measurement noise of a microsecond test stay far below it.
+        limit_floor_s (`float`, *optional*): the smallest calibrated limit (CPU seconds): fork, judge and
+            measurement noise of a microsecond test stay far below it. Defaults to 0.1, or ``timeout_s`` where that
+            is shorter (:attr:`floor_s`); a floor given above ``timeout_s`` is an error.
         calibrate (`bool`, defaults to True): use calibrated limits where a problem has one (the execute stage also
             measures them where a confirmed reference exists); False runs everything under ``timeout_s``.
         wall_timeout_s (`float`, *optional*): wall-clock backstop per test for programs that sleep or block.
@@ -117,7 +121,7 @@ class SandboxSettings:
     isolation: str = "auto"
     max_consecutive_timeouts: int | None = 2
     limit_factor: float = 10.0
-    limit_floor_s: float = 0.1
+    limit_floor_s: float | None = None
     calibrate: bool = True
     wall_timeout_s: float | None = None
     load_timeout_s: float | None = None
@@ -152,7 +156,7 @@ class SandboxSettings:
             raise ConfigError(f"max_consecutive_timeouts must be >= 1 or None, got {self.max_consecutive_timeouts!r}")
         if not self.limit_factor >= 1.0:
             raise ConfigError(f"limit_factor must be >= 1, got {self.limit_factor!r}")
-        if not 0 < self.limit_floor_s <= self.timeout_s:
+        if self.limit_floor_s is not None and not 0 < self.limit_floor_s <= self.timeout_s:
             raise ConfigError(f"limit_floor_s must be > 0 and <= timeout_s ({self.timeout_s}), "
                               f"got {self.limit_floor_s!r}")  # fmt: skip
 
@@ -166,16 +170,17 @@ class SandboxSettings:
         return {name: getattr(self, name) for name in self.SANDBOX_FIELDS}
 
     def for_sandbox(self) -> SandboxSettings:
-        """These settings as a plain :class:`SandboxSettings` (a config that embeds them drops its own fields).
+        """The settings a sandbox runs by, as a plain :class:`SandboxSettings`: the sandbox fields kept, the
+        calibration fields (which choose a job's limit, never the sandbox's) and a config's own fields dropped.
 
         Example:
             >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
             >>> ExecuteConfig(mode="fast", statuses=False).for_sandbox() == SandboxSettings(mode="fast")
             True
+            >>> SandboxSettings(timeout_s=0.5, limit_floor_s=0.5).for_sandbox() == SandboxSettings(timeout_s=0.5)
+            True
         """
-        if type(self) is SandboxSettings:
-            return self
-        return SandboxSettings(**{field.name: getattr(self, field.name) for field in dataclasses.fields(SandboxSettings)})
+        return SandboxSettings(**self.sandbox_settings())
 
     @property
     def worker_count(self) -> int:
@@ -186,6 +191,18 @@ class SandboxSettings:
             3
         """
         return self.workers or len(os.sched_getaffinity(0))
+
+    @property
+    def floor_s(self) -> float:
+        """The smallest calibrated limit: ``limit_floor_s``, or 0.1 s capped by ``timeout_s``.
+
+        Example:
+            >>> SandboxSettings().floor_s, SandboxSettings(timeout_s=0.05).floor_s, SandboxSettings(limit_floor_s=0.2).floor_s
+            (0.1, 0.05, 0.2)
+        """
+        if self.limit_floor_s is not None:
+            return float(self.limit_floor_s)
+        return min(_DEFAULT_FLOOR_S, float(self.timeout_s))
 
     @property
     def wall_limit_s(self) -> float:
@@ -219,7 +236,7 @@ class SandboxSettings:
         measured = [float(c) for c in reference_cpu_s if c is not None and c >= 0 and math.isfinite(c)]
         if not measured:
             return None
-        return min(float(self.timeout_s), limit_ladder(self.limit_factor * max(measured), self.limit_floor_s))
+        return min(float(self.timeout_s), limit_ladder(self.limit_factor * max(measured), self.floor_s))
 
     def job_timeout(self, limit: float | None) -> float | None:
         """The ``Job.timeout_s`` for a problem's stored limit: ``None`` (the sandbox's ``timeout_s``) without one

@@ -246,3 +246,27 @@ def test_a_recorded_failed_request_is_asked_again_by_the_next_run(tmp_path):
         whole = run_recipe(dataclasses.replace(cfg, refine=cfg.refine.replace(on_llm_error="record")))
     assert "refine_llm_error" not in again.drop_reasons
     assert again.final["tests"] == whole.final["tests"] and again.rounds[0]["id"] == whole.rounds[0]["id"]
+
+
+def test_llm_rounds_asks_the_test_writer_in_the_first_rounds_only_and_later_rounds_grow_by_search(tmp_path):
+    from evolvecoder_datasets.errors import ConfigError
+    from evolvecoder_datasets.stages.search import SearchConfig
+
+    with pytest.raises(ConfigError, match="evolve.search"):
+        _config("http://127.0.0.1:9", tmp_path / "bad", llm_rounds=1)  # round 2 would have no method
+    with pytest.raises(ConfigError, match="llm_rounds"):
+        _config("http://127.0.0.1:9", tmp_path / "bad", llm_rounds=-1)
+    evolve = EvolveConfig(num_tests=3, search=SearchConfig(budget=200, max_tests=2))
+    with ScriptedOpenAIServer(ScriptedResponder()) as server:
+        result = run_recipe(_config(server.base_url, tmp_path / "run", evolve=evolve, llm_rounds=1))
+        prompts = [" ".join(m["content"] for m in body["messages"]) for body in server.requests]
+
+    logs = [entry for row in result.rounds[-1] for entry in row["evolve_log"]]
+    assert {e["method"] for e in logs if e["round"] == 1} >= {"adversarial", "discriminative"}
+    assert {e["method"] for e in logs if e["round"] == 2} == {"search"}
+    origins = {(o["round"], o["method"]) for row in result.rounds[-1] for o in row["test_origin"]}
+    assert not {m for r, m in origins if r == 2} - {"search"}
+    # the server saw one adversarial and one discriminative prompt per problem, all of round 1
+    writers = ("You are hardening the test suite", "You are making the test suite of a programming problem more")
+    asked = sum(1 for p in prompts if p.startswith(writers))
+    assert asked == sum(1 for e in logs if e["method"] != "search") == 2 * len(result.rounds[1])

@@ -15,12 +15,12 @@ import atexit
 import threading
 from collections.abc import Sequence
 
-from ..limits import MODES, SandboxSettings
+from ..limits import SandboxSettings
 from .extract import extract_code
-from .report import STATUS_CODES, STATUS_NAMES, ExecutionReport
+from .report import ExecutionReport
 from .sandbox import Job, Sandbox, resolve_settings
 
-__all__ = ["Sandbox", "Job", "ExecutionReport", "run_tests", "extract_code", "STATUS_NAMES", "STATUS_CODES", "MODES"]
+__all__ = ["Sandbox", "Job", "ExecutionReport", "run_tests", "shared_sandbox", "extract_code"]
 
 _shared: dict[tuple, Sandbox] = {}
 _shared_lock = threading.Lock()

@@ -31,7 +31,7 @@ from ._worker import _shutdown, _Worker
 from .isolation import detect_isolation, server_command
 from .judge import plan_test
 from .report import ExecutionReport
-from .sandbox import Job, _apply_settings, _FailureOrder, _in_given_order, _permuted, resolve_settings
+from .sandbox import Job, _FailureOrder, _SettingsView, _in_given_order, _permuted, resolve_settings
 from .verdicts import _clean_entry, _early_stop, _verdicts
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ class _Pool:
         return [p.pid for p in procs if p is not None]
 
 
-class LocalEngine:
+class LocalEngine(_SettingsView):
     """Today's engine in this process: ``workers`` fork servers, a thread per job, the judge here.
 
     Takes the settings as :class:`~evolvecoder_datasets.execution.Sandbox` does (``SandboxSettings``, overrides); ``pool``
@@ -105,7 +105,7 @@ class LocalEngine:
     """
 
     def __init__(self, settings: SandboxSettings | None = None, *, pool: _Pool | None = None, **overrides) -> None:
-        _apply_settings(self, resolve_settings(settings, overrides))
+        self.settings = resolve_settings(settings, overrides)
         self.isolation: str | None = pool.isolation if pool is not None else None
         self._pool = pool
         self._own_pool = pool is None

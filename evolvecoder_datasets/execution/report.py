@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..schema import STATUS_CODES, STATUS_NAMES
 
-__all__ = ["ExecutionReport", "STATUS_NAMES", "STATUS_CODES"]
+__all__ = ["ExecutionReport"]
 
 
 @dataclass(frozen=True)

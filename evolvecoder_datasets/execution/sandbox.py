@@ -248,31 +248,49 @@ def resolve_settings(settings: SandboxSettings | None, overrides: dict) -> Sandb
         raise TypeError(f"unknown sandbox setting(s) {unknown}; the settings are {list(SandboxSettings.SANDBOX_FIELDS)}")
     if not overrides:
         return base
-    timeout_s = overrides.get("timeout_s")
-    if isinstance(timeout_s, (int, float)) and 0 < timeout_s < base.limit_floor_s:
-        # A sandbox runs jobs under the limits it is given and calibrates nothing: a short ceiling takes the
-        # calibration floor (which must stay below it) down with it.
-        overrides = {**overrides, "limit_floor_s": float(timeout_s)}
     return dataclasses.replace(base, **overrides)
 
 
-def _apply_settings(target, settings: SandboxSettings) -> None:
-    """Set ``settings`` and the values derived from them on ``target`` (a :class:`Sandbox` or the engine behind
-    the service), as the attributes both read."""
-    target.settings = settings
-    target.workers = settings.worker_count
-    target.timeout_s = float(settings.timeout_s)
-    target.memory_mb = int(settings.memory_mb)
-    target.mode = settings.mode
-    target.requested_isolation = settings.isolation
-    target.wall_timeout_s = settings.wall_limit_s
-    target.load_timeout_s = settings.load_limit_s
-    target.preamble = settings.preamble
-    target.max_output_bytes = int(settings.max_output_bytes)
-    target.max_processes = int(settings.max_processes)
-    target.max_open_files = int(settings.max_open_files)
-    target.max_consecutive_timeouts = settings.max_consecutive_timeouts
-    target.max_value_bytes = int(settings.max_value_bytes)
+class _SettingsView:
+    """The values a :class:`Sandbox` and the engine behind the service run by, read from their one
+    :class:`SandboxSettings` (``self.settings``), never copied beside it."""
+
+    settings: SandboxSettings
+
+    @property
+    def workers(self) -> int:
+        """Programs run at once: ``workers``, or this machine's usable cores."""
+        return self.settings.worker_count
+
+    @property
+    def timeout_s(self) -> float:
+        """CPU seconds per test: the ceiling of every job's own limit."""
+        return float(self.settings.timeout_s)
+
+    @property
+    def wall_timeout_s(self) -> float:
+        """The wall-clock backstop per test (``SandboxSettings.wall_limit_s``)."""
+        return self.settings.wall_limit_s
+
+    @property
+    def load_timeout_s(self) -> float:
+        """CPU seconds to compile and load a program (``SandboxSettings.load_limit_s``)."""
+        return self.settings.load_limit_s
+
+    @property
+    def requested_isolation(self) -> str:
+        """The isolation asked for (``"auto"`` included); ``isolation`` is the one detected at start."""
+        return self.settings.isolation
+
+    mode = property(lambda self: self.settings.mode, doc="``isolated`` or ``fast``.")
+    preamble = property(lambda self: self.settings.preamble, doc="Code run before each program.")
+    memory_mb = property(lambda self: self.settings.memory_mb, doc="Address-space limit of a solution process.")
+    max_output_bytes = property(lambda self: self.settings.max_output_bytes, doc="File-size and stdout cap.")
+    max_processes = property(lambda self: self.settings.max_processes, doc="Process limit of the sandbox uid.")
+    max_open_files = property(lambda self: self.settings.max_open_files, doc="Open-file limit.")
+    max_value_bytes = property(lambda self: self.settings.max_value_bytes, doc="Largest encoded probe value.")
+    max_consecutive_timeouts = property(lambda self: self.settings.max_consecutive_timeouts,
+                                        doc="Timeouts in a row after which the rest is ``unexecuted``.")
 
 
 def _check_job(job: Job) -> None:
@@ -280,7 +298,7 @@ def _check_job(job: Job) -> None:
         raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
 
 
-class Sandbox:
+class Sandbox(_SettingsView):
     """Runs untrusted Python against tests and builds pass matrices, through this machine's execution service.
 
     The service (:mod:`evolvecoder_datasets.execution.service`) is one process per machine, started by the first
@@ -314,7 +332,7 @@ class Sandbox:
     """
 
     def __init__(self, settings: SandboxSettings | None = None, **overrides) -> None:
-        _apply_settings(self, resolve_settings(settings, overrides))
+        self.settings = resolve_settings(settings, overrides)
         self.isolation: str | None = None
         self._settings: tuple | None = None
         self._connections = None

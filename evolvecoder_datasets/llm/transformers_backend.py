@@ -22,7 +22,8 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .._deps import require
@@ -41,6 +42,29 @@ _convert_lock = threading.Lock()
 
 def _cache_root() -> str:
     return os.environ.get("EVOLVECODER_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "evolvecoder_datasets")
+
+
+@contextmanager
+def _gguf_bar_follows_transformers() -> Iterator[None]:
+    """Within the block, transformers' GGUF reader shows its bar only where transformers' own bars are on.
+
+    Its "de-quantizing GGUF tensors" bar is a plain ``tqdm`` that ``disable_progress_bar()`` does not reach, so
+    ``quiet_progress_bars()`` (the demo's default) left it on.
+    """
+    import functools
+
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as hf_logging
+
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is None or hf_logging.is_progress_bar_enabled():
+        yield
+        return
+    gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = bar
 
 
 def smollm2_path(cache_root: str | None = None) -> str:
@@ -74,9 +98,10 @@ def smollm2_path(cache_root: str | None = None) -> str:
         if os.path.exists(os.path.join(target, "config.json")):
             return target
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, gguf_file=SMOLLM2_GGUF)
-        gguf_model = transformers.AutoModelForCausalLM.from_pretrained(
-            source, gguf_file=SMOLLM2_GGUF, dtype=torch.float32
-        )
+        with _gguf_bar_follows_transformers():
+            gguf_model = transformers.AutoModelForCausalLM.from_pretrained(
+                source, gguf_file=SMOLLM2_GGUF, dtype=torch.float32
+            )
         # The loaded tensors are already dense, but the GGUF quantizer attached to the model refuses to save: move
         # them into a plain model built from the same config, without the quantisation config.
         config = gguf_model.config

@@ -57,6 +57,10 @@ class RecipeConfig:
             ``"mutant"``); they also give the mutation score of every round.
         refine (`RefineConfig`): refine settings (its ``llm`` defaults to ``llm``).
         evolve (`EvolveConfig`): round settings (``llm`` and ``round`` are filled in per round).
+        llm_rounds (`int`, *optional*): the LLM test writers (``evolve.adversarial``, ``evolve.discriminative``)
+            are asked in rounds 1..``llm_rounds`` only; later rounds write tests by search alone (``evolve.search``
+            must be set). ``None`` (default) asks them every round. Where a model's answers cost most of a run
+            (a local model on CPU), later rounds can still grow the suites by search.
         finalize (`FinalizeConfig`): final filter settings.
         execute (`ExecuteConfig`): sandbox settings of every stage.
         fidelity (`FidelityConfig`): the oracle behind each round's test fidelity (TPR/TNR over the pool, in
@@ -98,6 +102,7 @@ class RecipeConfig:
     mutants: int = 0
     refine: RefineConfig = field(default_factory=RefineConfig)
     evolve: EvolveConfig = field(default_factory=EvolveConfig)
+    llm_rounds: int | None = None
     finalize: FinalizeConfig = field(default_factory=FinalizeConfig)
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
     fidelity: FidelityConfig = field(default_factory=FidelityConfig)
@@ -124,6 +129,12 @@ class RecipeConfig:
             raise ConfigError("RecipeConfig needs at least one model in `models` (or mutants > 0)")
         if self.limit_per_source is not None and self.limit_per_source < 1:
             raise ConfigError("limit_per_source must be >= 1 when set")
+        if self.llm_rounds is not None:
+            if isinstance(self.llm_rounds, bool) or self.llm_rounds < 0:
+                raise ConfigError(f"llm_rounds must be >= 0 or null, got {self.llm_rounds!r}")
+            if self.llm_rounds < self.rounds and self.evolve.search is None:
+                raise ConfigError(f"rounds after llm_rounds ({self.llm_rounds}) write tests by search only: "
+                                  "set evolve.search, or raise llm_rounds to rounds")
 
     def store_location(self) -> str | None:
         """Where rounds are published (``None`` when ``store`` is ``"none"``)."""
@@ -144,9 +155,30 @@ class RecipeConfig:
         return SampleConfig(models=models, mutants=self.mutants, seed=self.seed)
 
     def evolve_config(self, round: int) -> EvolveConfig:
-        """Round ``round``'s configuration, with the run's test writer, sandbox and seed filled in."""
-        return self.evolve.replace(llm=self.with_cache(self.evolve.llm or self.llm), round=round,
-                                   execute=self.execute, seed=self.seed)
+        """Round ``round``'s configuration, with the run's test writer, sandbox and seed filled in (and the LLM
+        writers off after ``llm_rounds``).
+
+        Example:
+            >>> cfg = demo_config("runs/demo")
+            >>> [(cfg.evolve_config(r).adversarial, cfg.evolve_config(r).search is not None) for r in (1, 2)]
+            [(True, True), (False, True)]
+        """
+        evolve = self.evolve
+        if self.llm_rounds is not None and round > self.llm_rounds:
+            evolve = evolve.replace(adversarial=False, discriminative=False)
+        return evolve.replace(llm=self.with_cache(self.evolve.llm or self.llm), round=round,
+                              execute=self.execute, seed=self.seed)
+
+    def llm_writes_tests(self) -> bool:
+        """Whether some round asks the LLM test writers (adversarial or discriminative prompts).
+
+        Example:
+            >>> cfg = demo_config("runs/demo")
+            >>> cfg.llm_writes_tests(), dataclasses.replace(cfg, llm_rounds=0).llm_writes_tests()
+            (True, False)
+        """
+        asked = self.evolve.adversarial or self.evolve.discriminative
+        return asked and min(self.rounds, self.rounds if self.llm_rounds is None else self.llm_rounds) > 0
 
     def on_ray(self) -> DistributedConfig | None:
         """The engine settings when the heavy CPU work runs on Ray (``None`` when it runs here), with the shard
@@ -169,7 +201,7 @@ class RecipeConfig:
         found: list[tuple[str, LLMConfig]] = []
         if self.refine.ask:
             found.append(("test writer (refine)", self.refine.llm or self.llm))
-        if self.rounds > 0 and (self.evolve.adversarial or self.evolve.discriminative):
+        if self.llm_writes_tests():
             found.append(("test writer (evolve)", self.evolve.llm or self.llm))
         found += [(f"pool model {m.name!r}", m.llm) for m in self.models]
         return found
@@ -182,8 +214,9 @@ class RecipeConfig:
 
 def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConfig:
     """The embedded demo: 16 HumanEval and 4 LeetCode seeds, a pool of SmolLM2-135M samples (local, CPU) plus up to
-    40 AST mutants per reference, and rounds in which SmolLM2 writes adversarial tests and the search
-    (:mod:`~evolvecoder_datasets.stages.search`) writes tests that kill what the suite lets through; published to a
+    40 AST mutants per reference, and rounds in which the search (:mod:`~evolvecoder_datasets.stages.search`)
+    writes tests that kill what the suite lets through, beside SmolLM2's adversarial tests in round 1 (its prompt
+    tokens cost more than everything else in the demo, so later rounds are search only: ``llm_rounds=1``); published to a
     local store with cards. The search keeps one test per problem and round (the one that kills the most), so
     a round leaves work for the next one. The HumanEval seeds are the ones whose own asserts let AST mutants of the
     canonical solution survive (``benchmarks/bench_search.py`` lists them): on the first 16 problems the asserts
@@ -222,6 +255,7 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConf
         refine=RefineConfig(ask=False, min_tests=1),
         evolve=EvolveConfig(discriminative=False, num_tests=1, max_tokens=40, n_top=1, n_diverse=0,
                             search=SearchConfig(budget=800, max_tests=1)),
+        llm_rounds=1,
         finalize=FinalizeConfig(min_tests=1, max_perfect=6, exclude_models=()),
         execute=ExecuteConfig(mode="fast", timeout_s=1.0),
         fidelity=FidelityConfig(inputs=64, candidates=192),  # a small oracle: the demo stays within its time

@@ -277,7 +277,7 @@ def provenance(config: RecipeConfig, run_key: str) -> dict[str, Any]:
     """What produced a round: recipe version, run key, models, prompt versions, thresholds, seed, sandbox."""
     from .. import prompts
 
-    writes = config.rounds > 0 and (config.evolve.adversarial or config.evolve.discriminative)
+    writes = config.llm_writes_tests()
     used = [name for name, ran in (("refine", config.refine.ask),
                                    ("adversarial", writes and config.evolve.adversarial),
                                    ("discriminative", writes and config.evolve.discriminative),

@@ -19,8 +19,9 @@ import sys
 
 import pytest
 
-from evolvecoder_datasets.execution import STATUS_NAMES, Job, Sandbox, run_tests
+from evolvecoder_datasets.execution import Job, Sandbox, run_tests
 from evolvecoder_datasets.rewards import make_code_reward
+from evolvecoder_datasets.schema import STATUS_NAMES
 
 SECRET = "caller-secret-7f3a9"
 IDENTITY = "def f(x):\n    return x\n"

@@ -90,7 +90,14 @@ def test_bad_settings_are_refused_once_with_a_clear_error():
         ExecuteConfig(max_open_files=0)
 
 
-def test_a_short_limit_takes_the_calibration_floor_down_but_an_explicit_conflict_is_an_error():
-    assert Sandbox(timeout_s=0.05).settings.limit_floor_s == 0.05  # a sandbox calibrates nothing
+def test_a_sandbox_keeps_no_calibration_and_a_short_ceiling_needs_no_floor_but_an_explicit_conflict_is_an_error():
+    assert SandboxSettings(timeout_s=0.05).floor_s == 0.05  # the default floor never sits above the ceiling
+    assert SandboxSettings(timeout_s=0.05).calibrated_limit([0.0001]) == 0.05
+    calibrated = ExecuteConfig(timeout_s=0.5, limit_factor=4.0, limit_floor_s=0.2, mode="fast")
+    box = Sandbox(calibrated, timeout_s=0.05)  # the stage's floor is the stage's: the sandbox calibrates nothing
+    assert box.settings == SandboxSettings(timeout_s=0.05, mode="fast")
+    assert Sandbox(calibrated).settings == Sandbox(ExecuteConfig(timeout_s=0.5, mode="fast")).settings
     with pytest.raises(ConfigError, match="limit_floor_s"):
         ExecuteConfig(timeout_s=0.5, limit_floor_s=1.0)
+    with pytest.raises(ConfigError, match="limit_floor_s"):
+        SandboxSettings(limit_floor_s=0.0)

@@ -107,3 +107,26 @@ def test_smollm2_writes_something_that_parses_as_python(tmp_path, monkeypatch):
         except SyntaxError:
             parsed.append(False)
     assert any(parsed)
+
+
+@pytest.mark.slow
+def test_the_demo_default_converts_smollm2_without_a_library_bar_and_verbose_keeps_it(tmp_path):
+    """A first run on a fresh machine converts the GGUF weights: in a fresh process with the demo's quiet bars,
+    transformers' GGUF reader (a plain tqdm its own switch does not reach) prints no bar; with the bars on, it does."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "from evolvecoder_datasets.demo import quiet_progress_bars\n"
+              "from evolvecoder_datasets.llm.transformers_backend import smollm2_path\n"
+              "if sys.argv[2] == 'quiet':\n"
+              "    quiet_progress_bars()\n"
+              "print(smollm2_path(sys.argv[1]))\n")  # fmt: skip
+    env = {**os.environ, "TQDM_MININTERVAL": "0"}
+    for kind, shown in (("quiet", False), ("verbose", True)):
+        proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / kind), kind], capture_output=True,
+                              text=True, timeout=600, env=env)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert os.path.exists(os.path.join(proc.stdout.strip(), "config.json"))
+        assert ("de-quantizing GGUF" in proc.stderr) is shown, (kind, proc.stderr[-2000:])

@@ -32,7 +32,8 @@ import numpy as np
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.evaluate_metrics.references import split_reference
-from evolvecoder_datasets.execution import MODES, Job, Sandbox
+from evolvecoder_datasets.execution import Job, Sandbox
+from evolvecoder_datasets.limits import MODES
 from evolvecoder_datasets.metrics import pass_at_k as unbiased_pass_at_k
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""The judge: decides every verdict in the caller's process, which never runs program code.
+"""The judge: decides every verdict in a process that never runs program code (the execution service's judge
+processes, never the caller's).
 
 A test is model-written Python, and the program under test is hostile until proven otherwise. So a test is split
 before anything runs (:func:`plan_test`):
@@ -32,10 +33,8 @@ evaluated), :mod:`.verdict` (the sandbox's report read, and :func:`judge`).
 
 from __future__ import annotations
 
-from .language import JUDGED_INSIDE, JUDGED_OUTSIDE, MAX_MESSAGE, JudgeLimit
-from .nodes import TestPlan
+from .language import JUDGED_INSIDE, JUDGED_OUTSIDE
 from .plan import outside_share, plan_test
 from .verdict import encode_entries, judge, read_entries
 
-__all__ = ["TestPlan", "plan_test", "judge", "encode_entries", "read_entries", "outside_share", "JUDGED_OUTSIDE",
-           "JUDGED_INSIDE", "JudgeLimit", "MAX_MESSAGE"]  # fmt: skip
+__all__ = ["plan_test", "judge", "encode_entries", "read_entries", "outside_share", "JUDGED_OUTSIDE", "JUDGED_INSIDE"]
