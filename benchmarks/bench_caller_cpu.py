@@ -10,7 +10,8 @@ one after the other, the same jobs through:
 
 Caller CPU is this process's own user + system time (``getrusage(RUSAGE_SELF)``, every thread); the service's is
 read from ``/proc`` for the service and its judge processes (not the fork servers, which both paths share). Verdicts
-must be identical. Also shown: one ``Sandbox.run`` per job (one round trip each, as ``stages/stream.py`` sends).
+must be identical. Also shown: one ``Sandbox.run`` per job (one round trip each, as ``stages/support/stream.py``
+sends).
 
 Run: ``flock /tmp/ecd-heavy.lock .venv/bin/python benchmarks/bench_caller_cpu.py [--problems N] [--mutants K]``
 """

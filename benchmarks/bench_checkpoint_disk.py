@@ -34,8 +34,8 @@ from evolvecoder_datasets.stages.evolve import EvolveConfig
 from evolvecoder_datasets.stages.execute import ExecuteConfig
 from evolvecoder_datasets.stages.finalize import FinalizeConfig
 from evolvecoder_datasets.stages.refine import RefineConfig
-from evolvecoder_datasets.stages.resources import close_backends
 from evolvecoder_datasets.stages.sample import ModelSpec
+from evolvecoder_datasets.stages.support.resources import close_backends
 
 
 def answer(body: dict) -> str | list[str]:

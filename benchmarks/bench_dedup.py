@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evolvecoder_datasets.stages.dedup_search import near_duplicate_pairs
+from evolvecoder_datasets.stages.support.dedup_search import near_duplicate_pairs
 
 
 def synthetic(n: int, dim: int, copies: float, seed: int = 0) -> np.ndarray:

@@ -5,7 +5,7 @@ Run: .venv/bin/python benchmarks/bench_fidelity.py [--problems N] [--ids HumanEv
      [--inputs 300] [--cheap-bytes 1024] [--workers 2] [--json out.json]
 
 Per HumanEval problem: the pool is every AST mutant of the canonical solution (``mutants.generate_mutants``) plus
-its rewrites (``mutants.rewrites.rewrite_program``); the oracle (``stages.oracle``, its own seed, never used to
+its rewrites (``mutants.rewrites.rewrite_program``); the oracle (``search.oracle``, its own seed, never used to
 choose a test) labels each right or wrong; rewrites the oracle calls wrong are left out and counted. Round 0's suite
 is the problem's split asserts; each later round adds the search writer's tests (the configuration of
 ``bench_search.py``: budget 2000, 8 tests, no splits), written against the mutants only. Every suite runs under
@@ -33,9 +33,9 @@ from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.metrics.fidelity import ProblemFidelity, fidelity_report
 from evolvecoder_datasets.mutants import generate_mutants
 from evolvecoder_datasets.mutants.rewrites import rewrite_program
+from evolvecoder_datasets.search.oracle import FidelityConfig, OracleProblem, build_oracles, label_programs
+from evolvecoder_datasets.search.writer import SearchConfig, SearchProblem, search_tests
 from evolvecoder_datasets.sources.humaneval import read_humaneval_records, split_check
-from evolvecoder_datasets.stages.oracle import FidelityConfig, OracleProblem, build_oracles, label_programs
-from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, search_tests
 
 
 def load(n: int | None, ids: list[str] | None = None) -> list[dict]:

@@ -23,7 +23,8 @@ still surviving is written with a long random differential run (a witness input 
 classification (``--survivor-file``).
 
 ``--limits-baseline REV`` measures something else (issue 22): one search round per side, in one process and one
-sandbox, the search of git revision ``REV`` (its ``search.py`` and ``search_probes.py``, loaded from ``git show``:
+sandbox, the search of git revision ``REV`` (its ``search/writer.py`` and ``search/probes.py``, or
+``stages/search.py`` and ``stages/search_probes.py`` before issue 26 moved them; loaded from ``git show``:
 every probe at the flat ``timeout_s``) against this checkout's (probes under each problem's calibrated limit,
 measured first as the execute stage does: 10 x the reference's slowest passed assert, at least 0.1 s). Per side:
 CPU of the probe tests that timed out, CPU of all probe tests, CPU of the sandbox's processes, the kept tests per
@@ -51,9 +52,9 @@ from evolvecoder_datasets.execution import Job, Sandbox
 from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.mutants import generate_mutants
 from evolvecoder_datasets.sources.humaneval import read_humaneval_records, split_check
-from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, search_tests
-from evolvecoder_datasets.stages.search_inputs import InputMutator, recover_call, reference_constants
-from evolvecoder_datasets.stages.search_probes import ProbeProgram
+from evolvecoder_datasets.search.inputs import InputMutator, recover_call, reference_constants
+from evolvecoder_datasets.search.probes import ProbeProgram
+from evolvecoder_datasets.search.writer import SearchConfig, SearchProblem, search_tests
 
 
 def load(n: int | None):
@@ -124,22 +125,42 @@ def witness_search(sb, problem, mutant_code, seed, n=400):
     return None, len(idx)
 
 
+# Where a revision keeps the search's probes and writer, and how their relative imports read from this checkout's
+# ``evolvecoder_datasets.search``: issue 26 moved them out of ``stages/`` (and the stage helpers into
+# ``stages/support/``).
+_SEARCH_LAYOUTS = (
+    ("evolvecoder_datasets/search/probes.py", "evolvecoder_datasets/search/writer.py",
+     (("from .probes import", "from ._baseline_probes import"),)),
+    ("evolvecoder_datasets/stages/search_probes.py", "evolvecoder_datasets/stages/search.py",
+     (("from .search_probes import", "from ._baseline_probes import"),
+      ("from .search_inputs import", "from .inputs import"),
+      ("from .checks import", "from ..stages.support.checks import"),
+      ("from .code_names import", "from ..stages.support.code_names import"),
+      ("from .seeding import", "from ..stages.support.seeding import"))),
+)
+
+
 def load_search_at(rev: str):
-    """The ``search_tests`` and ``SearchConfig`` of git revision ``rev`` (its search.py and search_probes.py; the
-    rest of the package is this checkout's), as modules of their own."""
-    stages = "evolvecoder_datasets.stages"
+    """The ``search_tests`` and ``SearchConfig`` of git revision ``rev`` (its search writer and probes; the rest of
+    the package is this checkout's), as modules of their own."""
+    package = "evolvecoder_datasets.search"
+    for probes, writer, renames in _SEARCH_LAYOUTS:
+        if subprocess.run(["git", "cat-file", "-e", f"{rev}:{writer}"], capture_output=True).returncode == 0:
+            break
+    else:
+        raise SystemExit(f"{rev} has no search writer")
     modules = {}
-    for name in ("search_probes", "search"):
-        source = subprocess.run(["git", "show", f"{rev}:evolvecoder_datasets/stages/{name}.py"], check=True,
-                                capture_output=True, text=True).stdout
-        source = source.replace("from .search_probes import", "from ._baseline_search_probes import")
-        full = f"{stages}._baseline_{name}"
+    for name, path in (("probes", probes), ("writer", writer)):
+        source = subprocess.run(["git", "show", f"{rev}:{path}"], check=True, capture_output=True, text=True).stdout
+        for old, new in renames:
+            source = source.replace(old, new)
+        full = f"{package}._baseline_{name}"
         module = importlib.util.module_from_spec(importlib.util.spec_from_loader(full, loader=None))
-        module.__package__ = stages
+        module.__package__ = package
         sys.modules[full] = module
-        exec(compile(source, f"{rev}:{name}.py", "exec"), module.__dict__)  # noqa: S102 (our own code, from git)
+        exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)  # noqa: S102 (our own code, from git)
         modules[name] = module
-    return modules["search"]
+    return modules["writer"]
 
 
 class ProbeMeter:

@@ -50,8 +50,8 @@ def test_method_contributions_count_parsed_added_kept_and_parse_failures(tmp_pat
     the writer contributed nothing and why (``no_json``), and what the search added (scripted server, loopback)."""
     from evolvecoder_datasets.demo import method_contributions
     from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
-    from evolvecoder_datasets.stages.resources import close_backends
-    from evolvecoder_datasets.stages.search import SearchConfig
+    from evolvecoder_datasets.search.writer import SearchConfig
+    from evolvecoder_datasets.stages.support.resources import close_backends
 
     from .scripted_llm import ScriptedResponder
     from .test_recipe_e2e import _config, _is_evolve

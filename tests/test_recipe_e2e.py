@@ -18,8 +18,8 @@ from evolvecoder_datasets.stages.evolve import EvolveConfig
 from evolvecoder_datasets.stages.execute import ExecuteConfig
 from evolvecoder_datasets.stages.finalize import FinalizeConfig
 from evolvecoder_datasets.stages.refine import RefineConfig
-from evolvecoder_datasets.stages.resources import close_backends
 from evolvecoder_datasets.stages.sample import ModelSpec
+from evolvecoder_datasets.stages.support.resources import close_backends
 
 from .scripted_llm import PROBLEM_IDS, ScriptedResponder
 
@@ -250,7 +250,7 @@ def test_a_recorded_failed_request_is_asked_again_by_the_next_run(tmp_path):
 
 def test_llm_rounds_asks_the_test_writer_in_the_first_rounds_only_and_later_rounds_grow_by_search(tmp_path):
     from evolvecoder_datasets.errors import ConfigError
-    from evolvecoder_datasets.stages.search import SearchConfig
+    from evolvecoder_datasets.search.writer import SearchConfig
 
     with pytest.raises(ConfigError, match="evolve.search"):
         _config("http://127.0.0.1:9", tmp_path / "bad", llm_rounds=1)  # round 2 would have no method

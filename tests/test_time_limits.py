@@ -16,7 +16,7 @@ from evolvecoder_datasets.rewards import RewardConfig, make_code_reward, make_pa
 from evolvecoder_datasets.schema import TIME_LIMIT
 from evolvecoder_datasets.stages.calibrate import calibrate, calibrate_dataset
 from evolvecoder_datasets.stages.execute import ExecuteConfig, execute, execute_dataset
-from evolvecoder_datasets.stages.stream import Plan, stream_jobs
+from evolvecoder_datasets.stages.support.stream import Plan, stream_jobs
 
 SQ_TESTS = ["assert sq(2) == 4", "assert sq(-3) == 9", "assert sq(0) == 0", "assert sq(5) == 25"]
 RIGHT = "def sq(x):\n    return x * x"

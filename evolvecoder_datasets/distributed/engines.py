@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .. import schema
 from ..stages.embed import EmbedConfig, embed_rows
 from ..stages.mutation import MutationConfig, score_mutants
-from ..stages.resources import task_cpus as _task_cpus
+from ..stages.support.resources import task_cpus as _task_cpus
 from .config import DistributedConfig
 from .shards import map_shards
 

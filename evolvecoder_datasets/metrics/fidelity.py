@@ -1,6 +1,6 @@
 """Test fidelity: how often a suite accepts the programs an oracle calls right and rejects those it calls wrong.
 
-Pure numpy over pass matrices and oracle labels (:mod:`evolvecoder_datasets.stages.oracle` makes the labels).
+Pure numpy over pass matrices and oracle labels (:mod:`evolvecoder_datasets.search.oracle` makes the labels).
 A suite **accepts** a program when it passes every test of the suite. Over the programs an oracle labelled:
 
 - **TPR** (true-positive rate) = right programs accepted / right programs; **FNR** = 1 - TPR (right ones rejected:

@@ -17,7 +17,7 @@ rejects it. Each rewrite applies one transformation everywhere it can:
   that counts (4x the CPU; not for recursive functions): a correct but slower program.
 
 A rewrite that does not apply, or changes nothing, is not returned. Rewriting is not proof: the caller checks each
-rewrite against an oracle before counting it as right (:mod:`evolvecoder_datasets.stages.oracle`).
+rewrite against an oracle before counting it as right (:mod:`evolvecoder_datasets.search.oracle`).
 
 Example:
     >>> from evolvecoder_datasets.mutants.rewrites import rewrite_program

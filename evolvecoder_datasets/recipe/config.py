@@ -17,10 +17,10 @@ from ..config import resolve_store, store_location
 from ..distributed import DistributedConfig
 from ..errors import ConfigError
 from ..llm.config import LLMConfig
+from ..search.oracle import FidelityConfig
 from ..stages.evolve import EvolveConfig
 from ..stages.execute import ExecuteConfig
 from ..stages.finalize import FinalizeConfig
-from ..stages.oracle import FidelityConfig
 from ..stages.refine import RefineConfig
 from ..stages.sample import ModelSpec, SampleConfig
 
@@ -214,7 +214,7 @@ class RecipeConfig:
 
 def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConfig:
     """The embedded demo: 16 HumanEval and 4 LeetCode seeds, a pool of SmolLM2-135M samples (local, CPU) plus up to
-    40 AST mutants per reference, and rounds in which the search (:mod:`~evolvecoder_datasets.stages.search`)
+    40 AST mutants per reference, and rounds in which the search (:mod:`~evolvecoder_datasets.search.writer`)
     writes tests that kill what the suite lets through, beside SmolLM2's adversarial tests in round 1 (its prompt
     tokens cost more than everything else in the demo, so later rounds are search only: ``llm_rounds=1``); published to a
     local store with cards. The search keeps one test per problem and round (the one that kills the most), so
@@ -238,7 +238,7 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConf
         >>> demo_config("runs/demo").models[0].name
         'smollm2'
     """
-    from ..stages.search import SearchConfig
+    from ..search.writer import SearchConfig
 
     smol = LLMConfig(backend="transformers", model="smollm2", batch_size=8)  # test writer: long prompts, few per batch
     humaneval = (6, 31, 39, 40, 43, 46, 59, 80, 81, 89, 94, 95, 105, 126, 127, 157)

@@ -1,7 +1,7 @@
 """Each round's test fidelity in a recipe run: an oracle built once, the pool labelled once, every suite judged.
 
 At round 0 (:meth:`FidelityTracker.prepare`) every problem with a confirmed reference gets an oracle
-(:mod:`evolvecoder_datasets.stages.oracle`), and every program of its pool (model samples and mutants) plus the
+(:mod:`evolvecoder_datasets.search.oracle`), and every program of its pool (model samples and mutants) plus the
 semantics-preserving rewrites of its reference (:mod:`evolvecoder_datasets.mutants.rewrites`) is labelled right or
 wrong by it. The pool never changes across rounds, so the labels hold for every round. Each round
 (:meth:`FidelityTracker.round_report`) judges that round's suite: the pool's verdicts are its pass matrix; the
@@ -81,7 +81,7 @@ class FidelityTracker:
             >>> FidelityTracker(config).prepare(round0)   # doctest: +SKIP
         """
         from ..mutants.rewrites import rewrite_program
-        from ..stages.oracle import OracleProblem, build_oracles, label_programs
+        from ..search.oracle import OracleProblem, build_oracles, label_programs
 
         self.prepared = True
         cols = ds.column_names
@@ -134,7 +134,7 @@ class FidelityTracker:
     def _rewrite_matrix(self, problem: _Problem, tests: list[str], limit: float | None) -> tuple[np.ndarray, np.ndarray]:
         """Pass and status matrices of the problem's rewrites on ``tests`` (only unseen tests are run)."""
         from ..execution import Job
-        from ..stages.resources import get_sandbox
+        from ..stages.support.resources import get_sandbox
 
         if not problem.rewrites:
             return np.zeros((0, len(tests)), bool), np.zeros((0, len(tests)), dtype=object)
@@ -209,7 +209,7 @@ class FidelityTracker:
         """
         from .. import passmatrix
         from ..stages.finalize import _counted_rows
-        from ..stages.seeding import problem_rng
+        from ..stages.support.seeding import problem_rng
 
         cfg = self.config.finalize_config()
         kept_ids = {str(i) for i in final[schema.ID]}

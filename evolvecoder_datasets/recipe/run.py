@@ -35,8 +35,8 @@ from .._deps import require
 from ..errors import EmptyRunError, MissingExtraError, RevisionNotFoundError
 from ..keys import chain, config_digest
 from ..schema import TIME_LIMIT
-from ..stages.drops import drop_reason_counts, dropped_records, without_dropped
 from ..stages.sample import MUTANT_MODEL
+from ..stages.support.drops import drop_reason_counts, dropped_records, without_dropped
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
 from .seeds import dedup_seeds, load_seeds

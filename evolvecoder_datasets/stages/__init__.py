@@ -1,6 +1,8 @@
 """The ``Dataset.map``/``Dataset.filter`` boxes of the pipeline, one module per stage.
 
-Stages load on first attribute access, so ``import evolvecoder_datasets.stages`` stays cheap.
+Stages load on first attribute access, so ``import evolvecoder_datasets.stages`` stays cheap. What the boxes share
+(backends and sandboxes per process, seeding, input checks, job streaming, dropped rows) is the sub-package
+:mod:`.support`, one concern per module.
 
 Example:
     >>> from evolvecoder_datasets import stages
@@ -13,7 +15,8 @@ from __future__ import annotations
 from .._lazy import lazy_exports
 
 # Public name -> module (inside this package) that defines it: the stage functions and their configs (helpers are
-# imported from their own modules). Stage owners add their names here.
+# imported from their modules in `support/`; the search writer the evolve box calls is `evolvecoder_datasets.search`).
+# Stage owners add their names here.
 _ATTRIBUTES: dict[str, str] = {
     "deduplicate": "dedup",
     "find_near_duplicates": "dedup",
@@ -34,8 +37,6 @@ _ATTRIBUTES: dict[str, str] = {
     "evolve": "evolve",
     "evolve_dataset": "evolve",
     "EvolveConfig": "evolve",
-    "search_tests": "search",
-    "SearchConfig": "search",
     "finalize": "finalize",
     "finalize_dataset": "finalize",
     "FinalizeConfig": "finalize",

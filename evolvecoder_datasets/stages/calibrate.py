@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 from ..execution import Job, shared_sandbox
 from ..schema import TIME_LIMIT
 from ..schema import REFERENCE_OK, REFERENCE_SOLUTIONS, TESTS, check_columns
-from .checks import check_list_cells
-from .code_names import reference_for
 from .execute import ExecuteConfig, reference_limit
-from .stream import Plan, stream_jobs
+from .support.checks import check_list_cells
+from .support.code_names import reference_for
+from .support.stream import Plan, stream_jobs
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

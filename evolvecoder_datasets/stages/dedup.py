@@ -44,7 +44,7 @@ import numpy as np
 from .. import schema
 from ..errors import ConfigError, SchemaError
 from ..textnorm import text_hash
-from .dedup_embed import (
+from .support.dedup_embed import (
     PAPER_MODEL,
     EmbeddingCache,
     default_cache_dir,
@@ -54,7 +54,7 @@ from .dedup_embed import (
     offline_model_path,
     setup_mpnet,
 )
-from .dedup_search import BACKENDS, as_unit_float32, knn_mean_similarity, near_duplicate_pairs
+from .support.dedup_search import BACKENDS, as_unit_float32, knn_mean_similarity, near_duplicate_pairs
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

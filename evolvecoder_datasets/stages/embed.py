@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .. import schema
 from .._deps import require
-from .resources import task_cpus as _task_cpus
+from .support.resources import task_cpus as _task_cpus
 
 __all__ = ["EmbedConfig", "embed_rows"]
 
@@ -63,7 +63,7 @@ def embed_rows(batch: dict[str, list], *, config: EmbedConfig) -> dict[str, list
         >>> len(out["embedding"][0])  # doctest: +SKIP
         384
     """
-    from .dedup import embed_texts
+    from .support.dedup_embed import embed_texts
 
     schema.check_columns(batch, [config.column], stage="embed")
     cpus = _task_cpus(default=0)

@@ -10,10 +10,10 @@ For each problem, from the pass matrix ``M`` (solutions x tests) at the start of
    picked (:func:`~evolvecoder_datasets.passmatrix.select_similar`) and the model writes tests that split them;
 4. the new tests are parsed, de-duplicated against every earlier test, run against the **whole** pool (and the
    reference solution, when the refine stage confirmed one; tests it fails are dropped;
-   :mod:`~evolvecoder_datasets.stages.new_tests`), and appended with ``test_origin = {round, method}``. The pass
-   matrix grows by the new columns.
+   :mod:`~evolvecoder_datasets.stages.support.new_tests`), and appended with ``test_origin = {round, method}``. The
+   pass matrix grows by the new columns.
 
-5. **search** (optional, no LLM; :mod:`~evolvecoder_datasets.stages.search`): after the prompts' tests are in, new
+5. **search** (optional, no LLM; :mod:`~evolvecoder_datasets.search.writer`): after the prompts' tests are in, new
    inputs are mutated from the problem's asserts, valued by its confirmed reference in the sandbox, and kept when
    they kill programs the grown suite lets pass or split programs it cannot tell apart. A round may use search alone
    (``adversarial=False, discriminative=False, search=SearchConfig()``), then no test-writer model is needed.
@@ -56,15 +56,21 @@ from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
 from ..schema import TIME_LIMIT
+from ..search.writer import SearchConfig, SearchProblem, search_tests
 from ..suite import TestSuite, as_origin_list
-from .checks import check_fraction, check_list_cells, check_on_llm_error, check_positive, check_text_cells
-from .code_names import independent_tests, normalise_test, reference_for
 from .execute import ExecuteConfig, solution_codes
-from .llm_stage import LLMStageConfig, raise_unrecordable
-from .new_tests import run_new_tests
-from .resources import get_backend, get_sandbox
-from .search import SearchConfig, SearchProblem, search_tests
-from .seeding import problem_rng, stable_int
+from .support.checks import (
+    check_fraction,
+    check_list_cells,
+    check_on_llm_error,
+    check_positive,
+    check_text_cells,
+)
+from .support.code_names import independent_tests, normalise_test, reference_for
+from .support.llm_stage import LLMStageConfig, raise_unrecordable
+from .support.new_tests import run_new_tests
+from .support.resources import get_backend, get_sandbox
+from .support.seeding import problem_rng, stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

@@ -13,9 +13,9 @@ the reference's slowest passed test (at least ``limit_floor_s``, at most ``timeo
 again. Problems without a reference (and stdin/stdout problems, for now) run under ``timeout_s``.
 
 **No batch barrier.** :func:`execute_dataset` streams all the dataset's jobs through the sandbox
-(:mod:`~evolvecoder_datasets.stages.stream`): a worker takes the next job as soon as it is free, so a looping
-program holds back nothing but its own worker, whatever ``batch_size`` is. :func:`execute` (the ``Dataset.map``
-function, also what the Ray engine runs per shard) streams the jobs of its batch the same way.
+(:mod:`~evolvecoder_datasets.stages.support.stream`): a worker takes the next job as soon as it is free, so a
+looping program holds back nothing but its own worker, whatever ``batch_size`` is. :func:`execute` (the
+``Dataset.map`` function, also what the Ray engine runs per shard) streams the jobs of its batch the same way.
 
 Example:
     >>> from datasets import Dataset
@@ -50,9 +50,9 @@ from ..schema import (
     TIME_LIMIT,
     check_columns,
 )
-from .checks import check_list_cells
-from .code_names import reference_for
-from .stream import Plan, stream_jobs
+from .support.checks import check_list_cells
+from .support.code_names import reference_for
+from .support.stream import Plan, stream_jobs
 
 __all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "output_features", "reference_limit", "solution_codes"]
 

@@ -15,7 +15,7 @@ Columns read: ``id``, ``tests`` (or ``inputs``/``outputs``), ``pass_matrix``; op
 ``reference_ok`` (with ``trust_reference``).
 Columns written: ``tests``, ``test_origin``, ``pass_matrix``, ``statuses`` (when present; ``inputs``/``outputs``
 for stdin problems), ``drop_reason``, ``final_low_rate_tests``, ``final_duplicate_tests``, ``final_perfect``.
-Rows are marked, not removed: :func:`~evolvecoder_datasets.stages.drops.without_dropped` removes them.
+Rows are marked, not removed: :func:`~evolvecoder_datasets.stages.support.drops.without_dropped` removes them.
 
 Example:
     >>> from evolvecoder_datasets.stages.finalize import FinalizeConfig, finalize_dataset
@@ -35,8 +35,8 @@ import numpy as np
 from .. import passmatrix, schema
 from ..errors import ConfigError, SchemaError
 from ..suite import TestSuite
-from .checks import check_fraction, check_list_cells, check_positive
-from .seeding import problem_rng
+from .support.checks import check_fraction, check_list_cells, check_positive
+from .support.seeding import problem_rng
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .. import schema
 from ..errors import ConfigError, SchemaError
 from ..mutants import MUTATOR_VERSION, OPERATORS
-from .resources import task_cpus as _task_cpus
+from .support.resources import task_cpus as _task_cpus
 
 if TYPE_CHECKING:  # pragma: no cover
     from .execute import ExecuteConfig
@@ -93,8 +93,8 @@ def score_mutants(batch: dict[str, list], *, config: MutationConfig) -> dict[str
     """
     from ..execution import shared_sandbox
     from ..mutants import mutation_score
-    from .checks import check_list_cells
     from .execute import ExecuteConfig
+    from .support.checks import check_list_cells
 
     needed = [config.reference_column, config.tests_column]
     if config.reference_tests_column:

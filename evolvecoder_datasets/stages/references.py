@@ -15,7 +15,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from .. import schema
-from .resources import get_sandbox, task_cpus
+from .support.resources import get_sandbox, task_cpus
 
 if TYPE_CHECKING:  # pragma: no cover
     from .execute import ExecuteConfig

@@ -12,8 +12,8 @@ reference cannot be matched to the tests (a stdin/stdout program, or a renamed f
 says so in ``reference_failed_tests = -1``.
 
 Nothing is deleted here: a problem that cannot be refined keeps its row with a ``drop_reason`` (see
-:data:`DROP_REASONS`), so the recipe can count every loss; :func:`~evolvecoder_datasets.stages.drops.without_dropped`
-removes them.
+:data:`DROP_REASONS`), so the recipe can count every loss;
+:func:`~evolvecoder_datasets.stages.support.drops.without_dropped` removes them.
 
 Columns read: ``id``, ``question``; optional ``solutions`` (seed reference programs, ``list[str]``), ``tests``
 (seed asserts), ``drop_reason`` (rows already dropped are passed through without an LLM call).
@@ -47,12 +47,12 @@ from ..errors import ConfigError, LLMResponseError
 from ..llm.config import LLMConfig
 from ..prompts import refine as refine_prompt
 from ..suite import TestSuite
-from .checks import check_list_cells, check_on_llm_error, check_positive
-from .code_names import called_names, independent_tests, normalise_test, reference_for
 from .execute import ExecuteConfig
-from .llm_stage import LLMStageConfig, raise_unrecordable
-from .resources import get_backend, get_sandbox
-from .seeding import stable_int
+from .support.checks import check_list_cells, check_on_llm_error, check_positive
+from .support.code_names import called_names, independent_tests, normalise_test, reference_for
+from .support.llm_stage import LLMStageConfig, raise_unrecordable
+from .support.resources import get_backend, get_sandbox
+from .support.seeding import stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

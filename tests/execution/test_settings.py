@@ -21,7 +21,7 @@ from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.recipe import RecipeConfig
 from evolvecoder_datasets.rewards import RewardConfig
 from evolvecoder_datasets.stages.execute import ExecuteConfig
-from evolvecoder_datasets.stages.resources import get_sandbox
+from evolvecoder_datasets.stages.support.resources import get_sandbox
 
 #: A value other than the default for every field a sandbox runs by.
 NOT_DEFAULT = {"workers": 1, "timeout_s": 0.3, "memory_mb": 512, "mode": "fast", "preamble": "BASE = 40",

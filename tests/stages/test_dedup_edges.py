@@ -9,7 +9,7 @@ from datasets import Dataset
 
 from evolvecoder_datasets.sources.exact import mark_exact_duplicates
 from evolvecoder_datasets.stages.dedup import deduplicate, drop_duplicates, find_near_duplicates
-from evolvecoder_datasets.stages.dedup_search import near_duplicate_pairs
+from evolvecoder_datasets.stages.support.dedup_search import near_duplicate_pairs
 
 
 def rows(texts: list[str], vectors: np.ndarray | None = None) -> Dataset:

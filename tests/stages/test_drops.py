@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datasets import Dataset
 
-from evolvecoder_datasets.stages.drops import dropped_records
+from evolvecoder_datasets.stages.support.drops import dropped_records
 
 
 def test_each_row_is_recorded_once_by_the_stage_whose_output_first_carried_its_reason():

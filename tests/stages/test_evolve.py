@@ -8,7 +8,7 @@ from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve
 from evolvecoder_datasets.stages.execute import ExecuteConfig
-from evolvecoder_datasets.stages.resources import close_backends
+from evolvecoder_datasets.stages.support.resources import close_backends
 
 PROGRAMS = [
     "def inc(x):\n    return x + 1",

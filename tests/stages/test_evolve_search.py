@@ -8,10 +8,10 @@ from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Sandbox
 from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+from evolvecoder_datasets.search.writer import SearchConfig
 from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve
 from evolvecoder_datasets.stages.execute import ExecuteConfig
-from evolvecoder_datasets.stages.resources import close_backends
-from evolvecoder_datasets.stages.search import SearchConfig
+from evolvecoder_datasets.stages.support.resources import close_backends
 
 REFERENCE = "def clamp(x):\n    return max(0, min(x, 10))"
 POOL = [

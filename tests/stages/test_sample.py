@@ -7,8 +7,8 @@ import pytest
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
-from evolvecoder_datasets.stages.resources import close_backends
 from evolvecoder_datasets.stages.sample import ModelSpec, SampleConfig, sample
+from evolvecoder_datasets.stages.support.resources import close_backends
 
 REFERENCE = "def below(xs, t):\n    for x in xs:\n        if x >= t:\n            return False\n    return True\n"
 

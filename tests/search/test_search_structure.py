@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from evolvecoder_datasets.execution import Sandbox
-from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, search_tests
-from evolvecoder_datasets.stages.search_inputs import InputMutator
+from evolvecoder_datasets.search.inputs import InputMutator
+from evolvecoder_datasets.search.writer import SearchConfig, SearchProblem, search_tests
 from evolvecoder_datasets.tolerance import float_tolerance
 
 

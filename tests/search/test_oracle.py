@@ -6,8 +6,14 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Sandbox
-from evolvecoder_datasets.stages.oracle import FidelityConfig, OracleProblem, _scaled, build_oracles, label_programs
-from evolvecoder_datasets.stages.search_inputs import InputMutator
+from evolvecoder_datasets.search.inputs import InputMutator
+from evolvecoder_datasets.search.oracle import (
+    FidelityConfig,
+    OracleProblem,
+    _scaled,
+    build_oracles,
+    label_programs,
+)
 
 REF = "def count_max(xs):\n    m = max(xs)\n    return sum(1 for x in xs if x == m)\n"
 TESTS = ["assert count_max([1, 2, 3]) == 1", "assert count_max([5, 4]) == 1"]
@@ -63,8 +69,8 @@ def test_no_reference_or_no_literal_call_means_no_oracle_and_no_labels(sandbox):
 
 
 def test_the_oracle_draws_from_its_own_random_stream_not_the_searchs():
-    from evolvecoder_datasets.stages.oracle import _candidates
-    from evolvecoder_datasets.stages.search_inputs import recover_call
+    from evolvecoder_datasets.search.inputs import recover_call
+    from evolvecoder_datasets.search.oracle import _candidates
 
     call = recover_call(TESTS)
     a = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=1)) for x in g]

@@ -3,8 +3,8 @@
 The third test writer of an evolution round, beside the ``adversarial`` and ``discriminative`` prompts, and the
 only one that needs no language model (test origin ``search``). For each problem with a reference solution:
 
-1. :func:`~evolvecoder_datasets.stages.search_inputs.recover_call` finds the function the asserts call and the
-   literal arguments they pass it; :class:`~evolvecoder_datasets.stages.search_inputs.InputMutator` derives new
+1. :func:`~evolvecoder_datasets.search.inputs.recover_call` finds the function the asserts call and the
+   literal arguments they pass it; :class:`~evolvecoder_datasets.search.inputs.InputMutator` derives new
    argument tuples from them (boundaries, empty/singleton/large collections, duplicates, sign, order, unicode,
    nested edits, crossover, the reference's own constants +-1), seeded from the run's seed, the problem id and
    the round;
@@ -26,7 +26,7 @@ only one that needs no language model (test origin ``search``). For each problem
    mutants it halves the executions for 15% fewer kills; ``benchmarks/RESULTS.md``). The first candidates sweep
    the boundaries of the constants a target changed (:func:`hot_constants`): the one generator that reads the pool;
 5. the reference's return value on each kept input is read back from the sandbox
-   (:func:`~evolvecoder_datasets.stages.search_probes.read_values`) and written into an assert
+   (:func:`~evolvecoder_datasets.search.probes.read_values`) and written into an assert
    (``assert f(args) == value``; a float within the tolerance of :mod:`~evolvecoder_datasets.tolerance`,
    ``1e-6 + 1e-7*|v|``); the reference runs the new asserts
    once more, the ordinary way, and only those it passes are returned.
@@ -37,7 +37,7 @@ usable inputs kept in random order without running the pool.
 
 Example:
     >>> from evolvecoder_datasets.execution import Sandbox
-    >>> from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, search_tests
+    >>> from evolvecoder_datasets.search.writer import SearchConfig, SearchProblem, search_tests
     >>> ref = "def clamp(x):\\n    return max(0, min(x, 10))\\n"
     >>> weak = "def clamp(x):\\n    return max(0, x)\\n"          # passes the seed test, wrong above 10
     >>> problem = SearchProblem("P_1", ref, ["assert clamp(5) == 5"], [weak], [[True]])
@@ -59,12 +59,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..stages.support.checks import check_fraction, check_positive
+from ..stages.support.code_names import defined_names, normalise_test
+from ..stages.support.seeding import stable_int
 from ..tolerance import float_assert
-from .checks import check_fraction, check_positive
-from .code_names import defined_names, normalise_test
-from .seeding import stable_int
-from .search_inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
-from .search_probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values
+from .inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
+from .probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values
 
 __all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult", "hot_constants", "probe_timeouts",
            "search_tests"]
@@ -117,7 +117,7 @@ class SearchConfig:
             a target program's probes on a problem without a calibrated limit (``SearchProblem.limit``: where the
             execute stage also judges at the fixed limit). Probes of a problem with one run under it plus
             ``cpu_s`` (the reference's share of a probe test); probes that run only the reference, under
-            ``4 x cpu_s`` (:data:`~evolvecoder_datasets.stages.search_probes.REFERENCE_TIMEOUT_FACTOR`).
+            ``4 x cpu_s`` (:data:`~evolvecoder_datasets.search.probes.REFERENCE_TIMEOUT_FACTOR`).
         version (`str`): bump when the search changes, so cached rounds are recomputed.
 
     Raises:
@@ -529,7 +529,7 @@ def search_tests(
         `list[SearchResult]`: one per problem, in order.
 
     Example:
-        >>> from evolvecoder_datasets.stages.search import SearchProblem, search_tests
+        >>> from evolvecoder_datasets.search.writer import SearchProblem, search_tests
         >>> search_tests([SearchProblem("P_2", None, ["assert f(1) == 1"], [], [])])[0].reason
         'no_reference'
     """

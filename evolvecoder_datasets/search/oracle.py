@@ -8,19 +8,19 @@ samples, mutants, rewrites), whether it agrees with the reference on every one o
 (:mod:`evolvecoder_datasets.metrics.fidelity`).
 
 How it is built, per problem with a reference and a literal call in its tests
-(:func:`~evolvecoder_datasets.stages.search_inputs.recover_call`):
+(:func:`~evolvecoder_datasets.search.inputs.recover_call`):
 
 1. candidates: the seed inputs themselves, a boundary sweep of the reference's constants (each +-1, in numbers
    and in digits inside strings; one number at a time, then two at once), the structure edits of the seeds (ties, duplicates, boundary sizes, splices of
-   seed values: :meth:`~evolvecoder_datasets.stages.search_inputs.InputMutator.structured`), and random type-aware
+   seed values: :meth:`~evolvecoder_datasets.search.inputs.InputMutator.structured`), and random type-aware
    edits with twice the search's exploration; where the programs to label are given, the constants they change
-   (the search's :func:`~evolvecoder_datasets.stages.search.hot_constants`) are swept as well, and the seeds are
+   (the search's :func:`~evolvecoder_datasets.search.writer.hot_constants`) are swept as well, and the seeds are
    scaled (every number times 2 ... 100: magnitudes and differences the seeds do not reach); all from a random
    stream of their own (``FidelityConfig.seed`` with
    the problem id and ``"oracle"``, never the search's); the usable ones are taken from the sources in turn;
 2. the reference runs each candidate **in the sandbox**, alone in its process; an input is usable when the
    reference returns plain data, the same twice, the cheaper of the two calls within ``cpu_s`` (the search's
-   usability test, :class:`~evolvecoder_datasets.stages.search_probes.ProbeProgram` with ``cheaper_call``; a CPU
+   usability test, :class:`~evolvecoder_datasets.search.probes.ProbeProgram` with ``cheaper_call``; a CPU
    alarm of the process's own, 3 x ``cpu_s``, ends an input the reference never finishes; a top-level float is
    compared with the shared
    tolerance; a float inside a list, tuple or dict exactly, so a right program whose nested floats differ in the
@@ -40,7 +40,7 @@ no input is usable has no oracle and a reason (:data:`REASONS`): its programs ha
 
 Example:
     >>> from evolvecoder_datasets.execution import Sandbox
-    >>> from evolvecoder_datasets.stages.oracle import FidelityConfig, OracleProblem, build_oracles, label_programs
+    >>> from evolvecoder_datasets.search.oracle import FidelityConfig, OracleProblem, build_oracles, label_programs
     >>> ref = "def clamp(x):\\n    return max(0, min(x, 10))\\n"
     >>> with Sandbox(workers=1, mode="fast") as sb:
     ...     [oracle] = build_oracles([OracleProblem("P_1", ref, ["assert clamp(5) == 5"])],
@@ -62,13 +62,13 @@ import numpy as np
 
 from .._parse import literal
 from ..errors import ConfigError
+from ..stages.support.checks import check_fraction, check_positive
+from ..stages.support.code_names import defined_names
+from ..stages.support.seeding import stable_int
 from ..tolerance import float_assert
-from .checks import check_fraction, check_positive
-from .code_names import defined_names
-from .search import hot_constants
-from .search_inputs import InputMutator, recover_call, reference_constants, render_args
-from .search_probes import ProbeProgram
-from .seeding import stable_int
+from .inputs import InputMutator, recover_call, reference_constants, render_args
+from .probes import ProbeProgram
+from .writer import hot_constants
 
 __all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs"]
 
@@ -423,7 +423,7 @@ def build_oracles(
         `list[Oracle]`: one per problem, in order.
 
     Example:
-        >>> from evolvecoder_datasets.stages.oracle import OracleProblem, build_oracles
+        >>> from evolvecoder_datasets.search.oracle import OracleProblem, build_oracles
         >>> build_oracles([OracleProblem("LeetCode_1", None, ["assert Solution().f(1) == 1"])])[0].reason
         'no_reference'
     """
@@ -462,7 +462,7 @@ def label_programs(
         unlabelled (a sandbox failure); `None` where the problem has no oracle.
 
     Example:
-        >>> from evolvecoder_datasets.stages.oracle import Oracle, label_programs
+        >>> from evolvecoder_datasets.search.oracle import Oracle, label_programs
         >>> label_programs([Oracle("P_1", reason="no_reference")], [["x = 1"]])
         [None]
     """

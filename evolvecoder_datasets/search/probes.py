@@ -14,7 +14,7 @@ it keeps is then judged the ordinary way (the reference must pass it, and the po
 
 Example:
     >>> from evolvecoder_datasets.execution import Sandbox
-    >>> from evolvecoder_datasets.stages.search_probes import ProbeProgram, read_values
+    >>> from evolvecoder_datasets.search.probes import ProbeProgram, read_values
     >>> probe = ProbeProgram("def sq(x):\\n    return x * x\\n", "sq", [(3,), (-2,)])
     >>> with Sandbox(workers=1, mode="fast") as sb:
     ...     usable = sb.run(probe.program(), probe.usable_tests()).passed
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..tolerance import FLOAT_ABS_TOL, FLOAT_REL_TOL
-from .search_inputs import render_args
+from .inputs import render_args
 
 __all__ = ["REFERENCE_TIMEOUT_FACTOR", "ProbeProgram", "read_values", "run_probe"]
 

@@ -5,7 +5,7 @@ or sandbox a config describes is built on first use inside the worker process an
 
 Example:
     >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
-    >>> from evolvecoder_datasets.stages.resources import get_sandbox
+    >>> from evolvecoder_datasets.stages.support.resources import get_sandbox
     >>> get_sandbox(ExecuteConfig()) is get_sandbox(ExecuteConfig())  # doctest: +SKIP
     True
 """
@@ -21,10 +21,10 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..execution import Sandbox
-    from ..llm import Backend
-    from ..llm.config import LLMConfig
-    from .execute import ExecuteConfig
+    from ...execution import Sandbox
+    from ...llm import Backend
+    from ...llm.config import LLMConfig
+    from ..execute import ExecuteConfig
 
 __all__ = ["close_backends", "get_backend", "get_sandbox", "task_cpus"]
 
@@ -49,7 +49,7 @@ def get_backend(config: LLMConfig) -> Backend:
         >>> from evolvecoder_datasets.llm import LLMConfig
         >>> backend = get_backend(LLMConfig(model="m", base_url="http://127.0.0.1:8000/v1"))  # doctest: +SKIP
     """
-    from ..llm import make_backend
+    from ...llm import make_backend
 
     full = json.dumps(dataclasses.asdict(config), sort_keys=True, default=str)  # transport included
     key = (os.getpid(), full)
@@ -65,7 +65,7 @@ def close_backends() -> None:
     """Close every backend this process built (their request caches flush; models are released).
 
     Example:
-        >>> from evolvecoder_datasets.stages.resources import close_backends
+        >>> from evolvecoder_datasets.stages.support.resources import close_backends
         >>> close_backends()
     """
     with _backends_lock:
@@ -82,7 +82,7 @@ def get_sandbox(config: ExecuteConfig) -> Sandbox:
         >>> get_sandbox(ExecuteConfig(workers=1)).run("def f():\\n    return 1", ["assert f() == 1"]).passed  # doctest: +SKIP
         [True]
     """
-    from ..execution import shared_sandbox
+    from ...execution import shared_sandbox
 
     return shared_sandbox(config)
 
@@ -93,7 +93,7 @@ def task_cpus(default: int = 1) -> int:
     Read without importing Ray: a process that never imported it runs no Ray task.
 
     Example:
-        >>> from evolvecoder_datasets.stages.resources import task_cpus
+        >>> from evolvecoder_datasets.stages.support.resources import task_cpus
         >>> task_cpus(default=3)   # outside a Ray task
         3
     """

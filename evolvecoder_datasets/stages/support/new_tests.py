@@ -4,13 +4,13 @@ The reference runs at the fixed limit and judges every new test (tests the share
 ``unexecuted`` after two reference timeouts in a row are run again one job each). The pool then runs under the
 problem's calibrated limit (``time_limit_s``), raised to cover what the reference needed on the new tests; a
 problem without a stored limit stays at the fixed one. All problems are streamed through one sandbox together
-(:func:`~evolvecoder_datasets.stages.stream.stream_jobs`).
+(:func:`~evolvecoder_datasets.stages.support.stream.stream_jobs`).
 
 Example:
     >>> from dataclasses import dataclass
     >>> from evolvecoder_datasets.execution import Sandbox
     >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
-    >>> from evolvecoder_datasets.stages.new_tests import run_new_tests
+    >>> from evolvecoder_datasets.stages.support.new_tests import run_new_tests
     >>> @dataclass
     ... class P:
     ...     codes: list
@@ -27,8 +27,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Protocol, TypeVar
 
-from ..execution import ExecutionReport, Job
-from .execute import ExecuteConfig, reference_limit
+from ...execution import ExecutionReport, Job
+from ..execute import ExecuteConfig, reference_limit
 from .stream import Plan, stream_jobs
 
 __all__ = ["PoolProblem", "run_new_tests"]

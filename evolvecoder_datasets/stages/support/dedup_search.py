@@ -5,7 +5,7 @@ number of rows; the pair search multiplies only tiles on or above the diagonal.
 
 Example:
     >>> import numpy as np
-    >>> from evolvecoder_datasets.stages.dedup_search import near_duplicate_pairs
+    >>> from evolvecoder_datasets.stages.support.dedup_search import near_duplicate_pairs
     >>> e = np.array([[1, 0], [0.99, 0.141], [0, 1]], dtype=np.float32)
     >>> near_duplicate_pairs(e, threshold=0.9)[0].tolist()
     [0]
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .._deps import require
-from ..errors import ConfigError
+from ..._deps import require
+from ...errors import ConfigError
 
 BACKENDS = ("numpy", "faiss")
 # Float32 rounding of a cosine between unit vectors of a few hundred dimensions stays well below this.

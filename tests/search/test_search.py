@@ -9,9 +9,9 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Job, Sandbox
-from evolvecoder_datasets.stages.search import SearchConfig, SearchProblem, probe_timeouts, search_tests
-from evolvecoder_datasets.stages.search_inputs import InputMutator, recover_call
-from evolvecoder_datasets.stages.search_probes import ProbeProgram, read_values, run_probe
+from evolvecoder_datasets.search.inputs import InputMutator, recover_call
+from evolvecoder_datasets.search.probes import ProbeProgram, read_values, run_probe
+from evolvecoder_datasets.search.writer import SearchConfig, SearchProblem, probe_timeouts, search_tests
 
 CLAMP = "def clamp(x):\n    return max(0, min(x, 10))\n"
 CLAMP_NO_TOP = "def clamp(x):\n    return max(0, x)\n"  # right on the seed, wrong above 10

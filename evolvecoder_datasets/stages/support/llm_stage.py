@@ -1,7 +1,7 @@
 """What the stages that ask a model share: the config base class and the rule for failed requests.
 
 Example:
-    >>> from evolvecoder_datasets.stages.llm_stage import raise_unrecordable
+    >>> from evolvecoder_datasets.stages.support.llm_stage import raise_unrecordable
     >>> raise_unrecordable(TimeoutError("slow"))  # an ordinary failure: the stage may record it
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
-from ..errors import ConfigError, LLMCacheMissError
-from ..llm.config import LLMConfig  # at run time: typing.get_type_hints of every stage config resolves `llm`
+from ...errors import ConfigError, LLMCacheMissError
+from ...llm.config import LLMConfig  # at run time: typing.get_type_hints of every stage config resolves `llm`
 
 __all__ = ["LLMStageConfig", "raise_unrecordable"]
 
@@ -50,7 +50,7 @@ class LLMStageConfig:
     llm: LLMConfig | None  # declared by the dataclass subclass
 
     def _check_llm_field(self) -> None:
-        from ..llm.config import LLMConfig
+        from ...llm.config import LLMConfig
 
         if self.llm is not None and not isinstance(self.llm, LLMConfig):
             raise ConfigError(f"{type(self).__name__}.llm must be an LLMConfig, got {type(self.llm).__name__}")

@@ -4,7 +4,7 @@ A record names the stage that dropped the row as data (:func:`dropped_records` i
 reads), never by reading the reason string.
 
 Example:
-    >>> from evolvecoder_datasets.stages.drops import drop_reason_counts
+    >>> from evolvecoder_datasets.stages.support.drops import drop_reason_counts
     >>> drop_reason_counts([None, "too_few_tests"])
     {'too_few_tests': 1}
 """
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .. import schema
+from ... import schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

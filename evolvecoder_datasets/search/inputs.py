@@ -9,7 +9,7 @@ crossed over from other seeds. As EvoSuite does, the constants of the reference 
 also inside strings (``"04-31-2000"``). Everything here is pure Python on literal values; nothing runs a program.
 
 Example:
-    >>> from evolvecoder_datasets.stages.search_inputs import InputMutator, recover_call
+    >>> from evolvecoder_datasets.search.inputs import InputMutator, recover_call
     >>> call = recover_call(["assert add([1, 2], 3) == [4, 5]", "assert add([], 0) == []"])
     >>> call.callee, call.seeds
     ('add', (([1, 2], 3), ([], 0)))

@@ -1,0 +1,27 @@
+"""Search-written tests and the fidelity oracle: inputs mutated from a problem's asserts, valued by its reference.
+
+The one test writer that needs no language model, and the oracle that measures a suite without being part of it,
+share their machinery here. One module per concern: :mod:`.inputs` (the call a problem's asserts make and new
+arguments for it, pure Python on literal values), :mod:`.probes` (programs that make the sandbox answer the
+search's questions through pass/fail verdicts alone), :mod:`.writer` (the search itself: candidates valued by the
+reference, kept when they kill or split what the suite lets through; the evolve stage's ``search`` method) and
+:mod:`.oracle` (many reference-valued inputs per problem, kept apart from the suite, that label programs right or
+wrong for the recipe's fidelity figures).
+
+Example:
+    >>> from evolvecoder_datasets.search import recover_call
+    >>> recover_call(["assert add(1, 2) == 3"]).seeds
+    ((1, 2),)
+"""
+
+from __future__ import annotations
+
+from .inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
+from .oracle import FidelityConfig, Oracle, OracleProblem, build_oracles, label_programs
+from .probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values, run_probe
+from .writer import SearchConfig, SearchProblem, SearchResult, hot_constants, probe_timeouts, search_tests
+
+__all__ = ["REFERENCE_TIMEOUT_FACTOR", "CallShape", "FidelityConfig", "InputMutator", "Oracle", "OracleProblem",
+           "ProbeProgram", "SearchConfig", "SearchProblem", "SearchResult", "build_oracles", "hot_constants",
+           "label_programs", "probe_timeouts", "read_values", "recover_call", "reference_constants", "render_args",
+           "run_probe", "search_tests"]
