@@ -64,23 +64,8 @@ logger = logging.getLogger(__name__)
 VERSION = "1"
 KEEP_RULES = ("leader", "component")
 
-__all__ = [
-    "PAPER_MODEL",
-    "VERSION",
-    "DedupOptions",
-    "DedupResult",
-    "DuplicationMatrix",
-    "EmbeddingCache",
-    "deduplicate",
-    "default_cache_dir",
-    "drop_duplicates",
-    "embed_texts",
-    "find_near_duplicates",
-    "knn_mean_similarity",
-    "near_duplicate_pairs",
-    "offline_model_path",
-    "setup_mpnet",
-]
+__all__ = ["VERSION", "DedupOptions", "DedupResult", "DuplicationMatrix", "deduplicate", "drop_duplicates",
+           "find_near_duplicates"]  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------------- keep rules

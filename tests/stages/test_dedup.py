@@ -11,15 +11,10 @@ import pytest
 from datasets import Dataset
 
 from evolvecoder_datasets.errors import ConfigError, SchemaError
-from evolvecoder_datasets.stages.dedup import (
-    deduplicate,
-    drop_duplicates,
-    find_near_duplicates,
-    knn_mean_similarity,
-    near_duplicate_pairs,
-    setup_mpnet,
-)
+from evolvecoder_datasets.stages.dedup import deduplicate, drop_duplicates, find_near_duplicates
 from evolvecoder_datasets.stages.support import dedup_embed
+from evolvecoder_datasets.stages.support.dedup_embed import setup_mpnet
+from evolvecoder_datasets.stages.support.dedup_search import knn_mean_similarity, near_duplicate_pairs
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
