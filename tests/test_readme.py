@@ -47,7 +47,7 @@ README = ROOT / "README.md"
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 RUNNABLE = {"bash": "bash", "sh": "bash", "shell": "bash", "python": "python", "py": "python"}
 NOT_RUN = {"make test": "make test is this test suite (CI runs exactly it); make demo is tested in parts "
-                        "(tests/test_demo.py) and takes ~5-9 min"}
+                        "(tests/test_demo.py) and takes ~3.5 min"}
 SLOW = ("recipes/grpo_train.py",)  # SmolLM2 on CPU: a GRPO step takes about a minute
 TIMEOUT_S = 600
 SERVER = re.compile(r"evolvecoder-datasets serve\b.*?--port (\d+)")  # a block a reader leaves running
