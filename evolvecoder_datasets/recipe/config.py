@@ -178,7 +178,7 @@ class RecipeConfig:
             (True, False)
         """
         asked = self.evolve.adversarial or self.evolve.discriminative
-        return asked and min(self.rounds, self.rounds if self.llm_rounds is None else self.llm_rounds) > 0
+        return asked and self.rounds > 0 and (self.llm_rounds is None or self.llm_rounds > 0)
 
     def on_ray(self) -> DistributedConfig | None:
         """The engine settings when the heavy CPU work runs on Ray (``None`` when it runs here), with the shard
