@@ -164,22 +164,13 @@ class Server(_Watch, _Results):
             if t.kind == "invalid":
                 statuses[i], messages[i] = "error", t.message
                 if self.progress.enabled:  # nothing after it needs to run
-                    for j in range(i + 1, n):
-                        statuses[j], messages[j] = "unexecuted", _STOPPED
+                    _mark(statuses, messages, range(i + 1, n), "unexecuted", _STOPPED)
                     break
         timeouts_in_a_row = 0
         budget = job.get("max_consecutive_timeouts")
-        while True:
-            todo = [i for i in range(n) if statuses[i] is None]
-            if not todo:
-                break
-            if self.progress.stopped(statuses):
-                for i in todo:
-                    statuses[i], messages[i] = "unexecuted", _STOPPED
-                break
+        while todo := self._left_to_run(statuses, messages):
             if budget and timeouts_in_a_row >= budget:
-                for i in todo:
-                    statuses[i], messages[i] = "unexecuted", "skipped after repeated timeouts"
+                _mark(statuses, messages, todo, "unexecuted", "skipped after repeated timeouts")
                 break
 
             def body(nonce, wfd, ctl, todo=todo):
@@ -191,6 +182,15 @@ class Server(_Watch, _Results):
             # Tests run in order, so the run of timeouts is broken by any test that finished in between.
             timeouts_in_a_row = (0 if progressed else timeouts_in_a_row) + 1 if outcome == "timeout" else 0
         return {"statuses": statuses, "messages": messages, "cpu": cpu, "values": self.payloads}
+
+    def _left_to_run(self, statuses: list, messages: list) -> list:
+        """The tests of this job not yet ended, in order; none once the caller stopped the job (those are marked
+        ``unexecuted``), which ends the job's loop."""
+        todo = [i for i, status in enumerate(statuses) if status is None]
+        if todo and self.progress.stopped(statuses):
+            _mark(statuses, messages, todo, "unexecuted", _STOPPED)
+            return []
+        return todo
 
     def _fork_solution(self, body, *, ctl: bool = False) -> _Run:
         """Fork S running ``body(nonce, wfd, ctl_fd)``; with ``ctl``, a pipe on which this server names the tests
@@ -248,20 +248,16 @@ class Server(_Watch, _Results):
             else:
                 status = "crash"
                 message = "the program ended the process while loading (" + _describe_exit(run.exit_status) + ")"
-            for i in [current, *pending]:
-                statuses[i], messages[i] = status, message
+            _mark(statuses, messages, [current, *pending], status, message)
             return "done", progressed
         if killed_for == "flood":
-            for i in [current, *pending]:
-                statuses[i], messages[i] = "crash", "the program flooded the result pipe"
+            _mark(statuses, messages, [current, *pending], "crash", "the program flooded the result pipe")
             return "done", progressed
         if killed_for == "malformed" or run.malformed:
-            for i in [current, *pending]:
-                statuses[i], messages[i] = "crash", "the solution process wrote a malformed report"
+            _mark(statuses, messages, [current, *pending], "crash", "the solution process wrote a malformed report")
             return "done", progressed
         if killed_for == "stop":
-            for i in [current, *pending]:
-                statuses[i], messages[i] = "unexecuted", _STOPPED
+            _mark(statuses, messages, [current, *pending], "unexecuted", _STOPPED)
             return "done", progressed
         if killed_for == "cpu" or (killed_for is not None and fast):
             statuses[current] = "timeout"
@@ -291,14 +287,7 @@ class Server(_Watch, _Results):
         statuses: list = [None] * n
         messages = [""] * n
         cpu = [0.0] * n
-        while True:
-            todo = [i for i in range(n) if statuses[i] is None]
-            if not todo:
-                break
-            if self.progress.stopped(statuses):
-                for i in todo:
-                    statuses[i], messages[i] = "unexecuted", _STOPPED
-                break
+        while todo := self._left_to_run(statuses, messages):
 
             def body(nonce, wfd, ctl, todo=todo):
                 _stdio_child(job, todo, nonce, wfd, workdir, limits)
@@ -306,6 +295,12 @@ class Server(_Watch, _Results):
             self._supervise(job, body, todo, None, statuses, messages, cpu)
         outputs = [self.outputs[i] or "" if statuses[i] == "done" else None for i in range(n)]
         return {"statuses": statuses, "messages": messages, "cpu": cpu, "outputs": outputs}
+
+
+def _mark(statuses: list, messages: list, indices, status: str, message: str) -> None:
+    """Give every test in ``indices`` the same ending."""
+    for i in indices:
+        statuses[i], messages[i] = status, message
 
 
 def _on_child_exit(signum, frame) -> None:
