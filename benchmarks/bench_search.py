@@ -126,17 +126,20 @@ def witness_search(sb, problem, mutant_code, seed, n=400):
 
 
 # Where a revision keeps the search's probes and writer, and how their relative imports read from this checkout's
-# ``evolvecoder_datasets.search``: issue 26 moved them out of ``stages/`` (and the stage helpers into
-# ``stages/support/``).
+# ``evolvecoder_datasets.search``: issue 26 moved them out of ``stages/``, and the three helpers they import
+# (``checks``, ``code_names``, ``seeding``) from ``stages/`` through ``stages/support/`` to the ground floor.
 _SEARCH_LAYOUTS = (
     ("evolvecoder_datasets/search/probes.py", "evolvecoder_datasets/search/writer.py",
-     (("from .probes import", "from ._baseline_probes import"),)),
+     (("from .probes import", "from ._baseline_probes import"),
+      ("from ..stages.support.checks import", "from ..checks import"),
+      ("from ..stages.support.code_names import", "from ..code_names import"),
+      ("from ..stages.support.seeding import", "from ..seeding import"))),
     ("evolvecoder_datasets/stages/search_probes.py", "evolvecoder_datasets/stages/search.py",
      (("from .search_probes import", "from ._baseline_probes import"),
       ("from .search_inputs import", "from .inputs import"),
-      ("from .checks import", "from ..stages.support.checks import"),
-      ("from .code_names import", "from ..stages.support.code_names import"),
-      ("from .seeding import", "from ..stages.support.seeding import"))),
+      ("from .checks import", "from ..checks import"),
+      ("from .code_names import", "from ..code_names import"),
+      ("from .seeding import", "from ..seeding import"))),
 )
 
 

@@ -209,7 +209,7 @@ class FidelityTracker:
         """
         from .. import passmatrix
         from ..stages.finalize import _counted_rows
-        from ..stages.support.seeding import problem_rng
+        from ..seeding import problem_rng
 
         cfg = self.config.finalize_config()
         kept_ids = {str(i) for i in final[schema.ID]}

@@ -16,12 +16,11 @@ Example:
 
 from __future__ import annotations
 
-from .inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
+from .inputs import recover_call
 from .oracle import FidelityConfig, Oracle, OracleProblem, build_oracles, label_programs
-from .probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values, run_probe
-from .writer import SearchConfig, SearchProblem, SearchResult, hot_constants, probe_timeouts, search_tests
+from .writer import SearchConfig, SearchProblem, SearchResult, search_tests
 
-__all__ = ["REFERENCE_TIMEOUT_FACTOR", "CallShape", "FidelityConfig", "InputMutator", "Oracle", "OracleProblem",
-           "ProbeProgram", "SearchConfig", "SearchProblem", "SearchResult", "build_oracles", "hot_constants",
-           "label_programs", "probe_timeouts", "read_values", "recover_call", "reference_constants", "render_args",
-           "run_probe", "search_tests"]
+# What a user calls: the writer and the oracle with their configs and results, and the call a problem's asserts
+# make. The machinery (mutators, probe programs, timeouts) is imported from its module.
+__all__ = ["FidelityConfig", "Oracle", "OracleProblem", "SearchConfig", "SearchProblem", "SearchResult",
+           "build_oracles", "label_programs", "recover_call", "search_tests"]

@@ -62,9 +62,9 @@ import numpy as np
 
 from .._parse import literal
 from ..errors import ConfigError
-from ..stages.support.checks import check_fraction, check_positive
-from ..stages.support.code_names import defined_names
-from ..stages.support.seeding import stable_int
+from ..checks import check_fraction, check_positive
+from ..code_names import defined_names
+from ..seeding import stable_int
 from ..tolerance import float_assert
 from .inputs import InputMutator, recover_call, reference_constants, render_args
 from .probes import ProbeProgram

@@ -59,9 +59,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..stages.support.checks import check_fraction, check_positive
-from ..stages.support.code_names import defined_names, normalise_test
-from ..stages.support.seeding import stable_int
+from ..checks import check_fraction, check_positive
+from ..code_names import defined_names, normalise_test
+from ..seeding import stable_int
 from ..tolerance import float_assert
 from .inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
 from .probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values

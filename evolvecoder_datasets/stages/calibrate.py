@@ -28,8 +28,8 @@ from ..execution import Job, shared_sandbox
 from ..schema import TIME_LIMIT
 from ..schema import REFERENCE_OK, REFERENCE_SOLUTIONS, TESTS, check_columns
 from .execute import ExecuteConfig, reference_limit
-from .support.checks import check_list_cells
-from .support.code_names import reference_for
+from ..checks import check_list_cells
+from ..code_names import reference_for
 from .support.stream import Plan, stream_jobs
 
 if TYPE_CHECKING:  # pragma: no cover

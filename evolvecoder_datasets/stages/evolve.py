@@ -59,18 +59,18 @@ from ..schema import TIME_LIMIT
 from ..search.writer import SearchConfig, SearchProblem, search_tests
 from ..suite import TestSuite, as_origin_list
 from .execute import ExecuteConfig, solution_codes
-from .support.checks import (
+from ..checks import (
     check_fraction,
     check_list_cells,
     check_on_llm_error,
     check_positive,
     check_text_cells,
 )
-from .support.code_names import independent_tests, normalise_test, reference_for
+from ..code_names import independent_tests, normalise_test, reference_for
 from .support.llm_stage import LLMStageConfig, raise_unrecordable
 from .support.new_tests import run_new_tests
 from .support.resources import get_backend, get_sandbox
-from .support.seeding import problem_rng, stable_int
+from ..seeding import problem_rng, stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

@@ -50,8 +50,8 @@ from ..schema import (
     TIME_LIMIT,
     check_columns,
 )
-from .support.checks import check_list_cells
-from .support.code_names import reference_for
+from ..checks import check_list_cells
+from ..code_names import reference_for
 from .support.stream import Plan, stream_jobs
 
 __all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "output_features", "reference_limit", "solution_codes"]

@@ -35,8 +35,8 @@ import numpy as np
 from .. import passmatrix, schema
 from ..errors import ConfigError, SchemaError
 from ..suite import TestSuite
-from .support.checks import check_fraction, check_list_cells, check_positive
-from .support.seeding import problem_rng
+from ..checks import check_fraction, check_list_cells, check_positive
+from ..seeding import problem_rng
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

@@ -94,7 +94,7 @@ def score_mutants(batch: dict[str, list], *, config: MutationConfig) -> dict[str
     from ..execution import shared_sandbox
     from ..mutants import mutation_score
     from .execute import ExecuteConfig
-    from .support.checks import check_list_cells
+    from ..checks import check_list_cells
 
     needed = [config.reference_column, config.tests_column]
     if config.reference_tests_column:

@@ -48,11 +48,11 @@ from ..llm.config import LLMConfig
 from ..prompts import refine as refine_prompt
 from ..suite import TestSuite
 from .execute import ExecuteConfig
-from .support.checks import check_list_cells, check_on_llm_error, check_positive
-from .support.code_names import called_names, independent_tests, normalise_test, reference_for
+from ..checks import check_list_cells, check_on_llm_error, check_positive
+from ..code_names import called_names, independent_tests, normalise_test, reference_for
 from .support.llm_stage import LLMStageConfig, raise_unrecordable
 from .support.resources import get_backend, get_sandbox
-from .support.seeding import stable_int
+from ..seeding import stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

@@ -40,10 +40,10 @@ from ..llm.config import LLMConfig
 from ..llm.types import ChatRequest
 from ..mutants import MUTATOR_VERSION, OPERATORS, generate_mutants
 from ..prompts import solve as solve_prompt
-from .support.checks import check_list_cells, check_on_llm_error, check_positive, check_text_cells
+from ..checks import check_list_cells, check_on_llm_error, check_positive, check_text_cells
 from .support.llm_stage import raise_unrecordable
 from .support.resources import get_backend
-from .support.seeding import stable_int
+from ..seeding import stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

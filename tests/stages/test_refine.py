@@ -11,7 +11,7 @@ from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 from evolvecoder_datasets.stages.execute import ExecuteConfig
 from evolvecoder_datasets.stages.refine import RefineConfig, refine
-from evolvecoder_datasets.stages.support.code_names import independent_tests
+from evolvecoder_datasets.code_names import independent_tests
 from evolvecoder_datasets.stages.support.resources import close_backends
 
 SQUARE = "Write `def sq(x: int) -> int` returning x squared, for any integer x."

@@ -1,7 +1,7 @@
 """Seeded randomness per problem: the same draw in every process, batch size and Python version.
 
 Example:
-    >>> from evolvecoder_datasets.stages.support.seeding import problem_rng
+    >>> from evolvecoder_datasets.seeding import problem_rng
     >>> bool(problem_rng(0, "HumanEval_3", 1).integers(1000) == problem_rng(0, "HumanEval_3", 1).integers(1000))
     True
 """

@@ -3,7 +3,7 @@
 Each raises a typed error that names the stage, column, row or setting, so a bad input stops with one line.
 
 Example:
-    >>> from evolvecoder_datasets.stages.support.checks import check_fraction
+    >>> from evolvecoder_datasets.checks import check_fraction
     >>> check_fraction("min_pass_rate", 0.1)
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import schema
-from ...errors import ConfigError, SchemaError
+from . import schema
+from .errors import ConfigError, SchemaError
 
 __all__ = ["check_fraction", "check_list_cells", "check_on_llm_error", "check_positive", "check_text_cells"]
 

@@ -1,7 +1,7 @@
 """What tests and programs name: called and defined names, independent tests, a normal form for duplicates.
 
 Example:
-    >>> from evolvecoder_datasets.stages.support.code_names import called_names, reference_for
+    >>> from evolvecoder_datasets.code_names import called_names, reference_for
     >>> sorted(called_names("assert fib(3) == 2"))
     ['fib']
 """
@@ -12,7 +12,7 @@ import ast
 import builtins
 from collections.abc import Sequence
 
-from ..._parse import bound_names, parse_or_none
+from ._parse import bound_names, parse_or_none
 
 __all__ = [
     "called_names",
