@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, tuple[str, list[str]]] = {
     "llm_client": ("bench_llm_client.py", ["--requests", "300", "--rounds", "1"]),
     "sandbox": ("bench_sandbox.py", ["--quick", "--rounds", "1"]),
     "isolation": ("bench_isolation.py", ["--rounds", "5"]),
+    "forkserver_ab": ("bench_forkserver_ab.py", ["--baseline", "HEAD", "--rounds", "1"]),
     "reward": ("bench_reward.py", ["--repeats", "1", "--modes", "fast"]),
     "reward_http": ("bench_reward_http.py", ["--repeats", "1", "--mode", "fast"]),
     "caller_cpu": ("bench_caller_cpu.py", ["--problems", "16", "--mutants", "2"]),

@@ -10,8 +10,12 @@ the caller's ``stop``.
 Process tree of one job::
 
     server (trusted: never runs program code; judges CPU time, sweeps, never a split test's verdict)
-      └─ S: solution child (own session; rlimits; unprivileged uid; loads the program once)
-           └─ G: one grandchild per test in "isolated" mode (own process group)
+      ├─ Z: the zygote, forked before any job (never holds anything of a job; clones each S for the server)
+      ├─ S: solution child (own session; rlimits; unprivileged uid; loads the program once)
+      └─ G: one process per test in "isolated" mode (own process group; cloned by S as the server's child)
+
+Where ``CLONE_PARENT`` is refused there is no Z: S is forked from the server and supervises its own tests (G is
+then S's child). stdin/stdout jobs always fork S from the server.
 
 Results travel on a dedicated result pipe as lines that start with a per-run random nonce; a test without a line
 is a crash, and exit codes are never trusted. This server decides no verdict of a split test: the caller's judge
@@ -20,7 +24,8 @@ probes come here. A child evaluates them and sends their values in the wire enco
 passes the bytes on, and the judge, in a process that never ran program code, evaluates the asserts. A test the
 judge could not split arrives whole (``T``) and runs with the older in-process hardening (a comparator held in a
 closure, pristine builtins); its verdict is flagged ``inside`` by the caller. Nothing this process holds is a
-secret: every child is a fork of it, so it never receives a test's expected side.
+secret: it never receives a test's expected side. The probes themselves reach an assert job's S only after it has
+loaded the program (``zygote``), so a program cannot compute its tests' answers while it loads.
 
 Its modules, one concern each (every one imported here, at once: the sandbox's bootstrap puts the execution folder
 on ``sys.path`` only while it imports this package, see ``isolation.server_command``):
@@ -36,6 +41,7 @@ on ``sys.path`` only while it imports this package, see ``isolation.server_comma
 - ``solution``: the solution process S and its test loops;
 - ``run``, ``progress``: the server's state of one S, and early stop;
 - ``server``, ``watch``, ``reading``: the server, what it does while S runs, and how it reads S's lines;
+- ``zygote``: the process each assert job's S is cloned from, and the server's handle on it;
 - ``startup``: :func:`main`.
 
 Every module stays importable without the package and without third-party modules: intra-package imports are
@@ -59,6 +65,7 @@ from . import (
     traces,
     values,
     watch,
+    zygote,
 )
 from .startup import main
 

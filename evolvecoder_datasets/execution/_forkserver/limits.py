@@ -38,7 +38,7 @@ class Limits:
         # The kernel's CPU cap per process: a backstop that holds even when the supervising child runs the
         # program's code. In fast mode the solution child runs every test; otherwise each process runs one.
         timeout, load = float(job.get("timeout_s", 1.0)), float(job.get("load_timeout_s") or 2.0)
-        n = _len(job.get("tests") or job.get("inputs") or ())
+        n = job.get("n_tests") or _len(job.get("tests") or job.get("inputs") or ())  # n_tests: S cloned from Z
         share = n * timeout if job.get("mode") == "fast" and job.get("kind") != "stdio" else timeout + 0.01 * n
         self.cpu = int(load + share + 2.0) + 1
 

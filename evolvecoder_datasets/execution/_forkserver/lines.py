@@ -20,11 +20,14 @@ STATUSES = ("pass", "fail", "error", "timeout", "memory", "crash", "syntax_error
 MAX_MESSAGE = 300
 
 
+_a2b = binascii.a2b_base64  # taken before any program runs: S reads its tests after the program did
+
+
 def _a2b_strict(data: bytes) -> bytes:
     try:
-        return binascii.a2b_base64(data, strict_mode=True)
+        return _a2b(data, strict_mode=True)
     except TypeError:  # pragma: no cover - Python 3.10 has no strict mode
-        return binascii.a2b_base64(data)
+        return _a2b(data)
 
 
 _STATUS_BYTES = {"value": b"value", "pass": b"pass", "fail": b"fail", "error": b"error", "crash": b"crash",

@@ -22,14 +22,39 @@ _CMP_NAME = "_ecd_cmp_"
 _STRIP_NAME = "_ecd_strip_"
 
 
+# Taken when this module is imported, before any program runs: where S was cloned from the zygote it reads its
+# tests after the program loaded in it, which could have replaced ``marshal.loads``.
+_marshal_loads, _marshal_dumps, _CodeType, _BinasciiError = marshal.loads, marshal.dumps, types.CodeType, binascii.Error
+
+
 class PreparedTest:
     """A test ready to run: ``kind`` is ``plan`` (probe steps; values go to the judge), ``stmt`` (a test the judge
     could not split, run whole) or ``invalid``."""
 
-    __slots__ = ("kind", "code", "steps", "message")
+    __slots__ = ("kind", "code", "steps", "message", "wire")
 
     def __init__(self, kind, code=None, steps=(), message=""):
         self.kind, self.code, self.steps, self.message = kind, code, steps, message
+        self.wire = None
+
+
+def test_wire(test: PreparedTest) -> bytes:
+    """A runnable test as this server sends it to a solution process cloned from the zygote: ``p`` and the
+    ``marshal`` form of its probe steps, or ``s`` and that of its code (made once per test, kept with it). S loads
+    it in microseconds, where compiling the source again would cost every test tens."""
+    if test.wire is None:
+        test.wire = b"p" + _marshal_dumps(test.steps) if test.kind == "plan" else b"s" + _marshal_dumps(test.code)
+    return test.wire
+
+
+def test_from_wire(data: bytes) -> PreparedTest:
+    """The test :func:`test_wire` sent (in S, from the server, which is trusted; read with names pinned before any
+    program ran)."""
+    if data[:1] == b"p":
+        return PreparedTest("plan", steps=_marshal_loads(data[1:]))
+    if data[:1] == b"s":
+        return PreparedTest("stmt", code=_marshal_loads(data[1:]))
+    raise ValueError("not a test from the server")
 
 
 def prepare_test(spec: str) -> PreparedTest:
@@ -58,10 +83,10 @@ def prepare_test(spec: str) -> PreparedTest:
         return PreparedTest("invalid", message="unknown test encoding")
     # A whole test, compiled by the caller (trusted, the same interpreter) into the code of ``_ecd_make_``.
     try:
-        code = marshal.loads(_a2b_strict(body.encode("ascii")))
-        if _type(code) is not types.CodeType or code.co_argcount != 2:
+        code = _marshal_loads(_a2b_strict(body.encode("ascii")))
+        if _type(code) is not _CodeType or code.co_argcount != 2:
             raise ValueError("not the code of a test")
-    except (ValueError, TypeError, EOFError, binascii.Error, UnicodeEncodeError) as err:
+    except (ValueError, TypeError, EOFError, _BinasciiError, UnicodeEncodeError) as err:
         return PreparedTest("invalid", message=f"malformed test code: {type(err).__name__}: {err}"[:MAX_MESSAGE])
     return PreparedTest("stmt", code=code)
 

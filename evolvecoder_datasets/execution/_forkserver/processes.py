@@ -90,6 +90,11 @@ def _uid_of(pid: int):
     return None
 
 
+#: Children of the server that are not a job's: the zygote (``zygote.start``). No listing of children names them,
+#: so no sweep kills them and no test's accounting counts them.
+_KEEP: set[int] = set()
+
+
 def _children(pid: int) -> list[int]:
     # Read with bare fds: this runs after every forked test, and a file object allocates (so dirties) pages.
     try:
@@ -98,7 +103,8 @@ def _children(pid: int) -> list[int]:
             data = _read(fd, 65536)
         finally:
             _close(fd)
-        return [int(x) for x in data.split()] if data else []
+        kids = [int(x) for x in data.split()] if data else []
+        return [k for k in kids if k not in _KEEP] if _KEEP else kids
     except OSError:
         kids = []
         for entry in os.listdir("/proc"):
@@ -106,7 +112,7 @@ def _children(pid: int) -> list[int]:
                 try:
                     with open(f"/proc/{entry}/stat", "rb") as fh:
                         data = fh.read()
-                    if int(data[data.rfind(b")") + 2 :].split()[1]) == pid:
+                    if int(data[data.rfind(b")") + 2 :].split()[1]) == pid and int(entry) not in _KEEP:
                         kids.append(int(entry))
                 except (OSError, ValueError, IndexError):
                     continue
@@ -131,7 +137,8 @@ class _ChildrenFile:
         if self.fd >= 0:
             try:
                 data = os.pread(self.fd, 65536, 0)
-                return [int(x) for x in data.split()] if data else []
+                kids = [int(x) for x in data.split()] if data else []
+                return [k for k in kids if k not in _KEEP] if _KEEP else kids
             except OSError:
                 pass
         return _children(self.pid)
@@ -178,6 +185,7 @@ def _reap_zombies() -> None:
             return
         if pid == 0:
             return
+        _KEEP.discard(pid)  # a kept process that ended (its pid may be a new process's one day)
 
 
 def _kill_tree(pid: int) -> None:

@@ -77,9 +77,13 @@ class _Results:
             if run.loaded:
                 raise ValueError("a second load line")
             mark = _finite(fields[1])
+            if run.after_load is not None:  # S came from the zygote: it gets its tests only now, and waits for them
+                frame, run.after_load = run.after_load, None
+                if not run.send_ctl(frame, float(job["wall_timeout_s"])):
+                    raise ValueError("the solution process does not read its tests")
             self.uid_seen.append(_uid_of(run.pid))
-            # The supervision mode is the server's: S's own word ("c") is not asked for (see _fork_solution).
-            run.clones = run.ctl_fd >= 0
+            # The supervision mode is the server's: S's own word ("c") is not asked for (see _supervise).
+            run.clones = run.supervised
             run.loaded = True
             run.last_event = _monotonic()
             if job.get("mode") == "fast" and job.get("kind") != "stdio":
@@ -91,10 +95,15 @@ class _Results:
             raise ValueError("a test's line before the load line")
         elif tag in ("X", "U"):
             if tag == "U":
-                status, message = "unexecuted", "skipped after repeated timeouts"
+                # S skips the rest after max_consecutive_timeouts in a row: believed only where this server
+                # judged that many of its last tests timeouts itself (else the program is skipping its own tests).
+                budget = int(job.get("max_consecutive_timeouts") or 0)
+                last = run.reported[-budget:] if budget else []
+                streak = budget > 0 and _len(last) == budget and all(statuses[i] == "timeout" for i in last)
+                status, message = "unexecuted" if streak else "crash", "skipped after repeated timeouts"
             else:
                 status, message = fields[1].decode("ascii"), _text(fields[2])
-            status = status if status in STATUSES and status not in ("pass", "unexecuted") else "crash"
+                status = status if status in STATUSES and status not in ("pass", "unexecuted") else "crash"
             while pending:
                 i = pending.popleft()
                 statuses[i], messages[i] = status, str(message)[:MAX_MESSAGE]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import select
 
-from .pristine import _monotonic, pin_builtins
+from .pristine import _len, _monotonic, pin_builtins
 from .processes import _ChildrenFile, _stat_cpus, _tree_cpu
 
 pin_builtins(globals())
@@ -29,7 +30,10 @@ class _Run:
         # start a test, the test running (None between tests), when it was started, the first exit status and the
         # CPU time of its processes, and how many tests in a row hit a limit.
         self.ctl_fd = -1
+        self.supervised = False  # the server's decision, made before S started (see Server._supervise)
         self.clones = False
+        # S cloned from the zygote (see zygote.py): its tests, sent on ``ctl_fd`` once S has loaded the program.
+        self.after_load: bytes | None = None
         self.current: int | None = None
         self.started = 0.0
         self.test_status: int | None = None
@@ -44,6 +48,32 @@ class _Run:
         except OSError:
             self.stat_fd = -1
         self.children = _ChildrenFile(pid)
+
+    def close_fds(self) -> None:
+        """Close what this server holds open on S's ``/proc`` entries (S never ran: see ``Server._spawn``)."""
+        if self.stat_fd >= 0:
+            os.close(self.stat_fd)
+            self.stat_fd = -1
+        self.children.close()
+
+    def send_ctl(self, data: bytes, seconds: float) -> bool:
+        """Write ``data`` on the control pipe (non-blocking) within ``seconds``. False when S is gone or does not
+        read it in time (its tests are its own then: the watch ends it at its limits)."""
+        view, deadline = memoryview(data), _monotonic() + seconds
+        while view:
+            try:
+                view = view[os.write(self.ctl_fd, view):]
+                continue
+            except BlockingIOError:
+                pass
+            except InterruptedError:
+                continue
+            except OSError:
+                return False
+            left = deadline - _monotonic()
+            if left <= 0 or not select.select([], [self.ctl_fd], [], left)[1]:
+                return False
+        return _len(view) == 0
 
     def cpu(self) -> float:
         """S's CPU seconds so far (0.0 once it is gone)."""

@@ -18,15 +18,16 @@ from . import prepared
 from .libc import _clone_parent_works
 from .limits import Limits
 from .lines import MAX_MESSAGE
-from .prepared import prepare_test
+from .prepared import prepare_test, test_wire
 from .pristine import _close, _exit, _fork, _len, _read, pin_builtins
-from .processes import _ChildrenFile, _describe_exit, sweep_children
+from .processes import _KEEP, _ChildrenFile, _describe_exit, _kill_tree, sweep_children
 from .progress import _Progress
 from .reading import _Results
 from .run import _Run
 from .solution import _solution_child, _stdio_child
 from .traces import _TRACE_DIRS, _mtimes, _rmtree, _writable_by, remove_traces
 from .watch import _Watch
+from .zygote import ZygoteLost, spawn_spec
 
 pin_builtins(globals())
 
@@ -46,6 +47,8 @@ class Server(_Watch, _Results):
         self.wake_r = -1
         self.children = _ChildrenFile(self.pid)
         self.clone_parent = False
+        self.zygote = None  # zygote.Zygote, where S can be cloned from a process that never held a test
+        self.blank = None  # (pid, result pipe, control pipe) of an S the zygote started for the next job
 
     def watch_children(self) -> None:
         """Make a child's exit wake the watch loop: SIGCHLD writes a byte on a pipe it selects on (the tests' processes
@@ -92,6 +95,7 @@ class Server(_Watch, _Results):
 
     # -- main loop -------------------------------------------------------------------------------------------
     def serve(self) -> None:
+        self.prespawn()
         self.send({"hello": PROTOCOL_VERSION, "pid": self.pid, "uid_drop": os.geteuid() == 0,
                    "python": sys.version.split()[0]})  # fmt: skip
         while True:
@@ -112,6 +116,7 @@ class Server(_Watch, _Results):
                           "messages": [f"server error: {type(err).__name__}: {err}"[:MAX_MESSAGE]] * n,
                           "cpu": [0.0] * n, "infra_error": f"{type(err).__name__}: {err}"}  # fmt: skip
             self.send(result)
+            self.prespawn()
 
     def _workdir(self, uid) -> str:
         path = self.workdir
@@ -173,10 +178,14 @@ class Server(_Watch, _Results):
                 _mark(statuses, messages, todo, "unexecuted", "skipped after repeated timeouts")
                 break
 
-            def body(nonce, wfd, ctl, todo=todo):
-                _solution_child(job, todo, tests, nonce, wfd, workdir, limits, ctl)
+            def start(supervised, todo=todo):
+                if self.zygote is not None:
+                    return self._spawn(job, todo, tests, workdir, supervised)
+                return self._fork_solution(
+                    lambda nonce, wfd, ctl: _solution_child(job, todo, tests, nonce, wfd, workdir, limits, ctl),
+                    ctl=supervised)
 
-            outcome, progressed = self._supervise(job, body, todo, tests, statuses, messages, cpu)
+            outcome, progressed = self._supervise(job, start, todo, tests, statuses, messages, cpu)
             if outcome == "done":
                 break
             # Tests run in order, so the run of timeouts is broken by any test that finished in between.
@@ -191,6 +200,57 @@ class Server(_Watch, _Results):
             _mark(statuses, messages, todo, "unexecuted", _STOPPED)
             return []
         return todo
+
+    def prespawn(self) -> None:
+        """Have the zygote start the next assert job's S now, while this server waits for the job: S then waits on
+        its control pipe for the job (see :meth:`_spawn`), and starting it costs the job nothing."""
+        if self.zygote is None or self.blank is not None:
+            return
+        rfd, wfd = os.pipe()
+        ctl_r, ctl_w = os.pipe()
+        try:
+            pid = self.zygote.spawn(wfd, ctl_r)
+        except ZygoteLost:
+            for fd in (rfd, ctl_w):
+                _close(fd)
+            return
+        finally:
+            _close(wfd)
+            _close(ctl_r)
+        os.set_blocking(rfd, False)
+        os.set_blocking(ctl_w, False)  # written with a deadline (_Run.send_ctl): S may not be reading
+        _KEEP.add(pid)  # not a job's process yet: the sweeps between jobs leave it alone
+        self.blank = (pid, rfd, ctl_w)
+
+    def _spawn(self, job: dict, todo: list, tests: list, workdir: str, supervised: bool) -> _Run:
+        """Start S for ``todo`` from the zygote: S never held a test. Its job (without the tests) is the first frame
+        on its control pipe; its tests follow, all at once, after its load line; in isolated mode (``supervised``)
+        the same pipe then carries the word to start each test.
+
+        A zygote that is gone (the program of an earlier job killed it, where S runs under the server's uid) ends
+        this server without an answer: its caller starts a fresh one, with a fresh zygote, and retries the job."""
+        nonce = os.urandom(12).hex()
+        spec = json.dumps(spawn_spec(job, todo, nonce, workdir)).encode()
+        for _attempt in range(2):  # a waiting S that is gone (killed where it shares a uid with programs): again
+            self.prespawn()
+            if self.blank is None:
+                sweep_children()
+                _exit(70)
+            (pid, rfd, ctl_w), self.blank = self.blank, None
+            _KEEP.discard(pid)
+            run = _Run(pid, rfd, nonce)
+            run.ctl_fd, run.supervised = ctl_w, supervised
+            if run.send_ctl(struct.pack(">I", _len(spec)) + spec, float(job["wall_timeout_s"])):
+                break
+            _kill_tree(pid)
+            for fd in (rfd, ctl_w):
+                _close(fd)
+            run.close_fds()
+        # Every test S is to run, sent once it has loaded the program (before the word to start the first).
+        wires = [test_wire(tests[i]) for i in todo]
+        body = b"".join(struct.pack(">I", _len(wire)) + wire for wire in wires)
+        run.after_load = struct.pack(">I", _len(body)) + body
+        return run
 
     def _fork_solution(self, body, *, ctl: bool = False) -> _Run:
         """Fork S running ``body(nonce, wfd, ctl_fd)``; with ``ctl``, a pipe on which this server names the tests
@@ -215,11 +275,12 @@ class Server(_Watch, _Results):
         run = _Run(pid, rfd, nonce)
         if ctl_r >= 0:
             _close(ctl_r)
-            run.ctl_fd = ctl_w
+            run.ctl_fd, run.supervised = ctl_w, True
         return run
 
-    def _supervise(self, job, body, todo, tests, statuses, messages, cpu) -> tuple[str, bool]:
-        """Run one child (``body``, forked) over ``todo``; fill what it reports; blame the test it ended on.
+    def _supervise(self, job, start, todo, tests, statuses, messages, cpu) -> tuple[str, bool]:
+        """Run one child (``start(supervised)`` makes it) over ``todo``; fill what it reports; blame the test it
+        ended on.
 
         Used for solution children (assert jobs) and stdin runners alike. Returns ``(outcome, progressed)``:
         ``outcome`` is ``"done"`` (nothing left to run), or ``"timeout"``/``"crash"`` when a test ended the child
@@ -228,7 +289,9 @@ class Server(_Watch, _Results):
         """
         stdio = job.get("kind") == "stdio"
         fast = job.get("mode") == "fast" and not stdio  # only then does the child run untrusted code per test
-        run = self._fork_solution(body, ctl=not stdio and not fast and self.clone_parent)
+        # The server decides whether it supervises each test (isolated mode, where CLONE_PARENT works): nothing
+        # S says changes it.
+        run = start(not stdio and not fast and self.clone_parent)
         max_value = int(job.get("max_value_bytes", 4 << 20))
         run.max_payload = 8 * max_value + 65536
         # Everything a child may legitimately write: a short line or two per test, and values (base64) on top.
@@ -289,10 +352,10 @@ class Server(_Watch, _Results):
         cpu = [0.0] * n
         while todo := self._left_to_run(statuses, messages):
 
-            def body(nonce, wfd, ctl, todo=todo):
-                _stdio_child(job, todo, nonce, wfd, workdir, limits)
+            def start(supervised, todo=todo):
+                return self._fork_solution(lambda nonce, wfd, ctl: _stdio_child(job, todo, nonce, wfd, workdir, limits))
 
-            self._supervise(job, body, todo, None, statuses, messages, cpu)
+            self._supervise(job, start, todo, None, statuses, messages, cpu)
         outputs = [self.outputs[i] or "" if statuses[i] == "done" else None for i in range(n)]
         return {"statuses": statuses, "messages": messages, "cpu": cpu, "outputs": outputs}
 

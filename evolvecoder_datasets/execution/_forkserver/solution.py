@@ -18,7 +18,7 @@ import types
 from . import libc, pristine
 from .limits import Limits, _enter_child
 from .lines import MAX_MESSAGE, _Reporter
-from .prepared import _STRIP_NAME, PreparedTest
+from .prepared import _STRIP_NAME, PreparedTest, test_from_wire
 from .pristine import (
     _BUILTIN_NAMES,
     _AssertionError,
@@ -173,7 +173,8 @@ def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope:
 def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce: str, wfd: int,
                     workdir: str, limits: Limits, ctl_fd: int = -1) -> None:
     """Body of S. Never returns: it ``_exit``s. ``ctl_fd`` (isolated mode): where the server says which test to
-    start next (see :func:`_clone_per_case`)."""
+    start next (see :func:`_clone_per_case`). ``tests`` is None where S was cloned from the zygote: they come on
+    ``ctl_fd``, all in one frame, once S has sent its load line (:func:`_receive_tests`)."""
     report = _Reporter(wfd, nonce)
     try:
         _enter_child(limits, wfd, workdir, session=True, also_keep=ctl_fd)
@@ -212,6 +213,8 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         max_value = int(job.get("max_value_bytes", 4 << 20))
         if job.get("mode") == "fast":
             report.send(b"L", _process_time())
+            if tests is None:
+                tests = _receive_tests(ctl_fd, todo)
             for idx in todo:
                 status, message, payload = _run_one_test(tests[idx], namespace, max_value)
                 report.result(idx, status, message, payload, _process_time())
@@ -223,6 +226,38 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         finally:
             _exit(1)
     _exit(0)
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    """``n`` bytes from a pipe (short only when it ends)."""
+    chunks, left = [], n
+    while left:
+        try:
+            chunk = _read(fd, left)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= _len(chunk)
+    return b"".join(chunks)
+
+
+def _receive_tests(ctl_fd: int, todo: list[int]) -> dict:
+    """S cloned from the zygote: the tests of ``todo``, in one frame the server writes after the load line (its
+    length, then each test's length and ``prepared.test_wire`` bytes). Read with pinned names only: the program has
+    run in this process and may have replaced any builtin or module function."""
+    header = _read_exact(ctl_fd, 4)
+    data = _read_exact(ctl_fd, int.from_bytes(header, "big")) if _len(header) == 4 else b""
+    tests, at = {}, 0
+    for idx in todo:
+        size = int.from_bytes(data[at : at + 4], "big")
+        wire = data[at + 4 : at + 4 + size]
+        if _len(wire) != size or at + 4 > _len(data):
+            raise RuntimeError("the server's tests frame was cut short")
+        tests[idx] = test_from_wire(wire)
+        at += 4 + size
+    return tests
 
 
 def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture: int | None = None) -> None:
@@ -340,8 +375,9 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     # Most tests are one probe (``assert f(x) == y``): their code, looked up by the grandchild with nothing else.
     # Their value leaves raw after a V line where the server supervises the test, which drops an unfinished frame
     # with its test (where S reports a D line after each test, a frame cut short could swallow it).
-    probes = {i: tests[i].steps[0][1] for i in todo
-              if clones and tests[i].kind == "plan" and _len(tests[i].steps) == 1 and tests[i].steps[0][0] == "p"}
+    probes = {} if tests is None else {
+        i: tests[i].steps[0][1] for i in todo
+        if clones and tests[i].kind == "plan" and _len(tests[i].steps) == 1 and tests[i].steps[0][0] == "p"}
     encode = _wire.encode
     gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
 
@@ -363,12 +399,17 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
         status, message, payload = _run_one_test(test, namespace, max_value, scope=scope)
         report.result(idx, status, message, payload, 0.0)
 
+    report.send(b"L", _process_time(), *((b"c",) if clones else ()))
+    if tests is None:  # S came from the zygote: its tests come now, before the word to start the first
+        tests = _receive_tests(ctl_fd, todo)
+        for i, t in tests.items():
+            if clones and t.kind == "plan" and _len(t.steps) == 1 and t.steps[0][0] == "p":
+                probes[i] = t.steps[0][1]
+        gc.freeze()
     if clones:
-        report.send(b"L", _process_time(), b"c")
         _clone_per_case(job, todo, report, case, ctl_fd)
-        return
-    report.send(b"L", _process_time())
-    _fork_per_case(job, todo, report, case)
+    else:
+        _fork_per_case(job, todo, report, case)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 
-from . import libc, pristine
+from . import libc, pristine, zygote
 from .limits import _prepare_server_process
 from .pristine import _pristine_import, pin_builtins, snapshot_stdlib_modules
 from .server import Server
@@ -72,5 +72,21 @@ def main() -> None:
     pristine._PRISTINE_BUILTINS.update(vars(builtins))  # now with exit()/quit(); still before any untrusted code
     pristine._PRISTINE_BUILTINS["__import__"] = _pristine_import
     snapshot_stdlib_modules()
-    _trim_heap()
+    if server.clone_parent:  # every assert job's S from a process that never held a test (see zygote.py)
+        _warm_up(server)
+        _trim_heap()
+        server.zygote = zygote.start((in_fd, out_fd, server.wake_r, server.children.fd))
+    else:
+        _trim_heap()
     server.serve()
+
+
+def _warm_up(server: Server) -> None:
+    """Run one job of our own in each mode before the zygote is forked, so that the interpreter state every
+    solution process inherits from it is that of a server that has run jobs (its type attribute cache above all:
+    each entry a test's process must fill in itself is a page it copies, ~40 per test from a server that never ran
+    one). The job is ours: nothing of a caller's is in this process yet."""
+    for mode in ("isolated", "fast"):
+        server.run_job({"id": None, "kind": "assert", "program": "def _ecd_warm(x):\n    return [x, str(x)]\n",
+                        "tests": ["Pp_ecd_warm(%d)" % i for i in range(3)], "mode": mode, "timeout_s": 1.0,
+                        "wall_timeout_s": 5.0, "load_timeout_s": 5.0, "max_value_bytes": 1 << 16})

@@ -41,7 +41,7 @@ class _Watch:
         values: dict = {}
         progress = self.progress
         watched = [run.rfd, self.in_fd] if progress.enabled else [run.rfd]
-        if self.wake_r >= 0 and run.ctl_fd >= 0:
+        if self.wake_r >= 0 and run.supervised:
             watched.append(self.wake_r)
             _drain_pipe(self.wake_r)
         quiet = [fd for fd in watched if fd != run.rfd]
