@@ -2,10 +2,12 @@
 
 The solution process S loads the program, so it has run untrusted code. Since it forks each test's process with
 ``CLONE_PARENT``, that process is the *server's* child: the server waits for it, reads its CPU time from the kernel
-and kills it at its limit. S only starts a test when the server names it. These tests check that wiring, the
-fallback for a program that leaves a thread running (S then supervises, as before), and what a program that owns
-S can do against it: start no test, start it as its own child instead, or start a decoy while its own child does
-the work. None of these gets ``pass``, and none holds a job past its limits.
+and kills it at its limit. S only starts a test when the server names it. These tests check that wiring, that a
+program that leaves a thread running is still supervised by the server (S runs the at-fork repairs around the
+clone itself; S supervises its own tests only where the kernel refuses ``CLONE_PARENT``, see
+test_cpu_accounting.py), and what a program that owns S can do against it: start no test, start it as its own
+child instead, or start a decoy while its own child does the work. None of these gets ``pass``, and none holds a
+job past its limits.
 """
 
 from __future__ import annotations
