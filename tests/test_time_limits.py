@@ -22,8 +22,12 @@ SQ_TESTS = ["assert sq(2) == 4", "assert sq(-3) == 9", "assert sq(0) == 0", "ass
 RIGHT = "def sq(x):\n    return x * x"
 WRONG = "def sq(x):\n    return x * 2"
 LOOPS = "def sq(x):\n    while True:\n        pass"
-# Right, but burns ~0.45 s of CPU per call (measured here): fine under the fixed 1 s limit, a timeout under a 0.1 s one.
-SLOW = "def sq(x):\n    n = 0\n    for i in range(5_000_000):\n        n += 1\n    return x * x"
+# Right, but burns 0.3 s of CPU per call whatever the machine: a timeout under a 0.1 s limit, fine under the
+# fixed 1 s one. (A fixed loop count was 0.45 s on one machine and 0.115 s on a faster one, where it passed
+# the 0.1 s limit now and then.)
+SLOW = ("import time\n"
+        "def sq(x):\n    start = time.process_time()\n"
+        "    while time.process_time() - start < 0.3:\n        pass\n    return x * x")
 
 
 def _problem(solutions, reference=RIGHT, tests=SQ_TESTS):

@@ -13,8 +13,12 @@ ray = pytest.importorskip("ray")
 
 RIGHT = "def sq(x):\n    return x * x"
 LOOPS = "def sq(x):\n    while True:\n        pass"
-# Right but ~0.45 s of CPU per call (measured here): over a 0.1 s calibrated limit, inside the fixed 1 s one.
-SLOW = "def sq(x):\n    n = 0\n    for i in range(5_000_000):\n        n += 1\n    return x * x"
+# Right, but burns 0.3 s of CPU per call whatever the machine: a timeout under a 0.1 s limit, fine under the
+# fixed 1 s one. (A fixed loop count was 0.45 s on one machine and 0.115 s on a faster one, where it passed
+# the 0.1 s limit now and then.)
+SLOW = ("import time\n"
+        "def sq(x):\n    start = time.process_time()\n"
+        "    while time.process_time() - start < 0.3:\n        pass\n    return x * x")
 
 
 @pytest.fixture(scope="module")
