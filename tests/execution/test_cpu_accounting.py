@@ -21,7 +21,8 @@ import pytest
 from evolvecoder_datasets.execution import Job, Sandbox
 from evolvecoder_datasets.execution import _engine
 
-BURN = "def f(x):\n    n = 0\n    for i in range(3_000_000):\n        n += i\n    return x\n"
+# 0.3 s of CPU per call by the clock (a fixed loop count runs 4x faster on some machines than on others).
+BURN = "import time\ndef f(x):\n    start = time.process_time()\n    while time.process_time() - start < 0.3:\n        pass\n    return x\n"
 
 # Three ways S can hide a test process's time once the program owns it: report less than it measured (two
 # figures), or never reap the test's process.
