@@ -35,6 +35,21 @@ _wait4, _waitpid, _monotonic, _process_time = os.wait4, os.waitpid, time.monoton
 _getpid, _setpgid, _select, _writev = os.getpid, os.setpgid, select.select, os.writev
 _pidfd_open = getattr(os, "pidfd_open", None)
 _b2a = binascii.b2a_base64
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    """``n`` bytes from a pipe; fewer only where it ended first."""
+    chunks, left = [], n
+    while left:
+        try:
+            chunk = _read(fd, left)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 _FunctionType = types.FunctionType
 # Tests resolve builtins here, not in the (possibly monkeypatched) builtins module the program shares.
 _PRISTINE_BUILTINS = dict(vars(builtins))

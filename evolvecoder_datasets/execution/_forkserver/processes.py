@@ -95,6 +95,12 @@ def _uid_of(pid: int):
 _KEEP: set[int] = set()
 
 
+def _job_pids(data: bytes) -> list[int]:
+    """The pids of a ``children`` file's text, without the kept ones."""
+    kids = [int(x) for x in data.split()] if data else []
+    return [k for k in kids if k not in _KEEP] if _KEEP else kids
+
+
 def _children(pid: int) -> list[int]:
     # Read with bare fds: this runs after every forked test, and a file object allocates (so dirties) pages.
     try:
@@ -103,8 +109,7 @@ def _children(pid: int) -> list[int]:
             data = _read(fd, 65536)
         finally:
             _close(fd)
-        kids = [int(x) for x in data.split()] if data else []
-        return [k for k in kids if k not in _KEEP] if _KEEP else kids
+        return _job_pids(data)
     except OSError:
         kids = []
         for entry in os.listdir("/proc"):
@@ -136,9 +141,7 @@ class _ChildrenFile:
     def pids(self) -> list[int]:
         if self.fd >= 0:
             try:
-                data = os.pread(self.fd, 65536, 0)
-                kids = [int(x) for x in data.split()] if data else []
-                return [k for k in kids if k not in _KEEP] if _KEEP else kids
+                return _job_pids(os.pread(self.fd, 65536, 0))
             except OSError:
                 pass
         return _children(self.pid)

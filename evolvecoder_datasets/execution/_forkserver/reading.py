@@ -82,8 +82,7 @@ class _Results:
                 if not run.send_ctl(frame, float(job["wall_timeout_s"])):
                     raise ValueError("the solution process does not read its tests")
             self.uid_seen.append(_uid_of(run.pid))
-            # The supervision mode is the server's: S's own word ("c") is not asked for (see _supervise).
-            run.clones = run.supervised
+            # The supervision mode is the server's (run.supervised): S's own word ("c") is not asked for.
             run.loaded = True
             run.last_event = _monotonic()
             if job.get("mode") == "fast" and job.get("kind") != "stdio":

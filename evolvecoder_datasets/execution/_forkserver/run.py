@@ -31,7 +31,6 @@ class _Run:
         # CPU time of its processes, and how many tests in a row hit a limit.
         self.ctl_fd = -1
         self.supervised = False  # the server's decision, made before S started (see Server._supervise)
-        self.clones = False
         # S cloned from the zygote (see zygote.py): its tests, sent on ``ctl_fd`` once S has loaded the program.
         self.after_load: bytes | None = None
         self.current: int | None = None
@@ -48,6 +47,11 @@ class _Run:
         except OSError:
             self.stat_fd = -1
         self.children = _ChildrenFile(pid)
+
+    @property
+    def clones(self) -> bool:
+        """Whether the server starts S's tests (supervised) and S has loaded the program, so they are running."""
+        return self.supervised and self.loaded
 
     def close_fds(self) -> None:
         """Close what this server holds open on S's ``/proc`` entries (S never ran: see ``Server._spawn``)."""

@@ -19,7 +19,7 @@ from .libc import _clone_parent_works
 from .limits import Limits
 from .lines import MAX_MESSAGE
 from .prepared import prepare_test, test_wire
-from .pristine import _close, _exit, _fork, _len, _read, pin_builtins
+from .pristine import _close, _exit, _fork, _len, _read_exact, pin_builtins
 from .processes import _KEEP, _ChildrenFile, _describe_exit, _kill_tree, sweep_children
 from .progress import _Progress
 from .reading import _Results
@@ -75,17 +75,8 @@ class Server(_Watch, _Results):
         return json.loads(body)
 
     def _read_exact(self, n: int):
-        chunks, remaining = [], n
-        while remaining:
-            try:
-                chunk = _read(self.in_fd, remaining)
-            except InterruptedError:
-                continue
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            remaining -= _len(chunk)
-        return b"".join(chunks)
+        data = _read_exact(self.in_fd, n)
+        return data if _len(data) == n else None
 
     def send(self, obj) -> None:
         data = json.dumps(obj).encode()

@@ -35,6 +35,7 @@ from .pristine import (
     _MemoryError,
     _process_time,
     _read,
+    _read_exact,
     _setpgid,
     _stdlib_imports,
     _SystemExit,
@@ -228,21 +229,6 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
     _exit(0)
 
 
-def _read_exact(fd: int, n: int) -> bytes:
-    """``n`` bytes from a pipe (short only when it ends)."""
-    chunks, left = [], n
-    while left:
-        try:
-            chunk = _read(fd, left)
-        except InterruptedError:
-            continue
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= _len(chunk)
-    return b"".join(chunks)
-
-
 def _receive_tests(ctl_fd: int, todo: list[int]) -> dict:
     """S cloned from the zygote: the tests of ``todo``, in one frame the server writes after the load line (its
     length, then each test's length and ``prepared.test_wire`` bytes). Read with pinned names only: the program has
@@ -375,11 +361,8 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     # Most tests are one probe (``assert f(x) == y``): their code, looked up by the grandchild with nothing else.
     # Their value leaves raw after a V line where the server supervises the test, which drops an unfinished frame
     # with its test (where S reports a D line after each test, a frame cut short could swallow it).
-    probes = {} if tests is None else {
-        i: tests[i].steps[0][1] for i in todo
-        if clones and tests[i].kind == "plan" and _len(tests[i].steps) == 1 and tests[i].steps[0][0] == "p"}
+    probes: dict = {}  # filled below, once the tests are here
     encode = _wire.encode
-    gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
 
     def case(idx: int) -> None:
         code = probes.get(idx)
@@ -402,10 +385,12 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
     report.send(b"L", _process_time(), *((b"c",) if clones else ()))
     if tests is None:  # S came from the zygote: its tests come now, before the word to start the first
         tests = _receive_tests(ctl_fd, todo)
-        for i, t in tests.items():
-            if clones and t.kind == "plan" and _len(t.steps) == 1 and t.steps[0][0] == "p":
+    if clones:
+        for i in todo:
+            t = tests[i]
+            if t.kind == "plan" and _len(t.steps) == 1 and t.steps[0][0] == "p":
                 probes[i] = t.steps[0][1]
-        gc.freeze()
+    gc.freeze()  # keep the loaded program's objects out of the grandchildren's collections (fewer COW faults)
     if clones:
         _clone_per_case(job, todo, report, case, ctl_fd)
     else:

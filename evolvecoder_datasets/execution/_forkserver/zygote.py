@@ -25,8 +25,8 @@ import struct
 
 from . import libc, processes
 from .limits import Limits
-from .pristine import _close, _exit, _fork, _len, pin_builtins
-from .solution import _read_exact, _solution_child
+from .pristine import _close, _exit, _fork, _len, _read_exact, pin_builtins
+from .solution import _solution_child
 
 pin_builtins(globals())
 
