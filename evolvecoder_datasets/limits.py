@@ -100,6 +100,10 @@ class SandboxSettings:
         max_processes (`int`, defaults to 32): process limit of the sandbox uid (effective when run as root).
         max_open_files (`int`, defaults to 64): open-file limit.
         max_value_bytes (`int`, defaults to 4 MiB): the largest encoded value a probe may send to the judge.
+        python_env (`str`, *optional*): a virtualenv built with this interpreter whose installed packages programs
+            import, in place of this interpreter's (its package folders are shown read-only inside the sandbox and
+            are the only ones on the path): a repository's environment, for code_instruct tasks. Test helpers'
+            clean processes see the same packages.
 
     Raises:
         ConfigError: a value is out of range or unknown.
@@ -129,11 +133,12 @@ class SandboxSettings:
     max_processes: int = 32
     max_open_files: int = 64
     max_value_bytes: int = 4 << 20
+    python_env: str | None = None
 
     #: The fields a :class:`~evolvecoder_datasets.execution.Sandbox` runs by (the others choose a job's limit).
     SANDBOX_FIELDS = ("workers", "timeout_s", "memory_mb", "mode", "preamble", "isolation", "max_consecutive_timeouts",
                       "wall_timeout_s", "load_timeout_s", "max_output_bytes", "max_processes", "max_open_files",
-                      "max_value_bytes")  # fmt: skip
+                      "max_value_bytes", "python_env")  # fmt: skip
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -152,6 +157,8 @@ class SandboxSettings:
                             ("max_value_bytes", 1)):  # fmt: skip
             if getattr(self, name) < least:
                 raise ConfigError(f"{name} must be >= {least}, got {getattr(self, name)!r}")
+        if self.python_env is not None and not (isinstance(self.python_env, str) and os.path.isabs(self.python_env)):
+            raise ConfigError(f"python_env must be an absolute path to a virtualenv, got {self.python_env!r}")
         if self.max_consecutive_timeouts is not None and self.max_consecutive_timeouts < 1:
             raise ConfigError(f"max_consecutive_timeouts must be >= 1 or None, got {self.max_consecutive_timeouts!r}")
         if not self.limit_factor >= 1.0:
@@ -165,7 +172,7 @@ class SandboxSettings:
 
         Example:
             >>> SandboxSettings(mode="fast").sandbox_settings()["mode"], len(SandboxSettings().sandbox_settings())
-            ('fast', 13)
+            ('fast', 14)
         """
         return {name: getattr(self, name) for name in self.SANDBOX_FIELDS}
 

@@ -28,7 +28,7 @@ from ..errors import SandboxCrashed
 from ..limits import SandboxSettings
 from ._inside import inside_spec
 from ._worker import _shutdown, _Worker
-from .isolation import detect_isolation, server_command
+from .isolation import detect_isolation, server_command, server_env
 from .judge import plan_test
 from .report import ExecutionReport
 from .sandbox import Job, _FailureOrder, _SettingsView, _in_given_order, _permuted, resolve_settings
@@ -48,10 +48,11 @@ def _wire(test: str) -> str:
 
 
 class _Pool:
-    """Fork servers of one isolation kind, handed out one job at a time."""
+    """Fork servers of one isolation kind (and Python environment), handed out one job at a time."""
 
-    def __init__(self, isolation: str, size: int) -> None:
+    def __init__(self, isolation: str, size: int, python_env: str | None = None) -> None:
         self.isolation = isolation
+        self.python_env = python_env
         self.workers: list[_Worker] = []
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._size = size
@@ -64,8 +65,9 @@ class _Pool:
         import atexit
         import weakref
 
-        command = server_command(self.isolation)
-        workers = [_Worker(command) for _ in range(self._size)]
+        command = server_command(self.isolation, self.python_env)
+        env = server_env(self.python_env)
+        workers = [_Worker(command, env) for _ in range(self._size)]
         try:
             for worker in workers:
                 worker.start()
@@ -119,7 +121,7 @@ class LocalEngine(_SettingsView):
         with self._lock:
             if self._pool is None:
                 self.isolation = detect_isolation(self.requested_isolation)
-                self._pool = _Pool(self.isolation, self.workers)
+                self._pool = _Pool(self.isolation, self.workers, self.python_env)
             self._pool.start()
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ecd-engine")

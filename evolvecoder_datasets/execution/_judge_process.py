@@ -35,12 +35,12 @@ class _Judge:
         self.pools: dict = {}
         self.engines: dict = {}
 
-    def pool(self, isolation: str):
+    def pool(self, isolation: str, python_env: str | None = None):
         from ._engine import _Pool
 
-        pool = self.pools.get(isolation)
+        pool = self.pools.get((isolation, python_env))
         if pool is None:
-            pool = self.pools[isolation] = _Pool(isolation, 1)
+            pool = self.pools[(isolation, python_env)] = _Pool(isolation, 1, python_env)
         pool.start()
         return pool
 
@@ -52,7 +52,8 @@ class _Judge:
             if len(self.engines) >= _MAX_ENGINES:
                 self.engines.clear()
             values = dict(zip(SETTINGS, settings))
-            engine = self.engines[settings] = LocalEngine(workers=1, pool=self.pool(values["isolation"]), **values)
+            engine = self.engines[settings] = LocalEngine(workers=1, pool=self.pool(values["isolation"], values["python_env"]),
+                                                          **values)
         return engine
 
     def run(self, settings: tuple, job_bytes: bytes, order: list | None = None) -> bytes:
@@ -76,8 +77,11 @@ class _Judge:
             return crash_report(job.size, isolation, f"judge failed: {type(err).__name__}"[:200])
 
     def info(self) -> tuple:
-        pids = [pid for pool in self.pools.values() for pid in pool.pids]
-        uids = [w.uid for pool in self.pools.values() for w in pool.workers]
+        """Pids and uids of the fork servers of this interpreter's environment (a ``python_env`` pool's are
+        another sandbox's)."""
+        pools = [pool for (_, python_env), pool in self.pools.items() if python_env is None]
+        pids = [pid for pool in pools for pid in pool.pids]
+        uids = [w.uid for pool in pools for w in pool.workers]
         return pids, uids
 
 

@@ -29,13 +29,14 @@ import select
 import struct
 import time
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: python_env joined the settings
 _HEADER = struct.Struct(">I")
 MAX_FRAME = 1 << 30
 
 # Settings of a Sandbox that reach the engine, in this order (``isolation`` is the resolved one).
 SETTINGS = ("timeout_s", "memory_mb", "mode", "isolation", "wall_timeout_s", "load_timeout_s", "preamble",
-            "max_output_bytes", "max_processes", "max_open_files", "max_consecutive_timeouts", "max_value_bytes")  # fmt: skip
+            "max_output_bytes", "max_processes", "max_open_files", "max_consecutive_timeouts", "max_value_bytes",
+            "python_env")  # fmt: skip
 
 
 def encode_job(job) -> bytes:

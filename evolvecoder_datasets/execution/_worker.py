@@ -35,8 +35,9 @@ _uid_counter = itertools.count()
 class _Worker:
     """One fork server process and the framed-JSON conversation with it."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], env: dict[str, str] | None = None) -> None:
         self.command = command
+        self.env = env if env is not None else server_env()
         self.uid, self._uid_lock = _claim_uid()
         self.proc: subprocess.Popen | None = None
         self.hello: dict = {}
@@ -47,7 +48,7 @@ class _Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=server_env(),
+            env=self.env,
             close_fds=True,
             start_new_session=True,
             cwd="/",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -215,6 +216,7 @@ def bwrap_command(
     read_only: Iterable[str | tuple[str, str]] = (),
     writable: Iterable[str | tuple[str, str]] = (),
     chdir: str = "/tmp",
+    packages: str | None = None,
 ) -> list[str]:
     """The bubblewrap command line that starts ``python_args`` inside the sandbox (see :func:`mount_plan`).
 
@@ -223,6 +225,8 @@ def bwrap_command(
         tmp_size_mb (`int`, defaults to 512): size of each private tmpfs.
         read_only, writable: extra binds, as in :func:`mount_plan`.
         chdir (`str`, defaults to ``"/tmp"``): working folder inside.
+        packages (`str`, *optional*): the ``ECD_SITE_PATHS`` a fork server inside reads (default: this
+            interpreter's, :func:`site_paths`).
 
     Example:
         >>> cmd = bwrap_command(["/usr/bin/python3", "-c", "pass"])
@@ -237,7 +241,8 @@ def bwrap_command(
     ]  # fmt: skip
     for key, value in BASE_ENV.items():
         cmd += ["--setenv", key, value]
-    cmd += ["--setenv", "ECD_WORKROOT", "/tmp", "--setenv", "ECD_SITE_PATHS", site_paths(), "--chdir", chdir, "--"]
+    packages = site_paths() if packages is None else packages
+    cmd += ["--setenv", "ECD_WORKROOT", "/tmp", "--setenv", "ECD_SITE_PATHS", packages, "--chdir", chdir, "--"]
     return cmd + python_args
 
 
@@ -292,8 +297,15 @@ def _die_with_parent() -> list[str]:
     return [_python(), "-I", "-S", "-c", trampoline, str(os.getpid())]
 
 
-def server_command(isolation: str) -> list[str]:
+#: The last argument of a fork server whose programs import another environment (``python_env``).
+PYTHON_ENV_MARKER = "--python-env="
+
+
+def server_command(isolation: str, python_env: str | None = None) -> list[str]:
     """Full command that starts a fork server under ``isolation`` (one of ``bwrap``, ``unshare``, ``none``).
+
+    With ``python_env`` (a virtualenv of this interpreter's version), programs import that environment's packages
+    instead of this interpreter's: its package folders are bound read-only and are the only ones on the path.
 
     Example:
         >>> server_command("none")[1:4]
@@ -306,10 +318,14 @@ def server_command(isolation: str) -> list[str]:
     bootstrap = (f"import sys; sys.path.insert(0, {str(SERVER_PACKAGE.parent)!r}); import _forkserver; "
                  "del sys.path[0]; _forkserver.main()")
     args = [_python(), "-I", "-S", "-B", "-c", bootstrap]
+    packages = env_site_paths(python_env) if python_env else None
+    if python_env:  # the server ignores it; listings of the default servers leave such servers out by it
+        args.append(PYTHON_ENV_MARKER + python_env)
+    binds = [p for p in (packages or "").split(os.pathsep) if p]
     if isolation == "bwrap":
-        return bwrap_command(args)
+        return bwrap_command(args, read_only=binds, packages=packages)
     if isolation == "unshare":
-        return unshare_command(args)
+        return unshare_command(args, read_only=binds)
     if isolation == "none":
         return args
     raise ConfigError(f"unknown isolation {isolation!r}; choose one of {ISOLATIONS}")
@@ -334,14 +350,60 @@ def site_paths() -> str:
     return os.pathsep.join(paths)
 
 
-def server_env() -> dict[str, str]:
+# Asked of an environment's own interpreter: its version and its package folders (``.pth`` paths included, so
+# an editable install of the repository is found).
+_ENV_PROBE = (
+    "import json, os, site, sys\n"
+    "dirs = [p for p in site.getsitepackages() if os.path.isdir(p)]\n"
+    "extra = [p for p in sys.path if p and os.path.isdir(p) and p not in dirs\n"
+    "         and not p.startswith((sys.prefix, sys.base_prefix))]\n"
+    "print(json.dumps({'version': sys.version, 'dirs': dirs + extra}))\n"
+)
+
+
+@functools.lru_cache(maxsize=64)
+def env_site_paths(python_env: str) -> str:
+    """The package folders of the virtualenv ``python_env`` (``os.pathsep``-joined real paths), asked of its own
+    interpreter once per process.
+
+    Raises:
+        ConfigError: ``python_env`` has no ``bin/python``, its interpreter does not answer, or it is another
+            Python version than this one (the fork server runs this interpreter).
+
+    Example:
+        >>> import sys
+        >>> env_site_paths(sys.prefix) == site_paths() or sys.prefix == sys.base_prefix
+        True
+    """
+    python = os.path.join(python_env, "bin", "python")
+    if not os.path.isfile(python):
+        raise ConfigError(f"python_env {python_env!r} is not a virtualenv (no bin/python)")
+    try:
+        proc = subprocess.run([python, "-I", "-c", _ENV_PROBE], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=60, env=BASE_ENV, check=False)  # fmt: skip
+        answer = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as err:
+        raise ConfigError(f"python_env {python_env!r}: its interpreter did not answer ({err})") from err
+    if answer.get("version") != sys.version:
+        raise ConfigError(f"python_env {python_env!r} runs Python {str(answer.get('version')).split()[0]}; the "
+                          f"sandbox runs {sys.version.split()[0]}: build it with this interpreter")
+    paths: list[str] = []
+    for entry in answer.get("dirs") or ():
+        real = os.path.realpath(str(entry))
+        if os.path.isdir(real) and real not in paths:
+            paths.append(real)
+    return os.pathsep.join(paths)
+
+
+def server_env(python_env: str | None = None) -> dict[str, str]:
     """Environment of a fork server started without bubblewrap (which sets its own).
 
     Example:
         >>> sorted(server_env())[:2]
         ['ECD_SITE_PATHS', 'ECD_WORKROOT']
     """
-    return {**BASE_ENV, "ECD_WORKROOT": "/tmp", "ECD_SITE_PATHS": site_paths()}
+    packages = env_site_paths(python_env) if python_env else site_paths()
+    return {**BASE_ENV, "ECD_WORKROOT": "/tmp", "ECD_SITE_PATHS": packages}
 
 
 # What a probe checks from inside, beyond starting: host files are gone and the private folders start empty.

@@ -289,6 +289,7 @@ class _SettingsView:
     max_processes = property(lambda self: self.settings.max_processes, doc="Process limit of the sandbox uid.")
     max_open_files = property(lambda self: self.settings.max_open_files, doc="Open-file limit.")
     max_value_bytes = property(lambda self: self.settings.max_value_bytes, doc="Largest encoded probe value.")
+    python_env = property(lambda self: self.settings.python_env, doc="Virtualenv whose packages programs import.")
     max_consecutive_timeouts = property(lambda self: self.settings.max_consecutive_timeouts,
                                         doc="Timeouts in a row after which the rest is ``unexecuted``.")
 

@@ -38,6 +38,7 @@ import threading
 import time
 
 from ._protocol import SETTINGS, crash_report, read_frame, recv, send, write_frame
+from .isolation import PYTHON_ENV_MARKER
 from .sandbox import _FailureOrder
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,16 @@ def _command(pid: int) -> bytes:
         return b""
 
 
+def _serves_another_environment(pid: int) -> bool:
+    """Whether ``pid`` is a fork server whose programs import another Python environment (``python_env``: its
+    command ends with that marker, :func:`~.isolation.server_command`)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().rstrip(b"\0").rsplit(b"\0", 1)[-1].startswith(PYTHON_ENV_MARKER.encode())
+    except OSError:
+        return False
+
+
 def _cpu_s(pid: int) -> float:
     """User + system CPU seconds of ``pid`` from ``/proc`` (its threads, not its children)."""
     with open(f"/proc/{pid}/stat", "rb") as fh:
@@ -90,7 +101,8 @@ class _JudgeSlot:
 
     def server_pids(self, program: set[bytes] | None = None) -> list[int]:
         """The judge process's live children: its fork servers (read from ``/proc``, never waiting for a job);
-        with ``program``, those whose command is one of those names (one isolation kind's)."""
+        with ``program``, those whose command is one of those names (one isolation kind's). Servers of another
+        Python environment (``python_env``) are left out: they are no default sandbox's."""
         proc = self.proc
         if proc is None:
             return []
@@ -101,7 +113,8 @@ class _JudgeSlot:
                     pids += [int(p) for p in fh.read().split()]
         except OSError:
             return []
-        return [p for p in pids if _running(p) and (program is None or os.path.basename(_command(p)) in program)]
+        return [p for p in pids if _running(p) and (program is None or os.path.basename(_command(p)) in program)
+                and not _serves_another_environment(p)]
 
     def interrupt(self) -> None:
         """Kill the judge process from another thread (its own thread sees the end of its reply and cleans up)."""

@@ -64,8 +64,8 @@ def _where_s_supervises(monkeypatch, *, check: bool = True) -> _engine.LocalEngi
     if not check:
         patch += "import _forkserver.watch as _w; _w._Watch._check_accounting = lambda *a, **k: None; "
 
-    def command(isolation: str) -> list[str]:
-        return [arg.replace("_forkserver.main()", patch + "_forkserver.main()") for arg in real(isolation)]
+    def command(isolation: str, python_env: str | None = None) -> list[str]:
+        return [arg.replace("_forkserver.main()", patch + "_forkserver.main()") for arg in real(isolation, python_env)]
 
     monkeypatch.setattr(_engine, "server_command", command)
     return _engine.LocalEngine(workers=1, timeout_s=2.0, mode="isolated")

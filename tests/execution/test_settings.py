@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 
 import pytest
 
@@ -26,7 +27,9 @@ from evolvecoder_datasets.stages.support.resources import get_sandbox
 #: A value other than the default for every field a sandbox runs by.
 NOT_DEFAULT = {"workers": 1, "timeout_s": 0.3, "memory_mb": 512, "mode": "fast", "preamble": "BASE = 40",
                "isolation": "auto", "max_consecutive_timeouts": 1, "wall_timeout_s": 7.5, "load_timeout_s": 3.5,
-               "max_output_bytes": 65536, "max_processes": 16, "max_open_files": 48, "max_value_bytes": 1 << 21}  # fmt: skip
+               "max_output_bytes": 65536, "max_processes": 16, "max_open_files": 48, "max_value_bytes": 1 << 21,
+               # This interpreter's own environment, named: programs import its packages through it.
+               "python_env": sys.prefix}  # fmt: skip
 
 
 def test_the_table_above_covers_every_sandbox_field_and_differs_from_each_default():
