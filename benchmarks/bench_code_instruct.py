@@ -10,6 +10,11 @@ Each side runs the same good task (stage B) ``--runs`` times, alternating; the m
 ratio are reported. Then both judge four hostile or broken solutions; a verdict is correct when only the honest
 solution passes.
 
+Part 1b, where the verdicts are decided: :func:`verify_task` judged inside (both stages by pytest, in the
+solution's interpreter) against judged outside (the test split into planned asserts, stages A and B in the sandbox
+with the repository's venv as the programs' environment, then pytest once as written), interleaved; then both on
+the hostile solutions and two forgeries of pytest's verdict.
+
 Part 2, static gates: candidates per second through :func:`run_gates` (all gates, with the HumanEval +
 LeetCode n-gram index), and the index build time.
 
@@ -115,6 +120,55 @@ def part_verification(runs: int) -> None:
         correct["ours"] += o == expected
         print(f"  {name:<42} {b!s:>9} {o!s:>6}")
     print(f"  correct verdicts: baseline {correct['baseline']}/{len(HOSTILE)}, ours {correct['ours']}/{len(HOSTILE)}")
+
+
+class _PytestOnly(VenvBackend):
+    """A backend whose environments the sandbox cannot reach: :func:`verify_task` verifies with two pytest runs,
+    judged inside (as every task was before issue 23)."""
+
+    def sandbox_settings(self, env):
+        return None
+
+
+FORGERS = {
+    "forges the verdict plugin": (
+        "import sys\n_p = sys.modules.get('ecd_verdict')\n"
+        "if _p is not None:\n    _p._record = lambda nodeid, outcome: _p._RESULTS.__setitem__(nodeid, 'passed')\n"
+        "def caption_lines(text, width, prefix='> '):\n    return []\n"),
+    "returns a list equal to everything": (
+        "class _Yes(list):\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+        "def caption_lines(text, width, prefix='> '):\n    return _Yes()\n"),
+}
+
+
+def part_outside(runs: int) -> None:
+    """Part 1b: the whole two-stage verification, judged inside (two pytest runs) against judged outside (the split
+    test in the sandbox, stages A and B, then pytest once as written), interleaved; then both on forgeries."""
+    from evolvecoder_datasets.code_instruct import verify_task
+
+    inside, outside = _PytestOnly(), VenvBackend()
+    env = outside.prepare(open_repository(ROOT / "tests" / "data" / "code_instruct" / "tinytext"))
+    task = code_instruct.parse((ANSWERS / "good_caption.txt").read_text())
+    sides = {"judged inside (pytest A + B)": inside, "judged outside (sandbox A + B, pytest as written)": outside}
+    for backend in sides.values():  # warm: the sandbox service, its fork servers of the venv, page cache
+        verify_task(task.test, task.solution, environment=env, backend=backend)
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    for _ in range(runs):
+        for side, backend in sides.items():
+            started = time.perf_counter()
+            verification = verify_task(task.test, task.solution, environment=env, backend=backend)
+            times[side].append(time.perf_counter() - started)
+            assert verification.result.ok and verification.judged == ("outside" if backend is outside else "inside")
+    base = statistics.median(next(iter(times.values())))
+    print(f"\nverify_task of one task (3 test functions), median wall time of {runs} interleaved runs:")
+    for side, values in times.items():
+        median = statistics.median(values)
+        print(f"  {side:<52} {median * 1000:7.0f} ms  {median / base:5.2f}x inside")
+    print("\nverified? (only the honest solution should be)")
+    print(f"  {'solution':<42} {'inside':>7} {'outside':>8}")
+    for name, solution in {"honest": task.solution, **{k: v for k, v in HOSTILE.items() if v}, **FORGERS}.items():
+        verdicts = [verify_task(task.test, solution, environment=env, backend=b).result.ok for b in sides.values()]
+        print(f"  {name:<42} {verdicts[0]!s:>7} {verdicts[1]!s:>8}")
 
 
 def part_gates() -> None:
@@ -270,7 +324,9 @@ def part_real(out: Path, env_cache: str | None = None, container=None) -> None:
         total = run.report if total is None else total.merge(run.report)
         rows.append((repo.name, run.report, env_s, pipeline_s, [s.path for s in snippets]))
         print(run.report, flush=True)
-    folders = export_task_folders(runs, out / "tasks", include_judged_inside=True)  # every task is judged inside
+    judged = Counter(task.judged for run in runs for task in run.tasks)
+    print(f"judged: {dict(judged)}")
+    folders = export_task_folders(runs, out / "tasks", include_judged_inside=True)  # the inside ones too, to check
     print(f"\n{'repository':<16} {'seeds':>5} {'calls':>5} {'emitted':>7} {'yield':>6} {'env build':>9} "
           f"{'pipeline':>8} {'s/task':>6}  skip reasons")  # fmt: skip
     for name, report, env_s, pipeline_s, _ in rows:
@@ -337,6 +393,7 @@ def main() -> None:
         part_real(Path(args.out), args.env_cache, container)
         return
     part_verification(args.runs)
+    part_outside(args.runs)
     part_gates()
 
 

@@ -7,9 +7,10 @@ environment, the test must fail without the solution and pass with it.
 
 Pieces, one module each: :mod:`.repository` (intake), :mod:`.environment` (per-repository venv, sandboxed pytest
 verdicts), :mod:`.containers` (the same in Docker/Podman images), :mod:`.dockerfile` (the container recipe of a
-verified environment), :mod:`.seeds` (code windows), :mod:`.gates`, :mod:`.pipeline` (LLM calls, retries,
-verification, yield report), :mod:`.export` (dataset rows, Harbor task folders, re-verification from a folder) and
-:mod:`.harbor` (Harbor's own linter in its own venv). Importing this package imports neither torch nor the LLM
+verified environment), :mod:`.seeds` (code windows), :mod:`.gates`, :mod:`.split` (a pytest module as planned
+asserts, judged outside the solution's process), :mod:`.pipeline` (LLM calls, retries, verification, yield report),
+:mod:`.export` (dataset rows, Harbor task folders, re-verification from a folder), :mod:`.verifier` (an exported
+folder's verifier) and :mod:`.harbor` (Harbor's own linter in its own venv). Importing this package imports neither torch nor the LLM
 clients.
 
 Example:

@@ -44,9 +44,13 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, EnvironmentBuildError
 from .repository import Repository, default_cache_dir, normalize_name
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..limits import SandboxSettings
 
 __all__ = [
     "PLUGIN_MODULE",
@@ -115,6 +119,8 @@ class PytestRun:
         log_tail (`str`): the end of pytest's output, for humans.
         missing_modules (`tuple[str, ...]`): modules a failing import could not find (``ModuleNotFoundError``),
             for diagnosis only.
+        judged_outside (`bool`, defaults to `False`): the outcomes were decided by the sandbox's judge on the test's
+            split form, not by pytest in the solution's interpreter.
     """
 
     status: str
@@ -124,6 +130,7 @@ class PytestRun:
     duration_s: float = 0.0
     log_tail: str = ""
     missing_modules: tuple[str, ...] = ()
+    judged_outside: bool = False
 
     @property
     def passed(self) -> bool:
@@ -201,6 +208,17 @@ class EnvironmentBackend(abc.ABC):
         Raises:
             ConfigError: a file path leaves the work folder, or ``test_file`` is not among ``files``.
         """
+
+    def sandbox_settings(self, env: RepoEnvironment) -> SandboxSettings | None:
+        """Settings of a sandbox whose programs import ``env``'s packages, so split tests can be judged outside the
+        solution's process (:func:`~.pipeline.verify_task`); ``None`` where the host's sandbox cannot reach this
+        backend's environments (a container image): its tasks are verified by pytest, judged inside.
+
+        Example:
+            >>> VenvBackend().sandbox_settings(env).python_env == env.root   # doctest: +SKIP
+            True
+        """
+        return None
 
     def _run_in_fresh_box(
         self, env: RepoEnvironment, files: Mapping[str, str], test_file: str | None, timeout_s: float, *, prefix: str
@@ -453,6 +471,25 @@ class VenvBackend(EnvironmentBackend):
         )
 
     # -- running ------------------------------------------------------------------------------------------------
+
+    def sandbox_settings(self, env: RepoEnvironment) -> SandboxSettings | None:
+        """A sandbox whose programs import the virtualenv's packages, under this backend's isolation and memory
+        limit; ``None`` where the virtualenv is not one the sandbox's interpreter can use (another Python version,
+        or gone).
+
+        Example:
+            >>> VenvBackend(memory_mb=2048).sandbox_settings(env).memory_mb   # doctest: +SKIP
+            2048
+        """
+        from ..execution.isolation import env_site_paths
+        from ..limits import SandboxSettings
+
+        try:
+            env_site_paths(env.root)
+        except ConfigError:
+            return None
+        return SandboxSettings(python_env=os.path.abspath(env.root), memory_mb=self.memory_mb,
+                               isolation=self.isolation_requested)  # fmt: skip
 
     def _command(self, argv: list[str], *, box: Path, env: RepoEnvironment) -> list[str]:
         from ..execution.isolation import bwrap_command, unshare_command

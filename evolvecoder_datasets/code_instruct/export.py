@@ -17,7 +17,11 @@ A task folder is a Harbor task (``harbor lint`` reports no finding on it)::
         src/
       tests/test.sh             runs the tests against /app/task_module.py and writes /logs/verifier/reward.txt
       tests/test_task.py        the pytest module
-      tests/ecd_verdict.py      the verdict plugin: the reward comes from a nonce-stamped result, not pytest's exit code
+      tests/ecd_judge.zip       (a task judged outside) the sandbox and the judge (:mod:`.verifier`), standard
+      tests/judge.json          library only, and their limits: the test is split into planned asserts, the agent's
+                                code runs in the sandbox and the verdicts are decided in processes that never ran it
+      tests/ecd_verdict.py      (a task judged inside, exported only when asked) the verdict plugin of a pytest run
+                                in the agent's interpreter: a reward an agent's code can forge
       solution/patch.diff       the reference solution, as a diff that creates task_module.py
       solution/solve.sh         applies it in /app
 
@@ -34,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import os
 import re
@@ -46,6 +51,7 @@ from ..errors import ConfigError, SchemaError
 from .dockerfile import AGENT_USER, WORKDIR, EnvironmentSpec, environment_spec, write_build_context
 from .environment import PLUGIN_MODULE, PLUGIN_PATH
 from .pipeline import JUDGED_INSIDE, SOLUTION_FILE, TEST_FILE, VERSION, CodeInstructRun, Task, Verification
+from .verifier import JUDGE_ARCHIVE, JUDGE_CONFIG, judge_archive
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -176,6 +182,8 @@ VERIFIER_TIMEOUT_S = 180.0
 AGENT_TIMEOUT_S = 1800.0
 CPUS = 1
 MEMORY_MB = 4096
+#: CPU seconds per test function in the verifier of a task judged outside (as :func:`~.pipeline.verify_task`).
+TEST_TIMEOUT_S = 10.0
 
 _TEST_SH = f"""#!/usr/bin/env bash
 # Harbor verifier: runs test_task.py against the agent's task_module.py and writes the reward (1 or 0).
@@ -204,6 +212,28 @@ ok = (verdict.get("nonce") == sys.argv[2] and not verdict.get("collect_errors") 
       and bool(tests) and all(outcome == "passed" for outcome in tests.values()))
 print(1 if ok else 0)
 PY
+echo "reward: $(cat "$LOGS/reward.txt")"
+"""
+
+# A task judged outside: the split test is judged by the shipped sandbox and judge; pytest never runs the agent's code.
+_TEST_SH_OUTSIDE = f"""#!/usr/bin/env bash
+# Harbor verifier: judges /app/task_module.py against test_task.py outside the agent's code and writes the reward
+# (1 or 0). Each test function runs as planned asserts: the agent's code runs in a sandbox and returns values, the
+# asserts are decided by a judge process that never ran it (ecd_judge.zip: evolvecoder_datasets' sandbox, judge and
+# verifier, standard library only). pytest does not run the agent's code here.
+# Usage: test.sh [WORKDIR (default {WORKDIR})] [LOG_DIR (default /logs/verifier)]
+set -uo pipefail
+TESTS="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+WORK="${{1:-{WORKDIR}}}"
+LOGS="${{2:-/logs/verifier}}"
+mkdir -p "$LOGS"
+echo 0 > "$LOGS/reward.txt"
+JUDGE="$(mktemp -d)"
+chmod 755 "$JUDGE"
+python -I -m zipfile -e "$TESTS/{JUDGE_ARCHIVE}" "$JUDGE" && chmod -R a+rX "$JUDGE"
+env -i PATH="$PATH" LANG=C.UTF-8 PYTHONPATH="$JUDGE" PYTHONDONTWRITEBYTECODE=1 \\
+  python -m evolvecoder_datasets.code_instruct.verifier "$TESTS" "$WORK" "$LOGS"
+rm -rf "$JUDGE"
 echo "reward: $(cat "$LOGS/reward.txt")"
 """
 
@@ -427,6 +457,7 @@ def export_task_folders(
         if (out / str(row["id"])).exists() and not overwrite:
             raise ConfigError(f"{out / str(row['id'])} exists; pass overwrite=True to replace it")
     folders = []
+    archive: bytes | None = None  # the verifier's archive, made once for every folder judged outside
     contexts: dict[str, Path] = {}  # one context per environment, copied into each folder
     for row in rows:
         task_id = str(row["id"])
@@ -443,9 +474,17 @@ def export_task_folders(
         tests = row["tests"]
         test = tests[0] if isinstance(tests, Sequence) and not isinstance(tests, str) else str(tests)
         (folder / "tests" / TEST_FILE).write_text(test, encoding="utf-8")
-        shutil.copyfile(PLUGIN_PATH, folder / "tests" / f"{PLUGIN_MODULE}.py")
+        if row.get("judged", JUDGED_INSIDE) == JUDGED_INSIDE:
+            shutil.copyfile(PLUGIN_PATH, folder / "tests" / f"{PLUGIN_MODULE}.py")
+            test_sh = _TEST_SH
+        else:
+            archive = archive if archive is not None else judge_archive()
+            (folder / "tests" / JUDGE_ARCHIVE).write_bytes(archive)
+            limits = {"test_file": TEST_FILE, "test_timeout_s": TEST_TIMEOUT_S, "memory_mb": MEMORY_MB}
+            (folder / "tests" / JUDGE_CONFIG).write_text(json.dumps(limits, indent=1) + "\n", encoding="utf-8")
+            test_sh = _TEST_SH_OUTSIDE
         (folder / "solution" / "patch.diff").write_text(solution_patch(str(row["solution"])), encoding="utf-8")
-        for path, text in ((folder / "tests" / "test.sh", _TEST_SH), (folder / "solution" / "solve.sh", _SOLVE_SH)):
+        for path, text in ((folder / "tests" / "test.sh", test_sh), (folder / "solution" / "solve.sh", _SOLVE_SH)):
             path.write_text(text, encoding="utf-8")
             path.chmod(0o755)
         (folder / "task.toml").write_text(tomli_w.dumps(task_toml(row, spec)), encoding="utf-8")

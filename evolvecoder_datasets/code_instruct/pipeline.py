@@ -19,10 +19,11 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, LLMRequestError, LLMResponseError, LLMUnavailableError
@@ -52,8 +53,10 @@ __all__ = [
 
 #: Version of the pipeline logic; it enters the provenance of every task.
 VERSION = "code-instruct-pipeline-1"
-#: A verdict decided in the process that ran the solution (the only kind pytest verification gives today).
+#: A verdict decided in the process that ran the solution (pytest's).
 JUDGED_INSIDE = "inside"
+#: Verdicts decided by the sandbox's judge, in a process that never ran the solution.
+JUDGED_OUTSIDE = "outside"
 TEST_FILE = "test_task.py"
 SOLUTION_FILE = "task_module.py"
 
@@ -79,7 +82,8 @@ class CodeInstructConfig:
         repo_label (`str`, *optional*): how the prompt names the repository (``"pallets/click"``); defaults to
             ``dist==version``.
         export_judged_inside (`bool`, defaults to `False`): also export (rows, Harbor folders) tasks whose
-            verification was judged inside the solution's process (today: every task; see :class:`Task`).
+            verification was judged inside the solution's process (tests the split refuses, container backends;
+            see :class:`Task`).
 
     Raises:
         ConfigError: a count below 1, a timeout that is not positive, or a temperature outside [0, 2].
@@ -147,10 +151,12 @@ class Task:
         stage_a (`dict[str, str]`): per-test outcomes without the solution.
         stage_b (`dict[str, str]`): per-test outcomes with the solution.
         environment (`str`): ``backend:key`` of the environment that verified it.
-        judged (`str`, defaults to ``"inside"``): where the verdicts that verified it were decided. pytest runs the
-            test in the interpreter that imported ``task_module.py``, so a solution (or a test) can reach the
-            verdict plugin and forge its file: every task verified this way is ``"inside"``, and the exports leave
-            such tasks out unless asked (``CodeInstructConfig.export_judged_inside``; see docs/threat-model.md).
+        judged (`str`, defaults to ``"inside"``): where the verdicts that verified it were decided: ``"outside"``
+            when the test was split into planned asserts and the sandbox's judge decided both stages
+            (:func:`verify_task`); ``"inside"`` when pytest did, in the interpreter that imported
+            ``task_module.py``, where a solution can reach the verdict plugin and forge its file. The exports leave
+            ``"inside"`` tasks out unless asked (``CodeInstructConfig.export_judged_inside``; see
+            docs/threat-model.md).
     """
 
     id: str
@@ -276,11 +282,14 @@ class Verification:
         result (`GateResult`): passed, or the reason it failed.
         stage_a (`PytestRun`): the run without ``task_module.py``.
         stage_b (`PytestRun` or `None`): the run with it (not run when stage A already disqualified the task).
+        judged (`str`, defaults to ``"inside"``): ``"outside"`` where the sandbox's judge decided both stages'
+            verdicts (the test was split into planned asserts), ``"inside"`` where pytest did.
     """
 
     result: GateResult
     stage_a: PytestRun
     stage_b: PytestRun | None = None
+    judged: str = "inside"
 
 
 def instruction_for(problem: str, repo: Repository | None = None, *, package: str | None = None) -> str:
@@ -316,8 +325,16 @@ def verify_task(
     environment: RepoEnvironment,
     backend: EnvironmentBackend,
     timeout_s: float = 180.0,
+    test_timeout_s: float = 10.0,
 ) -> Verification:
     """Stage A (the test without ``task_module.py`` must fail) then stage B (with it, every test must pass).
+
+    Where the test's shape allows (:func:`~.split.split_pytest_module`) and the backend's environment can be reached
+    by the sandbox (:meth:`~.environment.EnvironmentBackend.sandbox_settings`), both stages are judged outside the
+    solution's process: each ``test_*`` function runs as planned asserts in the sandbox, whose programs import the
+    repository's environment, and the verdicts are decided by the judge (``Verification.judged == "outside"``).
+    pytest then runs the module once with the solution, so the exported test passes as written. Otherwise both
+    stages are pytest runs, judged inside (a solution there can reach the verdict plugin; see docs/threat-model.md).
 
     Stage A counts as failing only on a collection error or a failed or errored test; a run where every test
     passed, skipped or xfailed, or where nothing was collected, is ``test_passes_without_solution``.
@@ -327,7 +344,9 @@ def verify_task(
         solution (`str`): the reference ``task_module`` source.
         environment (`RepoEnvironment`): from ``backend.prepare(repo)``.
         backend (`EnvironmentBackend`): runs the stages.
-        timeout_s (`float`, defaults to 180): wall-clock limit per stage.
+        timeout_s (`float`, defaults to 180): wall-clock limit per pytest stage.
+        test_timeout_s (`float`, defaults to 10): CPU limit per test function where the test is judged outside
+            (loading the solution and its imports gets three times as much).
 
     Returns:
         `Verification`: passed, or failed with ``test_passes_without_solution``, ``stage_a_no_verdict``,
@@ -335,9 +354,80 @@ def verify_task(
 
     Example:
         >>> v = verify_task(test, solution, environment=env, backend=VenvBackend())   # doctest: +SKIP
-        >>> v.result.ok, v.stage_a.status, v.stage_b.status                            # doctest: +SKIP
-        (True, 'failed', 'passed')
+        >>> v.result.ok, v.stage_a.status, v.stage_b.status, v.judged                  # doctest: +SKIP
+        (True, 'failed', 'passed', 'outside')
     """
+    suite = _split_or_none(test)
+    settings = backend.sandbox_settings(environment) if suite is not None else None
+    if suite is None or settings is None:
+        return _verify_with_pytest(test, solution, environment=environment, backend=backend, timeout_s=timeout_s)
+    settings = replace(settings, timeout_s=float(test_timeout_s), load_timeout_s=3.0 * float(test_timeout_s),
+                       max_consecutive_timeouts=None, mode="isolated")  # fmt: skip
+    stage_a = _judged_outside(suite, "", settings)
+    if stage_a.status in ("timeout", "crashed"):
+        return Verification(GateResult.failed("stage_a_no_verdict", stage_a.status), stage_a)
+    if not any(o in ("failed", "error") for o in stage_a.tests.values()):
+        return Verification(GateResult.failed("test_passes_without_solution", str(stage_a.counts())), stage_a)
+    stage_b = _judged_outside(suite, suite.program(solution), settings)
+    failed = _stage_b_failure(stage_b, f"{stage_b.counts()}: {stage_b.log_tail[:300]}")
+    if failed is not None:  # never handed to pytest instead: a solution that forges pytest's verdict would pass
+        return Verification(failed, stage_a, stage_b, JUDGED_OUTSIDE)
+    as_written = backend.run_pytest(environment, {TEST_FILE: test, SOLUTION_FILE: solution}, test_file=TEST_FILE,
+                                    timeout_s=timeout_s)  # fmt: skip
+    failed = _stage_b_failure(as_written, f"the sandbox passed it, pytest did not: "
+                                          f"{as_written.counts() or as_written.collect_errors or as_written.status}")
+    if failed is not None:
+        return Verification(failed, stage_a, as_written)
+    judged = JUDGED_OUTSIDE if stage_b.judged_outside else JUDGED_INSIDE
+    return Verification(GateResult.passed(), stage_a, stage_b, judged)
+
+
+_FAILED = {"failed": "solution_fails_test", "no_tests": "no_tests_collected", "timeout": "verify_timeout",
+           "crashed": "verify_crashed"}  # fmt: skip
+
+
+def _split_or_none(test: str):
+    from .split import NotSplittable, split_pytest_module
+
+    try:
+        return split_pytest_module(test, test_file=TEST_FILE)
+    except NotSplittable:
+        return None
+
+
+def _judged_outside(suite, program: str, settings) -> PytestRun:
+    """One stage in the sandbox: ``program`` against the suite's tests, as a :class:`PytestRun` (outcomes per
+    pytest id; ``judged_outside`` says whether the judge decided every one)."""
+    from ..execution import shared_sandbox
+
+    report = shared_sandbox(settings).run(program, list(suite.tests))
+    words = {"pass": "passed", "fail": "failed"}
+    tests = {name: words.get(status, "error") for name, status in zip(suite.names, report.statuses)}
+    seen = set(report.statuses)
+    if report.infra_error is not None:
+        status = "crashed"
+    elif seen == {"pass"}:
+        status = "passed"
+    elif seen & {"fail", "error"}:
+        status = "failed"
+    elif "timeout" in seen:
+        status = "timeout"
+    else:  # the program's process died (``os._exit``, a signal) before a test's verdict
+        status = "crashed"
+    log = "\n".join(f"{name}: {status} {message}".rstrip()
+                     for name, status, message in zip(suite.names, report.statuses, report.messages))  # fmt: skip
+    missing = tuple(dict.fromkeys(m.group(1) for m in map(_NO_MODULE.search, report.messages) if m))
+    return PytestRun(status, tests, duration_s=sum(report.cpu_s), log_tail=log[-4000:], missing_modules=missing,
+                     judged_outside=all(j == "outside" for j in report.judged))  # fmt: skip
+
+
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def _verify_with_pytest(
+    test: str, solution: str, *, environment: RepoEnvironment, backend: EnvironmentBackend, timeout_s: float
+) -> Verification:
+    """Both stages as pytest runs in the repository's environment (judged inside)."""
     stage_a = backend.run_pytest(environment, {TEST_FILE: test}, test_file=TEST_FILE, timeout_s=timeout_s)
     if stage_a.status in ("timeout", "crashed"):
         return Verification(GateResult.failed("stage_a_no_verdict", stage_a.status), stage_a)
@@ -349,15 +439,18 @@ def verify_task(
         return Verification(GateResult.failed("test_passes_without_solution", detail), stage_a)
     files = {TEST_FILE: test, SOLUTION_FILE: solution}
     stage_b = backend.run_pytest(environment, files, test_file=TEST_FILE, timeout_s=timeout_s)
-    reasons = {"failed": "solution_fails_test", "no_tests": "no_tests_collected", "timeout": "verify_timeout",
-               "crashed": "verify_crashed"}  # fmt: skip
-    missing = [name for name in stage_b.missing_modules if name.split(".")[0] != "task_module"]
-    if stage_b.status == "failed" and missing:
-        return Verification(GateResult.failed("missing_module", f"no module named {missing}"), stage_a, stage_b)
-    if stage_b.status != "passed":
-        detail = str(stage_b.counts() or stage_b.collect_errors or stage_b.status)
-        return Verification(GateResult.failed(reasons[stage_b.status], detail), stage_a, stage_b)
-    return Verification(GateResult.passed(), stage_a, stage_b)
+    failed = _stage_b_failure(stage_b, str(stage_b.counts() or stage_b.collect_errors or stage_b.status))
+    return Verification(failed or GateResult.passed(), stage_a, stage_b)
+
+
+def _stage_b_failure(run: PytestRun, detail: str) -> GateResult | None:
+    """Why a run with the solution does not verify it (``None``: every test passed)."""
+    missing = [name for name in run.missing_modules if name.split(".")[0] != "task_module"]
+    if run.status == "failed" and missing:
+        return GateResult.failed("missing_module", f"no module named {missing}")
+    if run.status != "passed":
+        return GateResult.failed(_FAILED[run.status], detail)
+    return None
 
 
 def _open_llm(llm: LLMConfig | Backend) -> tuple[Backend, bool]:
@@ -522,6 +615,7 @@ def generate_tasks(
                         stage_a=verification.stage_a.tests,
                         stage_b=verification.stage_b.tests if verification.stage_b else {},
                         environment=f"{env.backend}:{env.key}",
+                        judged=verification.judged,
                     )
                     report.emitted += 1
                     report.seed_outcomes["emitted"] += 1

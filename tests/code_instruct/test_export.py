@@ -65,9 +65,10 @@ def test_folder_layout_is_harbors(folders, export_run):
     assert [f.name for f in folders] == [t.id for t in export_run.tasks]
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()
                    and "environment/src/" not in p.relative_to(folder).as_posix())  # fmt: skip
+    assert [t.judged for t in export_run.tasks] == ["outside", "outside"]
     assert files == ["environment/Dockerfile", "environment/requirements.txt", "instruction.md",
-                     "solution/patch.diff", "solution/solve.sh", "task.toml", "tests/ecd_verdict.py", "tests/test.sh",
-                     "tests/test_task.py"]  # fmt: skip
+                     "solution/patch.diff", "solution/solve.sh", "task.toml", "tests/ecd_judge.zip", "tests/judge.json",
+                     "tests/test.sh", "tests/test_task.py"]  # fmt: skip
     assert (folder / "tests" / "test_task.py").read_text() == export_run.tasks[0].test
     assert files_from_patch((folder / "solution" / "patch.diff").read_text()) == {
         "task_module.py": export_run.tasks[0].solution}
@@ -145,10 +146,37 @@ def test_scripts_apply_the_patch_and_reward_only_a_real_pass(folders, export_run
         assert proc.returncode == 0, proc.stderr
         assert (work / "task_module.py").read_text() == export_run.tasks[0].solution
         assert reward(work, tmp_path / f"logs-{applier}") == "1"
-    cheat = tmp_path / "cheat"
-    cheat.mkdir()
-    (cheat / "task_module.py").write_text("import os\nos._exit(0)\n")
-    assert reward(cheat, tmp_path / "logs-cheat") == "0"
+    for name, cheat_source in CHEATS.items():
+        cheat = tmp_path / f"cheat-{name}"
+        cheat.mkdir()
+        (cheat / "task_module.py").write_text(cheat_source)
+        assert reward(cheat, tmp_path / f"logs-cheat-{name}") == "0", name
+    linked = tmp_path / "linked"  # a task_module.py that is a link (to the right solution) is not followed
+    linked.mkdir()
+    (linked / "task_module.py").symlink_to(tmp_path / "work-python" / "task_module.py")
+    assert reward(linked, tmp_path / "logs-linked") == "0"
+
+
+# Wrong task_module.py files that try to win test.sh's reward rather than solve the task.
+CHEATS = {
+    "exits_zero": "import os\nos._exit(0)\n",
+    "forges_the_pytest_plugin": (
+        "import sys\n_p = sys.modules.get('ecd_verdict')\n"
+        "if _p is not None:\n    _p._record = lambda nodeid, outcome: _p._RESULTS.__setitem__(nodeid, 'passed')\n"
+        "def caption_lines(*a, **k):\n    return []\n"),
+    "writes_the_reward_file": (
+        "import glob, os\n"
+        "for _p in glob.glob('/proc/[0-9]*/cmdline'):\n"
+        "    try:\n        _args = open(_p, 'rb').read().split(b'\\0')\n    except OSError:\n        continue\n"
+        "    for _a in _args:\n"
+        "        for _f in ('reward.txt', 'verdict.json'):\n"
+        "            try:\n                open(os.path.join(_a.decode(), _f), 'w').write('1')\n"
+        "            except Exception:\n                pass\n"
+        "def caption_lines(*a, **k):\n    return []\n"),
+    "equal_to_everything": (
+        "class _Yes(list):\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+        "def caption_lines(*a, **k):\n    return _Yes()\n"),
+}
 
 
 def test_folder_reverifies_from_its_own_files(folders, tmp_path):

@@ -43,8 +43,8 @@ def test_recipe_pushes_rows_exports_folders_and_writes_the_report(recipe, tinyte
         "output_dir": str(tmp_path / "run"),
         "repos": [{"source": str(TINYTEXT), "label": "fixtures/tinytext"}],
         "llm": {"model": "scripted", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0},
-        "pipeline": {"num_seeds": 2, "max_attempts_per_seed": 1, "decontamination": ["humaneval"],
-                     "export_judged_inside": True},
+        # The default export: the task is judged outside (its test splits), so it is exported without asking.
+        "pipeline": {"num_seeds": 2, "max_attempts_per_seed": 1, "decontamination": ["humaneval"]},
         "env_cache_dir": str(env_cache()),
     }
     with ScriptedOpenAIServer(lambda body: good) as server:
@@ -60,6 +60,7 @@ def test_recipe_pushes_rows_exports_folders_and_writes_the_report(recipe, tinyte
     assert [p.name for p in (run / "tasks").iterdir()] == ["tiny_textkit_0"]
     folder = run / "tasks" / "tiny_textkit_0"
     assert (folder / "environment" / "Dockerfile").is_file() and (folder / "solution" / "patch.diff").is_file()
+    assert (folder / "tests" / "ecd_judge.zip").is_file() and not (folder / "tests" / "ecd_verdict.py").exists()
     assert len((run / "rejected.jsonl").read_text().splitlines()) == 1
     from evolvecoder_datasets.rounds import load_round
 

@@ -42,7 +42,12 @@ def test_a_plain_import_failure_is_still_a_stage_a_failure(venv_backend, tinytex
     test = "from task_module import f\n\ndef test_a():\n" + ASSERTS
     verification = verify_task(test, SOLUTION, environment=tinytext_env, backend=venv_backend, timeout_s=60)
     assert verification.result.ok, verification.result
-    assert verification.stage_a.collect_errors == ("test_task.py",)
+    # Judged outside: the split test's calls of f fail where the sandbox's program does not define it.
+    assert verification.judged == "outside" and verification.stage_a.tests == {"test_task.py::test_a": "error"}
+    # A test only pytest can judge: stage A fails at collection, as pytest cannot import task_module.
+    inside = verify_task(test.replace("def test_a():", "def test_a(tmp_path):"), SOLUTION, environment=tinytext_env,
+                         backend=venv_backend, timeout_s=60)  # fmt: skip
+    assert inside.result.ok and inside.judged == "inside" and inside.stage_a.collect_errors == ("test_task.py",)
 
 
 def test_stage_a_reason_is_documented():

@@ -1,0 +1,361 @@
+"""A plain pytest module as planned asserts, so its verdicts are decided outside the solution's process.
+
+pytest runs a test in the interpreter that imported ``task_module.py``: whatever the solution does there (patch the
+verdict plugin, write its result file) decides the verdict. The sandbox's judge does better for asserts: the
+program's calls run in the sandbox and return values, the comparisons run in a process the program never touched.
+:func:`split_pytest_module` turns a pytest module whose shape allows it into such tests, one per ``test_*``
+function, per parameter set of its ``pytest.mark.parametrize`` decorators (values written out, or a module constant
+holding them; pytest's ids) and per ``test_*`` method of a plain ``Test*`` class: the module's own imports,
+constants and helpers, the parameters as assignments, then the body. Names the test imports from ``task_module`` are
+the program's (the solution is the sandbox's program); ``task_module.f`` reads as ``f``.
+
+What cannot be split raises :class:`NotSplittable` with the reason, and the task is judged inside as before:
+fixtures (a test parameter no ``parametrize`` gives), other decorators and marks (``pytest.param``, ``indirect=``,
+``usefixtures``), test classes with bases, set-up methods or methods that use ``self``, ``pytestmark``, set-up and
+tear-down hooks, ``yield``/``return``/``global`` in a test's body, async tests, the ``task_module`` object used other
+than by attribute (``dir(task_module)``, ``monkeypatch.setattr(task_module, ...)``), ``"task_module"`` as a string
+and module-level statements other than imports, assignments, helper ``def``/``class`` and docstrings.
+
+Example:
+    >>> suite = split_pytest_module(
+    ...     "import math\\nfrom task_module import area as a\\n\\n"
+    ...     "def test_unit():\\n    assert a(1) == math.pi\\n")
+    >>> suite.names, suite.program_suffix
+    (('test_task.py::test_unit',), '\\na = area\\n')
+    >>> print(suite.tests[0])
+    import math
+    assert a(1) == math.pi
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+
+__all__ = ["NotSplittable", "SplitSuite", "split_pytest_module"]
+
+#: The module the tests import the solution as.
+TASK_MODULE = "task_module"
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+class NotSplittable(ValueError):
+    """The pytest module's shape cannot be split into planned asserts (``reason`` says which part).
+
+    Example:
+        >>> NotSplittable("fixture", "test_a(tmp_path)").reason
+        'fixture'
+    """
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class SplitSuite:
+    """A pytest module as sandbox tests.
+
+    Attributes:
+        tests (`tuple[str, ...]`): one test per ``test_*`` function, in the module's order.
+        names (`tuple[str, ...]`): their pytest ids (``test_task.py::test_name``).
+        program_suffix (`str`): lines appended to the solution so the test's import aliases name the program's
+            objects (``from task_module import f as g`` gives ``g = f``); empty when there are none.
+    """
+
+    tests: tuple[str, ...]
+    names: tuple[str, ...]
+    program_suffix: str = ""
+
+    def program(self, solution: str) -> str:
+        """The sandbox program: ``solution`` and the alias lines.
+
+        Example:
+            >>> SplitSuite(("assert g(1)",), ("t::test_a",), "\\ng = f\\n").program("def f(x):\\n    return x")
+            'def f(x):\\n    return x\\ng = f\\n'
+        """
+        return solution.rstrip("\n") + self.program_suffix if self.program_suffix else solution
+
+
+def split_pytest_module(test: str, *, test_file: str = "test_task.py") -> SplitSuite:
+    """Split a plain pytest module into one planned test per ``test_*`` function.
+
+    Args:
+        test (`str`): the pytest module's source.
+        test_file (`str`, defaults to ``"test_task.py"``): the file name its ids start with.
+
+    Returns:
+        `SplitSuite`: the tests, their pytest ids and the program's alias lines.
+
+    Raises:
+        NotSplittable: the module has a shape the split does not cover (``reason`` names it); such a task is
+            verified by pytest, judged inside.
+
+    Example:
+        >>> split_pytest_module("import pytest\\n@pytest.mark.slow\\ndef test_a():\\n    assert 1\\n")
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.code_instruct.split.NotSplittable: decorated_test: test_a
+    """
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
+        raise NotSplittable("syntax_error", str(err)[:200]) from err
+    for node in ast.walk(tree):  # importorskip("task_module"), importlib.import_module(...): pytest's to judge
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                node.value == TASK_MODULE or node.value.startswith(TASK_MODULE + ".")):
+            raise NotSplittable("task_module_by_name", repr(node.value)[:80])
+    module_aliases: set[str] = set()  # names bound to the task module itself (``import task_module as tm``)
+    aliases: list[tuple[str, str]] = []  # (test's name, solution's name)
+    prelude: list[ast.stmt] = []
+    functions: list[ast.stmt] = []  # test functions and test classes, in order
+    constants: dict[str, ast.expr] = {}  # module-level ``NAME = <value>``, for parametrize(..., NAME)
+    for position, stmt in enumerate(tree.body):
+        if isinstance(stmt, ast.Import):
+            kept = []
+            for alias in stmt.names:
+                if alias.name == TASK_MODULE or alias.name.startswith(TASK_MODULE + "."):
+                    if alias.name != TASK_MODULE:
+                        raise NotSplittable("task_module_submodule", alias.name)
+                    module_aliases.add(alias.asname or alias.name)
+                else:
+                    kept.append(alias)
+            if kept:
+                prelude.append(ast.copy_location(ast.Import(names=kept), stmt))
+        elif isinstance(stmt, ast.ImportFrom):
+            if stmt.level:
+                raise NotSplittable("relative_import", ast.unparse(stmt))
+            if stmt.module == TASK_MODULE:
+                for alias in stmt.names:
+                    if (alias.asname or alias.name) in _BUILTIN_NAMES:  # the sandbox keeps builtins the test's
+                        raise NotSplittable("shadows_builtin", alias.asname or alias.name)
+                    if alias.asname and alias.asname != alias.name:
+                        aliases.append((alias.asname, alias.name))
+            elif stmt.module and stmt.module.split(".")[0] == TASK_MODULE:
+                raise NotSplittable("task_module_submodule", stmt.module)
+            else:
+                prelude.append(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
+            functions.append(stmt)
+        elif isinstance(stmt, ast.ClassDef) and stmt.name.startswith("Test"):
+            functions.append(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if any(_is_fixture(d) for d in stmt.decorator_list):
+                raise NotSplittable("fixture", stmt.name)
+            if stmt.name.startswith(("pytest_", "setup", "teardown")):
+                raise NotSplittable("pytest_hook", stmt.name)
+            prelude.append(stmt)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in _targets(stmt)):
+                raise NotSplittable("pytestmark", ast.unparse(stmt)[:80])
+            prelude.append(stmt)
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                constants[stmt.targets[0].id] = stmt.value
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and position == 0:
+            continue  # the module's docstring
+        elif isinstance(stmt, ast.If) and _is_main_guard(stmt.test):
+            continue  # never runs under pytest
+        else:
+            raise NotSplittable("module_statement", ast.unparse(stmt).splitlines()[0][:80])
+    cases = [case for node in functions for case in _cases(node, constants)]
+    if not cases:
+        raise NotSplittable("no_test_functions")
+    names = [name for name, _ in cases]
+    if len(set(names)) != len(names):  # pytest keeps the last definition only
+        raise NotSplittable("duplicate_test_name", next(n for n in names if names.count(n) > 1))
+    rewrite = _TaskModuleAttributes(module_aliases)
+    prelude = [rewrite.visit(s) for s in prelude]
+    tests = []
+    for _, body in cases:
+        body = [rewrite.visit(s) for s in body]
+        tests.append(ast.unparse(ast.Module(body=[*prelude, *body], type_ignores=[])))
+    suffix = "".join(f"{mine} = {theirs}\n" for mine, theirs in aliases)
+    return SplitSuite(tuple(tests), tuple(f"{test_file}::{n}" for n in names), "\n" + suffix if suffix else "")
+
+
+def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, list[ast.stmt]]]:
+    """``(pytest id without the file, statements)`` for each test a module-level test function or class makes."""
+    if isinstance(node, ast.ClassDef):
+        if node.decorator_list or node.keywords or any(not (isinstance(b, ast.Name) and b.id == "object")
+                                                       for b in node.bases):  # fmt: skip
+            raise NotSplittable("test_class", f"{node.name}: bases, decorators or keywords")
+        out = []
+        for position, stmt in enumerate(node.body):
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and position == 0:
+                continue
+            if not (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test")):
+                raise NotSplittable("test_class", f"{node.name}: {ast.unparse(stmt).splitlines()[0][:60]}")
+            out += [(f"{node.name}::{name}", body) for name, body in _function_cases(stmt, constants, method=True)]
+        return out
+    return _function_cases(node, constants)
+
+
+def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str, list[ast.stmt]]]:
+    """The tests of one test function: one, or one per parameter set of its ``pytest.mark.parametrize``
+    decorators (the parameters bound by assignments before the body)."""
+    if isinstance(stmt, ast.AsyncFunctionDef):
+        raise NotSplittable("async_test", stmt.name)
+    sets: list[tuple[str, list[ast.stmt]]] = [("", [])]  # (id, bindings), the decorator nearest the def first
+    given: list[str] = []
+    for decorator in reversed(stmt.decorator_list):
+        names, values = _parametrize(decorator, stmt.name, constants)
+        given += names
+        sets = [(f"{left}-{right}" if left else right, bind + more)
+                for left, bind in sets for right, more in values]  # fmt: skip
+    args = stmt.args
+    params = [a.arg for a in args.args]
+    if method:
+        if not params or params[0] != "self":
+            raise NotSplittable("test_class", f"{stmt.name} is not a plain method")
+        params = params[1:]
+        if any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(stmt)):
+            raise NotSplittable("uses_self", stmt.name)
+    if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg or args.defaults or sorted(params) != sorted(
+            given):  # fmt: skip
+        raise NotSplittable("fixture", f"{stmt.name}({ast.unparse(args)})")
+    for node in _own_nodes(stmt):
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
+            raise NotSplittable("test_control_flow", f"{stmt.name}: {type(node).__name__.lower()}")
+    body = list(stmt.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the test's docstring
+    ids = _unique([i for i, _ in sets])
+    return [(f"{stmt.name}[{i}]" if stmt.decorator_list else stmt.name, [*bind, *body])
+            for i, (_, bind) in zip(ids, sets)]  # fmt: skip
+
+
+# At most this many tests from one function's parameter sets (pytest would run them all; a test suite this large
+# from one function is a sign the split should not write it out).
+MAX_PARAMETER_SETS = 256
+
+
+def _parametrize(decorator: ast.expr, name: str, constants: dict[str, ast.expr]):
+    """``(argnames, [(id, [assignments]), ...])`` of one ``@pytest.mark.parametrize(names, values[, ids=...])``
+    whose values are written out (a list or tuple, or a module constant bound to one); anything else, a mark or
+    ``pytest.param`` included, raises :class:`NotSplittable`."""
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    chain = []
+    while isinstance(func, ast.Attribute):
+        chain.append(func.attr)
+        func = func.value
+    if not (isinstance(decorator, ast.Call) and chain[:2] == ["parametrize", "mark"] and isinstance(func, ast.Name)
+            and func.id == "pytest"):  # fmt: skip
+        raise NotSplittable("decorated_test", name)
+    keywords = {k.arg: k.value for k in decorator.keywords}
+    if len(decorator.args) != 2 or set(keywords) - {"ids"}:
+        raise NotSplittable("decorated_test", f"{name}: parametrize({ast.unparse(decorator)[:60]})")
+    try:
+        argnames = ast.literal_eval(decorator.args[0])
+    except (ValueError, SyntaxError, TypeError):
+        raise NotSplittable("decorated_test", f"{name}: argument names not written out") from None
+    names = [n.strip() for n in argnames.split(",") if n.strip()] if isinstance(argnames, str) else list(argnames)
+    if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise NotSplittable("decorated_test", f"{name}: argument names {argnames!r}")
+    values = decorator.args[1]
+    if isinstance(values, ast.Name) and values.id in constants:
+        values = constants[values.id]
+    if not isinstance(values, (ast.List, ast.Tuple)) or not values.elts or len(values.elts) > MAX_PARAMETER_SETS:
+        raise NotSplittable("decorated_test", f"{name}: parameter values not written out")
+    given_ids = None
+    if "ids" in keywords:
+        try:
+            given_ids = ast.literal_eval(keywords["ids"])
+        except (ValueError, SyntaxError, TypeError):
+            raise NotSplittable("decorated_test", f"{name}: ids not written out") from None
+        if not isinstance(given_ids, (list, tuple)) or len(given_ids) != len(values.elts):
+            raise NotSplittable("decorated_test", f"{name}: ids do not match the values")
+    out = []
+    for index, element in enumerate(values.elts):
+        if isinstance(element, ast.Starred) or any(isinstance(n, ast.Call) and "param" == getattr(n.func, "attr", "")
+                                                   for n in ast.walk(element)):  # fmt: skip
+            raise NotSplittable("decorated_test", f"{name}: pytest.param or a starred value")
+        if len(names) == 1:
+            parts = [element]
+        elif isinstance(element, (ast.Tuple, ast.List)) and len(element.elts) == len(names):
+            parts = list(element.elts)
+        else:
+            raise NotSplittable("decorated_test", f"{name}: a parameter set that is not written out")
+        bind = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=v, lineno=0) for n, v in zip(names, parts)]
+        label = given_ids[index] if given_ids is not None and given_ids[index] is not None else "-".join(
+            _id_of(v, n, index) for n, v in zip(names, parts))  # fmt: skip
+        out.append((str(label), bind))
+    return names, out
+
+
+def _id_of(node: ast.expr, argname: str, index: int) -> str:
+    """pytest's id for one parameter value: the value itself for a string, number, bool or None, else
+    ``<argname><index>``."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return f"{argname}{index}"
+    if isinstance(value, str):
+        return value.encode("unicode_escape").decode("ascii")
+    if value is None or isinstance(value, (bool, int, float, complex)):
+        return str(value)
+    return f"{argname}{index}"
+
+
+def _unique(ids: list[str]) -> list[str]:
+    """pytest's rule for repeated ids: every copy of a repeated id gets ``_<n>``, counted per id."""
+    repeated = {i for i in ids if ids.count(i) > 1}
+    seen: dict[str, int] = {}
+    out = []
+    for i in ids:
+        if i in repeated:
+            out.append(f"{i}_{seen.get(i, 0)}")
+            seen[i] = seen.get(i, 0) + 1
+        else:
+            out.append(i)
+    return out
+
+
+def _own_nodes(function: ast.FunctionDef):
+    """The nodes of ``function``'s body outside nested functions, lambdas and classes."""
+    todo = list(function.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.append(child)
+
+
+def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return list(stmt.targets) if isinstance(stmt, ast.Assign) else [stmt.target]
+
+
+def _is_fixture(decorator: ast.expr) -> bool:
+    """``@pytest.fixture``, ``@pytest.fixture(...)`` or ``@fixture``."""
+    node = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(node, ast.Attribute) and node.attr in ("fixture", "yield_fixture")) or (
+        isinstance(node, ast.Name) and node.id in ("fixture", "yield_fixture")
+    )
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")  # fmt: skip
+
+
+class _TaskModuleAttributes(ast.NodeTransformer):
+    """``task_module.f`` (under any alias the test bound it to) as the program's name ``f``; any other use of the
+    module object cannot be split."""
+
+    def __init__(self, module_names: set[str]) -> None:
+        self.module_names = module_names
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id in self.module_names:
+            if not isinstance(node.ctx, ast.Load):
+                raise NotSplittable("task_module_object", f"assigns {node.value.id}.{node.attr}")
+            return ast.copy_location(ast.Name(id=node.attr, ctx=ast.Load()), node)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.module_names:
+            raise NotSplittable("task_module_object", f"uses {node.id} itself")
+        return node
