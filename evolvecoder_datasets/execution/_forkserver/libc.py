@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import struct
 
 from .pristine import _close, _exit, _fork, _read, _waitpid, pin_builtins
 
@@ -38,6 +39,55 @@ def _prctl(option: int, value: int) -> bool:
 
 
 _SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)  # clone(flags, stack=0, ...): a plain fork
+
+# -- SIGCHLD kept at its default (a seccomp filter) ----------------------------------------------------------------
+# A child whose parent ignores SIGCHLD (or sets SA_NOCLDWAIT) is reaped by the kernel without adding its CPU time to
+# anyone's account: a program could hand a test's work to a chain of short-lived children and have it counted by no
+# one. The filter refuses every change of SIGCHLD's disposition (rt_sigaction(SIGCHLD, act != NULL) fails with
+# EPERM; reading it stays allowed), and every syscall of another ABI (x32, i386 through int 0x80), by which the
+# check could be passed around. Installed in the solution process before the program runs; every process it starts
+# inherits it.
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _PR_SET_NO_NEW_PRIVS = 22, 2, 38
+# (audit arch, rt_sigaction's number, lowest number of the x32 ABI or None)
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, 13, 0x40000000), "aarch64": (0xC00000B7, 134, None)}.get(os.uname().machine)
+
+
+def _sigchld_filter() -> bytes | None:
+    """The classic-BPF program of that filter, as ``struct sock_filter`` entries, for this machine's ABI."""
+    if _SECCOMP_ARCH is None:
+        return None
+    arch, rt_sigaction, x32 = _SECCOMP_ARCH
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    # seccomp_data: nr at 0, arch at 4, args[i] at 16 + 8 i (low half first: both ABIs are little-endian).
+    body = [(ld, 0, 0, 0)] + ([(jge, "deny", 0, x32)] if x32 is not None else []) + [
+        (jeq, 0, "allow", rt_sigaction), (ld, 0, 0, 16), (jeq, 0, "allow", int(signal.SIGCHLD)),
+        (ld, 0, 0, 24), (jeq, 0, "deny", 0), (ld, 0, 0, 28), (jeq, "allow", "deny", 0),
+    ]  # fmt: skip
+    program = [(ld, 0, 0, 4), (jeq, 0, "deny", arch), *body, (ret, 0, 0, allow), (ret, 0, 0, deny)]
+    where = {"allow": len(program) - 2, "deny": len(program) - 1}
+    out = b""
+    for i, (code, jt, jf, k) in enumerate(program):
+        jt, jf = (where[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf))
+        out += struct.pack("=HBBI", code, jt, jf, k)
+    return out
+
+
+_SIGCHLD_FILTER = _sigchld_filter()
+
+
+def _lock_sigchld() -> bool:
+    """Install the SIGCHLD filter in this process (and so in all it starts). False where it cannot be had: another
+    ABI, no libc, or a kernel or profile that refuses it; SIGCHLD's disposition is then the program's to change."""
+    if _SIGCHLD_FILTER is None or _LIBC is None:
+        return False
+    entries = ctypes.create_string_buffer(_SIGCHLD_FILTER, len(_SIGCHLD_FILTER))
+    fprog = struct.pack("@HP", len(_SIGCHLD_FILTER) // 8, ctypes.addressof(entries))  # struct sock_fprog
+    prog = ctypes.create_string_buffer(fprog, len(fprog))
+    if _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    address = ctypes.c_void_p(ctypes.addressof(prog))  # a pointer, not the C int an untyped argument becomes
+    return _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0) == 0
 
 
 def _syscall():

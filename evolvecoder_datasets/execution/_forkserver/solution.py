@@ -180,6 +180,7 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
     try:
         _enter_child(limits, wfd, workdir, session=True, also_keep=ctl_fd)
         libc._prctl(libc._PR_SET_CHILD_SUBREAPER, 1)
+        sigchld_kept = libc._lock_sigchld()  # no child of the program's is reaped unseen (see libc)
         try:
             code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
             pre = compile(job["preamble"], "<preamble>", "exec", dont_inherit=True) if job.get("preamble") else None
@@ -207,7 +208,8 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
             report.send(b"X", status.encode(), ("while loading the program: " + message)[:MAX_MESSAGE])
             _exit(0)
         for sig in (signal.SIGALRM, signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGVTALRM, signal.SIGPROF):
-            signal.signal(sig, signal.SIG_DFL)
+            if sig != signal.SIGCHLD or not sigchld_kept:  # a kept SIGCHLD is still the default
+                signal.signal(sig, signal.SIG_DFL)
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
@@ -407,6 +409,7 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
     try:
         _enter_child(limits, wfd, workdir, session=True)
         libc._prctl(libc._PR_SET_CHILD_SUBREAPER, 1)
+        libc._lock_sigchld()
         try:
             code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as err:
