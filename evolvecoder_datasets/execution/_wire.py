@@ -124,8 +124,35 @@ def _qualname(t) -> str:
     return name if module in ("builtins", "__main__", "solution") else f"{module}.{name}"
 
 
+_TYPE_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
+_PROXY_ITEMS = _type(type.__dict__).items
+
+
+def _class_fields(klass) -> list:
+    """A program class as a value: its name, then the data in its own namespace (not dunders, not functions or
+    other descriptors, which stay in the sandbox), so ``Registry.plugins`` can be read and two classes differ."""
+    out = [("__name__", _qualname(klass))]
+    try:
+        items = list(_PROXY_ITEMS(_TYPE_DICT(klass)))
+    except Exception:  # noqa: BLE001 - a class may refuse
+        return out
+    for k, v in items:
+        if _type(k) is not str or k.startswith("__"):
+            continue
+        try:
+            descriptor = any("__get__" in _TYPE_DICT(c) for c in _type(v).__mro__)
+        except Exception:  # noqa: BLE001
+            descriptor = True
+        if not descriptor:
+            out.append((k, v))
+    return out
+
+
 def _fields(value) -> list:
-    """``(name, value)`` pairs of a program object's instance dict and slots, read without its own methods."""
+    """``(name, value)`` pairs of a program object's instance dict and slots, read without its own methods (for a
+    class, :func:`_class_fields`)."""
+    if _isinstance(value, type):
+        return _class_fields(value)
     out = []
     try:
         d = _object_getattribute(value, "__dict__")

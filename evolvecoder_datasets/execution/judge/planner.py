@@ -256,6 +256,11 @@ class _ExpressionPlanner:
                       and not self.known(a.id, local) and a.id not in self.data_names]  # fmt: skip
             if handed:  # map(double, xs), sorted(xs, key=double): the program's function runs where it lives
                 return self.probe(node)
+            if (type(node.func) is ast.Name and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2
+                    and not node.keywords and self.depends(node.args[1], local)):  # fmt: skip
+                # isinstance(obj, Base) with the program's class: its metaclass answers in Python too, and the
+                # judge holds no class hierarchy of the program's
+                return self.probe(node)
             if self.callable_in_judge(node.func, local) and not isinstance(node.func, ast.Attribute):
                 return self._split_children(node, local)
             func = node.func

@@ -1,0 +1,62 @@
+"""A program's classes as values (code_instruct tests often judge a registry kept on a class, or a class the
+program builds): a class travels as its name and the data of its own namespace, read through ``type``'s own
+``__dict__`` descriptor; ``isinstance``/``issubclass`` against a program class is the program's probe."""
+
+from __future__ import annotations
+
+import pytest
+
+from evolvecoder_datasets.execution import Sandbox
+
+REGISTRY = (
+    "class Meta(type):\n"
+    "    def __init__(cls, name, bases, ns):\n"
+    "        super().__init__(name, bases, ns)\n"
+    "        if ns.get('root'):\n"
+    "            cls.registry = {}\n"
+    "        else:\n"
+    "            cls.registry[name] = cls\n"
+    "def make():\n"
+    "    class Base(metaclass=Meta):\n"
+    "        root = True\n"
+    "        def method(self):\n"
+    "            return 1\n"
+    "    return Base\n"
+)
+TEST = (
+    "Base = make()\n"
+    "class A(Base):\n    pass\n"
+    "class B(A):\n    pass\n"
+    "assert Base.registry == {'A': A, 'B': B}\n"
+    "assert isinstance(B(), Base) and issubclass(B, A) and not issubclass(A, B)\n"
+)
+
+
+@pytest.fixture(scope="module", params=["isolated", "fast"])
+def sandbox(request):
+    with Sandbox(workers=1, mode=request.param) as sb:
+        yield sb
+
+
+def test_a_registry_kept_on_a_class_is_judged_outside(sandbox):
+    report = sandbox.run(REGISTRY, [TEST])
+    assert report.statuses == ["pass"] and report.judged == ["outside"], report
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        REGISTRY.replace("cls.registry[name] = cls", "cls.registry[name] = bases[0]"),  # the parent, not the class
+        REGISTRY.replace("cls.registry[name] = cls", "cls.registry[name.lower()] = cls"),
+        REGISTRY.replace("            cls.registry[name] = cls\n", "            pass\n"),
+    ],
+    ids=["parent_recorded", "lower_case_names", "nothing_recorded"],
+)
+def test_wrong_registries_fail(sandbox, wrong):
+    assert sandbox.run(wrong, [TEST]).statuses != ["pass"]
+
+
+def test_two_classes_differ_by_name(sandbox):
+    program = "def pair():\n    class X:\n        pass\n    class Y:\n        pass\n    return X, Y\n"
+    report = sandbox.run(program, ["X, Y = pair()\nassert X != Y", "X, Y = pair()\nassert [X] == [Y]"])
+    assert report.statuses == ["pass", "fail"], report
