@@ -190,6 +190,23 @@ def test_try_except_and_pytest_raises_are_judged_outside_with_the_programs_excep
         assert sb.run(fake, tests).statuses[:2] == ["error", "error"]
 
 
+def test_an_attribute_assignment_a_validator_refuses_is_judged_outside():
+    """``with pytest.raises(ValueError): iv.low = 2`` (a code_instruct test of a class with validators): the
+    assignment is a probe of the try body; a class without the validator fails, in both modes."""
+    right = ("class Interval:\n    def __init__(self, low, high):\n        self.low, self.high = low, high\n"
+             "    def __setattr__(self, name, value):\n"
+             "        if name == 'low' and hasattr(self, 'high') and value > self.high:\n"
+             "            raise ValueError('low above high')\n        object.__setattr__(self, name, value)\n")
+    wrong = "class Interval:\n    def __init__(self, low, high):\n        self.low, self.high = low, high\n"
+    tests = ["import pytest\niv = Interval(0, 1)\nwith pytest.raises(ValueError):\n    iv.low = 2\nassert iv.low == 0",
+             "iv = Interval(0, 1)\ntry:\n    iv.low = 2\n    ok = False\nexcept ValueError:\n    ok = True\nassert ok"]
+    assert all(plan_test(t).outside for t in tests)
+    for mode in ("isolated", "fast"):
+        with Sandbox(workers=1, mode=mode) as sb:
+            assert sb.run(right, tests).statuses == ["pass", "pass"], mode
+            assert sb.run(wrong, tests).statuses == ["fail", "fail"], mode
+
+
 # Shapes the planner writes out or runs as loops of its own, each judged against plain Python on programs right
 # and wrong: walrus, break/continue/else decided while planning or by the judge at run time, itertools, loops over
 # the program's values, pytest.raises with match= and `as`, try bodies that run program statements.

@@ -144,8 +144,19 @@ class _Planner(_ExpressionPlanner):
             bases = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
             if bases and all(self.known(b) for b in bases) and self.supported(value):
                 self.judge_stmt(stmt)
-            else:
-                self.sandbox(stmt)
+                return
+            target = targets[0]
+            if (self.at_try_top() and not self.try_frame.judged and len(targets) == 1
+                    and type(target) is ast.Attribute and not any(self.known(b) for b in bases)
+                    and not _free_names(value) & set(self.judge_values)):  # fmt: skip
+                # obj.low = 2 in a try body (a validator that refuses it): the assignment as a probe whose error the
+                # judge catches; its value holds nothing of the judge's
+                store = ast.Call(func=ast.Name(id="setattr", ctx=ast.Load()),
+                                 args=[target.value, ast.Constant(target.attr), value], keywords=[])  # fmt: skip
+                self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(ast.copy_location(store, stmt),
+                                                                            setter=True, discard=True)), stmt))
+                return
+            self.sandbox(stmt)
             return
         if isinstance(stmt, ast.AugAssign):
             target = stmt.target
