@@ -35,6 +35,7 @@ Run:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import statistics
@@ -82,6 +83,22 @@ def baseline_run(python: str, files: dict[str, str], timeout_s: float = 60.0) ->
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _print_interleaved(what: str, sides: dict, runs: int, first: str) -> None:
+    """Run each side's call ``runs`` times, interleaved (load spikes hit every side alike); print the medians and
+    their ratio to the first side's."""
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    for _ in range(runs):
+        for side, call in sides.items():
+            started = time.perf_counter()
+            assert call(), side
+            times[side].append(time.perf_counter() - started)
+    base = statistics.median(next(iter(times.values())))
+    print(f"\n{what}, median wall time of {runs} interleaved runs:")
+    for side, values in times.items():
+        median = statistics.median(values)
+        print(f"  {side:<52} {median * 1000:7.0f} ms  {median / base:5.2f}x {first}")
+
+
 def part_verification(runs: int) -> None:
     backend = VenvBackend()
     repo = open_repository(ROOT / "tests" / "data" / "code_instruct" / "tinytext")
@@ -97,17 +114,7 @@ def part_verification(runs: int) -> None:
         "ours without isolation (launcher + plugin)": lambda: plain.run_pytest(env, files).passed,
         f"ours ({backend.isolation} + limits + uid + plugin)": lambda: backend.run_pytest(env, files).passed,
     }
-    times: dict[str, list[float]] = {side: [] for side in sides}
-    for _ in range(runs):
-        for side, call in sides.items():  # interleaved, so that load spikes hit every side alike
-            started = time.perf_counter()
-            assert call()
-            times[side].append(time.perf_counter() - started)
-    base = statistics.median(next(iter(times.values())))
-    print(f"\nstage B run of one task, median wall time of {runs} interleaved runs:")
-    for side, values in times.items():
-        median = statistics.median(values)
-        print(f"  {side:<48} {median * 1000:7.0f} ms  {median / base:5.2f}x baseline")
+    _print_interleaved("stage B run of one task", sides, runs, "baseline")
     print("\nverdicts on hostile or broken solutions (pass?):")
     print(f"  {'solution':<42} {'baseline':>9} {'ours':>6}")
     correct = {"baseline": 0, "ours": 0}
@@ -152,18 +159,13 @@ def part_outside(runs: int) -> None:
     sides = {"judged inside (pytest A + B)": inside, "judged outside (sandbox A + B, pytest as written)": outside}
     for backend in sides.values():  # warm: the sandbox service, its fork servers of the venv, page cache
         verify_task(task.test, task.solution, environment=env, backend=backend)
-    times: dict[str, list[float]] = {side: [] for side in sides}
-    for _ in range(runs):
-        for side, backend in sides.items():
-            started = time.perf_counter()
-            verification = verify_task(task.test, task.solution, environment=env, backend=backend)
-            times[side].append(time.perf_counter() - started)
-            assert verification.result.ok and verification.judged == ("outside" if backend is outside else "inside")
-    base = statistics.median(next(iter(times.values())))
-    print(f"\nverify_task of one task (3 test functions), median wall time of {runs} interleaved runs:")
-    for side, values in times.items():
-        median = statistics.median(values)
-        print(f"  {side:<52} {median * 1000:7.0f} ms  {median / base:5.2f}x inside")
+    def verified(backend, judged):
+        verification = verify_task(task.test, task.solution, environment=env, backend=backend)
+        return verification.result.ok and verification.judged == judged
+
+    calls = {side: functools.partial(verified, backend, "outside" if backend is outside else "inside")
+             for side, backend in sides.items()}  # fmt: skip
+    _print_interleaved("verify_task of one task (3 test functions)", calls, runs, "inside")
     print("\nverified? (only the honest solution should be)")
     print(f"  {'solution':<42} {'inside':>7} {'outside':>8}")
     for name, solution in {"honest": task.solution, **{k: v for k, v in HOSTILE.items() if v}, **FORGERS}.items():

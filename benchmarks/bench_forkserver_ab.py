@@ -47,7 +47,8 @@ def baseline_package(rev: str) -> str:
 def engine(package: str, mode: str, workers: int) -> _engine.LocalEngine:
     """An in-process engine whose fork servers are started from ``package``'s execution folder."""
     real = _engine.server_command
-    _engine.server_command = lambda isolation: [arg.replace(PACKAGE, package) for arg in real(isolation)]
+    _engine.server_command = lambda isolation, python_env=None: [arg.replace(PACKAGE, package)
+                                                              for arg in real(isolation, python_env)]
     try:
         box = _engine.LocalEngine(workers=workers, timeout_s=1.0, mode=mode)
         box.start()

@@ -185,17 +185,20 @@ MEMORY_MB = 4096
 #: CPU seconds per test function in the verifier of a task judged outside (as :func:`~.pipeline.verify_task`).
 TEST_TIMEOUT_S = 10.0
 
-_TEST_SH = f"""#!/usr/bin/env bash
-# Harbor verifier: runs test_task.py against the agent's task_module.py and writes the reward (1 or 0).
-# The reward is read from the verdict file the {PLUGIN_MODULE} plugin stamps with this run's nonce, never from
-# pytest's exit code (a solution calling os._exit(0) makes pytest exit 0).
-# Usage: test.sh [WORKDIR (default {WORKDIR})] [LOG_DIR (default /logs/verifier)]
+# What both verifiers start with: where the tests, the agent's work and the logs are.
+_SH_HEAD = f"""# Usage: test.sh [WORKDIR (default {WORKDIR})] [LOG_DIR (default /logs/verifier)]
 set -uo pipefail
 TESTS="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 WORK="${{1:-{WORKDIR}}}"
 LOGS="${{2:-/logs/verifier}}"
 mkdir -p "$LOGS"
-NONCE="$(python -c 'import secrets; print(secrets.token_hex(16))')"
+"""
+
+_TEST_SH = f"""#!/usr/bin/env bash
+# Harbor verifier: runs test_task.py against the agent's task_module.py and writes the reward (1 or 0).
+# The reward is read from the verdict file the {PLUGIN_MODULE} plugin stamps with this run's nonce, never from
+# pytest's exit code (a solution calling os._exit(0) makes pytest exit 0).
+{_SH_HEAD}NONCE="$(python -c 'import secrets; print(secrets.token_hex(16))')"
 cd "$WORK"
 ECD_VERDICT_PATH="$LOGS/verdict.json" ECD_VERDICT_NONCE="$NONCE" PYTHONPATH="$TESTS" \\
   PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -p {PLUGIN_MODULE} -p no:cacheprovider -q \\
@@ -221,13 +224,7 @@ _TEST_SH_OUTSIDE = f"""#!/usr/bin/env bash
 # (1 or 0). Each test function runs as planned asserts: the agent's code runs in a sandbox and returns values, the
 # asserts are decided by a judge process that never ran it (ecd_judge.zip: evolvecoder_datasets' sandbox, judge and
 # verifier, standard library only). pytest does not run the agent's code here.
-# Usage: test.sh [WORKDIR (default {WORKDIR})] [LOG_DIR (default /logs/verifier)]
-set -uo pipefail
-TESTS="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
-WORK="${{1:-{WORKDIR}}}"
-LOGS="${{2:-/logs/verifier}}"
-mkdir -p "$LOGS"
-echo 0 > "$LOGS/reward.txt"
+{_SH_HEAD}echo 0 > "$LOGS/reward.txt"
 JUDGE="$(mktemp -d)"
 chmod 755 "$JUDGE"
 python -I -m zipfile -e "$TESTS/{JUDGE_ARCHIVE}" "$JUDGE" && chmod -R a+rX "$JUDGE"

@@ -7,7 +7,6 @@ import glob
 
 import pytest
 
-from evolvecoder_datasets.code_instruct import verify_task
 from evolvecoder_datasets.code_instruct.split import NotSplittable, split_pytest_module
 from evolvecoder_datasets.prompts import code_instruct as prompt
 
@@ -106,8 +105,8 @@ def test_shapes_only_pytest_can_judge_are_refused_with_their_reason(reason, test
     assert info.value.reason == reason
 
 
-def _answers(repo):
-    out = {}
+def _scripted(repo: str = "*"):
+    """``(file name, parsed answer, NotSplittable or None)`` for each scripted answer of ``repo`` that parses."""
     for path in sorted(glob.glob(str(ANSWERS / repo / "*.txt"))):
         try:
             parsed = prompt.parse(open(path, encoding="utf-8").read())
@@ -115,31 +114,23 @@ def _answers(repo):
             continue
         try:
             split_pytest_module(parsed.test)
-        except NotSplittable:
-            continue
-        out[path.rsplit("/", 1)[-1][:-4]] = parsed
-    return out
+            refusal = None
+        except NotSplittable as err:
+            refusal = err
+        yield path.rsplit("/", 1)[-1], parsed, refusal
 
 
-TINYTEXT = _answers("tinytext")
+TINYTEXT = {name[:-4]: parsed for name, parsed, refusal in _scripted("tinytext") if refusal is None}
 
 
 def test_every_scripted_answer_splits_but_those_written_to_dodge_stage_a():
     """The hand-written answers of every fixture library (37 that parse): only the two whose module imports
     ``task_module`` under ``try`` (so that pytest collects them without it) stay pytest's."""
-    refused = []
-    for path in sorted(glob.glob(str(ANSWERS / "*" / "*.txt"))):
-        try:
-            parsed = prompt.parse(open(path, encoding="utf-8").read())
-        except Exception:  # noqa: BLE001 - the planted malformed answers
-            continue
-        try:
-            split_pytest_module(parsed.test)
-        except NotSplittable as err:
-            refused.append((path.rsplit("/", 1)[-1], err.reason))
+    answers = list(_scripted())
+    refused = [(name, refusal.reason) for name, _, refusal in answers if refusal is not None]
     assert refused == [("fallback_without_oracle.txt", "module_statement"),
                        ("passes_without_oracle.txt", "module_statement")]  # fmt: skip
-    assert sum(len(_answers(r)) for r in ("tinytext", "tomli", "six", "attrs", "click")) == 37
+    assert sum(refusal is None for *_, refusal in answers) == 37
 
 
 @pytest.mark.parametrize("name", sorted(TINYTEXT))
