@@ -225,6 +225,9 @@ _TEST_SH_OUTSIDE = f"""#!/usr/bin/env bash
 # asserts are decided by a judge process that never ran it (ecd_judge.zip: evolvecoder_datasets' sandbox, judge and
 # verifier, standard library only). pytest does not run the agent's code here.
 {_SH_HEAD}echo 0 > "$LOGS/reward.txt"
+# Where the sandbox has no bubblewrap or unshare (a container without user namespaces), the agent's code runs under
+# an unprivileged uid with the host's files in view: the tests (their expected values) are made unreadable to it.
+chmod -R go-rwx "$TESTS" "$LOGS" 2>/dev/null || true
 JUDGE="$(mktemp -d)"
 chmod 755 "$JUDGE"
 python -I -m zipfile -e "$TESTS/{JUDGE_ARCHIVE}" "$JUDGE" && chmod -R a+rX "$JUDGE"

@@ -3,9 +3,13 @@ re-verification from the folder alone."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -119,8 +123,8 @@ def test_scripts_apply_the_patch_and_reward_only_a_real_pass(folders, export_run
     env_bin = str(export_run.environment.root) + "/bin"
     path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
 
-    def reward(work, logs):
-        subprocess.run(["bash", str(folder / "tests" / "test.sh"), str(work), str(logs)], env={"PATH": path},
+    def reward(work, logs, where=folder):
+        subprocess.run(["bash", str(where / "tests" / "test.sh"), str(work), str(logs)], env={"PATH": path},
                        capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
         return (logs / "reward.txt").read_text().strip()
 
@@ -151,10 +155,52 @@ def test_scripts_apply_the_patch_and_reward_only_a_real_pass(folders, export_run
         cheat.mkdir()
         (cheat / "task_module.py").write_text(cheat_source)
         assert reward(cheat, tmp_path / f"logs-cheat-{name}") == "0", name
+    # Without bubblewrap (a container without user namespaces: isolation "none"), the agent's code runs under an
+    # unprivileged uid with the host's files in view; test.sh makes the tests unreadable to it first. The reader
+    # needs nothing but the standard library, and wins where the test file is readable (the control).
+    if os.geteuid() == 0:  # the uid drop is what keeps the files out of reach
+        bare = tmp_path / "bare-folder"
+        shutil.copytree(folder, bare)
+        config = json.loads((bare / "tests" / "judge.json").read_text())
+        (bare / "tests" / "judge.json").write_text(json.dumps({**config, "isolation": "none"}))
+        in_view = Path(tempfile.mkdtemp(prefix="ecd-in-view-"))
+        try:
+            in_view.chmod(0o755)
+            shutil.copy(bare / "tests" / "test_task.py", in_view / "test_task.py")
+            (in_view / "test_task.py").chmod(0o644)
+            for name, where in (("control", in_view), ("reader", bare / "tests")):
+                work = tmp_path / f"reads-{name}"
+                work.mkdir()
+                (work / "task_module.py").write_text(READS_THE_TESTS.replace("TESTS_DIR", str(where)))
+                won = reward(work, tmp_path / f"logs-reads-{name}", bare)
+                assert won == ("1" if name == "control" else "0"), (name, (tmp_path / f"logs-reads-{name}"
+                                                                          / "verdict.json").read_text())
+        finally:
+            shutil.rmtree(in_view, ignore_errors=True)
     linked = tmp_path / "linked"  # a task_module.py that is a link (to the right solution) is not followed
     linked.mkdir()
     (linked / "task_module.py").symlink_to(tmp_path / "work-python" / "task_module.py")
     assert reward(linked, tmp_path / "logs-linked") == "0"
+
+
+# Reads the expected values out of the task's own test file and answers from them (caption_lines(text, width...)).
+READS_THE_TESTS = (  # no import: the standard library may be out of the dropped uid's reach on a bare host
+    "_TABLE = {}\n"
+    "try:\n"
+    "    for _line in open('TESTS_DIR/test_task.py').read().splitlines():\n"
+    "        if 'caption_lines(' in _line and ') == ' in _line:\n"
+    "            _call, _, _want = _line.strip()[len('assert '):].partition(' == ')\n"
+    "            _TABLE[_call[len('caption_lines('):].split(', ')[0]] = eval(_want)\n"
+    "        elif 'lines = caption_lines(' in _line:\n"
+    "            _last = _line.split('caption_lines(')[1].split(', ')[0]\n"
+    "        elif 'assert lines == ' in _line:\n"
+    "            _TABLE[_last] = eval(_line.split('assert lines == ')[1])\n"
+    "except Exception:\n"
+    "    pass\n"
+    "def caption_lines(text, width, prefix='> '):\n"
+    "    if width <= len(prefix):\n        raise ValueError(width)\n"
+    "    return _TABLE.get(repr(text).replace(\"'\", '\"'), ['wrong'])\n"
+)
 
 
 # Wrong task_module.py files that try to win test.sh's reward rather than solve the task.
