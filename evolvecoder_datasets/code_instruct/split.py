@@ -100,6 +100,13 @@ def split_pytest_module(test: str, *, test_file: str = "test_task.py") -> SplitS
         evolvecoder_datasets.code_instruct.split.NotSplittable: decorated_test: test_a
     """
     try:
+        return _split(test, test_file)
+    except (RecursionError, MemoryError):  # a model-written module nested past what the AST tools recurse through
+        raise NotSplittable("too_deep", "nested past what can be split") from None
+
+
+def _split(test: str, test_file: str) -> SplitSuite:
+    try:
         tree = ast.parse(test)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
         raise NotSplittable("syntax_error", str(err)[:200]) from err

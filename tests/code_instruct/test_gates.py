@@ -195,3 +195,15 @@ def test_anchoring_matches_namespace_members_by_their_dotted_name():
     assert check_repo_anchoring("from acme import widgets\ndef f():\n    return widgets.Gear()\n", names).ok
     assert check_repo_anchoring("import acme.widgets.core\ndef f():\n    return acme.widgets.core.turn()\n", names).ok
     assert check_repo_anchoring("import acme.other\ndef f():\n    return acme.other.x()\n", names).reason == "not_anchored"
+
+
+def test_a_test_nested_past_the_checks_recursion_is_a_recorded_reason_not_a_crash():
+    """Model-written text is hostile: 2,000 chained additions make every recursive AST walk overflow. The gates
+    give a reason (the pipeline records it as a drop and goes on) instead of raising out of ``generate_tasks``."""
+    from evolvecoder_datasets.code_instruct.gates import SKIP_REASONS, run_gates
+
+    deep = "from task_module import f\n\ndef test_a():\n    assert f(1) == " + "+".join(["1"] * 2000) + "\n"
+    result = run_gates("Write f.", deep + "    assert f(2) == 3\n    assert f(3) == 4\n",
+                       "import tinytext\n\ndef f(x):\n    return tinytext.slugify(x)\n",
+                       import_names=["tinytext"], public_symbols=set())  # fmt: skip
+    assert (result.ok, result.reason) == (False, "too_deep") and "too_deep" in SKIP_REASONS

@@ -97,6 +97,7 @@ def test_the_task_module_object_reads_as_the_programs_names():
         ("duplicate_test_name", "def test_a():\n" + BODY + "\ndef test_a():\n" + BODY),
         ("no_test_functions", "from task_module import f\n\nX = f\n"),
         ("syntax_error", "def test_a(:\n"),
+        ("too_deep", "from task_module import f\n\ndef test_a():\n    assert f(1) == " + "+".join(["1"] * 2000) + "\n"),
     ],
 )
 def test_shapes_only_pytest_can_judge_are_refused_with_their_reason(reason, test):

@@ -57,6 +57,7 @@ SKIP_REASONS = {
     "empty": "the answer was empty",
     "missing_section": "the answer lacked [Problem Description], [Test] or [Solution]",
     "syntax_error": "the test or the solution is not valid Python",
+    "too_deep": "the test or the solution is nested too deeply for the static checks",
     "contaminated": "the problem overlaps benchmark texts (word n-grams)",
     "test_not_importing_task_module": "the test does not import task_module",
     "not_anchored": "the solution does not import and really use the repository's package",
@@ -121,7 +122,10 @@ def run_gates(
         lambda: dedup.check(problem, solution) if dedup is not None else GateResult.passed(),
     )
     for check in checks:
-        result = check()
+        try:
+            result = check()
+        except (RecursionError, MemoryError):  # model-written code nested past what the AST walks recurse through
+            return GateResult.failed("too_deep", "the test or the solution is nested too deeply to check")
         if not result.ok:
             return result
     return GateResult.passed()
