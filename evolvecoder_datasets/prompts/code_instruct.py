@@ -137,6 +137,9 @@ def _code(section: str, name: str) -> str:
         ast.parse(code)
     except SyntaxError as err:
         raise LLMResponseError(f"the [{name}] section is not valid Python: {err.msg}", reason="syntax_error") from err
+    except (RecursionError, MemoryError, ValueError) as err:  # nested past the parser's limits, a NUL byte
+        raise LLMResponseError(f"the [{name}] section cannot be parsed: {type(err).__name__}",
+                               reason="syntax_error") from err
     return code
 
 

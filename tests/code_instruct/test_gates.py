@@ -207,3 +207,17 @@ def test_a_test_nested_past_the_checks_recursion_is_a_recorded_reason_not_a_cras
                        "import tinytext\n\ndef f(x):\n    return tinytext.slugify(x)\n",
                        import_names=["tinytext"], public_symbols=set())  # fmt: skip
     assert (result.ok, result.reason) == (False, "too_deep") and "too_deep" in SKIP_REASONS
+
+
+def test_a_section_nested_past_the_parser_is_a_syntax_error_reason():
+    """The parser itself overflows on 20,000 chained additions (RecursionError, not SyntaxError): the answer is
+    dropped as ``syntax_error`` like any unparsable section."""
+    from evolvecoder_datasets.errors import LLMResponseError
+    from evolvecoder_datasets.prompts import code_instruct as prompt
+
+    deep = "x = " + "+".join(["1"] * 20000)
+    text = ("[Problem Description]\nWrite f.\n\n[Test]\n```python\nfrom task_module import f\n\ndef test_a():\n"
+            "    assert f(1) == 2\n```\n\n[Solution]\n```python\n" + deep + "\ndef f(x):\n    return 2\n```\n")
+    with pytest.raises(LLMResponseError) as info:
+        prompt.parse(text)
+    assert info.value.reason == "syntax_error"
