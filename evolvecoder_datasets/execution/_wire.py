@@ -52,6 +52,7 @@ __all__ = ["encode", "WireError", "TooLarge", "MAX_DEPTH"]
 
 MAX_DEPTH = 10_000  # a linked list of 10,000 program nodes still travels; deeper is refused
 _IMMUTABLE_TYPE_FLAG = 1 << 8  # set on C-defined types, never on classes written in Python
+_HEAP_TYPE_FLAG = 1 << 9  # set on classes made at run time (a class statement, type(...))
 
 
 class WireError(ValueError):
@@ -366,7 +367,10 @@ def _container(value) -> tuple[bytes, list]:
         items = list(value)
         return b"Q%d:" % _len(items), items
     flags = _TYPE_FLAGS(t)
-    if flags & _IMMUTABLE_TYPE_FLAG:
+    # A class of the program's (``class X: ...``, whose type is ``type`` itself) travels as a program class does
+    # under its own metaclass: its name and the data of its namespace (:func:`_class_fields`).
+    plain_class = t is type and _TYPE_FLAGS(value) & _HEAP_TYPE_FLAG and not _TYPE_FLAGS(value) & _IMMUTABLE_TYPE_FLAG
+    if flags & _IMMUTABLE_TYPE_FLAG and not plain_class:
         return _foreign(value, t)
     # A class written in Python (the program's, or a pure-Python library's). A mapping (``os.environ``, a
     # ``UserDict``) travels as the dict it iterates to, an iterator as what it yields: in the sandbox, so whatever

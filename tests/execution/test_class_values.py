@@ -60,3 +60,11 @@ def test_two_classes_differ_by_name(sandbox):
     program = "def pair():\n    class X:\n        pass\n    class Y:\n        pass\n    return X, Y\n"
     report = sandbox.run(program, ["X, Y = pair()\nassert X != Y", "X, Y = pair()\nassert [X] == [Y]"])
     assert report.statuses == ["pass", "fail"], report
+
+
+def test_a_plain_class_carries_its_data_too(sandbox):
+    """``class X: ...`` (whose type is ``type`` itself, a C type) travels like a class with the program's
+    metaclass: before, it was an opaque foreign value and ``X.data`` an error."""
+    program = "class X:\n    data = [1, 2]\n    def method(self):\n        return 3\n\ndef get():\n    return X\n"
+    report = sandbox.run(program, ["assert get().data == [1, 2]", "assert get().data == [2]"])
+    assert report.statuses == ["pass", "fail"], report
