@@ -165,6 +165,9 @@ def run(config: CodeInstructRecipe) -> YieldReport:
     with open(output / "rejected.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(record) + "\n" for record in rejected)
     inside = config.pipeline.export_judged_inside  # tasks verified in the solution's process (see Task.judged)
+    judged = {where: sum(t.judged == where for t in tasks) for where in ("outside", "inside")}
+    print(f"judged outside the solution's process: {judged['outside']}, inside: {judged['inside']}"
+          f"{'' if inside else ' (left out of the exports)'}", flush=True)
     tasks = [t for t in tasks if inside or t.judged != "inside"] if tasks else tasks
     if config.export_tasks and tasks:
         export_task_folders(runs, output / "tasks", overwrite=True, base_image=config.base_image,
@@ -182,6 +185,7 @@ def run(config: CodeInstructRecipe) -> YieldReport:
                 "models": sorted({task.model for task in tasks}),
                 "repositories": sorted({f"{task.repo}=={task.repo_version}" for task in tasks}),
                 "yield": total.to_dict(),
+                "judged": judged,
                 "pipeline": config.pipeline.to_dict(),
             },
         }

@@ -37,7 +37,7 @@ def test_shipped_configs_validate(recipe):
     assert local.llm.backend == "transformers" and local.store == "none"
 
 
-def test_recipe_pushes_rows_exports_folders_and_writes_the_report(recipe, tinytext_env, tmp_path):
+def test_recipe_pushes_rows_exports_folders_and_writes_the_report(recipe, tinytext_env, tmp_path, capsys):
     good = answer("tinytext", "good_caption")
     config = {
         "output_dir": str(tmp_path / "run"),
@@ -52,6 +52,7 @@ def test_recipe_pushes_rows_exports_folders_and_writes_the_report(recipe, tinyte
         path = tmp_path / "config.yaml"
         path.write_text(yaml.safe_dump(config))
         assert recipe.main([str(path)]) == 0
+        assert "judged outside the solution's process: 1, inside: 0" in capsys.readouterr().out
         assert all("fixtures/tinytext" in body["messages"][-1]["content"] for body in server.requests)
     run = tmp_path / "run"
     report = json.loads((run / "yield.json").read_text())
