@@ -50,7 +50,16 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, SchemaError
 from .dockerfile import AGENT_USER, WORKDIR, EnvironmentSpec, environment_spec, write_build_context
 from .environment import PLUGIN_MODULE, PLUGIN_PATH
-from .pipeline import JUDGED_INSIDE, SOLUTION_FILE, TEST_FILE, VERSION, CodeInstructRun, Task, Verification
+from .pipeline import (
+    JUDGED_INSIDE,
+    SOLUTION_FILE,
+    SPLIT_MODE,
+    TEST_FILE,
+    VERSION,
+    CodeInstructRun,
+    Task,
+    Verification,
+)
 from .verifier import JUDGE_ARCHIVE, JUDGE_CONFIG, judge_archive
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -480,7 +489,8 @@ def export_task_folders(
         else:
             archive = archive if archive is not None else judge_archive()
             (folder / "tests" / JUDGE_ARCHIVE).write_bytes(archive)
-            limits = {"test_file": TEST_FILE, "test_timeout_s": TEST_TIMEOUT_S, "memory_mb": MEMORY_MB}
+            limits = {"test_file": TEST_FILE, "test_timeout_s": TEST_TIMEOUT_S, "memory_mb": MEMORY_MB,
+                      "mode": SPLIT_MODE}
             (folder / "tests" / JUDGE_CONFIG).write_text(json.dumps(limits, indent=1) + "\n", encoding="utf-8")
             test_sh = _TEST_SH_OUTSIDE
         (folder / "solution" / "patch.diff").write_text(solution_patch(str(row["solution"])), encoding="utf-8")

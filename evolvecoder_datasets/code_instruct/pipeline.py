@@ -361,8 +361,10 @@ def verify_task(
     settings = backend.sandbox_settings(environment) if suite is not None else None
     if suite is None or settings is None:
         return _verify_with_pytest(test, solution, environment=environment, backend=backend, timeout_s=timeout_s)
+    # Fast mode: the test functions run in order on one loaded task_module, as pytest runs them (a solution's state
+    # carries from one test function to the next there too), each judged outside all the same.
     settings = replace(settings, timeout_s=float(test_timeout_s), load_timeout_s=3.0 * float(test_timeout_s),
-                       max_consecutive_timeouts=None, mode="isolated")  # fmt: skip
+                       max_consecutive_timeouts=None, mode=SPLIT_MODE)  # fmt: skip
     stage_a = _judged_outside(suite, "", settings)
     if stage_a.status in ("timeout", "crashed"):
         return Verification(GateResult.failed("stage_a_no_verdict", stage_a.status), stage_a)
@@ -381,6 +383,9 @@ def verify_task(
     judged = JUDGED_OUTSIDE if stage_b.judged_outside else JUDGED_INSIDE
     return Verification(GateResult.passed(), stage_a, stage_b, judged)
 
+
+#: How split tests run: in order in one process that loaded the solution once, as pytest runs a module's tests.
+SPLIT_MODE = "fast"
 
 _FAILED = {"failed": "solution_fails_test", "no_tests": "no_tests_collected", "timeout": "verify_timeout",
            "crashed": "verify_crashed"}  # fmt: skip

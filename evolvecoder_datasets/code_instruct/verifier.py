@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         test_timeout_s = float(config.get("test_timeout_s", 10.0))
         settings = SandboxSettings(timeout_s=test_timeout_s, load_timeout_s=3 * test_timeout_s,
                                    memory_mb=int(config.get("memory_mb", 4096)), max_consecutive_timeouts=None,
-                                   workers=1, isolation=str(config.get("isolation", "auto")))  # fmt: skip
+                                   workers=1, isolation=str(config.get("isolation", "auto")),
+                                   mode=str(config.get("mode", "fast")))  # fmt: skip
         with Sandbox(settings) as sandbox:
             report = sandbox.run(suite.program(solution), list(suite.tests))
         verdict["tests"] = dict(zip(suite.names, report.statuses))

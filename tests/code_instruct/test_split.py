@@ -159,3 +159,20 @@ def _defined_functions(source):
     import ast
 
     return [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+
+
+def test_a_solutions_state_carries_between_test_functions_as_in_pytest(venv_backend, tinytext_env):
+    """pytest imports task_module once for the whole module, so what one test function leaves in it is there for
+    the next; the split tests run in order on one loaded solution too. A test that counts calls across functions
+    verifies; a solution right only on its first call fails both ways."""
+    from evolvecoder_datasets.code_instruct import verify_task
+
+    test = ("import tinytext\nfrom task_module import calls\n\n"
+            "def test_first():\n    assert calls() == 1\n\ndef test_second():\n    assert calls() == 2\n")
+    counting = "import tinytext\n\n_N = [0]\n\ndef calls():\n    _N[0] += 1\n    return _N[0]\n"
+    verification = verify_task(test, counting, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert verification.result.ok and verification.judged == "outside", verification
+    first_only = "import tinytext\n\n_N = [0]\n\ndef calls():\n    _N[0] += 1\n    return 1\n"
+    assert not verify_task(test, first_only, environment=tinytext_env, backend=venv_backend, timeout_s=60).result.ok
+    assert not venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": first_only},
+                                       timeout_s=60).passed  # fmt: skip
