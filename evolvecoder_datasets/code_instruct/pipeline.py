@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -35,6 +36,8 @@ from .seeds import SeedConfig, Snippet, sample_snippets
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..llm import Backend, LLMConfig
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "SOLUTION_FILE",
@@ -402,16 +405,19 @@ def _split_or_none(test: str):
 
 def _judged_outside(suite, program: str, settings) -> PytestRun:
     """One stage in the sandbox: ``program`` against the suite's tests, as a :class:`PytestRun` (outcomes per
-    pytest id; ``judged_outside`` says whether the judge decided every one)."""
+    pytest id; ``judged_outside`` says whether the judge decided every one). A failure of the sandbox itself is
+    ``crashed`` (the candidate is not verified), never a reason to let pytest decide: where solutions keep the
+    server's uid, a program can bring its fork server down, and pytest is where a forgery passes."""
     from ..execution import shared_sandbox
 
     report = shared_sandbox(settings).run(program, list(suite.tests))
+    if report.infra_error is not None:
+        logger.warning("the sandbox failed on a split test (the candidate is not verified): %s", report.infra_error)
+        return PytestRun("crashed", log_tail=str(report.infra_error)[:4000])
     words = {"pass": "passed", "fail": "failed"}
     tests = {name: words.get(status, "error") for name, status in zip(suite.names, report.statuses)}
     seen = set(report.statuses)
-    if report.infra_error is not None:
-        status = "crashed"
-    elif seen == {"pass"}:
+    if seen == {"pass"}:
         status = "passed"
     elif seen & {"fail", "error"}:
         status = "failed"
