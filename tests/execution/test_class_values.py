@@ -68,3 +68,16 @@ def test_a_plain_class_carries_its_data_too(sandbox):
     program = "class X:\n    data = [1, 2]\n    def method(self):\n        return 3\n\ndef get():\n    return X\n"
     report = sandbox.run(program, ["assert get().data == [1, 2]", "assert get().data == [2]"])
     assert report.statuses == ["pass", "fail"], report
+
+
+def test_a_property_or_slot_of_a_returned_object_is_read_where_it_lives(sandbox):
+    """``result.output`` of an object the program hands back (click's ``CliRunner().invoke(...)`` result, whose
+    ``output`` is a property): the attribute is a probe, as Python reads it; builtin values' own attributes
+    (``f().real``) stay the judge's."""
+    program = ("class Result:\n    __slots__ = ('raw',)\n    def __init__(self, raw):\n        self.raw = raw\n"
+               "    @property\n    def output(self):\n        return self.raw.decode()\n\n"
+               "def run(text):\n    return Result(text.encode())\n\ndef num():\n    return 3\n")  # fmt: skip
+    tests = ["result = run('hi')\nassert result.output == 'hi'", "assert run('a').output == 'b'",
+             "assert run('x').raw == b'x'", "assert num().real == 3 and num().imag == 0"]
+    report = sandbox.run(program, tests)
+    assert report.statuses == ["pass", "fail", "pass", "pass"] and report.judged == ["outside"] * 4, report

@@ -82,6 +82,8 @@ _ATTRIBUTES = {complex: {"real", "imag"}, int: {"real", "imag", "numerator", "de
                float: {"real", "imag"}, fractions.Fraction: {"numerator", "denominator"},
                range: {"start", "stop", "step"}}  # fmt: skip
 _METHOD_NAMES = frozenset().union(*_METHODS.values())
+#: Attributes the judge reads on builtin values itself (``f(x).real``); any other of a program's value is a probe.
+_BUILTIN_ATTRIBUTES = frozenset().union(*_ATTRIBUTES.values())
 for _t in (collections.OrderedDict, collections.defaultdict):
     _METHODS[_t] = _METHODS[dict]
 _METHODS[bool] = _METHODS[int]

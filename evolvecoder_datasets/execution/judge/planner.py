@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from .interpreter import _Interpreter
-from .language import _BUILTIN_TABLE, _JUDGE_NAMES, _METHOD_NAMES, _MODULES, _PROBE, JudgeLimit
+from .language import _BUILTIN_ATTRIBUTES, _BUILTIN_TABLE, _JUDGE_NAMES, _METHOD_NAMES, _MODULES, _PROBE, JudgeLimit
 from .nodes import _MAX_UNROLL, _PLAN_BUDGET, _UNKNOWN, _Clean, _Inside, _literal_ast, _Unrolled
 from .syntax import (
     _OPERATOR_NODES,
@@ -289,6 +289,10 @@ class _ExpressionPlanner:
                      for k in ("lower", "upper", "step")}  # fmt: skip
             return ast.copy_location(ast.Slice(**parts), node)
         if isinstance(node, ast.Attribute) and self._value_like(node.value) and not node.attr.startswith("_"):
+            if node.attr not in _BUILTIN_ATTRIBUTES and not local:
+                # result.output of an object the program handed back (a property, a slot, a library's class):
+                # read where it lives, as Python would; the judge reads builtin values' own attributes itself
+                return self.probe(node)
             return ast.copy_location(ast.Attribute(value=self.split(node.value, local), attr=node.attr,
                                                    ctx=ast.Load()), node)  # fmt: skip
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
