@@ -52,8 +52,8 @@ class _Judge:
             if len(self.engines) >= _MAX_ENGINES:
                 self.engines.clear()
             values = dict(zip(SETTINGS, settings))
-            engine = self.engines[settings] = LocalEngine(workers=1, pool=self.pool(values["isolation"], values["python_env"]),
-                                                          **values)
+            pool = self.pool(values["isolation"], values["python_env"])
+            engine = self.engines[settings] = LocalEngine(workers=1, pool=pool, **values)
         return engine
 
     def run(self, settings: tuple, job_bytes: bytes, order: list | None = None) -> bytes:

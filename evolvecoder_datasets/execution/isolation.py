@@ -318,10 +318,11 @@ def server_command(isolation: str, python_env: str | None = None) -> list[str]:
     bootstrap = (f"import sys; sys.path.insert(0, {str(SERVER_PACKAGE.parent)!r}); import _forkserver; "
                  "del sys.path[0]; _forkserver.main()")
     args = [_python(), "-I", "-S", "-B", "-c", bootstrap]
-    packages = env_site_paths(python_env) if python_env else None
+    packages = _packages(python_env)
+    binds = []  # this interpreter's package folders are bound anyway (_python_roots); another env's are not
     if python_env:  # the server ignores it; listings of the default servers leave such servers out by it
         args.append(PYTHON_ENV_MARKER + python_env)
-    binds = [p for p in (packages or "").split(os.pathsep) if p]
+        binds = [p for p in packages.split(os.pathsep) if p]
     if isolation == "bwrap":
         return bwrap_command(args, read_only=binds, packages=packages)
     if isolation == "unshare":
@@ -402,8 +403,12 @@ def server_env(python_env: str | None = None) -> dict[str, str]:
         >>> sorted(server_env())[:2]
         ['ECD_SITE_PATHS', 'ECD_WORKROOT']
     """
-    packages = env_site_paths(python_env) if python_env else site_paths()
-    return {**BASE_ENV, "ECD_WORKROOT": "/tmp", "ECD_SITE_PATHS": packages}
+    return {**BASE_ENV, "ECD_WORKROOT": "/tmp", "ECD_SITE_PATHS": _packages(python_env)}
+
+
+def _packages(python_env: str | None) -> str:
+    """The ``ECD_SITE_PATHS`` of a fork server: ``python_env``'s package folders, or this interpreter's."""
+    return env_site_paths(python_env) if python_env else site_paths()
 
 
 # What a probe checks from inside, beyond starting: host files are gone and the private folders start empty.

@@ -63,22 +63,18 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _command(pid: int) -> bytes:
+def _listed(pid: int, program: set[bytes] | None) -> bool:
+    """Whether the fork server ``pid`` is one of the default environment's (a server whose programs import another
+    one ends its command with ``PYTHON_ENV_MARKER``, :func:`~.isolation.server_command`) and, with ``program``, one
+    whose command is one of those names. One read of its command line."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().split(b"\0", 1)[0]
+            args = fh.read().rstrip(b"\0").split(b"\0")
     except OSError:
-        return b""
-
-
-def _serves_another_environment(pid: int) -> bool:
-    """Whether ``pid`` is a fork server whose programs import another Python environment (``python_env``: its
-    command ends with that marker, :func:`~.isolation.server_command`)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().rstrip(b"\0").rsplit(b"\0", 1)[-1].startswith(PYTHON_ENV_MARKER.encode())
-    except OSError:
+        args = [b""]
+    if args[-1].startswith(PYTHON_ENV_MARKER.encode()):
         return False
+    return program is None or os.path.basename(args[0]) in program
 
 
 def _cpu_s(pid: int) -> float:
@@ -113,8 +109,7 @@ class _JudgeSlot:
                     pids += [int(p) for p in fh.read().split()]
         except OSError:
             return []
-        return [p for p in pids if _running(p) and (program is None or os.path.basename(_command(p)) in program)
-                and not _serves_another_environment(p)]
+        return [p for p in pids if _running(p) and _listed(p, program)]
 
     def interrupt(self) -> None:
         """Kill the judge process from another thread (its own thread sees the end of its reply and cleans up)."""
