@@ -50,16 +50,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, SchemaError
 from .dockerfile import AGENT_USER, WORKDIR, EnvironmentSpec, environment_spec, write_build_context
 from .environment import PLUGIN_MODULE, PLUGIN_PATH
-from .pipeline import (
-    JUDGED_INSIDE,
-    SOLUTION_FILE,
-    SPLIT_MODE,
-    TEST_FILE,
-    VERSION,
-    CodeInstructRun,
-    Task,
-    Verification,
-)
+from .pipeline import JUDGED_INSIDE, SOLUTION_FILE, TEST_FILE, VERSION, CodeInstructRun, Task, Verification
+from .split import SPLIT_MODE, TEST_TIMEOUT_S
 from .verifier import JUDGE_ARCHIVE, JUDGE_CONFIG, judge_archive
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -191,8 +183,6 @@ VERIFIER_TIMEOUT_S = 180.0
 AGENT_TIMEOUT_S = 1800.0
 CPUS = 1
 MEMORY_MB = 4096
-#: CPU seconds per test function in the verifier of a task judged outside (as :func:`~.pipeline.verify_task`).
-TEST_TIMEOUT_S = 10.0
 
 # What both verifiers start with: where the tests, the agent's work and the logs are.
 _SH_HEAD = f"""# Usage: test.sh [WORKDIR (default {WORKDIR})] [LOG_DIR (default /logs/verifier)]

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, LLMRequestError, LLMResponseError, LLMUnavailableError
@@ -33,6 +33,7 @@ from .environment import EnvironmentBackend, PytestRun, RepoEnvironment, VenvBac
 from .gates import DecontaminationIndex, Deduplicator, GateResult, run_gates
 from .repository import Repository, normalize_name
 from .seeds import SeedConfig, Snippet, sample_snippets
+from .split import TEST_TIMEOUT_S, NotSplittable, SplitSuite, split_pytest_module, split_settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..llm import Backend, LLMConfig
@@ -328,7 +329,7 @@ def verify_task(
     environment: RepoEnvironment,
     backend: EnvironmentBackend,
     timeout_s: float = 180.0,
-    test_timeout_s: float = 10.0,
+    test_timeout_s: float = TEST_TIMEOUT_S,
 ) -> Verification:
     """Stage A (the test without ``task_module.py`` must fail) then stage B (with it, every test must pass).
 
@@ -364,10 +365,7 @@ def verify_task(
     settings = backend.sandbox_settings(environment) if suite is not None else None
     if suite is None or settings is None:
         return _verify_with_pytest(test, solution, environment=environment, backend=backend, timeout_s=timeout_s)
-    # Fast mode: the test functions run in order on one loaded task_module, as pytest runs them (a solution's state
-    # carries from one test function to the next there too), each judged outside all the same.
-    settings = replace(settings, timeout_s=float(test_timeout_s), load_timeout_s=3.0 * float(test_timeout_s),
-                       max_consecutive_timeouts=None, mode=SPLIT_MODE)  # fmt: skip
+    settings = split_settings(settings, test_timeout_s=test_timeout_s)
     stage_a = _judged_outside(suite, "", settings)
     if stage_a.status in ("timeout", "crashed"):
         return Verification(GateResult.failed("stage_a_no_verdict", stage_a.status), stage_a)
@@ -387,16 +385,11 @@ def verify_task(
     return Verification(GateResult.passed(), stage_a, stage_b, judged)
 
 
-#: How split tests run: in order in one process that loaded the solution once, as pytest runs a module's tests.
-SPLIT_MODE = "fast"
-
 _FAILED = {"failed": "solution_fails_test", "no_tests": "no_tests_collected", "timeout": "verify_timeout",
            "crashed": "verify_crashed"}  # fmt: skip
 
 
-def _split_or_none(test: str):
-    from .split import NotSplittable, split_pytest_module
-
+def _split_or_none(test: str) -> SplitSuite | None:
     try:
         return split_pytest_module(test, test_file=TEST_FILE)
     except NotSplittable:

@@ -31,12 +31,22 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["NotSplittable", "SplitSuite", "split_pytest_module"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..limits import SandboxSettings
+
+__all__ = ["SPLIT_MODE", "TEST_TIMEOUT_S", "NotSplittable", "SplitSuite", "split_pytest_module", "split_settings"]
 
 #: The module the tests import the solution as.
 TASK_MODULE = "task_module"
+#: How split tests run: in order on one loaded solution, as pytest runs a module's tests on one imported
+#: ``task_module`` (what a solution keeps carries from one test function to the next in both).
+SPLIT_MODE = "fast"
+#: CPU seconds per test function of a split test; loading the solution and its imports gets three times as much.
+TEST_TIMEOUT_S = 10.0
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
@@ -77,6 +87,24 @@ class SplitSuite:
             'def f(x):\\n    return x\\ng = f\\n'
         """
         return solution.rstrip("\n") + self.program_suffix if self.program_suffix else solution
+
+
+def split_settings(settings: SandboxSettings | None = None, *, test_timeout_s: float = TEST_TIMEOUT_S,
+                   **overrides) -> SandboxSettings:
+    """The sandbox settings split tests run under: ``settings`` (default: the defaults) in :data:`SPLIT_MODE`, with
+    ``test_timeout_s`` per test function, three times that to load, every test run; ``overrides`` last. What
+    verification and an exported folder's verifier both judge by.
+
+    Example:
+        >>> s = split_settings(test_timeout_s=2.0, workers=1)
+        >>> s.mode, s.timeout_s, s.load_timeout_s, s.max_consecutive_timeouts, s.workers
+        ('fast', 2.0, 6.0, None, 1)
+    """
+    from ..limits import SandboxSettings
+
+    values = {"timeout_s": float(test_timeout_s), "load_timeout_s": 3.0 * float(test_timeout_s),
+              "max_consecutive_timeouts": None, "mode": SPLIT_MODE, **overrides}  # fmt: skip
+    return dataclasses.replace(settings if settings is not None else SandboxSettings(), **values)
 
 
 def split_pytest_module(test: str, *, test_file: str = "test_task.py") -> SplitSuite:

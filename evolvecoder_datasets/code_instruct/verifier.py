@@ -99,8 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         0
     """
     from ..execution import Sandbox
-    from ..limits import SandboxSettings
-    from .split import NotSplittable, split_pytest_module
+    from .split import SPLIT_MODE, TEST_TIMEOUT_S, NotSplittable, split_pytest_module, split_settings
 
     tests_dir, work, logs = (Path(a) for a in (argv if argv is not None else sys.argv[1:]))
     logs.mkdir(parents=True, exist_ok=True)
@@ -115,11 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     if suite is not None and solution is None:
         verdict["reason"] = "no readable task_module.py (a regular UTF-8 file of at most 1 MiB)"
     if suite is not None and solution is not None:
-        test_timeout_s = float(config.get("test_timeout_s", 10.0))
-        settings = SandboxSettings(timeout_s=test_timeout_s, load_timeout_s=3 * test_timeout_s,
-                                   memory_mb=int(config.get("memory_mb", 4096)), max_consecutive_timeouts=None,
-                                   workers=1, isolation=str(config.get("isolation", "auto")),
-                                   mode=str(config.get("mode", "fast")))  # fmt: skip
+        settings = split_settings(test_timeout_s=float(config.get("test_timeout_s", TEST_TIMEOUT_S)),
+                                  memory_mb=int(config.get("memory_mb", 4096)), workers=1,
+                                  isolation=str(config.get("isolation", "auto")),
+                                  mode=str(config.get("mode", SPLIT_MODE)))  # fmt: skip
         with Sandbox(settings) as sandbox:
             report = sandbox.run(suite.program(solution), list(suite.tests))
         verdict["tests"] = dict(zip(suite.names, report.statuses))
