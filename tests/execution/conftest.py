@@ -27,10 +27,19 @@ def processes_of_uids(uids: set[int]) -> list[int]:
     return found
 
 
-@pytest.fixture(scope="module", params=["isolated", "fast"])
-def sandbox(request):
-    with Sandbox(workers=2, timeout_s=0.5, memory_mb=512, mode=request.param) as sb:
-        yield sb
+def sandbox_per_mode(**settings):
+    """A module-scoped fixture: a ``Sandbox(**settings)`` in each mode, isolated then fast (``name =
+    sandbox_per_mode(...)`` in a test module)."""
+
+    @pytest.fixture(scope="module", params=["isolated", "fast"])
+    def per_mode(request):
+        with Sandbox(mode=request.param, **settings) as sb:
+            yield sb
+
+    return per_mode
+
+
+sandbox = sandbox_per_mode(workers=2, timeout_s=0.5, memory_mb=512)
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,12 @@ _HARNESS = textwrap.dedent('''
         while time.process_time() < end:
             n += 1
         return n
+    def _short_children():
+        for _ in range(20):   # 0.8 s in all, 0.04 s each, every one ended before the server's next check
+            if os.fork() == 0:
+                _burn(0.04)
+                os._exit(0)
+            time.sleep(0.06)
 ''')
 
 
@@ -198,11 +204,7 @@ REAPED_UNSEEN = {
                 signal.signal(signal.SIGCHLD, signal.SIG_IGN)
             except OSError:
                 pass   # refused: go on as if it had worked
-            for _ in range(20):   # 0.8 s in all, 0.04 s each, every one ended before the next check
-                if os.fork() == 0:
-                    _burn(0.04)
-                    os._exit(0)
-                time.sleep(0.06)
+            _short_children()
             return 2 * x
     '''),
     "sa_nocldwait_through_libc": _p('''
@@ -213,11 +215,7 @@ REAPED_UNSEEN = {
             act = ctypes.create_string_buffer(152)
             ctypes.memmove(ctypes.addressof(act) + 136, ctypes.c_ulong(2).value.to_bytes(8, "little"), 8)  # SA_NOCLDWAIT
             _libc.sigaction(signal.SIGCHLD, act, None)
-            for _ in range(20):
-                if os.fork() == 0:
-                    _burn(0.04)
-                    os._exit(0)
-                time.sleep(0.06)
+            _short_children()
             return 2 * x
     '''),
     "a_child_that_ignores_sigchld_for_its_own_children": _p('''
@@ -228,11 +226,7 @@ REAPED_UNSEEN = {
                     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
                 except OSError:
                     pass
-                for _ in range(20):
-                    if os.fork() == 0:
-                        _burn(0.04)
-                        os._exit(0)
-                    time.sleep(0.06)
+                _short_children()
                 os._exit(0)
             os.wait()
             return 2 * x

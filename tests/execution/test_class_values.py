@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from evolvecoder_datasets.execution import Sandbox
+from .conftest import sandbox_per_mode
 
 REGISTRY = (
     "class Meta(type):\n"
@@ -32,10 +32,7 @@ TEST = (
 )
 
 
-@pytest.fixture(scope="module", params=["isolated", "fast"])
-def sandbox(request):
-    with Sandbox(workers=1, mode=request.param) as sb:
-        yield sb
+sandbox = sandbox_per_mode(workers=1)
 
 
 def test_a_registry_kept_on_a_class_is_judged_outside(sandbox):

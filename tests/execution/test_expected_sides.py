@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from evolvecoder_datasets.execution import Sandbox
 from evolvecoder_datasets.execution.judge import plan_test
+
+from .conftest import sandbox_per_mode
 
 RIGHT = "def f(n):\n    return sorted([5, 3, 9, 1])[:n]\n"
 # Patches what the tests' expected sides use, so that they would all say [42, ...] in this process.
@@ -48,10 +49,7 @@ TESTS = {
 RIGHT_FAILS: set[str] = set()  # (none: every right answer here passes)
 
 
-@pytest.fixture(scope="module", params=["isolated", "fast"])
-def sandbox(request):
-    with Sandbox(workers=2, timeout_s=2.0, mode=request.param) as sb:
-        yield sb
+sandbox = sandbox_per_mode(workers=2, timeout_s=2.0)
 
 
 def test_every_test_here_is_split_and_probes_only_the_programs_call():

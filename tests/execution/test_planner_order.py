@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from evolvecoder_datasets.execution import Sandbox
+from .conftest import sandbox_per_mode
 
 RIGHT = "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"
 WRONG = "def fib(n):\n    return n\n"
@@ -40,10 +40,7 @@ def _tests(setup: str) -> list[str]:
     return [f"{setup}assert fib({n}) == {call}({n})" for n in (1, 7, 20)]
 
 
-@pytest.fixture(scope="module", params=["isolated", "fast"])
-def sandbox(request):
-    with Sandbox(workers=2, timeout_s=2.0, mode=request.param) as sb:
-        yield sb
+sandbox = sandbox_per_mode(workers=2, timeout_s=2.0)
 
 
 @pytest.mark.parametrize("name", sorted(TABLE))

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from evolvecoder_datasets.execution import Job, Sandbox, _engine
+from evolvecoder_datasets.execution import Job, _engine
+
+from .conftest import sandbox_per_mode
 
 KEYS = (3, 5, 8, 13, 21)
 TESTS = [f"assert heavy({k}) == {7 * k}" for k in KEYS]
@@ -80,10 +82,7 @@ def heavy(k):
 LIMITS = {"workers": 1, "timeout_s": 0.1, "load_timeout_s": 2.0, "wall_timeout_s": 2.0}
 
 
-@pytest.fixture(scope="module", params=["isolated", "fast"])
-def one_worker(request):
-    with Sandbox(mode=request.param, **LIMITS) as sb:
-        yield sb
+one_worker = sandbox_per_mode(**LIMITS)
 
 
 @pytest.mark.parametrize("search", sorted(SEARCHES))

@@ -18,8 +18,9 @@ import time
 
 import pytest
 
-from evolvecoder_datasets.execution import Job, Sandbox
+from evolvecoder_datasets.execution import Job
 
+from .conftest import sandbox_per_mode
 from .server_poison import POISON, REAPED_UNSEEN, RIGHT, TESTS, WRONG
 
 LIMITS = {"workers": 1, "timeout_s": 0.5, "wall_timeout_s": 3.0, "memory_mb": 512}
@@ -31,10 +32,7 @@ def _bound(n_tests: int) -> float:
     return 2.0 + n_tests * (LIMITS["wall_timeout_s"] * 1.5 + 2.0) + SLACK_S
 
 
-@pytest.fixture(scope="module", params=["isolated", "fast"])
-def single_worker(request):
-    with Sandbox(mode=request.param, **LIMITS) as sb:
-        yield sb
+single_worker = sandbox_per_mode(**LIMITS)
 
 
 @pytest.mark.parametrize("name", sorted(POISON))
