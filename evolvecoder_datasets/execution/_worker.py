@@ -24,7 +24,6 @@ import time
 
 from ..errors import SandboxCrashed, SandboxError
 from ._protocol import read_frame
-from .isolation import server_env
 
 logger = logging.getLogger(__name__)
 
@@ -35,9 +34,9 @@ _uid_counter = itertools.count()
 class _Worker:
     """One fork server process and the framed-JSON conversation with it."""
 
-    def __init__(self, command: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
         self.command = command
-        self.env = env if env is not None else server_env()
+        self.env = env  # isolation.server_env(python_env): the pool's, computed once for its workers
         self.uid, self._uid_lock = _claim_uid()
         self.proc: subprocess.Popen | None = None
         self.hello: dict = {}
