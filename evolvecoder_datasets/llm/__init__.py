@@ -4,6 +4,7 @@ Stages receive an :class:`LLMConfig` and call ``make_backend(config).generate(re
 cached requests from ``<cache_dir>/llm_cache.sqlite`` and sends the rest. Backends:
 
 * ``openai``: any OpenAI-compatible server (OpenAI, ``vllm serve``, the Hugging Face router), async over ``aiohttp``;
+* ``llamacpp``: GGUF models through llama.cpp in process (default model: the embedded Qwen2.5-Coder-0.5B-Instruct);
 * ``transformers``: local batched generation (default model: the embedded SmolLM2-135M-Instruct);
 * ``vllm``: an in-process vLLM engine (extra ``vllm``).
 

@@ -64,6 +64,8 @@ def request_key(
         "prompt_version": request.prompt_version,
         "extra": dict(extra_body) if extra_body else None,
     }
+    if request.response_schema is not None:  # absent otherwise, so keys written before it existed stay valid
+        payload["response_schema"] = request.response_schema
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

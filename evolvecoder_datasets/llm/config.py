@@ -23,12 +23,14 @@ from ..errors import ConfigError
 
 __all__ = ["LLMConfig", "BACKENDS", "CACHE_MODES", "is_reasoning_model", "DEFAULT_OPENAI_BASE_URL", "HF_ROUTER_URL"]
 
-BACKENDS = ("openai", "transformers", "vllm")
+BACKENDS = ("openai", "transformers", "vllm", "llamacpp")
 CACHE_MODES = ("use", "replay", "refresh", "off")
 N_MODES = ("auto", "native", "emulate")
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 HF_ROUTER_URL = "https://router.huggingface.co/v1"
 SMOLLM2 = "smollm2"
+#: The ``llamacpp`` backend's default: the embedded Qwen2.5-Coder-0.5B-Instruct (:mod:`.embedded`).
+QWEN_CODER = "qwen2.5-coder-0.5b"
 
 # OpenAI reasoning models reject temperature/top_p and take max_completion_tokens: o1, o3-mini, o4-mini, gpt-5...
 _REASONING = re.compile(r"^(?:.*/)?(?:o\d+(?:-|$)|gpt-5)", re.IGNORECASE)
@@ -46,7 +48,8 @@ def is_reasoning_model(model: str) -> bool:
 
 #: Engine settings that decide where and how fast a local model runs, never what it answers (left out of keys).
 RESOURCE_SETTINGS = frozenset({"gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
-                               "swap_space", "enforce_eager", "max_num_seqs", "disable_log_stats", "device"})
+                               "swap_space", "enforce_eager", "max_num_seqs", "disable_log_stats", "device",
+                               "n_parallel", "n_ctx", "n_threads", "cache_ram_mib"})
 
 
 @dataclass(frozen=True)
@@ -55,9 +58,12 @@ class LLMConfig:
 
     Args:
         backend (`str`, defaults to ``"openai"``): ``"openai"`` (any OpenAI-compatible HTTP server: OpenAI, vLLM
-            serve, the Hugging Face router), ``"transformers"`` (local generation) or ``"vllm"`` (in-process engine).
+            serve, the Hugging Face router), ``"llamacpp"`` (GGUF models through llama.cpp, in process),
+            ``"transformers"`` (local generation) or ``"vllm"`` (in-process engine).
         model (`str`, *optional*): model name. For ``openai`` it falls back to ``$OPENAI_MODEL``; for
-            ``transformers`` to ``"smollm2"``, the embedded SmolLM2-135M-Instruct; a local path or Hub id also works.
+            ``llamacpp`` to ``"qwen2.5-coder-0.5b"``, the embedded Qwen2.5-Coder-0.5B-Instruct (or a ``.gguf``
+            path); for ``transformers`` to ``"smollm2"``, the embedded SmolLM2-135M-Instruct; a local path or Hub id
+            also works.
         base_url (`str`, *optional*): server root ending in ``/v1``; falls back to ``$OPENAI_BASE_URL``, then to
             the OpenAI API.
         api_key_env (`str`, *optional*): name of the environment variable holding the key. Unset: ``OPENAI_API_KEY``,
@@ -87,7 +93,11 @@ class LLMConfig:
             when available.
         dtype (`str`, defaults to ``"auto"``): torch dtype name for the local backends.
         engine_kwargs (`Mapping[str, Any]`, *optional*): extra keyword arguments for ``vllm.LLM(...)`` (e.g.
-            ``tensor_parallel_size``, ``gpu_memory_utilization``, ``max_model_len``).
+            ``tensor_parallel_size``, ``gpu_memory_utilization``, ``max_model_len``); for ``llamacpp`` the engine
+            settings ``n_parallel``, ``n_ctx`` (per slot), ``n_threads``, ``cache_ram_mib``.
+        structured_output (`bool`, defaults to `False`): for ``openai``, send a request's JSON Schema as
+            ``response_format`` (servers that support structured outputs: vLLM, OpenAI). ``llamacpp`` always
+            enforces it; ``transformers`` and ``vllm`` rely on the tolerant reader.
 
     Raises:
         ConfigError: an unknown backend, cache or ``n`` mode, or a non-positive limit.
@@ -122,6 +132,7 @@ class LLMConfig:
     device: str | None = None
     dtype: str = "auto"
     engine_kwargs: Mapping[str, Any] | None = field(default=None)
+    structured_output: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -162,6 +173,8 @@ class LLMConfig:
             return self.model
         if self.backend == "transformers":
             return SMOLLM2
+        if self.backend == "llamacpp":
+            return QWEN_CODER
         env = os.environ.get("OPENAI_MODEL")
         if env:
             return env
@@ -200,6 +213,8 @@ class LLMConfig:
         if self.backend == "openai":
             if self.is_reasoning() != is_reasoning_model(self.resolved_model()):  # overrides the model's name
                 extra["__reasoning__"] = self.is_reasoning()
+            if self.structured_output:  # a schema constrains what the server answers
+                extra["__structured__"] = True
         else:
             if self.dtype != "auto":
                 extra["__dtype__"] = self.dtype

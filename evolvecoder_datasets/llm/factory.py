@@ -22,7 +22,7 @@ def make_backend(config: LLMConfig) -> Backend:
         config (`LLMConfig`): the configuration, typically received through ``Dataset.map(fn_kwargs=...)``.
 
     Returns:
-        `Backend`: an :class:`OpenAICompatible`, :class:`Transformers` or :class:`VLLM` backend; close it (or use it
+        `Backend`: an :class:`OpenAICompatible`, :class:`LlamaCpp`, :class:`Transformers` or :class:`VLLM` backend; close it (or use it
         as a context manager) to release its cache and model.
 
     Raises:
@@ -39,6 +39,10 @@ def make_backend(config: LLMConfig) -> Backend:
         from .openai_compat import OpenAICompatible
 
         return OpenAICompatible(config)
+    if config.backend == "llamacpp":
+        from .llamacpp_backend import LlamaCpp
+
+        return LlamaCpp(config)
     if config.backend == "transformers":
         from .transformers_backend import Transformers
 

@@ -164,6 +164,10 @@ class OpenAICompatible(Backend):
             body["seed"] = seed
         if request.stop:
             body["stop"] = list(request.stop)
+        if request.response_schema is not None and self.config.structured_output:
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": request.stage or "answer",
+                                                       "schema": dict(request.response_schema)}}
         if self.config.extra_body:
             body.update(self.config.extra_body)
         return body

@@ -36,7 +36,8 @@ from collections.abc import Iterable
 from ..errors import ConfigError, LLMUnavailableError
 from .config import HF_ROUTER_URL, LLMConfig
 
-__all__ = ["KEY_REQUIRED_HOSTS", "PREFLIGHT_TIMEOUT_S", "check_credential", "preflight", "probe_endpoint"]
+__all__ = ["KEY_REQUIRED_HOSTS", "PREFLIGHT_TIMEOUT_S", "check_credential", "check_gguf", "preflight",
+           "probe_endpoint"]
 
 #: Hosts that answer every request without a key with 401: a missing key is an error before any request.
 KEY_REQUIRED_HOSTS = frozenset({"api.openai.com", urllib.parse.urlsplit(HF_ROUTER_URL).hostname or ""})
@@ -155,11 +156,40 @@ def probe_endpoint(config: LLMConfig, *, role: str = "llm", timeout_s: float = P
                                   model=config.model, status=status)
 
 
+def check_gguf(config: LLMConfig, *, role: str = "model") -> None:
+    """Check, before anything slow, that a ``llamacpp`` model can load: ``xllamacpp`` is installed and the GGUF file
+    exists (an embedded model is assembled from its parts and its sha256 checked here, once).
+
+    Raises:
+        MissingExtraError: ``xllamacpp`` or a part of the embedded model is not installed (the message says what to
+            install).
+        ConfigError: the file is missing or its digest differs from the pinned one.
+
+    Example:
+        >>> check_gguf(LLMConfig(backend="llamacpp", model="/no/such.gguf"))
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.errors.ConfigError: model: llamacpp model '/no/such.gguf' is neither an embedded model ...
+    """
+    import importlib.util
+
+    from ..errors import ConfigError, MissingExtraError
+    from .llamacpp_backend import LlamaCpp
+
+    try:
+        LlamaCpp(config.replace(cache_dir=None)).model_path()
+    except ConfigError as err:
+        raise ConfigError(f"{role}: {err}") from err
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise MissingExtraError("xllamacpp", "llamacpp", f"{role} (backend llamacpp)")
+
+
 def preflight(endpoints: Iterable[tuple[str, LLMConfig]], *, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> int:
     """Check the credential and the endpoint of every ``(role, config)`` a run will use; returns how many were probed.
 
     Every credential is checked first (no network), then each distinct ``(base_url, key)`` is probed once.
-    Configurations of the local backends and replayed ones (``cache_mode="replay"``) are skipped.
+    Configurations of the other local backends and replayed ones (``cache_mode="replay"``) are skipped; a
+    ``llamacpp`` model is checked where it lives (:func:`check_gguf`).
 
     Args:
         endpoints (`Iterable[tuple[str, LLMConfig]]`): what each model does in the run, and its configuration.
@@ -170,15 +200,20 @@ def preflight(endpoints: Iterable[tuple[str, LLMConfig]], *, timeout_s: float = 
 
     Raises:
         LLMUnavailableError: the first failing credential or endpoint.
+        MissingExtraError, ConfigError: a ``llamacpp`` model that cannot load (:func:`check_gguf`).
 
     Example:
         >>> from evolvecoder_datasets.llm import LLMConfig
         >>> preflight([("pool", LLMConfig(backend="transformers"))])   # local: nothing to probe
         0
     """
+    endpoints = list(endpoints)
     remote = [(role, cfg) for role, cfg in endpoints if cfg.backend == "openai" and cfg.cache_mode != "replay"]
     if os.environ.get("EVOLVECODER_SKIP_PREFLIGHT") == "1":
         return 0
+    for role, cfg in endpoints:
+        if cfg.backend == "llamacpp" and cfg.cache_mode != "replay":
+            check_gguf(cfg, role=role)
     for role, cfg in remote:
         check_credential(cfg, role=role)
     seen: set[tuple[str, str | None]] = set()

@@ -41,6 +41,9 @@ class ChatRequest:
         stop (`Sequence[str]`, *optional*): stop strings.
         prompt_version (`str`, defaults to ``""``): version of the prompt builder that produced ``messages``; it
             enters the request-cache key so that a prompt change never replays stale answers.
+        response_schema (`Mapping`, *optional*): a JSON Schema the answer must follow (a JSON text). Backends that
+            can constrain decoding enforce it (``llamacpp`` always, ``openai`` with ``structured_output``); the others
+            send the prompt alone, and the stage's parser reads what comes back. Part of the cache key when set.
         stage (`str`, defaults to ``""``): the pipeline stage sending it, used only for accounting (not cached).
 
     Raises:
@@ -60,6 +63,7 @@ class ChatRequest:
     stop: tuple[str, ...] | None = None
     prompt_version: str = ""
     stage: str = field(default="", compare=False)
+    response_schema: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         raw = self.messages
@@ -89,6 +93,8 @@ class ChatRequest:
             raise ConfigError(f"top_p must lie in (0, 1]; got {self.top_p}")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ConfigError(f"max_tokens must be positive; got {self.max_tokens}")
+        if self.response_schema is not None and not isinstance(self.response_schema, Mapping):
+            raise ConfigError(f"response_schema must be a JSON Schema mapping; got {type(self.response_schema).__name__}")
 
     def sampling_params(self) -> dict[str, Any]:
         """The sampling parameters as a plain dict (``None`` where unset), in a stable order."""
@@ -103,12 +109,15 @@ class ChatRequest:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict that :meth:`from_json` turns back into an equal request."""
-        return {
+        data = {
             "messages": [dict(m) for m in self.messages],
             **self.sampling_params(),
             "prompt_version": self.prompt_version,
             "stage": self.stage,
         }
+        if self.response_schema is not None:
+            data["response_schema"] = self.response_schema
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ChatRequest:
@@ -123,6 +132,7 @@ class ChatRequest:
             stop=tuple(data["stop"]) if data.get("stop") else None,
             prompt_version=data.get("prompt_version", ""),
             stage=data.get("stage", ""),
+            response_schema=data.get("response_schema"),
         )
 
 

@@ -15,12 +15,16 @@ TESTS = [f"assert f({i}) == {i}" for i in range(7)]
 
 
 def test_every_family_has_a_distinct_version_that_enters_the_cache_key():
-    assert len(set(prompts.VERSIONS.values())) == len(prompts.VERSIONS) == 5
+    assert len(set(prompts.VERSIONS.values())) == len(prompts.VERSIONS) == 6
     a = refine.build_request("Seed problem text.", max_tokens=10)
     b = refine.build_request("Seed problem text.", max_tokens=10).__class__(
         a.messages, max_tokens=10, prompt_version="refine-999"
     )
     assert request_key(a, backend="openai", model="m") != request_key(b, backend="openai", model="m")
+    # a JSON Schema constrains the answer, so it enters the key; a request without one keeps its old key
+    c = a.__class__(a.messages, max_tokens=10, prompt_version=a.prompt_version, response_schema={"type": "object"})
+    assert request_key(c, backend="openai", model="m") != request_key(a, backend="openai", model="m")
+    assert "response_schema" not in a.to_json() and a.__class__.from_json(c.to_json()) == c
 
 
 def test_refine_includes_the_reference_solution_only_when_present():
