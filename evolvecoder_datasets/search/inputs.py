@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CallShape", "InputMutator", "recover_call", "reference_constants", "render_args"]
+__all__ = ["CallShape", "InputMutator", "call_callee", "literal_args", "recover_call", "reference_constants",
+           "render_args"]
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 # Characters a unicode edit inserts: accented, a case-folding oddity, Greek, CJK, an emoji, a combining mark.
@@ -62,8 +63,14 @@ class CallShape:
         return len(self.seeds[0]) if self.seeds else 0
 
 
-def _callee(node: ast.Call) -> str | None:
-    """``name`` or ``Name().method`` callees; anything else (builtins, attributes of values) is not a candidate."""
+def call_callee(node: ast.Call) -> str | None:
+    """``name`` or ``Name().method`` callees; anything else (builtins, attributes of values) is not a candidate.
+
+    Example:
+        >>> import ast
+        >>> call_callee(ast.parse("Solution().f(1)", mode="eval").body), call_callee(ast.parse("len(x)", mode="eval").body)
+        ('Solution().f', None)
+    """
     func = node.func
     if isinstance(func, ast.Name):
         return None if func.id in _BUILTIN_NAMES else func.id
@@ -79,7 +86,15 @@ def _callee(node: ast.Call) -> str | None:
     return None
 
 
-def _literal_args(node: ast.Call) -> tuple | None:
+def literal_args(node: ast.Call) -> tuple | None:
+    """The call's positional arguments as values when every one is a literal (no keywords, no ``*args``), else
+    ``None``.
+
+    Example:
+        >>> import ast
+        >>> literal_args(ast.parse("f(1, [2, 'a'])", mode="eval").body), literal_args(ast.parse("f(x)", mode="eval").body)
+        ((1, [2, 'a']), None)
+    """
     if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         return None
     try:
@@ -116,10 +131,10 @@ def recover_call(tests: Sequence[str], *, defined: set[str] | None = None) -> Ca
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
-            callee = _callee(node)
+            callee = call_callee(node)
             if callee is None or (defined is not None and callee.split("(")[0] not in defined):
                 continue
-            args = _literal_args(node)
+            args = literal_args(node)
             if args is not None:
                 found.setdefault(callee, []).append(args)
     if not found:

@@ -62,9 +62,9 @@ from ..errors import ConfigError
 from ..checks import check_fraction, check_positive
 from ..code_names import defined_names, normalise_test
 from ..seeding import stable_int
-from ..tolerance import float_assert
 from .inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
 from .probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values
+from .valued import value_assert
 
 __all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult", "hot_constants", "probe_timeouts",
            "search_tests"]
@@ -436,18 +436,11 @@ class _State:
         self.groups = [g for g in ([p for p in g if p not in tired] for g in self.groups) if len(g) > 1]
 
     def write_tests(self, values: list[tuple[bool, str | None]]) -> list[str]:
-        import ast
-
         tests, seen = [], {normalise_test(t) for t in self.problem.tests}
         for args, (ok, text) in zip(self.kept, values):
             if not ok or text is None:
                 continue
-            call = f"{self.call.callee}({render_args(args)})"
-            value = ast.literal_eval(text)
-            if type(value) is float:
-                test = float_assert(call, text)
-            else:
-                test = f"assert {call} == {text}"
+            test = value_assert(self.call.callee, args, text)
             key = normalise_test(test)
             if key not in seen:
                 seen.add(key)

@@ -1,0 +1,138 @@
+"""Asserts from inputs: each input valued by the problem's reference in the sandbox, never by whoever proposed it.
+
+The search writer and the model writers in input mode meet here. Given argument tuples for a problem's callee
+(mutated by the search, or proposed by a model), :func:`value_inputs` asks the reference, in the sandbox, which of
+them it handles (plain data, the same twice, within ``cpu_s``), reads its value on each of those back through
+pass/fail verdicts (:func:`~evolvecoder_datasets.search.probes.read_values`) and writes one assert per input with
+:func:`value_assert`. Inputs the reference raises on, loops on or answers with something that is not plain data give
+no test: they are counted as ``unusable``. Every assert is correct about the reference by construction; the caller
+still runs them on the reference the ordinary way before keeping any (the evolve stage does, for every method).
+
+Example:
+    >>> from evolvecoder_datasets.execution import Sandbox
+    >>> from evolvecoder_datasets.search.valued import ValueRequest, value_inputs
+    >>> ref = "def half(x):\\n    if x % 2:\\n        raise ValueError(x)\\n    return x // 2\\n"
+    >>> with Sandbox(workers=1, mode="fast") as sb:
+    ...     [found] = value_inputs([ValueRequest(ref, "half", [(4,), (3,), (-8,)])], sb)
+    >>> found.tests, found.unusable
+    (['assert half(4) == 2', 'assert half(-8) == -4'], 1)
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..tolerance import float_assert
+from .inputs import render_args
+from .probes import ProbeProgram, read_values
+
+__all__ = ["ValueRequest", "ValuedInputs", "value_assert", "value_inputs"]
+
+
+def value_assert(callee: str, args: Sequence[Any], value_text: str) -> str:
+    """The assert that ``callee(*args)`` returns the literal ``value_text`` (a float within the shared tolerance of
+    :mod:`~evolvecoder_datasets.tolerance`, anything else exactly).
+
+    Example:
+        >>> value_assert("f", (1, "a"), "[1, 2]"), value_assert("g", (), "0.5")
+        ("assert f(1, 'a') == [1, 2]", 'assert abs(g() - 0.5) <= 1.05e-06')
+    """
+    call = f"{callee}({render_args(args)})"
+    if type(ast.literal_eval(value_text)) is float:
+        return float_assert(call, value_text)
+    return f"assert {call} == {value_text}"
+
+
+@dataclass
+class ValueRequest:
+    """One problem's inputs to value.
+
+    Args:
+        reference (`str`): the reference solution.
+        callee (`str`): the call the tests make (``"f"``, ``"Solution().f"``).
+        inputs (`list[tuple]`): argument tuples.
+        cpu_s (`float`, *optional*): CPU seconds the reference may take on one of them (default: the call's
+            ``cpu_s``); a problem whose calibrated limit is higher gives that, so a slow reference still values.
+    """
+
+    reference: str
+    callee: str
+    inputs: list[tuple]
+    cpu_s: float | None = None
+
+
+@dataclass
+class ValuedInputs:
+    """What valuing one problem's inputs gave.
+
+    Attributes:
+        tests (`list[str]`): one assert per usable input whose value was read, in the inputs' order.
+        inputs (`list[tuple]`): the argument tuple of each test.
+        unusable (`int`): inputs the reference raised on, did not finish within ``cpu_s``, answered differently
+            twice or with a value that is not plain data.
+        unreadable (`int`): usable inputs whose value could not be read back.
+    """
+
+    tests: list[str] = field(default_factory=list)
+    inputs: list[tuple] = field(default_factory=list)
+    unusable: int = 0
+    unreadable: int = 0
+
+
+def value_inputs(requests: Sequence[ValueRequest], sandbox: Any, *, cpu_s: float = 0.1,
+                 max_chars: int = 300) -> list[ValuedInputs]:
+    """Value every request's inputs with its reference in ``sandbox`` and write the asserts.
+
+    The usability questions of all problems go to the sandbox as one batch; values are read per problem, as many
+    at once as the sandbox has workers.
+
+    Args:
+        requests (`Sequence[ValueRequest]`): per problem, its reference, callee and inputs.
+        sandbox (`Sandbox`): an open sandbox (``mode="fast"`` is the quick choice: only the reference runs).
+        cpu_s (`float`, defaults to 0.1): CPU seconds the reference may take on one input (a request's own
+            ``cpu_s`` wins).
+        max_chars (`int`, defaults to 300): longest ``repr`` of a value that becomes a test.
+
+    Returns:
+        `list[ValuedInputs]`: one per request, in order.
+
+    Example:
+        >>> value_inputs([ValueRequest("def f(x):\\n    return x", "f", [])], sandbox=None)[0].tests
+        []
+    """
+    from ..execution import Job
+
+    probes = [ProbeProgram(r.reference, r.callee, r.inputs, cpu_s=r.cpu_s or cpu_s, max_chars=max_chars)
+              for r in requests]
+    out = [ValuedInputs() for _ in requests]
+    asked = [k for k, r in enumerate(requests) if r.inputs]
+    if not asked:
+        return out
+    reports = sandbox.run_many([Job(probes[k].program(), tests=probes[k].usable_tests(),
+                                    timeout_s=probes[k].reference_timeout()) for k in asked])
+    usable: dict[int, list[int]] = {}
+    for k, report in zip(asked, reports):
+        ok = [] if report.infra_error else [j for j, passed in enumerate(report.passed) if passed]
+        usable[k] = ok
+        out[k].unusable = len(requests[k].inputs) - len(ok)
+
+    def read(k: int) -> None:
+        if not usable[k]:
+            return
+        values = read_values(sandbox, probes[k], usable[k], timeout_s=probes[k].reference_timeout())
+        for j, (ok, text) in zip(usable[k], values):
+            if not ok or text is None:
+                out[k].unreadable += 1
+                continue
+            args = requests[k].inputs[j]
+            out[k].tests.append(value_assert(requests[k].callee, args, text))
+            out[k].inputs.append(args)
+
+    workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(read, asked))
+    return out
