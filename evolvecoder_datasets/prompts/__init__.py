@@ -16,15 +16,16 @@ Example:
 
 from __future__ import annotations
 
-from . import adversarial, code_instruct, discriminative, parsing, refine, solve
+from . import adversarial, code_instruct, discriminative, inputs, parsing, refine, solve
 
-__all__ = ["VERSIONS", "adversarial", "code_instruct", "discriminative", "parsing", "refine", "solve"]
+__all__ = ["VERSIONS", "adversarial", "code_instruct", "discriminative", "inputs", "parsing", "refine", "solve"]
 
 #: Version of every prompt family, for dataset cards and fingerprints.
 VERSIONS = {
     "refine": refine.VERSION,
     "adversarial": adversarial.VERSION,
     "discriminative": discriminative.VERSION,
+    "inputs": inputs.VERSION,
     "code_instruct": code_instruct.VERSION,
     "solve": solve.VERSION,
 }

@@ -75,6 +75,10 @@ class ModelSpec:
         max_tokens (`int`, *optional*, defaults to 4096): generation cap per sample.
         seed (`int`, *optional*): base of a per-problem sampling seed (when the server honours seeds).
         system_prompt (`str`, *optional*): a system message sent before the task.
+        complete_stub (`bool`, defaults to `False`): where a question is a function stub (HumanEval's form), the
+            request ends with the stub as the beginning of the answer and the model writes only the body
+            (:func:`~evolvecoder_datasets.prompts.solve.stub_prefill`; backends that continue a final assistant
+            message: ``llamacpp``, vLLM servers with ``continue_final_message``).
 
     Raises:
         ConfigError: an empty name, a reserved name (``"mutant"``) or ``n < 1``.
@@ -93,6 +97,7 @@ class ModelSpec:
     max_tokens: int | None = 4096
     seed: int | None = None
     system_prompt: str | None = None
+    complete_stub: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -182,9 +187,9 @@ def build_solve_request(question: str, spec: ModelSpec, *, stdio: bool = False, 
         (3, 'solve-1')
     """
     seed = None if spec.seed is None else stable_int(spec.seed, problem_id) & 0x7FFFFFFF
-    return solve_prompt.build_request(question, stdio=stdio, system_prompt=spec.system_prompt, n=spec.n,
-                                      temperature=spec.temperature, top_p=spec.top_p, max_tokens=spec.max_tokens,
-                                      seed=seed)
+    return solve_prompt.build_request(question, stdio=stdio, system_prompt=spec.system_prompt,
+                                      complete_stub=spec.complete_stub, n=spec.n, temperature=spec.temperature,
+                                      top_p=spec.top_p, max_tokens=spec.max_tokens, seed=seed)
 
 
 def _mutant_solutions(references: Sequence[str], ok: bool, config: SampleConfig, problem_id: str) -> list[dict]:
@@ -256,13 +261,14 @@ def sample(batch: dict[str, list], *, config: SampleConfig) -> dict[str, list]:
             continue
         answers = get_backend(spec.llm).generate(requests, return_exceptions=config.on_llm_error == "record",
                                                  desc=f"sample {spec.name}")
-        for i, answer in zip(live, answers):
+        for i, request, answer in zip(live, requests, answers):
             if isinstance(answer, BaseException):
                 raise_unrecordable(answer)
                 errors[i].append(f"{spec.name}: {type(answer).__name__}: {answer}")
                 continue
             for k, text in enumerate(answer.texts):
-                pools[i].append({"model": spec.name, "sample": k, "code": extract_code(text, strategy=config.extract)})
+                code = extract_code(solve_prompt.answer_text(request, text), strategy=config.extract)
+                pools[i].append({"model": spec.name, "sample": k, "code": code})
 
     for i in live:
         pools[i].extend(_mutant_solutions(references[i] or (), bool(reference_ok[i]), config, ids[i]))
