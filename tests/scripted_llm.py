@@ -53,7 +53,9 @@ class ScriptedResponder:
             return [f"Here is my solution:\n```python\n{code}```\n" for code in codes][: int(body.get("n", 1))]
         if "Seed problem:" in content:
             return entry["refine"]
-        method = "adversarial" if "hardening the test suite" in content else "discriminative"
+        # the paper's whole-assert prompt, or the input-mode one (its scripted asserts are read as calls there)
+        adversarial = "hardening the test suite" in content or "on which a wrong program would fail" in content
+        method = "adversarial" if adversarial else "discriminative"
         key = (self.problem(content), method)
         if content not in self.seen:
             self.seen[content] = self.calls[key]

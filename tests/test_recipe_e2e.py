@@ -38,7 +38,9 @@ def _config(base_url: str, output_dir, **changes) -> RecipeConfig:
                 ModelSpec("beta", writer.replace(model="beta"), n=2)),
         "mutants": 6,
         "refine": RefineConfig(num_tests=8, min_tests=4),
-        "evolve": EvolveConfig(num_tests=3),
+        # the scripted answers are whole asserts with wrong values on purpose: the paper's mode, end to end (input
+        # mode is covered by tests/stages/test_evolve_inputs.py and the demo's newcomer run)
+        "evolve": EvolveConfig(num_tests=3, test_mode="asserts"),
         "finalize": FinalizeConfig(min_tests=3, max_perfect=3),
         "execute": ExecuteConfig(mode="fast", timeout_s=1.0, workers=2),
         "figures": True,
@@ -256,7 +258,7 @@ def test_llm_rounds_asks_the_test_writer_in_the_first_rounds_only_and_later_roun
         _config("http://127.0.0.1:9", tmp_path / "bad", llm_rounds=1)  # round 2 would have no method
     with pytest.raises(ConfigError, match="llm_rounds"):
         _config("http://127.0.0.1:9", tmp_path / "bad", llm_rounds=-1)
-    evolve = EvolveConfig(num_tests=3, search=SearchConfig(budget=200, max_tests=2))
+    evolve = EvolveConfig(num_tests=3, test_mode="asserts", search=SearchConfig(budget=200, max_tests=2))
     with ScriptedOpenAIServer(ScriptedResponder()) as server:
         result = run_recipe(_config(server.base_url, tmp_path / "run", evolve=evolve, llm_rounds=1))
         prompts = [" ".join(m["content"] for m in body["messages"]) for body in server.requests]

@@ -225,7 +225,7 @@ def test_an_evolution_round_runs_new_tests_under_the_limit_and_raises_it_for_a_s
 
     with ScriptedOpenAIServer(lambda body: '{"tests": ["assert sq(4) == 16"]}') as server:
         config = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False,
-                              execute=ExecuteConfig(mode="fast", workers=2))  # fmt: skip
+                              test_mode="asserts", execute=ExecuteConfig(mode="fast", workers=2))  # fmt: skip
         fast_reference = evolve(batch(RIGHT, 0.1), config=config)
         slow_reference = evolve(batch(SLOW, 0.1), config=config)
         uncalibrated = evolve(batch(RIGHT, None), config=config)
@@ -249,6 +249,7 @@ def test_the_reference_check_of_a_round_judges_every_new_test_despite_the_timeou
     answer = '{"tests": ["assert sq(-1) == 1", "assert sq(-2) == 4", "assert sq(3) == 9"]}'
     with ScriptedOpenAIServer(lambda body: answer) as server:
         config = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False,
+                              test_mode="asserts",
                               execute=ExecuteConfig(mode="fast", workers=1, timeout_s=0.2, limit_floor_s=0.1))
         out = evolve(batch, config=config)
     assert out["tests"][0] == ["assert sq(2) == 4", "assert sq(3) == 9"]

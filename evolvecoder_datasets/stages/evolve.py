@@ -55,7 +55,10 @@ from ..limits import SandboxSettings
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
+from ..prompts import inputs as inputs_prompt
 from ..schema import TIME_LIMIT
+from ..search.inputs import CallShape, recover_call
+from ..search.valued import ValueRequest, value_inputs
 from ..search.writer import SearchConfig, SearchProblem, search_tests
 from ..suite import TestSuite, as_origin_list
 from .execute import ExecuteConfig, solution_codes
@@ -66,7 +69,7 @@ from ..checks import (
     check_positive,
     check_text_cells,
 )
-from ..code_names import independent_tests, normalise_test, reference_for
+from ..code_names import defined_names, independent_tests, normalise_test, reference_for
 from .support.llm_stage import LLMStageConfig, raise_unrecordable
 from .support.new_tests import run_new_tests
 from .support.resources import get_backend, get_sandbox
@@ -79,8 +82,9 @@ __all__ = ["METHODS", "EvolveConfig", "evolve", "evolve_dataset"]
 
 METHODS = ("adversarial", "discriminative", "search")
 LLM_METHODS = ("adversarial", "discriminative")
+TEST_MODES = ("inputs", "asserts")
 _PROMPTS = {"adversarial": adversarial_prompt, "discriminative": discriminative_prompt}
-_STAGE_VERSION = "1"
+_STAGE_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,17 @@ class EvolveConfig(LLMStageConfig):
         discriminative (`bool`, defaults to `True`): send the discriminative prompt.
         search (`SearchConfig`, *optional*): also write tests by input search against the pool, after the prompts'
             tests are in (method ``search``, no LLM); its seed is the round's ``seed``. ``None`` (default) is off.
+        test_mode (`str`, defaults to ``"inputs"``): what the prompts ask the model for. ``"inputs"``: calls of the
+            problem's function with literal arguments (:mod:`~evolvecoder_datasets.prompts.inputs`), valued by the
+            problem's confirmed reference in the sandbox, so no test is wrong about the reference; a problem without
+            a reference or without a literal call in its tests falls back to whole asserts (noted in its log).
+            ``"asserts"``: the paper's whole asserts, expected values written by the model.
+        value_cpu_s (`float`, defaults to 0.1): CPU seconds the reference may take on a model's input (input mode;
+            a problem's calibrated limit, the ``time_limit_s`` column, raises it); an input it does not finish,
+            raises on or answers with no plain value gives no test.
+        without_reference (`str`, defaults to ``"asserts"``): in input mode, what a problem gets whose inputs no
+            reference can value (no confirmed reference, or no literal call in its tests): ``"asserts"`` (the paper's
+            whole-assert prompt) or ``"skip"`` (no prompt; its log says why).
         sequential (`bool`, defaults to `False`): run the adversarial tests first and build the discriminative
             prompt from the grown matrix (the released code builds both from the start-of-round matrix).
         hide_below (`float`, defaults to 0.1): tests with a lower pass rate are hidden from both prompts.
@@ -123,7 +138,7 @@ class EvolveConfig(LLMStageConfig):
 
     Example:
         >>> EvolveConfig(round=2, sequential=True, drop_failed_split=True).version
-        'evolve-stage-1+adversarial-1+discriminative-1'
+        'evolve-stage-2+adversarial-1+discriminative-1+inputs-1'
     """
 
     llm: LLMConfig | None = None
@@ -132,6 +147,9 @@ class EvolveConfig(LLMStageConfig):
     adversarial: bool = True
     discriminative: bool = True
     search: SearchConfig | None = None
+    test_mode: str = "inputs"
+    value_cpu_s: float = 0.1
+    without_reference: str = "asserts"
     sequential: bool = False
     hide_below: float = 0.1
     hide_above: float | None = None
@@ -147,10 +165,18 @@ class EvolveConfig(LLMStageConfig):
     seed: int = 0
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
     on_llm_error: str = "raise"
-    version: str = f"evolve-stage-{_STAGE_VERSION}+{adversarial_prompt.VERSION}+{discriminative_prompt.VERSION}"
+    version: str = (f"evolve-stage-{_STAGE_VERSION}+{adversarial_prompt.VERSION}+{discriminative_prompt.VERSION}"
+                    f"+{inputs_prompt.VERSION}")
 
     def __post_init__(self) -> None:
         check_on_llm_error(self.on_llm_error)
+        if self.test_mode not in TEST_MODES:
+            raise ConfigError(f"EvolveConfig.test_mode must be one of {TEST_MODES}, got {self.test_mode!r}")
+        if self.without_reference not in ("asserts", "skip"):
+            raise ConfigError(f"EvolveConfig.without_reference must be 'asserts' or 'skip', got "
+                              f"{self.without_reference!r}")
+        if not self.value_cpu_s > 0:
+            raise ConfigError(f"EvolveConfig.value_cpu_s must be positive, got {self.value_cpu_s}")
         object.__setattr__(self, "band", tuple(float(b) for b in self.band))
         object.__setattr__(self, "select_from", tuple(self.select_from))
         if self.search is not None and not isinstance(self.search, SearchConfig):
@@ -209,6 +235,17 @@ class _Problem:
     log: list[dict[str, Any]] = field(default_factory=list)
     limit: float | None = None  # calibrated CPU seconds per test (the time_limit_s column), None: the fixed limit
 
+    def input_call(self, config: EvolveConfig) -> tuple[CallShape | None, str | None]:
+        """The call the model's inputs are for, in input mode; else ``(None, why the problem keeps asserts)``."""
+        if config.test_mode != "inputs":
+            return None, None
+        if not self.search_reference:
+            return None, "no_reference"
+        call = recover_call(self.suite.tests, defined=defined_names(self.search_reference))
+        if call is None or not call.seeds:
+            return None, "no_literal_call"
+        return call, None
+
     @property
     def M(self) -> np.ndarray:
         """The pass matrix, programs x tests."""
@@ -240,8 +277,9 @@ def _log_entry(config: EvolveConfig, method: str, **values: Any) -> dict[str, An
     return entry
 
 
-def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[Any, list[int], list[str]]:
-    """The request for ``method`` built from the problem's current matrix, the programs shown and the notes."""
+def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[Any, list[int], list[str], str | None]:
+    """The request for ``method`` built from the problem's current matrix, the programs shown, the notes and the
+    callee whose inputs the answer gives (``None``: the answer gives whole asserts)."""
     eligible = problem.eligible(config)
     Me = problem.M[eligible]
     visible = passmatrix.hide_tests(Me, config.hide_below, max_pass_rate=config.hide_above)
@@ -255,45 +293,96 @@ def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[A
         shown_tests = passmatrix.dedupe_tests(Me, rng=problem.rng, keep=1, among=visible)
         selection = passmatrix.select_similar(Me[:, shown_tests], rng=problem.rng, k=config.n_similar)
     programs = eligible[selection.indices]
+    sampling = {"temperature": config.temperature, "max_tokens": config.max_tokens,
+                "seed": stable_int(config.seed, problem.id, config.round, method) & 0x7FFFFFFF}
+    notes = list(selection.notes)
+    call, fallback = problem.input_call(config)
+    if call is not None:
+        passed = "all of them"
+        if method == "adversarial" and len(programs) and len(shown_tests):
+            row = problem.M[programs[0], shown_tests]
+            passed = "all of them" if row.all() else f"{int(row.sum())} of {len(shown_tests)}"
+        request = inputs_prompt.build_request(
+            method, problem.question, call.callee, [problem.codes[p] for p in programs],
+            [problem.suite.tests[t] for t in shown_tests], example=call.seeds[0], num_tests=config.num_tests,
+            passed=passed, **sampling)
+        return request, programs.tolist(), notes, call.callee
+    if fallback and config.without_reference == "skip":
+        return None, programs.tolist(), notes + [f"skipped: {fallback}"], None
+    if fallback:
+        notes.append(f"asserts: {fallback}")
     request = _PROMPTS[method].build_request(
         problem.question,
         [problem.codes[p] for p in programs],
         [problem.suite.tests[t] for t in shown_tests],
         problem.M[np.ix_(programs, shown_tests)],
         num_tests=config.num_tests,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        seed=stable_int(config.seed, problem.id, config.round, method) & 0x7FFFFFFF,
+        **sampling,
     )
-    return request, programs.tolist(), list(selection.notes)
+    return request, programs.tolist(), notes, None
 
 
-def _ask(problems: list[_Problem], method: str, config: EvolveConfig) -> list[tuple[Any, list[int], list[str]]]:
+def _ask(problems: list[_Problem], method: str, config: EvolveConfig) -> list[tuple[Any, list[int], list[str], str | None]]:
     """Each problem's request for ``method``, built from its current matrix."""
     return [_prompt_for(p, method, config) for p in problems]
 
 
+def _parse_answer(problem: _Problem, method: str, callee: str | None, answer: Any, entry: dict[str, Any],
+                  config: EvolveConfig) -> list[str] | ValueRequest:
+    """One answer's whole asserts, or (input mode) its inputs as a request for the reference's values."""
+    if answer is None:  # not asked (input mode without a reference, ``without_reference="skip"``)
+        entry["requested"] = 0
+        return []
+    if isinstance(answer, BaseException):
+        raise_unrecordable(answer)
+        entry["error"] = f"llm: {type(answer).__name__}"
+        return []
+    try:
+        if callee is None:
+            parsed = _PROMPTS[method].parse(answer.text)
+            entry["parsed"] = len(parsed.tests)
+            return parsed.tests
+        found = inputs_prompt.parse(answer.text, callee)
+    except LLMResponseError as err:
+        entry["error"] = f"parse: {err.reason}"
+        return []
+    entry["parsed"] = len(found.inputs)
+    dropped = ", ".join(f"{k} {v}" for k, v in sorted(found.dropped.items()))
+    entry["notes"].append(f"inputs: {len(found.inputs)} parsed" + (f"; dropped {dropped}" if dropped else ""))
+    # the reference may take what its problem's calibrated limit allows a test (at least value_cpu_s)
+    cpu_s = max(config.value_cpu_s, float(problem.limit)) if problem.limit else None
+    return ValueRequest(problem.search_reference or "", callee, found.inputs, cpu_s=cpu_s)
+
+
+def _value(requests: list[ValueRequest], entries: list[dict[str, Any]], config: EvolveConfig) -> list[list[str]]:
+    """The asserts of every input-mode answer, valued by the reference (the inputs it cannot value are noted)."""
+    from ..execution import shared_sandbox
+
+    # only the reference runs: the stage's sandbox settings, in fast mode (the probes set their own CPU limits)
+    found = value_inputs(requests, shared_sandbox(config.execute, mode="fast"), cpu_s=config.value_cpu_s)
+    for entry, valued in zip(entries, found):
+        if valued.unusable or valued.unreadable:
+            entry["notes"].append(f"values: {valued.unusable} inputs the reference does not answer with plain "
+                                  f"data within {config.value_cpu_s} s, {valued.unreadable} unreadable")
+    return [valued.tests for valued in found]
+
+
 def _collect(
-    problems: list[_Problem], method: str, built: list[tuple[Any, list[int], list[str]]], answers: list[Any],
-    config: EvolveConfig,
+    problems: list[_Problem], method: str, built: list[tuple[Any, list[int], list[str], str | None]],
+    answers: list[Any], config: EvolveConfig,
 ) -> None:
-    """Parse one method's answers, run the new tests against each pool (and reference), append what survives."""
+    """Parse one method's answers (value the inputs of input-mode answers with each reference), run the new tests
+    against each pool (and reference), append what survives."""
+    entries = [_log_entry(config, method, programs=programs, notes=notes) for _, programs, notes, _ in built]
+    parsed = [_parse_answer(problem, method, callee, answer, entry, config)
+              for problem, (_, _, _, callee), answer, entry in zip(problems, built, answers, entries)]
+    asked = [k for k, p in enumerate(parsed) if isinstance(p, ValueRequest)]
+    if asked:
+        for k, tests in zip(asked, _value([parsed[k] for k in asked], [entries[k] for k in asked], config)):
+            parsed[k] = tests
     candidates: list[list[str]] = []
-    entries: list[dict[str, Any]] = []
-    for problem, (_, programs, notes), answer in zip(problems, built, answers):
-        entry = _log_entry(config, method, programs=programs, notes=notes)
-        entries.append(entry)
-        tests: list[str] = []
-        if isinstance(answer, BaseException):
-            raise_unrecordable(answer)
-            entry["error"] = f"llm: {type(answer).__name__}"
-        else:
-            try:
-                parsed = _PROMPTS[method].parse(answer.text)
-                entry["parsed"] = len(parsed.tests)
-                tests = parsed.tests
-            except LLMResponseError as err:
-                entry["error"] = f"parse: {err.reason}"
+    for problem, tests, entry in zip(problems, parsed, entries):
+        assert isinstance(tests, list)
         seen = {normalise_test(t) for t in problem.suite.tests}
         fresh = []
         for test in tests:
@@ -384,19 +473,25 @@ def _run_round(problems: list[_Problem], config: EvolveConfig) -> None:
         _search(problems, config)
 
 
+def _generate(backend: Any, requests: list[Any], record: bool, desc: str) -> list[Any]:
+    """The answers to ``requests`` in order; a ``None`` request (a problem not asked) gets ``None``."""
+    asked = [r for r in requests if r is not None]
+    answers = iter(backend.generate(asked, return_exceptions=record, desc=desc) if asked else [])
+    return [None if r is None else next(answers) for r in requests]
+
+
 def _run_prompts(problems: list[_Problem], config: EvolveConfig) -> None:
     backend = get_backend(config.require_llm())
     record = config.on_llm_error == "record"
     if config.sequential:
         for method in config.llm_methods:
             built = _ask(problems, method, config)
-            answers = backend.generate([b[0] for b in built], return_exceptions=record,
-                                       desc=f"round {config.round} {method}")
+            answers = _generate(backend, [b[0] for b in built], record, f"round {config.round} {method}")
             _collect(problems, method, built, answers, config)
         return
     built = {method: _ask(problems, method, config) for method in config.llm_methods}
     requests = [b[0] for method in config.llm_methods for b in built[method]]
-    answers = backend.generate(requests, return_exceptions=record, desc=f"round {config.round}")
+    answers = _generate(backend, requests, record, f"round {config.round}")
     for k, method in enumerate(config.llm_methods):
         _collect(problems, method, built[method], answers[k * len(problems) : (k + 1) * len(problems)], config)
 

@@ -51,6 +51,9 @@ def _fresh_backends():
 
 
 def _run(batch, **options):
+    """One round in the paper's whole-assert mode (the model writes expected values; input mode has its own tests
+    in test_evolve_inputs.py)."""
+    options.setdefault("test_mode", "asserts")
     with ScriptedOpenAIServer(_responder) as server:
         config = EvolveConfig(llm=LLMConfig(model="w", base_url=server.base_url, max_retries=0), round=1,
                               execute=ExecuteConfig(mode="fast", workers=1), **options)
