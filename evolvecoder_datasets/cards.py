@@ -49,7 +49,8 @@ STATS_KEYS: dict[str, str] = {
     "num_problems": "int: problems in the revision (else summed from problems_by_source)",
     "num_tests": "int: tests in the revision (else summed from problems_by_source)",
     "problems_by_source": "{source: {'problems': int, 'tests': int}}",
-    "tests_by_method": "{method: {'generated': int, 'retained': int}} (methods of schema.TEST_METHODS)",
+    "tests_by_method": "{method: {'generated': int, 'retained': int, 'unique_kills': int, 'unique_problems': int}} "
+                       "(methods of schema.TEST_METHODS; unique_kills: programs only this method's tests reject)",
     "pass_at_k": "{round: {k: float}} across rounds, or {k: float} for this round",
     "pass_at_k_by_model": "{model: {k: float}} for this round",
     "pool_pass_at_1": "{round: float}: share of the whole pool (samples and mutants) passing every test",
@@ -398,7 +399,8 @@ def card_context(
         entry = _entries(methods[method])
         gen, kept = _number(entry.get("generated")), _number(entry.get("retained"))
         share = kept / gen if gen and _known(kept) else None
-        method_rows.append([_cell(method), _fmt(gen), _fmt(kept), _fmt(share, 2)])
+        alone = _number(entry.get("unique_kills"))
+        method_rows.append([_cell(method), _fmt(gen), _fmt(kept), _fmt(share, 2), _fmt(alone)])
     pass_table = _pass_at_k_table(stats)
     ks = sorted({k for row in pass_table.values() for k in row}, key=_order)
     pass_values = [v for row in pass_table.values() for v in row.values() if _known(v)]
@@ -563,7 +565,8 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
         lines.append("what changed")
         lines.extend(f"  - {note}" for note in ctx["changes"])
     table("problems by source", ["source", "problems", "tests", "mean"], ctx["source_rows"])
-    table("tests by method", ["method", "generated", "retained", "kept"], ctx["method_rows"])
+    table("tests by method", ["method", "generated", "retained", "kept", "kills no other method made"],
+          ctx["method_rows"])
     table("pass@k by round", ["round", *ctx["pass_ks"]], ctx["pass_rows"])
     table("pass@k by model", ["model", *ctx["model_ks"]], ctx["model_rows"])
     table("mutation score", ["round", "score"], ctx["mutation_rows"])

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from .figures import plot_difficulty, plot_methods, plot_mutation_scores, plot_per_model, save_figures
 from .passk import any_of_first_k, pass_at_k, solution_counts
-from .tables import difficulty_table, method_table, mutation_table, per_model_table, source_table
+from .tables import difficulty_table, method_table, mutation_table, per_model_table, source_table, unique_kills
 
 __all__ = [
     "any_of_first_k",
     "difficulty_table",
     "method_table",
+    "unique_kills",
     "mutation_table",
     "pass_at_k",
     "per_model_table",

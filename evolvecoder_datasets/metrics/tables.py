@@ -18,7 +18,7 @@ from ..errors import SchemaError
 from ..mutants.score import pooled_score
 from .passk import DEFAULT_KS, _mean_pass_at, solution_counts
 
-__all__ = ["difficulty_table", "method_table", "mutation_table", "per_model_table", "source_table"]
+__all__ = ["difficulty_table", "method_table", "mutation_table", "per_model_table", "source_table", "unique_kills"]
 
 
 def source_table(
@@ -143,6 +143,56 @@ def method_table(
             }
         )
     return rows
+
+
+def unique_kills(
+    origins: Iterable[Sequence[Mapping[str, Any]]], pass_matrices: Iterable[Any]
+) -> dict[str, dict[str, int]]:
+    """Per method, the programs that only its tests reject: each program of a pool that fails at least one test is
+    credited to the method of its failed tests when they all come from one method (a program that a seed test and
+    a search test both reject is nobody's alone).
+
+    Args:
+        origins (`Iterable[Sequence[dict]]`): the ``test_origin`` column (``{"round", "method"}`` per test).
+        pass_matrices (`Iterable[array-like]`): the ``pass_matrix`` column, programs x tests, aligned with it.
+
+    Returns:
+        `dict`: method -> ``{"programs": killed only by it, "problems": problems where it killed such a program}``;
+        every method that wrote a test appears, with zeros where it killed nothing alone.
+
+    Raises:
+        SchemaError: a matrix's columns disagree with its origins.
+
+    Example:
+        >>> from evolvecoder_datasets.metrics import unique_kills
+        >>> origin = [[{"round": 0, "method": "seed"}, {"round": 1, "method": "adversarial"},
+        ...            {"round": 1, "method": "search"}]]
+        >>> unique_kills(origin, [[[True, False, True], [False, False, True], [True, True, False]]])
+        {'adversarial': {'programs': 1, 'problems': 1}, 'search': {'programs': 1, 'problems': 1}, 'seed': {'programs': 0, 'problems': 0}}
+    """
+    from ..passmatrix import as_pass_matrix
+
+    out: dict[str, dict[str, int]] = {}
+    for problem, (row, matrix) in enumerate(zip(origins, pass_matrices, strict=True)):
+        methods = [str(o["method"]) for o in row or ()]
+        for method in methods:
+            out.setdefault(method, {"programs": 0, "problems": 0})
+        M = as_pass_matrix(matrix) if matrix is not None else np.zeros((0, len(methods)), bool)
+        if M.size == 0:
+            continue
+        if M.shape[1] != len(methods):
+            raise SchemaError(f"problem {problem}: {len(methods)} test origins but {M.shape[1]} pass-matrix columns")
+        names = np.asarray(methods)
+        credited: set[str] = set()
+        for failed in ~M:
+            killers = set(names[failed].tolist())
+            if len(killers) == 1:
+                method = killers.pop()
+                out[method]["programs"] += 1
+                credited.add(method)
+        for method in credited:
+            out[method]["problems"] += 1
+    return dict(sorted(out.items()))
 
 
 def per_model_table(

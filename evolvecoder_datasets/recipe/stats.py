@@ -247,12 +247,22 @@ def method_rows(ds: Dataset, retained_from: Dataset | None = None) -> list[dict[
 
 
 def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[str, dict[str, int]]:
-    """Tests per method over every round so far: generated and retained as :func:`method_rows` defines them."""
+    """Tests per method over every round so far: generated and retained as :func:`method_rows` defines them, and
+    ``unique_kills`` / ``unique_problems``: programs of the pool that only this method's tests reject in the
+    suites of ``retained_from`` (default ``ds``), and the problems where it made such a kill
+    (:func:`~evolvecoder_datasets.metrics.tables.unique_kills`)."""
+    from ..metrics.tables import unique_kills
+
     totals: dict[str, dict[str, int]] = {}
     for row in method_rows(ds, retained_from):
         entry = totals.setdefault(row["method"], {"generated": 0, "retained": 0})
         entry["generated"] += row["generated"]
         entry["retained"] += row["retained"]
+    suites = retained_from if retained_from is not None else ds
+    if schema.PASS_MATRIX in suites.column_names and schema.TEST_ORIGIN in suites.column_names:
+        for method, kills in unique_kills(suites[schema.TEST_ORIGIN], suites[schema.PASS_MATRIX]).items():
+            entry = totals.setdefault(method, {"generated": 0, "retained": 0})
+            entry["unique_kills"], entry["unique_problems"] = kills["programs"], kills["problems"]
     return dict(sorted(totals.items()))
 
 
