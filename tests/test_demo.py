@@ -12,18 +12,26 @@ from evolvecoder_datasets.demo import round_table
 from evolvecoder_datasets.recipe import demo_config, run_recipe
 
 
-def test_the_demo_yaml_is_the_config_make_demo_runs():
-    kind, from_yaml = load_config("recipes/configs/demo_smollm2.yaml")
+@pytest.mark.parametrize(("yaml_file", "model", "output_dir"), [
+    ("demo_qwen.yaml", "qwen", "runs/demo"),
+    ("demo_qwen1.5b.yaml", "qwen-1.5b", "runs/demo-1.5b"),
+    ("demo_smollm2.yaml", "smollm2", "runs/demo"),
+])
+def test_the_demo_yamls_are_the_configs_the_demo_runs(yaml_file, model, output_dir):
+    kind, from_yaml = load_config(f"recipes/configs/{yaml_file}")
     assert kind == "evolvecoder"
-    embedded = demo_config("runs/demo")
+    embedded = demo_config(output_dir, model=model)
     differing = [f.name for f in dataclasses.fields(embedded)
                  if getattr(embedded, f.name) != getattr(from_yaml, f.name)]
     assert differing == []
-    # tens of problems from both sources, SmolLM2 and search writing tests, mutants counted by the final filter
+    # tens of problems from both sources, the model and search writing tests, mutants counted by the final filter
     ids = embedded.problem_ids
     assert len(ids) >= 20 and any(i.startswith("HumanEval") for i in ids) and any(i.startswith("LeetCode") for i in ids)
     assert embedded.evolve.methods == ("adversarial", "search") and embedded.mutants > 0
     assert "mutant" not in embedded.finalize.exclude_models
+    # Qwen proposes inputs valued by the reference; SmolLM2 keeps the paper's whole asserts
+    assert embedded.evolve.test_mode == ("asserts" if model == "smollm2" else "inputs")
+    assert embedded.llm.backend == ("transformers" if model == "smollm2" else "llamacpp")
 
 
 def test_round_table_reports_what_each_round_changed(tmp_path):

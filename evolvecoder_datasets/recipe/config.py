@@ -24,7 +24,7 @@ from ..stages.finalize import FinalizeConfig
 from ..stages.refine import RefineConfig
 from ..stages.sample import ModelSpec, SampleConfig
 
-__all__ = ["RECIPE_VERSION", "SOURCES", "RecipeConfig", "demo_config"]
+__all__ = ["DEMO_MODELS", "RECIPE_VERSION", "SOURCES", "RecipeConfig", "demo_config"]
 
 #: Seed sources known by name (anything else in ``RecipeConfig.sources`` is a local dataset path).
 SOURCES = ("humaneval", "leetcode")
@@ -196,7 +196,7 @@ class RecipeConfig:
         Example:
             >>> from evolvecoder_datasets.llm import LLMConfig
             >>> [role for role, _ in demo_config("runs/demo").endpoints()]
-            ['test writer (evolve)', "pool model 'smollm2'"]
+            ['test writer (evolve)', "pool model 'qwen2.5-coder-0.5b'"]
         """
         found: list[tuple[str, LLMConfig]] = []
         if self.refine.ask:
@@ -212,52 +212,89 @@ class RecipeConfig:
 
 
 
-def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2) -> RecipeConfig:
-    """The embedded demo: 16 HumanEval and 4 LeetCode seeds, a pool of SmolLM2-135M samples (local, CPU) plus up to
-    40 AST mutants per reference, and rounds in which the search (:mod:`~evolvecoder_datasets.search.writer`)
-    writes tests that kill what the suite lets through, beside SmolLM2's adversarial tests in round 1 (its prompt
-    tokens cost more than everything else in the demo, so later rounds are search only: ``llm_rounds=1``); published to a
-    local store with cards. The search keeps one test per problem and round (the one that kills the most), so
-    a round leaves work for the next one. The HumanEval seeds are the ones whose own asserts let AST mutants of the
-    canonical solution survive (``benchmarks/bench_search.py`` lists them): on the first 16 problems the asserts
-    already kill 95% of the mutants and one round of search kills the rest it can, so the rounds show nothing.
+#: The HumanEval seeds of the demo: problems whose own asserts let AST mutants of the canonical solution survive.
+DEMO_HUMANEVAL = (6, 31, 39, 40, 43, 46, 59, 80, 81, 89, 94, 95, 105, 126, 127, 157)
+#: What the demo's solution samples are told beside the solve prompt: a small model otherwise spends most of its
+#: tokens explaining the code.
+DEMO_SYSTEM_PROMPT = ("You are a Python programmer. Reply with only the code in one ```python block: no explanation, "
+                      "and do not copy the docstring.")
+DEMO_MODELS = ("qwen", "qwen-1.5b", "smollm2")
 
-    Round 0 keeps the seeds' own asserts (``refine.ask=False``, checked against the reference): SmolLM2-135M cannot
-    rewrite a problem usefully, and its tokens are the demo's slowest part (prompt tokens above all: the test writer
-    is shown the strongest program only, not five, and asked for one test). It is a stand-in that makes the pipeline
-    run offline; swap ``llm`` and ``models`` for real ones (see ``recipes/configs/``). LeetCode seeds have no
-    reference solution, so they get no mutants and no search tests (their log says ``no_reference``). SmolLM2 solves
-    almost nothing, so the final filter counts the mutants as solutions (``exclude_models=()``): a test no program
-    of the pool passes is dropped, and a problem more than 6 of whose programs pass every kept test is too easy.
+
+def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2, model: str = "qwen") -> RecipeConfig:
+    """The embedded demo: 16 HumanEval and 4 LeetCode seeds, a pool of samples of the embedded model plus up to 40
+    AST mutants per reference, and rounds in which the model writes adversarial *inputs* (valued by the reference
+    in the sandbox: :mod:`~evolvecoder_datasets.prompts.inputs`) and the search
+    (:mod:`~evolvecoder_datasets.search.writer`) writes tests that kill what the suite lets through; published to a
+    local store with cards. The HumanEval seeds are the ones whose own asserts let AST mutants of the canonical
+    solution survive (``benchmarks/bench_search.py`` lists them): on the first 16 problems the asserts already kill
+    95% of the mutants and the rounds show nothing. The search keeps one test per problem and round (the one that
+    kills the most), so a round leaves work for the next one.
+
+    ``model="qwen"`` (default): Qwen2.5-Coder-0.5B-Instruct through llama.cpp (the ``llamacpp`` extra:
+    ``xllamacpp`` and the model's six PyPI parts), sampling one solution per problem and writing four inputs per
+    problem in round 1 (its prompt tokens are the demo's slowest part: the writer is shown the two strongest
+    programs, the second as a diff against the first, and asked for four inputs). ``"qwen-1.5b"``: the same with
+    the 1.5B sibling (better, 2-3x slower; extra ``qwen15b``). ``"smollm2"``: the fallback where ``xllamacpp``
+    does not install, SmolLM2-135M through transformers, which writes almost nothing usable (its adversarial
+    prompt asks for whole asserts).
+
+    Round 0 keeps the seeds' own asserts (``refine.ask=False``, checked against the reference). LeetCode seeds have
+    no reference solution, so they get no mutants, no search tests, and the model is not asked for them
+    (``without_reference="skip"``: nothing could value their inputs). The final filter counts the mutants as
+    solutions (``exclude_models=()``): a test no program of the pool passes is dropped, and a problem more than 6
+    of whose programs pass every kept test is too easy.
 
     Args:
         output_dir (`str`, defaults to ``"runs/demo"``): the run folder.
         rounds (`int`, defaults to 2): evolution rounds.
+        model (`str`, defaults to ``"qwen"``): ``"qwen"``, ``"qwen-1.5b"`` or ``"smollm2"``.
+
+    Raises:
+        ConfigError: an unknown model.
 
     Example:
         >>> demo_config("runs/demo").models[0].name
-        'smollm2'
+        'qwen2.5-coder-0.5b'
+        >>> demo_config("runs/demo", model="smollm2").llm.backend
+        'transformers'
     """
     from ..search.writer import SearchConfig
 
-    smol = LLMConfig(backend="transformers", model="smollm2", batch_size=8)  # test writer: long prompts, few per batch
-    humaneval = (6, 31, 39, 40, 43, 46, 59, 80, 81, 89, 94, 95, 105, 126, 127, 157)
-    ids = tuple(f"HumanEval_{k}" for k in humaneval) + tuple(f"LeetCode_{k}" for k in (3, 5, 9, 11))
-    return RecipeConfig(
+    if model not in DEMO_MODELS:
+        raise ConfigError(f"demo model must be one of {DEMO_MODELS}, got {model!r}")
+    ids = tuple(f"HumanEval_{k}" for k in DEMO_HUMANEVAL) + tuple(f"LeetCode_{k}" for k in (3, 5, 9, 11))
+    common = dict(
         output_dir=output_dir,
         sources=("humaneval", "leetcode"),
         problem_ids=ids,
         dedup=True,
         rounds=rounds,
-        llm=smol,
-        models=(ModelSpec("smollm2", smol.replace(batch_size=24), n=1, temperature=0.8, max_tokens=64),),
         mutants=40,
         refine=RefineConfig(ask=False, min_tests=1),
-        evolve=EvolveConfig(discriminative=False, num_tests=1, max_tokens=40, n_top=1, n_diverse=0,
-                            search=SearchConfig(budget=800, max_tests=1)),
         llm_rounds=1,
         finalize=FinalizeConfig(min_tests=1, max_perfect=6, exclude_models=()),
         execute=ExecuteConfig(mode="fast", timeout_s=1.0),
         fidelity=FidelityConfig(inputs=64, candidates=192),  # a small oracle: the demo stays within its time
         batch_size=32,  # every problem in one map batch: one generation call samples them all
+    )
+    search = SearchConfig(budget=800, max_tests=1)
+    if model == "smollm2":
+        smol = LLMConfig(backend="transformers", model="smollm2", batch_size=8)  # writer: long prompts, few a batch
+        return RecipeConfig(
+            llm=smol,
+            models=(ModelSpec("smollm2", smol.replace(batch_size=24), n=1, temperature=0.8, max_tokens=64),),
+            evolve=EvolveConfig(discriminative=False, num_tests=1, max_tokens=40, n_top=1, n_diverse=0,
+                                test_mode="asserts", search=search),
+            **common,
+        )
+    name = "qwen2.5-coder-0.5b" if model == "qwen" else "qwen2.5-coder-1.5b"
+    qwen = LLMConfig(backend="llamacpp", model=name, max_concurrency=4)
+    return RecipeConfig(
+        llm=qwen,
+        models=(ModelSpec(name, qwen, n=1, temperature=0.2, max_tokens=256, system_prompt=DEMO_SYSTEM_PROMPT,
+                          complete_stub=True),),
+        evolve=EvolveConfig(discriminative=False, num_tests=4, max_tokens=200, n_top=2, n_diverse=0,
+                            without_reference="skip", search=search),
+        **common,
     )
