@@ -11,8 +11,6 @@ Slow (the whole demo, ~4-5 minutes on 2 cores): CI runs it.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import subprocess
 import sys
@@ -63,14 +61,14 @@ def test_the_models_writers_keep_tests_in_main_that_kill_what_nothing_else_kills
     rows = {r[0]: r for r in _table(stdout, "method          answers")}
     adversarial = rows["adversarial"]
     in_main = int(adversarial[4])
-    alone, problems = int(adversarial[5]), int(adversarial[8])
+    alone, problems = int(adversarial[5]), int(adversarial[7])  # "5 in 2 problems"
     assert in_main >= 10, stdout[-4000:]
     assert alone >= 1 and problems >= 2, stdout[-4000:]
-    from evolvecoder_datasets.rounds import load_round
+    from evolvecoder_datasets.rounds import load_round_stats
 
-    main = load_round(str(out / "store"))
-    kept = sum(o["method"] in ("adversarial", "discriminative") for origins in main["test_origin"] for o in origins)
-    assert kept == in_main
+    # the printed figure is the published one: main's stats.json counts the same tests
+    stats = load_round_stats(str(out / "store"))
+    assert stats["tests_by_method"]["adversarial"]["retained"] == in_main
 
 
 def test_no_published_test_fails_the_reference(demo_run):
@@ -87,6 +85,3 @@ def test_no_published_test_fails_the_reference(demo_run):
         failed = [(code[:40], test) for code, tests in jobs
                   for test, ok in zip(tests, sandbox.run(code, tests).passed) if not ok]
     assert failed == []
-    stats = json.loads((out / "stats.json").read_text()) if (out / "stats.json").exists() else None
-    assert stats is None or stats.get("round") is not None
-    assert os.path.isdir(out / "store")

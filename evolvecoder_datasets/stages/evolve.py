@@ -138,7 +138,7 @@ class EvolveConfig(LLMStageConfig):
 
     Example:
         >>> EvolveConfig(round=2, sequential=True, drop_failed_split=True).version
-        'evolve-stage-2+adversarial-1+discriminative-1+inputs-1'
+        'evolve-stage-2+adversarial-1+discriminative-1+inputs-2'
     """
 
     llm: LLMConfig | None = None

@@ -333,3 +333,23 @@ def test_progress_reaches_its_total_when_a_batch_repeats_requests(capsys):
             llm.generate(["same", "same", "same", "other"], desc="probe")
         assert len(server.requests) == 2
     assert "probe: 100%" in capsys.readouterr().err
+
+
+def test_a_response_schema_reaches_the_server_only_with_structured_output():
+    """Servers differ in what they accept: by default the body is exactly what it was before schemas existed; with
+    ``structured_output`` the schema goes as OpenAI's ``response_format`` (what vLLM serve and OpenAI read)."""
+    schema = {"type": "object", "properties": {"inputs": {"type": "array"}}, "required": ["inputs"]}
+    request = ChatRequest("Give inputs.", max_tokens=8, response_schema=schema, stage="adversarial")
+    with ScriptedOpenAIServer(lambda body: '{"inputs": []}') as server:
+        for structured in (False, True):
+            cfg = LLMConfig(model="m", base_url=server.base_url, structured_output=structured)
+            with make_backend(cfg) as llm:
+                llm.generate([request])
+        plain, constrained = server.requests[-2:]
+    assert "response_format" not in plain
+    assert sorted(plain) == sorted(OpenAICompatible(LLMConfig(model="m")).request_body(
+        ChatRequest("Give inputs.", max_tokens=8)))
+    assert constrained["response_format"] == {"type": "json_schema",
+                                              "json_schema": {"name": "adversarial", "schema": schema}}
+    # the two answer differently, so they never share a cache entry
+    assert LLMConfig(model="m", structured_output=True).answer_settings() != LLMConfig(model="m").answer_settings()
