@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import ConfigError, LLMResponseError
 from ..llm.types import ChatRequest
-from ..search.inputs import call_callee, literal_args, render_args
+from ..search.calls import call_callee, literal_args, render_args
 from ._common import make_request
 from .parsing import extract_json
 

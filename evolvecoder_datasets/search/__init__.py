@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from .inputs import recover_call
+from .calls import recover_call
 from .oracle import FidelityConfig, Oracle, OracleProblem, build_oracles, label_programs
 from .writer import SearchConfig, SearchProblem, SearchResult, search_tests
 

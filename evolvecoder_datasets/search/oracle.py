@@ -66,7 +66,8 @@ from ..checks import check_fraction, check_positive
 from ..code_names import defined_names
 from ..seeding import stable_int
 from ..tolerance import float_assert
-from .inputs import InputMutator, recover_call, reference_constants, render_args
+from .calls import recover_call, render_args
+from .inputs import InputMutator, reference_constants
 from .probes import ProbeProgram
 from .writer import hot_constants
 

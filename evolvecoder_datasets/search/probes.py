@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..tolerance import FLOAT_ABS_TOL, FLOAT_REL_TOL
-from .inputs import render_args
+from .calls import render_args
 
 __all__ = ["REFERENCE_TIMEOUT_FACTOR", "ProbeProgram", "read_values", "run_probe"]
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tolerance import float_assert
-from .inputs import render_args
+from .calls import render_args
 from .probes import ProbeProgram, read_values
 
 __all__ = ["ValueRequest", "ValuedInputs", "value_assert", "value_inputs"]

@@ -62,7 +62,8 @@ from ..errors import ConfigError
 from ..checks import check_fraction, check_positive
 from ..code_names import defined_names, normalise_test
 from ..seeding import stable_int
-from .inputs import CallShape, InputMutator, recover_call, reference_constants, render_args
+from .calls import CallShape, recover_call, render_args
+from .inputs import InputMutator, reference_constants
 from .probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values
 from .valued import value_assert
 
