@@ -43,7 +43,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,15 +50,13 @@ import numpy as np
 
 from .. import passmatrix, schema
 from ..errors import ConfigError, LLMResponseError, SchemaError
-from ..limits import SandboxSettings
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
 from ..prompts import inputs as inputs_prompt
 from ..schema import TIME_LIMIT
-from ..search.inputs import CallShape, recover_call
-from ..search.valued import ValueRequest, value_inputs
-from ..search.writer import SearchConfig, SearchProblem, search_tests
+from ..search.valued import ValueRequest
+from ..search.writer import SearchConfig
 from ..suite import TestSuite, as_origin_list
 from .execute import ExecuteConfig, solution_codes
 from ..checks import (
@@ -69,10 +66,11 @@ from ..checks import (
     check_positive,
     check_text_cells,
 )
-from ..code_names import defined_names, independent_tests, normalise_test, reference_for
+from ..code_names import independent_tests, normalise_test, reference_for
 from .support.llm_stage import LLMStageConfig, raise_unrecordable
-from .support.new_tests import run_new_tests
-from .support.resources import get_backend, get_sandbox
+from .support.model_inputs import input_call, read_inputs, value_answers
+from .support.round_state import RoundProblem, append_tests, log_entry, search_round
+from .support.resources import get_backend
 from ..seeding import problem_rng, stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -220,67 +218,14 @@ class EvolveConfig(LLMStageConfig):
             self.require_llm()
 
 
-@dataclass
-class _Problem:
-    """One problem's state during the round."""
-
-    id: str
-    question: str
-    codes: list[str]
-    models: list[str]
-    suite: TestSuite
-    reference: str | None
-    search_reference: str | None
-    rng: np.random.Generator
-    log: list[dict[str, Any]] = field(default_factory=list)
-    limit: float | None = None  # calibrated CPU seconds per test (the time_limit_s column), None: the fixed limit
-
-    def input_call(self, config: EvolveConfig) -> tuple[CallShape | None, str | None]:
-        """The call the model's inputs are for, in input mode; else ``(None, why the problem keeps asserts)``."""
-        if config.test_mode != "inputs":
-            return None, None
-        if not self.search_reference:
-            return None, "no_reference"
-        call = recover_call(self.suite.tests, defined=defined_names(self.search_reference))
-        if call is None or not call.seeds:
-            return None, "no_literal_call"
-        return call, None
-
-    @property
-    def M(self) -> np.ndarray:
-        """The pass matrix, programs x tests."""
-        assert self.suite.matrix is not None
-        return self.suite.matrix
-
-    def eligible(self, config: EvolveConfig) -> np.ndarray:
-        if not config.select_from:
-            return np.arange(len(self.codes), dtype=np.int64)
-        return np.asarray([i for i, m in enumerate(self.models) if m in config.select_from], dtype=np.int64)
-
-
 def _log_entry(config: EvolveConfig, method: str, **values: Any) -> dict[str, Any]:
-    entry = {
-        "round": config.round,
-        "method": method,
-        "programs": [],
-        "notes": [],
-        "requested": config.num_tests,
-        "parsed": 0,
-        "added": 0,
-        "duplicates": 0,
-        "dependent": 0,
-        "reference_failed": 0,
-        "split_failed": 0,
-        "error": None,
-    }
-    entry.update(values)
-    return entry
+    return log_entry(config.round, method, **{"requested": config.num_tests, **values})
 
 
-def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[Any, list[int], list[str], str | None]:
+def _prompt_for(problem: RoundProblem, method: str, config: EvolveConfig) -> tuple[Any, list[int], list[str], str | None]:
     """The request for ``method`` built from the problem's current matrix, the programs shown, the notes and the
     callee whose inputs the answer gives (``None``: the answer gives whole asserts)."""
-    eligible = problem.eligible(config)
+    eligible = problem.eligible(config.select_from)
     Me = problem.M[eligible]
     visible = passmatrix.hide_tests(Me, config.hide_below, max_pass_rate=config.hide_above)
     if method == "adversarial":
@@ -296,7 +241,8 @@ def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[A
     sampling = {"temperature": config.temperature, "max_tokens": config.max_tokens,
                 "seed": stable_int(config.seed, problem.id, config.round, method) & 0x7FFFFFFF}
     notes = list(selection.notes)
-    call, fallback = problem.input_call(config)
+    call, fallback = input_call(problem.suite.tests, problem.search_reference) if config.test_mode == "inputs" \
+        else (None, None)
     if call is not None:
         passed = "all of them"
         if method == "adversarial" and len(programs) and len(shown_tests):
@@ -322,13 +268,13 @@ def _prompt_for(problem: _Problem, method: str, config: EvolveConfig) -> tuple[A
     return request, programs.tolist(), notes, None
 
 
-def _ask(problems: list[_Problem], method: str, config: EvolveConfig) -> list[tuple[Any, list[int], list[str], str | None]]:
+def _ask(problems: list[RoundProblem], method: str, config: EvolveConfig) -> list[tuple[Any, list[int], list[str], str | None]]:
     """Each problem's request for ``method``, built from its current matrix."""
     return [_prompt_for(p, method, config) for p in problems]
 
 
-def _parse_answer(problem: _Problem, method: str, callee: str | None, answer: Any, entry: dict[str, Any],
-                  config: EvolveConfig) -> list[str] | ValueRequest:
+def _parse_answer(problem: RoundProblem, method: str, callee: str | None, answer: Any, entry: dict[str, Any],
+                  config: EvolveConfig) -> list[str] | ValueRequest | None:
     """One answer's whole asserts, or (input mode) its inputs as a request for the reference's values."""
     if answer is None:  # not asked (input mode without a reference, ``without_reference="skip"``)
         entry["requested"] = 0
@@ -337,38 +283,20 @@ def _parse_answer(problem: _Problem, method: str, callee: str | None, answer: An
         raise_unrecordable(answer)
         entry["error"] = f"llm: {type(answer).__name__}"
         return []
+    if callee is not None:
+        return read_inputs(answer.text, callee, problem.search_reference or "", problem.limit, entry,
+                           value_cpu_s=config.value_cpu_s)
     try:
-        if callee is None:
-            parsed = _PROMPTS[method].parse(answer.text)
-            entry["parsed"] = len(parsed.tests)
-            return parsed.tests
-        found = inputs_prompt.parse(answer.text, callee)
+        parsed = _PROMPTS[method].parse(answer.text)
     except LLMResponseError as err:
         entry["error"] = f"parse: {err.reason}"
         return []
-    entry["parsed"] = len(found.inputs)
-    dropped = ", ".join(f"{k} {v}" for k, v in sorted(found.dropped.items()))
-    entry["notes"].append(f"inputs: {len(found.inputs)} parsed" + (f"; dropped {dropped}" if dropped else ""))
-    # the reference may take what its problem's calibrated limit allows a test (at least value_cpu_s)
-    cpu_s = max(config.value_cpu_s, float(problem.limit)) if problem.limit else None
-    return ValueRequest(problem.search_reference or "", callee, found.inputs, cpu_s=cpu_s)
-
-
-def _value(requests: list[ValueRequest], entries: list[dict[str, Any]], config: EvolveConfig) -> list[list[str]]:
-    """The asserts of every input-mode answer, valued by the reference (the inputs it cannot value are noted)."""
-    from ..execution import shared_sandbox
-
-    # only the reference runs: the stage's sandbox settings, in fast mode (the probes set their own CPU limits)
-    found = value_inputs(requests, shared_sandbox(config.execute, mode="fast"), cpu_s=config.value_cpu_s)
-    for entry, valued in zip(entries, found):
-        if valued.unusable or valued.unreadable:
-            entry["notes"].append(f"values: {valued.unusable} inputs the reference does not answer with plain "
-                                  f"data within {config.value_cpu_s} s, {valued.unreadable} unreadable")
-    return [valued.tests for valued in found]
+    entry["parsed"] = len(parsed.tests)
+    return parsed.tests
 
 
 def _collect(
-    problems: list[_Problem], method: str, built: list[tuple[Any, list[int], list[str], str | None]],
+    problems: list[RoundProblem], method: str, built: list[tuple[Any, list[int], list[str], str | None]],
     answers: list[Any], config: EvolveConfig,
 ) -> None:
     """Parse one method's answers (value the inputs of input-mode answers with each reference), run the new tests
@@ -378,10 +306,13 @@ def _collect(
               for problem, (_, _, _, callee), answer, entry in zip(problems, built, answers, entries)]
     asked = [k for k, p in enumerate(parsed) if isinstance(p, ValueRequest)]
     if asked:
-        for k, tests in zip(asked, _value([parsed[k] for k in asked], [entries[k] for k in asked], config)):
+        valued = value_answers([parsed[k] for k in asked], [entries[k] for k in asked], config.execute,
+                               value_cpu_s=config.value_cpu_s)
+        for k, tests in zip(asked, valued):
             parsed[k] = tests
     candidates: list[list[str]] = []
     for problem, tests, entry in zip(problems, parsed, entries):
+        tests = tests or []  # an input-mode answer without calls: its reason is in the entry
         assert isinstance(tests, list)
         seen = {normalise_test(t) for t in problem.suite.tests}
         fresh = []
@@ -395,72 +326,11 @@ def _collect(
         fresh, dependent = independent_tests(fresh)
         entry["dependent"] = dependent
         candidates.append(fresh)
-    _append(problems, method, candidates, entries, config)
+    append_tests(problems, method, candidates, entries, round_=config.round, execute=config.execute,
+                 drop_failed_split=config.drop_failed_split)
 
 
-def _append(
-    problems: list[_Problem], method: str, candidates: list[list[str]], entries: list[dict[str, Any]],
-    config: EvolveConfig,
-) -> None:
-    """Run each problem's new tests against its whole pool (and reference) and append those that survive."""
-    work = [(problem, tests) for problem, tests in zip(problems, candidates) if tests]
-    finished = iter(run_new_tests(get_sandbox(config.execute), work, config.execute))  # in the order of work
-    for problem, tests, entry in zip(problems, candidates, entries):
-        problem.log.append(entry)
-        if not tests:
-            continue
-        ref_report, rows = next(finished)
-        infra = [r.infra_error for r in rows if r.infra_error]
-        if infra:
-            entry["error"] = f"sandbox: {infra[0]}"
-        new_M = np.array([r.passed for r in rows], dtype=bool).reshape(len(rows), len(tests))
-        keep = np.ones(len(tests), dtype=bool)
-        if ref_report is not None and not ref_report.infra_error:
-            ref_ok = np.asarray(ref_report.passed, dtype=bool)
-            entry["reference_failed"] = int((~ref_ok).sum())
-            keep &= ref_ok
-        if method == "discriminative" and entry["programs"]:
-            shown = new_M[entry["programs"]]
-            splits = shown.any(axis=0) & ~shown.all(axis=0)
-            entry["split_failed"] = int((keep & ~splits).sum())
-            if config.drop_failed_split:
-                keep &= splits
-        kept = np.flatnonzero(keep)
-        entry["added"] = int(kept.size)
-        statuses = [r.statuses for r in rows] if problem.suite.statuses is not None else None
-        new = TestSuite.of(tests, round=config.round, method=method, matrix=new_M, statuses=statuses)
-        problem.suite = problem.suite.extend(new.select(kept))
-
-
-def _search(problems: list[_Problem], config: EvolveConfig) -> None:
-    """The search method: inputs mutated from each problem's asserts, kept when they kill or split programs of the
-    pool that the suite (as grown by this round's prompts) cannot reject or tell apart."""
-    from ..execution import shared_sandbox
-
-    assert config.search is not None
-    settings = dataclasses.replace(config.search, seed=config.seed)
-    found = search_tests(
-        [SearchProblem(p.id, p.search_reference, list(p.suite.tests), p.codes, p.M,
-                       limit=config.execute.job_timeout(p.limit)) for p in problems],
-        settings,
-        round=config.round,
-        # the search's own mode and limit, the rest of the stage's sandbox (the timeout policy at its one default)
-        sandbox=shared_sandbox(config.execute, mode=settings.mode, timeout_s=settings.timeout_s,
-                               max_consecutive_timeouts=SandboxSettings.max_consecutive_timeouts),
-        verify_sandbox=get_sandbox(config.execute),
-        progress=True,
-    )
-    entries = []
-    for result in found:
-        notes = [result.reason] if result.reason else []
-        notes.append(f"survivors {result.survivors}, killed {result.killed}, splits {result.splits}, "
-                     f"executions {result.executions}, reads {result.reads}")
-        entries.append(_log_entry(config, "search", notes=notes, requested=result.candidates,
-                                  parsed=len(result.tests) + result.rejected, reference_failed=result.rejected))
-    _append(problems, "search", [r.tests for r in found], entries, config)
-
-
-def _run_round(problems: list[_Problem], config: EvolveConfig) -> None:
+def _run_round(problems: list[RoundProblem], config: EvolveConfig) -> None:
     """Ask, parse, run and append every enabled method.
 
     By default every prompt is built from the start-of-round matrix and all requests of the round go to the
@@ -470,7 +340,7 @@ def _run_round(problems: list[_Problem], config: EvolveConfig) -> None:
     if config.llm_methods:
         _run_prompts(problems, config)
     if config.search is not None:
-        _search(problems, config)
+        search_round(problems, config.search, seed=config.seed, round_=config.round, execute=config.execute)
 
 
 def _generate(backend: Any, requests: list[Any], record: bool, desc: str) -> list[Any]:
@@ -480,7 +350,7 @@ def _generate(backend: Any, requests: list[Any], record: bool, desc: str) -> lis
     return [None if r is None else next(answers) for r in requests]
 
 
-def _run_prompts(problems: list[_Problem], config: EvolveConfig) -> None:
+def _run_prompts(problems: list[RoundProblem], config: EvolveConfig) -> None:
     backend = get_backend(config.require_llm())
     record = config.on_llm_error == "record"
     if config.sequential:
@@ -549,7 +419,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     check_list_cells(batch, schema.TESTS, stage="evolve", rows=live_rows)
     check_list_cells(batch, schema.SOLUTIONS, stage="evolve", items="solutions", rows=live_rows)
 
-    problems: list[_Problem | None] = []
+    problems: list[RoundProblem | None] = []
     for i in range(n):
         tests = list(batch[schema.TESTS][i] or ())
         solutions = batch[schema.SOLUTIONS][i] or []
@@ -577,7 +447,7 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
         confirmed = reference_for(references[i] or (), tests) if reference_ok[i] else None
         reference = confirmed if config.reference_check else None
         problems.append(
-            _Problem(
+            RoundProblem(
                 id=batch[schema.ID][i],
                 question=batch[schema.QUESTION][i],
                 codes=solution_codes(solutions),
