@@ -96,8 +96,8 @@ class LLMConfig:
             ``tensor_parallel_size``, ``gpu_memory_utilization``, ``max_model_len``); for ``llamacpp`` the engine
             settings ``n_parallel``, ``n_ctx`` (per slot), ``n_threads``, ``cache_ram_mib``.
         structured_output (`bool`, defaults to `False`): for ``openai``, send a request's JSON Schema as
-            ``response_format`` (servers that support structured outputs: vLLM, OpenAI). ``llamacpp`` always
-            enforces it; ``transformers`` and ``vllm`` rely on the tolerant reader.
+            ``response_format`` (servers that support structured outputs: vLLM, OpenAI). ``llamacpp`` and ``vllm``
+            always enforce it; ``transformers`` relies on the tolerant reader.
 
     Raises:
         ConfigError: an unknown backend, cache or ``n`` mode, or a non-positive limit.

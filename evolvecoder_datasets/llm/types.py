@@ -42,8 +42,9 @@ class ChatRequest:
         prompt_version (`str`, defaults to ``""``): version of the prompt builder that produced ``messages``; it
             enters the request-cache key so that a prompt change never replays stale answers.
         response_schema (`Mapping`, *optional*): a JSON Schema the answer must follow (a JSON text). Backends that
-            can constrain decoding enforce it (``llamacpp`` always, ``openai`` with ``structured_output``); the others
-            send the prompt alone, and the stage's parser reads what comes back. Part of the cache key when set.
+            can constrain decoding enforce it (``llamacpp`` and ``vllm`` always, ``openai`` with
+            ``structured_output``); ``transformers`` sends the prompt alone, and the stage's parser reads what comes
+            back. Part of the cache key when set.
         stage (`str`, defaults to ``""``): the pipeline stage sending it, used only for accounting (not cached).
 
     Raises:

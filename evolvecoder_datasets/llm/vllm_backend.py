@@ -29,13 +29,28 @@ __all__ = ["VLLM"]
 _CHUNK_PER_BATCH = 64
 
 
+def _structured(vllm: Any, schema: Any) -> dict[str, Any]:
+    """The ``SamplingParams`` field that makes vLLM's structured decoding follow the JSON Schema ``schema``:
+    ``structured_outputs`` in current releases, ``guided_decoding`` in older ones; nothing where neither exists (the
+    stage's tolerant reader then reads what comes back)."""
+    module = getattr(vllm, "sampling_params", None)
+    for class_name, field_name in (("StructuredOutputsParams", "structured_outputs"),
+                                   ("GuidedDecodingParams", "guided_decoding")):
+        params_class = getattr(module, class_name, None)
+        if params_class is not None:
+            return {field_name: params_class(json=dict(schema))}
+    return {}
+
+
 class VLLM(Backend):
     """Generation with an in-process ``vllm.LLM`` engine.
 
     Args:
         config (`LLMConfig`): ``model`` is a Hub id or local path; ``engine_kwargs`` go to ``vllm.LLM`` (e.g.
             ``tensor_parallel_size``, ``gpu_memory_utilization``, ``max_model_len``); ``extra_body`` entries that are
-            ``SamplingParams`` fields (e.g. ``top_k``, ``min_p``) are applied to every request.
+            ``SamplingParams`` fields (e.g. ``top_k``, ``min_p``) are applied to every request. A request's
+            ``response_schema`` becomes vLLM's structured decoding (``structured_outputs``, or ``guided_decoding`` in
+            older releases).
 
     Raises:
         MissingExtraError: ``vllm`` is not installed (raised at the first generation).
@@ -72,6 +87,8 @@ class VLLM(Backend):
             params["seed"] = request.seed
         if request.stop:
             params["stop"] = list(request.stop)
+        if request.response_schema is not None:
+            params.update(_structured(vllm, request.response_schema))
         params.update(dict(self.config.extra_body or {}))
         return vllm.SamplingParams(**params)
 
