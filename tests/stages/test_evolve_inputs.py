@@ -167,3 +167,30 @@ def test_a_slow_reference_values_inputs_under_its_problems_calibrated_limit():
     out, _ = _run(batch, '{"inputs": [{"call": "sq(5)", "why": "odd"}]}')
     assert out["tests"][0] == ["assert sq(2) == 4", "assert sq(5) == 25"]
     assert out["pass_matrix"][0] == [[True, False]]
+
+
+def test_discriminative_inputs_are_valued_and_their_split_is_checked_on_the_programs_shown():
+    """Programs 1 and 3 (rounding below the minimum, truncating) pass the same tests: the discriminative prompt in
+    input mode shows them side by side, the model's calls are valued by the reference, and the log counts which
+    tests split the programs shown."""
+    bodies = []
+
+    def respond(body):
+        bodies.append(body)
+        return '{"inputs": [{"call": "fee(3, \'basic\')", "why": "minimum"}, {"call": "fee(100, \'basic\')"}]}'
+
+    with ScriptedOpenAIServer(respond) as server:
+        config = EvolveConfig(llm=LLMConfig(model="w", base_url=server.base_url, max_retries=0), round=1,
+                              adversarial=False, n_similar=2, execute=ExecuteConfig(mode="fast", workers=1))
+        out = evolve(_batch(), config=config)
+    prompt = bodies[0]["messages"][-1]["content"]
+    assert "return different values" in prompt and "a reference solution computes the expected values" in prompt
+    [entry] = out["evolve_log"][0]
+    assert entry["method"] == "discriminative" and entry["parsed"] == 2
+    new = out["tests"][0][2:]
+    assert new == ["assert fee(3, 'basic') == 1"]  # fee(100, 'basic') == 10 is a seed test already
+    assert entry["duplicates"] == 1
+    shown = entry["programs"]
+    column = [row[2] for row in out["pass_matrix"][0]]
+    splits = len({column[p] for p in shown}) > 1
+    assert entry["split_failed"] == (0 if splits else 1)
