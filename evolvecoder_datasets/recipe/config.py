@@ -234,10 +234,11 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2, model: str = 
     ``model="qwen"`` (default): Qwen2.5-Coder-0.5B-Instruct through llama.cpp (the ``llamacpp`` extra:
     ``xllamacpp`` and the model's six PyPI parts), sampling one solution per problem and writing four inputs per
     problem in round 1 (its prompt tokens are the demo's slowest part: the writer is shown the two strongest
-    programs, the second as a diff against the first, and asked for four inputs). ``"qwen-1.5b"``: the same with
-    the 1.5B sibling (better, 2-3x slower; extra ``qwen15b``). ``"smollm2"``: the fallback where ``xllamacpp``
-    does not install, SmolLM2-135M through transformers, which writes almost nothing usable (its adversarial
-    prompt asks for whole asserts).
+    programs, the second as a diff against the first, and asked for four inputs at temperature 0.7; greedy answers
+    killed nothing in a measured run, and five inputs took the demo past 5 minutes). ``"qwen-1.5b"``: the same with the 1.5B sibling
+    (better, 2-3x slower; extra ``qwen15b``). ``"smollm2"``: the fallback where ``xllamacpp`` does not install,
+    SmolLM2-135M through transformers, which writes almost nothing usable (its adversarial prompt asks for whole
+    asserts).
 
     Round 0 keeps the seeds' own asserts (``refine.ask=False``, checked against the reference). LeetCode seeds have
     no reference solution, so they get no mutants, no search tests, and the model is not asked for them
