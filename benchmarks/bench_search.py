@@ -5,7 +5,9 @@ Run: .venv/bin/python benchmarks/bench_search.py [--problems N] [--budget 2000] 
      [--survivors 30] [--json out.json] [--no-random] [--structure-edits 16] [--limits-baseline REV]
 
 For every HumanEval problem: the pool is every AST mutant of the canonical solution (``mutants.generate_mutants``);
-the suite is the problem's split asserts. Per round:
+the suite is the problem's split asserts; the search draws inside the problem's domain (the precondition shipped with
+its statement, as the evolve box derives it; issue 35), and at the end every search test is checked against it
+(``outside_statement_domain``). Per round:
 
 * **search** (``objective="mutants"``) writes up to ``max_tests`` asserts per problem, spending at most ``budget``
   probe executions (reference runs of candidates + surviving-mutant runs of usable candidates, each survivor asked
@@ -63,9 +65,21 @@ def load(n: int | None):
         reference = record["prompt"] + record["canonical_solution"]
         tests = split_check(record["test"], record["entry_point"]).tests
         mutants = generate_mutants(reference)
-        problems.append({"id": record["task_id"].replace("/", "_"), "reference": reference, "tests": tests,
-                         "mutants": mutants})
+        pid = record["task_id"].replace("/", "_")
+        problems.append({"id": pid, "reference": reference, "tests": tests, "mutants": mutants,
+                         "domain": _domain(pid, tests)})
     return problems
+
+
+def _domain(pid: str, tests: list[str]):
+    """The problem's domain as the evolve box derives it (the precondition shipped with HumanEval's statement); None
+    on a checkout before problem domains, whose search draws without one."""
+    try:
+        from evolvecoder_datasets.stages.support.domains import problem_domain
+    except ImportError:
+        return None
+    call = recover_call(tests)
+    return problem_domain(pid, call.seeds if call else ())
 
 
 def matrix(sb: Sandbox, programs: list[str], tests: list[str]) -> np.ndarray:
@@ -78,8 +92,9 @@ def run_round(sb, problems, suites, config, round_, budgets=None):
     """One search round over all problems; returns results, new-test matrices and executions spent per problem."""
     inputs = []
     for k, p in enumerate(problems):
+        domain = {"domain": p["domain"]} if p.get("domain") is not None else {}
         inputs.append(SearchProblem(p["id"], p["reference"], suites[k], [m.code for m in p["mutants"]],
-                                    p["M"], budget=None if budgets is None else budgets[k]))
+                                    p["M"], budget=None if budgets is None else budgets[k], **domain))
     results = search_tests(inputs, config, round=round_, sandbox=sb)
     jobs, owners = [], []
     for k, (p, r) in enumerate(zip(problems, results)):
@@ -438,6 +453,26 @@ def main() -> None:
                                   "infra_errors": sorted({r.infra_error for r in reports if r.infra_error})}
     print(f"canonical check (isolated mode, separate run): {passed}/{total} search tests pass "
           f"{figures['canonical_check']}")
+    # every search test against the problem's statement domain (the preconditions shipped for HumanEval), in the sandbox
+    try:
+        from evolvecoder_datasets.stages.support.domains import admitted_tests, problem_domain
+    except ImportError:  # a checkout before problem domains (run with PYTHONPATH at an older revision)
+        problem_domain = None
+    with Sandbox(workers=args.workers, mode="fast", timeout_s=1.0) as sb:
+        work = []
+        for p, tests in zip(problems, search_tests_all if problem_domain else ()):
+            call = recover_call(p["tests"])
+            work.append((problem_domain(p["id"], call.seeds if call else ()), call.callee if call else None, tests))
+        gates = admitted_tests(work, sb) if work else []
+    figures["search_tests"] = {p["id"]: tests for p, tests in zip(problems, search_tests_all) if tests}
+    if problem_domain is None:
+        print("search tests outside the statement domain: not measured here (this checkout has no domains; "
+              "the tests are in the JSON under search_tests)")
+    else:
+        outside = {p["id"]: sum(not ok for ok in keep) for p, (keep, _) in zip(problems, gates) if not all(keep)}
+        figures["outside_statement_domain"] = {"tests": sum(outside.values()), "problems": outside}
+        print(f"search tests outside the statement domain: {sum(outside.values())} in {len(outside)} problems "
+              f"{outside}")
     figures["survivors_final"] = int(sum(survivors_of(p["M"]).sum() for p in problems))
     # a sample of the mutants still alive, with a long random differential run, for classification by hand
     alive = [(k, i) for k, p in enumerate(problems) for i in np.flatnonzero(survivors_of(p["M"])).tolist()]

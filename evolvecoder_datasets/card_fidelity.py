@@ -1,5 +1,6 @@
-"""The "Test fidelity" block of a round's card and of ``evolvecoder-datasets inspect``: preformatted rows from the
-``fidelity`` entry of a round's statistics (:class:`~evolvecoder_datasets.recipe.stats.RoundStats`).
+"""The "Test fidelity" and "Problem domains" blocks of a round's card and of ``evolvecoder-datasets inspect``:
+preformatted rows from the ``fidelity`` and ``domains`` entries of a round's statistics
+(:class:`~evolvecoder_datasets.recipe.stats.RoundStats`).
 
 Kept apart from :mod:`evolvecoder_datasets.cards` (which merges :func:`fidelity_context` into the template's
 variables), so the block can change without touching the rest of the card. A rate over no program prints ``–``;
@@ -21,7 +22,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["FIDELITY_HEADER", "fidelity_context"]
+__all__ = ["FIDELITY_HEADER", "domain_context", "fidelity_context"]
 
 #: Columns of the per-round, per-kind and per-method tables.
 FIDELITY_HEADER = ["right", "wrong", "TPR", "TNR", "FPR", "FNR"]
@@ -105,7 +106,18 @@ def fidelity_context(stats: Mapping[str, Any]) -> dict[str, Any]:
             f"used to choose them. It labels {_fmt(pool.get('right'))} programs of the pool right and "
             f"{_fmt(pool.get('wrong'))} wrong; {_fmt(rewrites.get('right'))} of {_fmt(rewrites.get('generated'))} "
             f"semantics-preserving rewrites of the references agree with it and join the right programs "
-            f"(never the published pool).")
+            f"(never the published pool)")
+        variants = oracle.get("domain_variants") if isinstance(oracle.get("domain_variants"), Mapping) else {}
+        if variants.get("generated"):
+            oracle_line += (
+                f", and so do {_fmt(variants.get('right'))} of {_fmt(variants.get('generated'))} variants that differ "
+                f"from the references only outside the problems' domains (one raises ValueError there, one returns "
+                f"None: kind `variant`)")
+        domains = oracle.get("domains") if isinstance(oracle.get("domains"), Mapping) else {}
+        oracle_line += (". TPR counts the programs that agree with the reference on every oracle input as right"
+                        + (" (inputs drawn inside each problem's domain: "
+                           + ", ".join(f"{_fmt(v)} {k}" for k, v in sorted(domains.items())) + ")" if domains else "")
+                        + ".")
     missing = fid.get("no_oracle") if isinstance(fid.get("no_oracle"), Mapping) else {}
     total = sum(int(v) for v in missing.values() if isinstance(v, int))
     no_oracle = ""
@@ -122,3 +134,31 @@ def fidelity_context(stats: Mapping[str, Any]) -> dict[str, Any]:
         "fidelity_oracle": oracle_line,
         "fidelity_no_oracle": no_oracle,
     }
+
+
+def domain_context(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """The "Problem domains" block: ``domain_line`` (how the problems' domains were obtained and their own asserts
+    found outside them), ``domain_rules`` and ``domain_rows`` (per round, inputs and tests each rule left out).
+
+    Example:
+        >>> ctx = domain_context({"domains": {"problems": {"statement": 3}, "seed_violations": 1,
+        ...                                   "out_of_domain": {"1": {"statement": 7, "sign": 2}}}})
+        >>> ctx["domain_rules"], ctx["domain_rows"]
+        (['sign', 'statement'], [['1', '2', '7']])
+        >>> domain_context({})["domain_line"]
+        ''
+    """
+    domains = stats.get("domains") if isinstance(stats.get("domains"), Mapping) else {}
+    if not domains:
+        return {"domain_line": "", "domain_rules": [], "domain_rows": []}
+    hows = domains.get("problems") if isinstance(domains.get("problems"), Mapping) else {}
+    line = ("Inputs stay inside each problem's domain: "
+            + ", ".join(f"{_fmt(v)} problems {k}" for k, v in sorted(hows.items()))
+            + " (statement: a precondition written from the problem's statement; model: one the test writer wrote, "
+            "checked against the problem's own inputs; inferred: the shape its own inputs show). "
+            + f"{_fmt(domains.get('seed_violations'))} of the problems' own asserts lie outside it and were dropped.")
+    outside = domains.get("out_of_domain") if isinstance(domains.get("out_of_domain"), Mapping) else {}
+    rules = sorted({str(rule) for per in outside.values() if isinstance(per, Mapping) for rule in per})
+    rows = [[str(r)] + [_fmt((outside[r] or {}).get(rule, 0)) for rule in rules]
+            for r in sorted(outside, key=lambda x: (not str(x).isdigit(), int(x) if str(x).isdigit() else 0, str(x)))]
+    return {"domain_line": line, "domain_rules": rules, "domain_rows": rows}

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .card_fidelity import FIDELITY_HEADER, fidelity_context
+from .card_fidelity import FIDELITY_HEADER, domain_context, fidelity_context
 from .errors import ConfigError
 
 __all__ = [
@@ -60,6 +60,8 @@ STATS_KEYS: dict[str, str] = {
     "provenance": "{'models': ..., 'prompt_versions': ..., 'thresholds': ..., 'seeds': ..., ...}",
     "changes": "list[str]: free-text notes for the 'what changed' section",
     "figure_captions": "{figure file name: caption}",
+    "domains": "{'problems': {how: int}, 'seed_violations': int, 'out_of_domain': {round: {rule: int}}}: the problems' "
+               "domains and what each rule left out (evolvecoder_datasets.search.domain)",
     "fidelity": "{'suite', 'by_kind', 'by_method', 'by_round', 'rejects_right', 'accepts_wrong', 'no_oracle', 'oracle', "
                 "'rules'}: test fidelity against an oracle (evolvecoder_datasets.metrics.fidelity)",
 }
@@ -457,6 +459,7 @@ def card_context(
         "provenance_rows": [[_cell(k), _cell(_public(v))] for k, v in _flatten("", provenance)],
         "figures": figure_rows,
         **fidelity_context(stats),
+        **domain_context(stats),
     }
 
 
@@ -567,6 +570,8 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
     table("problems by source", ["source", "problems", "tests", "mean"], ctx["source_rows"])
     table("tests by method", ["method", "generated", "retained", "kept", "kills no other method made"],
           ctx["method_rows"])
+    table("inputs and tests left out as outside the domain, by rule", ["round", *ctx["domain_rules"]],
+          ctx["domain_rows"])
     table("pass@k by round", ["round", *ctx["pass_ks"]], ctx["pass_rows"])
     table("pass@k by model", ["model", *ctx["model_ks"]], ctx["model_rows"])
     table("mutation score", ["round", "score"], ctx["mutation_rows"])

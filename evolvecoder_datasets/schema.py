@@ -55,6 +55,8 @@ REFINE_FALLBACK = "refine_fallback"
 SAMPLE_ERRORS = "sample_errors"
 # Evolve stage: one log entry per method and round
 EVOLVE_LOG = "evolve_log"
+# Evolve stage: the inputs a problem defines (search/domain.py), recorded at its first round
+DOMAIN = "domain"
 # Finalize stage: what the final filter removed per problem
 FINAL_LOW_RATE_TESTS = "final_low_rate_tests"
 FINAL_DUPLICATE_TESTS = "final_duplicate_tests"
@@ -159,8 +161,25 @@ def evolve_log_feature():
             "reference_failed": Value("int32"),
             "split_failed": Value("int32"),
             "error": Value("string"),
+            "out_of_domain": List({"rule": Value("string"), "count": Value("int32")}),
         }
     )
+
+
+def domain_feature():
+    """The ``datasets`` type of the ``domain`` column: how the problem's domain was obtained (``statement``,
+    ``inferred``, ``open``), its precondition source or its inferred shape (JSON), and how many of the problem's own
+    asserts lie outside it (dropped and reported at its first round).
+
+    Example:
+        >>> from evolvecoder_datasets.schema import domain_feature
+        >>> sorted(domain_feature())
+        ['contract', 'how', 'seed_violations', 'shape']
+    """
+    from datasets import Value
+
+    return {"how": Value("string"), "contract": Value("string"), "shape": Value("string"),
+            "seed_violations": Value("int32")}
 
 
 def check_columns(batch_or_columns: Mapping[str, Any] | Iterable[str], required: Iterable[str], *, stage: str) -> None:

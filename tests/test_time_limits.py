@@ -245,7 +245,9 @@ def test_the_reference_check_of_a_round_judges_every_new_test_despite_the_timeou
     reference = "def sq(x):\n    while x < 0:\n        pass\n    return x * x"
     batch = {"id": ["X_1"], "question": ["Write `def sq(x)`."], "tests": [["assert sq(2) == 4"]],
              "pass_matrix": [[[True]]], "reference_solutions": [[reference]], "reference_ok": [True],
-             "solutions": [[{"model": "m", "sample": 0, "code": RIGHT}]]}  # fmt: skip
+             "solutions": [[{"model": "m", "sample": 0, "code": RIGHT}]],
+             # every int is in the domain (the one seed alone would keep negative inputs out before the reference)
+             "domain": [{"how": "open", "contract": None, "shape": None, "seed_violations": 0}]}  # fmt: skip
     answer = '{"tests": ["assert sq(-1) == 1", "assert sq(-2) == 4", "assert sq(3) == 9"]}'
     with ScriptedOpenAIServer(lambda body: answer) as server:
         config = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False,

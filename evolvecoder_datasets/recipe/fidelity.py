@@ -7,7 +7,10 @@ wrong by it. The pool never changes across rounds, so the labels hold for every 
 (:meth:`FidelityTracker.round_report`) judges that round's suite: the pool's verdicts are its pass matrix; the
 rewrites (right programs that are not the reference; never published) run on the tests they have not met yet,
 under the problem's calibrated time limit, as the pool did. The rewrites the oracle calls wrong are left out and
-counted: the oracle is the judge of a rewrite, not the rewriter.
+counted: the oracle is the judge of a rewrite, not the rewriter. Beside them, the reference's **domain variants**
+(:func:`~evolvecoder_datasets.search.domain.domain_variants`: one raises ``ValueError`` outside the problem's domain,
+one returns ``None`` there) are right programs too: the oracle draws only inside the domain, so they agree with it, and
+a suite that holds a test outside the domain rejects them (a true-positive rate below 1 on kind ``variant``).
 
 The oracle only labels; it never chooses, keeps or publishes a test. On Ray, the oracle and the rewrites run on
 the driver's machine (they are small next to the pool).
@@ -23,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +52,8 @@ logger = logging.getLogger(__name__)
 class _Problem:
     labels: np.ndarray | None  # over the pool rows
     reason: str | None
-    rewrites: list[str] = field(default_factory=list)  # oracle-right rewrites
+    rewrites: list[str] = field(default_factory=list)  # oracle-right rewrites, then oracle-right domain variants
+    kinds: list[str] = field(default_factory=list)  # per entry of rewrites: "rewrite" or "variant"
     rewrite_verdicts: dict[tuple[str, float | None], list[str]] = field(default_factory=dict)  # (test, limit) -> status
 
 
@@ -81,7 +86,9 @@ class FidelityTracker:
             >>> FidelityTracker(config).prepare(round0)   # doctest: +SKIP
         """
         from ..mutants.rewrites import rewrite_program
+        from ..search.domain import domain_variants
         from ..search.oracle import OracleProblem, build_oracles, label_programs
+        from ..stages.support.domains import derive_domain
 
         self.prepared = True
         cols = ds.column_names
@@ -90,24 +97,38 @@ class FidelityTracker:
         oks = ds[schema.REFERENCE_OK] if schema.REFERENCE_OK in cols else [False] * len(ids)
         references = [(r[0] if ok and r else None) for r, ok in zip(refs, oks)]
         pools = [[s["code"] for s in sols] for sols in ds[schema.SOLUTIONS]]
-        problems = [OracleProblem(pid, ref, list(tests), pool)
-                    for pid, ref, tests, pool in zip(ids, references, ds[schema.TESTS], pools)]
+        origins = ds[schema.TEST_ORIGIN] if schema.TEST_ORIGIN in cols else [None] * len(ids)
+        # each problem's domain, as its first round will derive it: the oracle draws inside it, and the variants of
+        # the reference that differ only outside it are right programs
+        domains = [derive_domain(pid, list(tests), [str((o or {}).get("method", "seed")) for o in (orig or ())]
+                                 or ["seed"] * len(tests), ref)
+                   for pid, tests, orig, ref in zip(ids, ds[schema.TESTS], origins, references)]
+        problems = [OracleProblem(pid, ref, list(tests), pool, domain=domain)
+                    for pid, ref, tests, pool, (domain, _) in zip(ids, references, ds[schema.TESTS], pools, domains)]
         sandbox = self._fast_sandbox() if any(references) else None
         oracles = build_oracles(problems, self.settings, sandbox=sandbox)
         rewrites = [[r.code for r in rewrite_program(ref)] if ref and self.settings.rewrites else []
                     for ref in references]
-        labels = label_programs(oracles, [p + r for p, r in zip(pools, rewrites)], self.settings, sandbox=sandbox)
-        generated = right_rewrites = 0
+        variants = [domain_variants(ref, call.callee, domain) if ref and call and self.settings.rewrites else []
+                    for ref, (domain, call) in zip(references, domains)]
+        labels = label_programs(oracles, [p + r + v for p, r, v in zip(pools, rewrites, variants)], self.settings,
+                                sandbox=sandbox)
+        generated = right_rewrites = variants_made = right_variants = 0
         counts = {"right": 0, "wrong": 0, "unlabelled": 0}
-        for pid, oracle, pool, rws, lab in zip(ids, oracles, pools, rewrites, labels):
+        for pid, oracle, pool, rws, vs, lab in zip(ids, oracles, pools, rewrites, variants, labels):
             if lab is None:
                 self.problems[pid] = _Problem(None, oracle.reason or "no_oracle")
                 continue
-            pool_labels, rw_labels = lab[: len(pool)], lab[len(pool):]
+            pool_labels, rw_labels = lab[: len(pool)], lab[len(pool): len(pool) + len(rws)]
+            v_labels = lab[len(pool) + len(rws):]
             kept = [code for code, ok in zip(rws, rw_labels) if ok == 1]
+            kept_variants = [code for code, ok in zip(vs, v_labels) if ok == 1]
             generated += len(rws)
             right_rewrites += len(kept)
-            self.problems[pid] = _Problem(pool_labels, None, kept)
+            variants_made += len(vs)
+            right_variants += len(kept_variants)
+            self.problems[pid] = _Problem(pool_labels, None, kept + kept_variants,
+                                          ["rewrite"] * len(kept) + ["variant"] * len(kept_variants))
             counts["right"] += int((pool_labels == 1).sum())
             counts["wrong"] += int((pool_labels == 0).sum())
             counts["unlabelled"] += int((pool_labels == -1).sum())
@@ -123,6 +144,9 @@ class FidelityTracker:
                                    "min": int(min(sizes)) if sizes else None, "max": int(max(sizes)) if sizes else None},
             "pool": counts,
             "rewrites": {"generated": generated, "right": right_rewrites, "wrong": generated - right_rewrites},
+            "domain_variants": {"generated": variants_made, "right": right_variants,
+                                "wrong": variants_made - right_variants},
+            "domains": dict(sorted(Counter(d.how for d, _ in domains).items())),
             "settings": {"inputs": self.settings.inputs, "candidates": self.settings.candidates,
                          "seed": self.settings.seed, "timeout_s": self.settings.timeout_s},
         }
@@ -177,7 +201,7 @@ class FidelityTracker:
         pool_status = (np.array([[c if isinstance(c, str) else STATUS_NAMES[int(c)] for c in r] for r in S],
                                 dtype=object).reshape(M.shape)
                        if S is not None else np.where(M, "pass", "fail").astype(object))
-        kinds = ["mutant" if s["model"] == MUTANT_MODEL else "sample" for s in sols] + ["rewrite"] * len(state.rewrites)
+        kinds = ["mutant" if s["model"] == MUTANT_MODEL else "sample" for s in sols] + list(state.kinds)
         return ProblemFidelity(
             pid, np.vstack([M, R]), np.concatenate([state.labels, np.ones(len(state.rewrites), np.int8)]),
             kinds=kinds, methods=[o["method"] for o in origins], statuses=np.vstack([pool_status, RS]))

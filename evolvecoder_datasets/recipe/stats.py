@@ -97,6 +97,10 @@ class RoundStats:
         dedup (`dict`, *optional*): the seed deduplication's summary.
         figure_captions (`dict[str, str]`): figure file -> caption.
         changes (`list[str]`, *optional*): what the final filter changed.
+        domains (`dict`, *optional*): the problems' domains (``problems``: how each was obtained -> problems;
+            ``seed_violations``: the problems' own asserts found outside them, dropped and reported) and
+            ``out_of_domain``: round -> rule -> inputs or tests left out as outside the domain
+            (:func:`domain_summary`).
         fidelity (`dict`, *optional*): the suite's fidelity against an oracle
             (:func:`~evolvecoder_datasets.metrics.fidelity.fidelity_report`: ``suite``, ``by_kind``, ``by_method``,
             ``rejects_right``, ``accepts_wrong``, ``no_oracle``), the oracle's ``oracle`` summary, ``by_round`` (round
@@ -117,6 +121,7 @@ class RoundStats:
     dedup: dict[str, Any] | None = None
     figure_captions: dict[str, str] = field(default_factory=lambda: dict(CAPTIONS))
     changes: list[str] | None = None
+    domains: dict[str, Any] | None = None
     fidelity: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -392,8 +397,37 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
         drop_reasons=dict(drop_reasons),
         provenance=provenance(config, run_key),
         dedup=dedup,
+        domains=domain_summary(ds),
         fidelity=fidelity,
     )
+
+
+def domain_summary(ds: Dataset) -> dict[str, Any] | None:
+    """How the problems' domains were obtained, their own asserts found outside them, and per round the inputs and
+    tests each rule left out (the ``domain`` column and the evolve log's ``out_of_domain``; ``None`` before round 1).
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"domain": [{"how": "statement", "contract": "", "shape": None, "seed_violations": 1}],
+        ...     "evolve_log": [[{"round": 1, "method": "search", "out_of_domain": [{"rule": "statement", "count": 4}]}]]})
+        >>> domain_summary(ds)
+        {'problems': {'statement': 1}, 'seed_violations': 1, 'out_of_domain': {'1': {'statement': 4}}}
+    """
+    if schema.DOMAIN not in ds.column_names:
+        return None
+    problems: Counter = Counter()
+    seeds = 0
+    for cell in ds[schema.DOMAIN]:
+        if cell and cell.get("how"):
+            problems[cell["how"]] += 1
+            seeds += int(cell.get("seed_violations") or 0)
+    rounds: dict[str, Counter] = {}
+    for log in (ds[schema.EVOLVE_LOG] if schema.EVOLVE_LOG in ds.column_names else ()):
+        for entry in log or ():
+            for item in entry.get("out_of_domain") or ():
+                rounds.setdefault(str(entry["round"]), Counter())[item["rule"]] += int(item["count"])
+    return {"problems": dict(sorted(problems.items())), "seed_violations": seeds,
+            "out_of_domain": {r: dict(sorted(c.items())) for r, c in sorted(rounds.items(), key=lambda i: int(i[0]))}}
 
 
 def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, last: Dataset | None = None
@@ -440,5 +474,6 @@ def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: Ru
         provenance=provenance(config, run_key),
         dedup=dedup,
         changes=[f"final filter: {len(last)} -> {len(final)} problems"],
+        domains=domain_summary(last),
         fidelity=_fidelity(final, "final", config, history, last=last),
     )

@@ -67,13 +67,14 @@ from ..code_names import defined_names
 from ..seeding import stable_int
 from ..tolerance import float_assert
 from .calls import recover_call, render_args
+from .domain import Domain, infer_domain
 from .inputs import InputMutator, reference_constants
 from .probes import ProbeProgram
 from .writer import hot_constants
 
 __all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs"]
 
-_VERSION = "2"
+_VERSION = "3"
 _LENGTH_BITS = 24  # the compressed blob is far below 16 MiB
 
 #: Why a problem has no oracle.
@@ -182,6 +183,7 @@ class OracleProblem:
     reference: str | None
     tests: list[str]
     programs: list[str] = field(default_factory=list)
+    domain: Domain | None = None  # the inputs the problem defines (None: the shape its seeds show)
 
 
 @dataclass
@@ -216,7 +218,7 @@ class Oracle:
         return self.reason is None and bool(self.tests)
 
 
-def _candidates(problem: OracleProblem, call: Any, config: FidelityConfig) -> list[list[tuple]]:
+def _candidates(problem: OracleProblem, call: Any, config: FidelityConfig, domain: Domain) -> list[list[tuple]]:
     """The candidates by source: the seeds, the boundary sweep of the reference's constants (one number, then two at
     once), the structure edits, the random edits (about a third of ``candidates`` for the sweeps together, a third
     for the structure edits, the rest random; distinct across sources)."""
@@ -231,7 +233,8 @@ def _candidates(problem: OracleProblem, call: Any, config: FidelityConfig) -> li
             key = repr(args)
             if key not in seen and len(render_args(args)) <= config.max_input_chars:
                 seen.add(key)
-                out.append(args)
+                if domain.violation(args) is None:
+                    out.append(args)
         return out
 
     third = max(1, config.candidates // 3)
@@ -368,13 +371,14 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     if call is None or not call.seeds:
         return Oracle(problem.id, reason="no_literal_call")
     oracle = Oracle(problem.id, callee=call.callee)
-    sources = _candidates(problem, call, config)
+    domain = problem.domain if problem.domain is not None else infer_domain(call.seeds)
+    sources = _candidates(problem, call, config, domain)
     inputs = [args for group in sources for args in group]
     oracle.candidates = len(inputs)
     # usable as the search's, but a float may sit inside a list, tuple or dict (compared exactly), and the cheaper
     # of the reference's two calls decides (one CPU alarm of 3 x cpu_s over both)
     probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars,
-                         nested_floats=True, cheaper_call=True)
+                         nested_floats=True, cheaper_call=True, precondition=domain.contract)
     program = probe.program() + "_ECD_BLOB = []\n" + _BLOB_HELPERS
     usable = _usable(sandbox, program, len(inputs))
     oracle.usable = len(usable)

@@ -76,6 +76,15 @@ def _ecd_slow(signum, frame):
 
 _ecd_cache = {}
 
+def _ecd_admits(k):
+    # the problem's precondition (its domain), on fresh arguments; anything but True (an error too) is outside
+    if _ECD_PRE is None:
+        return True
+    try:
+        return _ECD_PRE(*_ECD_ARGS[k]()) is True
+    except Exception:
+        return False
+
 def _ecd_ref_value(k):
     if k not in _ecd_cache:
         _ecd_cache[k] = _ecd_call(_ECD_REF, k)
@@ -88,6 +97,8 @@ def _ecd_usable(k):
     # machine does not drop an input on its own), one alarm of 3 x _ECD_CPU over both; else the first call decides,
     # cut at _ECD_CPU (an input it would reject anyway), and the second may take 2 x _ECD_CPU. Either way a test
     # ends within about 3 x _ECD_CPU of Python code (REFERENCE_TIMEOUT_FACTOR).
+    if not _ecd_admits(k):
+        return False
     _ecd_signal.signal(_ecd_signal.SIGVTALRM, _ecd_slow)
     _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, (3 if _ECD_CHEAPER else 1) * _ECD_CPU)
     try:
@@ -169,6 +180,9 @@ class ProbeProgram:
             whether it is within ``cpu_s`` (a call slowed by a busy machine does not drop an input on its own);
             by default the first call does, and a slow one is cut at ``cpu_s``. Either way a CPU alarm of the
             process's own ends an input the reference does not finish, within about 3 x ``cpu_s``.
+        precondition (`str`, *optional*): source defining ``precondition(*args)``, the problem's domain
+            (:meth:`~evolvecoder_datasets.search.domain.Domain.predicate_source`): an input it does not admit (an
+            error included) is never usable, and :meth:`admitted_tests` asks it alone. It runs in its own namespace.
 
     Example:
         >>> probe = ProbeProgram("def f(x):\\n    return x", "f", [(1,), (2,)])
@@ -188,6 +202,7 @@ class ProbeProgram:
         max_chars: int = 1000,
         nested_floats: bool = False,
         cheaper_call: bool = False,
+        precondition: str | None = None,
     ) -> None:
         self.reference = reference
         self.callee = callee
@@ -196,6 +211,7 @@ class ProbeProgram:
         self.max_chars = int(max_chars)
         self.nested_floats = bool(nested_floats)
         self.cheaper_call = bool(cheaper_call)
+        self.precondition = precondition or None
 
     def reference_timeout(self) -> float:
         """CPU seconds per test for a probe that runs only the reference (:meth:`usable_tests`, value reads):
@@ -226,6 +242,8 @@ class ProbeProgram:
             f"_ECD_NESTED_FLOATS, _ECD_CHEAPER = {self.nested_floats!r}, {self.cheaper_call!r}",
             f"_ECD_ABS_TOL, _ECD_REL_TOL = {FLOAT_ABS_TOL!r}, {FLOAT_REL_TOL!r}",
             f"_ECD_ARGS = [\n    {makers}\n]",
+            (f"_ECD_PRE = _ecd_load({self.precondition!r}, '<domain>').get('precondition')" if self.precondition
+             else "_ECD_PRE = None"),
             f"_ECD_REF = _ecd_load({self.reference!r}, '<reference>')",
         ]
         if under_test is not None:
@@ -241,6 +259,17 @@ class ProbeProgram:
             ['assert _ecd_usable(1)']
         """
         return [f"assert _ecd_usable({k})" for k in self._indices(indices)]
+
+    def admitted_tests(self, indices: Sequence[int] | None = None) -> list[str]:
+        """Per input, a test that passes when the problem's precondition admits it (every input, without one).
+
+        Example:
+            >>> probe = ProbeProgram("def f(x):\\n    return x", "f", [(1,), (-1,)],
+            ...                      precondition="def precondition(x):\\n    return x > 0")
+            >>> probe.admitted_tests()
+            ['assert _ecd_admits(0)', 'assert _ecd_admits(1)']
+        """
+        return [f"assert _ecd_admits({k})" for k in self._indices(indices)]
 
     def same_tests(self, indices: Sequence[int] | None = None) -> list[str]:
         """Per input, a test that passes when the program under test returns what the reference returns.

@@ -5,7 +5,8 @@ The search writer and the model writers in input mode meet here. Given argument 
 them it handles (plain data, the same twice, within ``cpu_s``), reads its value on each of those back through
 pass/fail verdicts (:func:`~evolvecoder_datasets.search.probes.read_values`) and writes one assert per input with
 :func:`value_assert`. Inputs the reference raises on, loops on or answers with something that is not plain data give
-no test: they are counted as ``unusable``. Every assert is correct about the reference by construction; the caller
+no test: they are counted as ``unusable``. Inputs outside the problem's domain (``ValueRequest.domain``) give none
+either, counted by the rule they break in ``out_of_domain``. Every assert is correct about the reference by construction; the caller
 still runs them on the reference the ordinary way before keeping any (the evolve stage does, for every method).
 
 Example:
@@ -28,6 +29,7 @@ from typing import Any
 
 from ..tolerance import float_assert
 from .calls import render_args
+from .domain import Domain
 from .probes import ProbeProgram, read_values
 
 __all__ = ["ValueRequest", "ValuedInputs", "value_assert", "value_inputs"]
@@ -57,12 +59,15 @@ class ValueRequest:
         inputs (`list[tuple]`): argument tuples.
         cpu_s (`float`, *optional*): CPU seconds the reference may take on one of them (default: the call's
             ``cpu_s``); a problem whose calibrated limit is higher gives that, so a slow reference still values.
+        domain (`Domain`, *optional*): the inputs the problem defines; the others give no test and are counted in
+            ``out_of_domain`` (``None``: every input is a candidate).
     """
 
     reference: str
     callee: str
     inputs: list[tuple]
     cpu_s: float | None = None
+    domain: Domain | None = None
 
 
 @dataclass
@@ -75,12 +80,15 @@ class ValuedInputs:
         unusable (`int`): inputs the reference raised on, did not finish within ``cpu_s``, answered differently
             twice or with a value that is not plain data.
         unreadable (`int`): usable inputs whose value could not be read back.
+        out_of_domain (`dict[str, int]`): inputs the problem's domain does not admit, by rule
+            (:data:`~evolvecoder_datasets.search.domain.DOMAIN_RULES`); they are not counted as unusable.
     """
 
     tests: list[str] = field(default_factory=list)
     inputs: list[tuple] = field(default_factory=list)
     unusable: int = 0
     unreadable: int = 0
+    out_of_domain: dict[str, int] = field(default_factory=dict)
 
 
 def value_inputs(requests: Sequence[ValueRequest], sandbox: Any, *, cpu_s: float = 0.1,
@@ -106,19 +114,27 @@ def value_inputs(requests: Sequence[ValueRequest], sandbox: Any, *, cpu_s: float
     """
     from ..execution import Job
 
-    probes = [ProbeProgram(r.reference, r.callee, r.inputs, cpu_s=r.cpu_s or cpu_s, max_chars=max_chars)
-              for r in requests]
     out = [ValuedInputs() for _ in requests]
-    asked = [k for k, r in enumerate(requests) if r.inputs]
+    admitted = [_admitted(r, out[k]) for k, r in enumerate(requests)]
+    probes = [ProbeProgram(r.reference, r.callee, inputs, cpu_s=r.cpu_s or cpu_s, max_chars=max_chars,
+                           precondition=r.domain.contract if r.domain is not None else None)
+              for r, inputs in zip(requests, admitted)]
+    asked = [k for k, inputs in enumerate(admitted) if inputs]
     if not asked:
         return out
-    reports = sandbox.run_many([Job(probes[k].program(), tests=probes[k].usable_tests(),
+    reports = sandbox.run_many([Job(probes[k].program(), tests=probes[k].usable_tests() + probes[k].admitted_tests(),
                                     timeout_s=probes[k].reference_timeout()) for k in asked])
     usable: dict[int, list[int]] = {}
     for k, report in zip(asked, reports):
-        ok = [] if report.infra_error else [j for j, passed in enumerate(report.passed) if passed]
+        n = len(admitted[k])
+        passed = list(report.passed)
+        ok = [] if report.infra_error else [j for j, good in enumerate(passed[:n]) if good]
+        outside = 0 if report.infra_error or requests[k].domain is None else sum(not good for good in passed[n:])
+        if outside:
+            how = requests[k].domain.how
+            out[k].out_of_domain[how] = out[k].out_of_domain.get(how, 0) + outside
         usable[k] = ok
-        out[k].unusable = len(requests[k].inputs) - len(ok)
+        out[k].unusable = n - len(ok) - outside
 
     def read(k: int) -> None:
         if not usable[k]:
@@ -128,7 +144,7 @@ def value_inputs(requests: Sequence[ValueRequest], sandbox: Any, *, cpu_s: float
             if not ok or text is None:
                 out[k].unreadable += 1
                 continue
-            args = requests[k].inputs[j]
+            args = admitted[k][j]
             out[k].tests.append(value_assert(requests[k].callee, args, text))
             out[k].inputs.append(args)
 
@@ -136,3 +152,17 @@ def value_inputs(requests: Sequence[ValueRequest], sandbox: Any, *, cpu_s: float
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(read, asked))
     return out
+
+
+def _admitted(request: ValueRequest, found: ValuedInputs) -> list[tuple]:
+    """The request's inputs whose shape its domain admits; the others are counted by the rule they break."""
+    if request.domain is None:
+        return list(request.inputs)
+    kept = []
+    for args in request.inputs:
+        rule = request.domain.violation(args)
+        if rule is None:
+            kept.append(args)
+        else:
+            found.out_of_domain[rule] = found.out_of_domain.get(rule, 0) + 1
+    return kept

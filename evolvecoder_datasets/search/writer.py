@@ -63,6 +63,7 @@ from ..checks import check_fraction, check_positive
 from ..code_names import defined_names, normalise_test
 from ..seeding import stable_int
 from .calls import CallShape, recover_call, render_args
+from .domain import Domain, infer_domain
 from .inputs import InputMutator, reference_constants
 from .probes import REFERENCE_TIMEOUT_FACTOR, ProbeProgram, read_values
 from .valued import value_assert
@@ -70,7 +71,7 @@ from .valued import value_assert
 __all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult", "hot_constants", "probe_timeouts",
            "search_tests"]
 
-_VERSION = "5"
+_VERSION = "6"
 OBJECTIVES = ("mutants", "random")
 
 #: Why a problem got no search tests.
@@ -126,7 +127,7 @@ class SearchConfig:
 
     Example:
         >>> SearchConfig(budget=500, max_tests=4).version
-        'search-5'
+        'search-6'
     """
 
     budget: int = 2000
@@ -176,6 +177,11 @@ class SearchProblem:
             baseline exactly what the search spent).
         limit (`float`, *optional*): the problem's calibrated CPU seconds per test (the ``time_limit_s`` column),
             under which the pool will run the kept tests; ``None``: ``SearchConfig.timeout_s``, as for the pool.
+        domain (`Domain`, *optional*): the inputs the problem defines
+            (:func:`~evolvecoder_datasets.search.domain.problem_domain`); a candidate it does not admit is never
+            valued nor kept. ``None``: the shape its seeds show (:func:`~evolvecoder_datasets.search.domain.infer_domain`;
+            :func:`~evolvecoder_datasets.stages.support.domains.problem_domain` gives the precondition shipped for
+            its id, as the evolve box does).
 
     Example:
         >>> p = SearchProblem("P_1", "def f(x):\\n    return x", ["assert f(1) == 1"], ["def f(x):\\n    return 1"], [[True]],
@@ -192,6 +198,7 @@ class SearchProblem:
     reference_passes: list[bool] | None = None
     budget: int | None = None
     limit: float | None = None
+    domain: Domain | None = None
 
 
 @dataclass
@@ -213,6 +220,9 @@ class SearchResult:
         executions (`int`): probe executions spent (counted against ``budget``).
         reads (`int`): tiny tests spent reading expected values back.
         rejected (`int`): written asserts the reference failed in the final check (dropped).
+        out_of_domain (`dict[str, int]`): candidates left out because the problem's domain does not admit them, by
+            the rule they break (:data:`~evolvecoder_datasets.search.domain.DOMAIN_RULES`; a precondition's
+            rejections under its ``how``).
         by_origin (`dict[str, list[int]]`): per origin of a candidate (``sweep``, ``hot``, ``structured``,
             ``random``, or ``random+`` the newer edits it used: ``splice``, ``tie``, ``tie_extreme``,
             ``tie_arguments``), ``[executions, kills, candidates]``: where the budget went.
@@ -236,6 +246,7 @@ class SearchResult:
     executions: int = 0
     reads: int = 0
     rejected: int = 0
+    out_of_domain: dict[str, int] = field(default_factory=dict)
     by_origin: dict[str, list[int]] = field(default_factory=dict)
 
 
@@ -245,6 +256,7 @@ class _State:
     def __init__(self, problem: SearchProblem, call: CallShape, config: SearchConfig, round_: int) -> None:
         self.problem = problem
         self.call = call
+        self.domain = problem.domain if problem.domain is not None else infer_domain(call.seeds)
         self.config = config
         self.result = SearchResult(problem.id, callee=call.callee)
         seed = stable_int(config.seed, problem.id, round_, "search")
@@ -262,6 +274,8 @@ class _State:
         self.boost = 0  # candidates the next generation draws at least (the structure edits)
         self.stale = 0  # generations that drew no new candidate
         self.idle = 0  # generations in a row that kept nothing
+        self.outside_in_a_row = 0  # generations in a row whose every candidate was outside the domain
+        self.admitted_seen = self.outside_seen = 0  # candidates the precondition admitted and rejected so far
         self.done = False
         M = np.asarray(problem.pass_matrix, dtype=bool).reshape(len(problem.programs), len(problem.tests))
         ok = np.ones(len(problem.tests), bool) if problem.reference_passes is None else np.asarray(
@@ -314,6 +328,8 @@ class _State:
         if n < 1:
             self.done = True
             return False
+        if self.admitted_seen:  # a precondition rejects some candidates for free: draw enough that n get through
+            n = min(4 * n, math.ceil(n * (self.admitted_seen + self.outside_seen) / self.admitted_seen))
         self.pending, self.pending_origin = [], []
         for _ in range(20 * n):
             if self.queue:
@@ -327,6 +343,10 @@ class _State:
             if key in self.seen or len(text) > config.max_input_chars:
                 continue
             self.seen.add(key)
+            rule = self.domain.violation(args)
+            if rule is not None:
+                self.result.out_of_domain[rule] = self.result.out_of_domain.get(rule, 0) + 1
+                continue
             self.pending.append(args)
             self.pending_origin.append(origin)
             if len(self.pending) == n:
@@ -340,7 +360,12 @@ class _State:
 
     def probe(self) -> ProbeProgram:
         return ProbeProgram(self.problem.reference or "", self.call.callee, self.pending, cpu_s=self.config.cpu_s,
-                            max_chars=self.config.max_value_chars)
+                            max_chars=self.config.max_value_chars, precondition=self.domain.contract)
+
+    def usability_tests(self, probe: ProbeProgram) -> list[str]:
+        """The usability questions, and where a precondition must run, the admission ones after them."""
+        tests = probe.usable_tests()
+        return tests + probe.admitted_tests() if self.domain.needs_sandbox else tests
 
     def spend(self, k: int, executions: int = 1, kills: int = 0) -> None:
         """Count ``executions`` and ``kills`` against the origin of pending candidate ``k`` (``by_origin``)."""
@@ -349,12 +374,31 @@ class _State:
         row[1] += kills
 
     def take_usable(self, passed: Sequence[bool]) -> None:
-        self.result.executions += len(self.pending)
-        for k in range(len(self.pending)):
-            self.spend(k)
-            self.result.by_origin[self.pending_origin[k]][2] += 1
+        n = len(self.pending)
+        admitted = [True] * n
+        if len(passed) > n:  # the admission answers: a candidate the precondition rejects is out of the domain
+            admitted = [bool(ok) for ok in passed[n:]] + [False] * max(0, 2 * n - len(passed))
+            outside = admitted.count(False)
+            self.admitted_seen += n - outside
+            self.outside_seen += outside
+            if outside:
+                self.result.out_of_domain[self.domain.how] = self.result.out_of_domain.get(self.domain.how, 0) + outside
+            passed = passed[:n]
+        # a candidate outside the domain costs no execution: the precondition stops it before the reference runs
+        self.result.executions += sum(admitted)
+        for k in range(n):
+            if admitted[k]:
+                self.spend(k)
+                self.result.by_origin[self.pending_origin[k]][2] += 1
         self.usable = [k for k, ok in enumerate(passed) if ok]
         self.result.usable += len(self.usable)
+        if not any(admitted):
+            # a generation wholly outside the domain spent nothing; a few in a row end the search (the mutator
+            # keeps leaving the domain)
+            self.outside_in_a_row += 1
+            self.done = self.outside_in_a_row >= 4 * self.config.patience
+            return
+        self.outside_in_a_row = 0
         if not self.usable and self.config.objective == "mutants":
             self.idle += 1
             self.done = self.idle >= self.config.patience
@@ -551,7 +595,7 @@ def search_tests(
                 break
             continue
         probes = [s.probe() for s in active]
-        reports = sandbox.run_many([Job(p.program(), tests=p.usable_tests(), timeout_s=s.reference_timeout)
+        reports = sandbox.run_many([Job(p.program(), tests=s.usability_tests(p), timeout_s=s.reference_timeout)
                                     for s, p in zip(active, probes)])
         for state, report in zip(active, reports):
             state.take_usable(report.passed)
@@ -602,7 +646,8 @@ def search_tests(
             result.reason = result.reason or ("no_usable_input" if not result.usable else "nothing_found")
             return
         probe = ProbeProgram(state.problem.reference or "", state.call.callee, state.kept,
-                             cpu_s=state.config.cpu_s, max_chars=state.config.max_value_chars)
+                             cpu_s=state.config.cpu_s, max_chars=state.config.max_value_chars,
+                             precondition=state.domain.contract)
         values = read_values(sandbox, probe, range(len(state.kept)), timeout_s=state.reference_timeout)
         result.reads += sum(13 + 8 * len(text.encode()) for ok, text in values if ok and text)
         tests = state.write_tests(values)

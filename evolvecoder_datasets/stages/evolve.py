@@ -53,6 +53,7 @@ from ..errors import ConfigError, LLMResponseError, SchemaError
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
+from ..prompts import domain as domain_prompt
 from ..prompts import inputs as inputs_prompt
 from ..schema import TIME_LIMIT
 from ..search.valued import ValueRequest
@@ -68,8 +69,9 @@ from ..checks import (
 )
 from ..code_names import independent_tests, normalise_test, reference_for
 from .support.llm_stage import LLMStageConfig, raise_unrecordable
+from .support.model_domains import model_domains
 from .support.model_inputs import input_call, read_inputs, value_answers
-from .support.round_state import RoundProblem, append_tests, log_entry, search_round
+from .support.round_state import RoundProblem, append_tests, assign_domains, log_entry, search_round
 from .support.resources import get_backend
 from ..seeding import problem_rng, stable_int
 
@@ -82,7 +84,7 @@ METHODS = ("adversarial", "discriminative", "search")
 LLM_METHODS = ("adversarial", "discriminative")
 TEST_MODES = ("inputs", "asserts")
 _PROMPTS = {"adversarial": adversarial_prompt, "discriminative": discriminative_prompt}
-_STAGE_VERSION = "2"
+_STAGE_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,10 @@ class EvolveConfig(LLMStageConfig):
         value_cpu_s (`float`, defaults to 0.1): CPU seconds the reference may take on a model's input (input mode;
             a problem's calibrated limit, the ``time_limit_s`` column, raises it); an input it does not finish,
             raises on or answers with no plain value gives no test.
+        domain_from_model (`bool`, defaults to `True`): at a problem's first round, where no precondition ships
+            with its statement (:mod:`~evolvecoder_datasets.sources.statement_domains`) and ``llm`` is set, ask the
+            model for one (checked in the sandbox against the problem's own inputs before it replaces the domain the
+            seeds show: :mod:`~evolvecoder_datasets.stages.support.model_domains`). ``False``: the inferred domain.
         without_reference (`str`, defaults to ``"asserts"``): in input mode, what a problem gets whose inputs no
             reference can value (no confirmed reference, or no literal call in its tests): ``"asserts"`` (the paper's
             whole-assert prompt) or ``"skip"`` (no prompt; its log says why).
@@ -136,7 +142,7 @@ class EvolveConfig(LLMStageConfig):
 
     Example:
         >>> EvolveConfig(round=2, sequential=True, drop_failed_split=True).version
-        'evolve-stage-2+adversarial-1+discriminative-1+inputs-2'
+        'evolve-stage-3+adversarial-1+discriminative-1+inputs-2+domain-1'
     """
 
     llm: LLMConfig | None = None
@@ -147,6 +153,7 @@ class EvolveConfig(LLMStageConfig):
     search: SearchConfig | None = None
     test_mode: str = "inputs"
     value_cpu_s: float = 0.1
+    domain_from_model: bool = True
     without_reference: str = "asserts"
     sequential: bool = False
     hide_below: float = 0.1
@@ -164,7 +171,7 @@ class EvolveConfig(LLMStageConfig):
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
     on_llm_error: str = "raise"
     version: str = (f"evolve-stage-{_STAGE_VERSION}+{adversarial_prompt.VERSION}+{discriminative_prompt.VERSION}"
-                    f"+{inputs_prompt.VERSION}")
+                    f"+{inputs_prompt.VERSION}+{domain_prompt.VERSION}")
 
     def __post_init__(self) -> None:
         check_on_llm_error(self.on_llm_error)
@@ -285,7 +292,7 @@ def _parse_answer(problem: RoundProblem, method: str, callee: str | None, answer
         return []
     if callee is not None:
         return read_inputs(answer.text, callee, problem.search_reference or "", problem.limit, entry,
-                           value_cpu_s=config.value_cpu_s)
+                           value_cpu_s=config.value_cpu_s, domain=problem.domain)
     try:
         parsed = _PROMPTS[method].parse(answer.text)
     except LLMResponseError as err:
@@ -328,6 +335,22 @@ def _collect(
         candidates.append(fresh)
     append_tests(problems, method, candidates, entries, round_=config.round, execute=config.execute,
                  drop_failed_split=config.drop_failed_split)
+
+
+def _domain_writer(config: EvolveConfig) -> Any:
+    """The model's checked preconditions for problems whose domain is only inferred (``None`` without a model)."""
+    if config.llm is None or not config.domain_from_model:
+        return None
+
+    def propose(problems: list[RoundProblem], seeds: list[tuple]) -> list[Any]:
+        from ..execution import shared_sandbox
+
+        sampling = {"temperature": config.temperature, "max_tokens": min(config.max_tokens or 512, 512)}
+        return model_domains(problems, seeds, backend=get_backend(config.require_llm()),
+                             sandbox=shared_sandbox(config.execute, mode="fast"), round_=config.round,
+                             seed=config.seed, sampling=sampling, record=config.on_llm_error == "record")
+
+    return propose
 
 
 def _run_round(problems: list[RoundProblem], config: EvolveConfig) -> None:
@@ -392,14 +415,14 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
         >>> from evolvecoder_datasets.llm import LLMConfig
         >>> from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
         >>> batch = {"id": ["X_1"], "question": ["Write `def inc(x: int) -> int` returning x + 1."],
-        ...          "tests": [["assert inc(1) == 2"]], "pass_matrix": [[[True], [True]]],
+        ...          "tests": [["assert inc(-1) == 0"]], "pass_matrix": [[[True], [True]]],
         ...          "solutions": [[{"model": "m", "sample": 0, "code": "def inc(x):\\n    return x + 1"},
         ...                         {"model": "m", "sample": 1, "code": "def inc(x):\\n    return abs(x) + 1"}]]}
         >>> with ScriptedOpenAIServer(lambda body: '{"tests": ["assert inc(-3) == -2"]}') as server:
         ...     cfg = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False)
         ...     out = evolve(batch, config=cfg)
         >>> out["tests"][0], out["pass_matrix"][0]
-        (['assert inc(1) == 2', 'assert inc(-3) == -2'], [[True, True], [True, False]])
+        (['assert inc(-1) == 0', 'assert inc(-3) == -2'], [[True, True], [True, False]])
     """
     schema.check_columns(batch, [schema.ID, schema.QUESTION, schema.TESTS, schema.SOLUTIONS, schema.PASS_MATRIX],
                          stage="evolve")
@@ -462,6 +485,12 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
 
     live = [p for p in problems if p is not None]
     if live:
+        cells = batch.get(schema.DOMAIN) or [None] * n
+        # a problem's first round: nothing in its log from an earlier evolution round (its own asserts are judged)
+        first = [not any(int(e.get("round") or 0) >= 1 and e.get("method") != "skipped" for e in logs[i])
+                 for i, p in enumerate(problems) if p is not None]
+        assign_domains(live, [cells[i] for i, p in enumerate(problems) if p is not None], round_=config.round,
+                       execute=config.execute, propose=_domain_writer(config), first=first)
         _run_round(live, config)
 
     out: dict[str, list] = {
@@ -475,6 +504,9 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
         out[schema.STATUSES] = []
     if TIME_LIMIT in batch:
         out[TIME_LIMIT] = [limits[i] if p is None else p.limit for i, p in enumerate(problems)]
+    old_domains = batch.get(schema.DOMAIN) or [None] * n
+    out[schema.DOMAIN] = [old_domains[i] if p is None or p.domain is None else p.domain.to_row(p.seed_violations)
+                          for i, p in enumerate(problems)]
     for i, problem in enumerate(problems):
         if problem is None:
             out[schema.TESTS].append(list(batch[schema.TESTS][i] or ()))
@@ -501,7 +533,7 @@ def evolve_features(features: Any) -> Any:
 
     Example:
         >>> sorted(evolve_features({"id": None}))
-        ['evolve_log', 'id', 'pass_matrix', 'round', 'test_origin', 'tests']
+        ['domain', 'evolve_log', 'id', 'pass_matrix', 'round', 'test_origin', 'tests']
     """
     from datasets import Features
 
@@ -513,6 +545,7 @@ def evolve_features(features: Any) -> Any:
     if schema.STATUSES in features:
         out[schema.STATUSES] = schema.solution_features()[schema.STATUSES]
     out[schema.EVOLVE_LOG] = schema.evolve_log_feature()
+    out[schema.DOMAIN] = schema.domain_feature()
     return Features(out)
 
 

@@ -29,14 +29,19 @@ def test_every_round_and_main_report_fidelity_over_mutants_and_rewrites(result):
     assert len(per_round) == len(result.rounds) + 1 and all(f is not None for f in per_round)
     for stats in result.stats:
         fid = stats["fidelity"]
-        assert set(fid["by_kind"]) == {"mutant", "rewrite"}
+        assert set(fid["by_kind"]) == {"mutant", "rewrite", "variant"}
         assert fid["by_kind"]["rewrite"]["right"] > 0 and fid["by_kind"]["rewrite"]["tpr"] == 1.0
+        # the references' domain variants (ValueError / None outside the statement's domain) are right, and no
+        # test of any round lies outside the domain: the suite accepts every one of them
+        assert fid["by_kind"]["variant"]["right"] == 8 and fid["by_kind"]["variant"]["tpr"] == 1.0
+        assert fid["oracle"]["domains"] == {"statement": 4}
         assert fid["suite"]["right"] + fid["suite"]["wrong"] > 20
         assert fid["oracle"]["problems"] == 4 and fid["oracle"]["rewrites"]["right"] > 0
     round0, round1 = result.stats[0]["fidelity"], result.stats[1]["fidelity"]
     assert round1["suite"]["tnr"] >= round0["suite"]["tnr"]          # the search only adds kills
     assert "search" in round1["by_method"] and "search" not in round0["by_method"]
     assert set(round1["by_round"]) == {"0", "1"}
+    assert result.stats[1]["domains"]["problems"] == {"statement": 4}
     rules = result.stats[-1]["fidelity"]["rules"]
     assert rules["published"] == "groups" and rules["cover"]["tests"] > 0
     assert "test fidelity (TPR/TNR) by round" in str(result)

@@ -6,6 +6,7 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.search.domain import Domain, infer_domain
 from evolvecoder_datasets.search.inputs import InputMutator
 from evolvecoder_datasets.search.oracle import (
     FidelityConfig,
@@ -17,6 +18,9 @@ from evolvecoder_datasets.search.oracle import (
 
 REF = "def count_max(xs):\n    m = max(xs)\n    return sum(1 for x in xs if x == m)\n"
 TESTS = ["assert count_max([1, 2, 3]) == 1", "assert count_max([5, 4]) == 1"]
+# the statement's domain: a non-empty list of ints (the two seeds alone show only positive ones)
+LIST_OF_INTS = Domain("statement", contract="def precondition(xs):\n"
+                      "    return type(xs) is list and len(xs) > 0 and all(type(x) is int for x in xs)")
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +30,7 @@ def sandbox():
 
 
 def test_the_oracle_finds_what_the_seed_asserts_miss_ties_and_long_lists(sandbox):
-    [oracle] = build_oracles([OracleProblem("P_1", REF, TESTS)],
+    [oracle] = build_oracles([OracleProblem("P_1", REF, TESTS, domain=LIST_OF_INTS)],
                              FidelityConfig(inputs=60, candidates=150, cheap_bytes=0), sandbox=sandbox)
     assert oracle.reason is None and 20 <= len(oracle.tests) <= 60
     assert all(t.startswith("assert count_max(") for t in oracle.tests)
@@ -73,8 +77,9 @@ def test_the_oracle_draws_from_its_own_random_stream_not_the_searchs():
     from evolvecoder_datasets.search.oracle import _candidates
 
     call = recover_call(TESTS)
-    a = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=1)) for x in g]
-    b = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=2)) for x in g]
+    domain = infer_domain(call.seeds)
+    a = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=1), domain) for x in g]
+    b = [x for g in _candidates(OracleProblem("P_1", REF, TESTS), call, FidelityConfig(seed=2), domain) for x in g]
     assert a != b and len(a) == len(set(map(repr, a)))
     search = InputMutator(call.seeds, seed=0)
     assert [search.candidate() for _ in range(20)] != a[len(call.seeds):len(call.seeds) + 20]

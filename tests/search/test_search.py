@@ -9,6 +9,7 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Job, Sandbox
+from evolvecoder_datasets.search.domain import Domain
 from evolvecoder_datasets.search.inputs import InputMutator, recover_call
 from evolvecoder_datasets.search.probes import ProbeProgram, read_values, run_probe
 from evolvecoder_datasets.search.writer import SearchConfig, SearchProblem, probe_timeouts, search_tests
@@ -17,6 +18,10 @@ CLAMP = "def clamp(x):\n    return max(0, min(x, 10))\n"
 CLAMP_NO_TOP = "def clamp(x):\n    return max(0, x)\n"  # right on the seed, wrong above 10
 CLAMP_NO_BOTTOM = "def clamp(x):\n    return min(x, 10)\n"  # right on the seed, wrong below 0
 CLAMP_EQUIVALENT = "def clamp(x):\n    return sorted([0, x, 10])[1]\n"
+
+
+# clamp is defined on every int (its one seed alone shows only positive ones)
+INTS = Domain("statement", contract="def precondition(x):\n    return type(x) is int")
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +96,7 @@ def test_usable_rejects_values_a_literal_cannot_hold_and_nondeterminism(sb):
 
 def test_search_kills_survivors_and_every_test_passes_the_reference_in_a_separate_run(sb, isolated):
     pool = [CLAMP_NO_TOP, CLAMP_NO_BOTTOM, CLAMP_EQUIVALENT]
-    problem = SearchProblem("T_1", CLAMP, ["assert clamp(5) == 5"], pool, [[True], [True], [True]])
+    problem = SearchProblem("T_1", CLAMP, ["assert clamp(5) == 5"], pool, [[True], [True], [True]], domain=INTS)
     [result] = search_tests([problem], SearchConfig(seed=1), sandbox=sb)
     assert result.reason is None and result.survivors == 3
     assert result.killed == 2  # the equivalent program cannot be killed

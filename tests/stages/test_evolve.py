@@ -29,6 +29,8 @@ def _batch():
         "statuses": [[["pass", "pass"]] * 3 + [["fail", "fail"]]],
         "reference_solutions": [["def inc(x):\n    return x + 1"]],
         "reference_ok": [True],
+        # the statement says x: int; the seeds alone show only positive ones
+        "domain": [{"how": "statement", "contract": "def precondition(x):\n    return type(x) is int", "shape": None, "seed_violations": 0}],
     }
 
 

@@ -64,6 +64,9 @@ def _fresh_backends():
 
 
 def _run(batch, answer, **options):
+    """One round with a scripted model that gives ``answer`` to every request (the model's domain precondition is
+    off here: its own tests are in test_evolve_domains.py)."""
+    options.setdefault("domain_from_model", False)
     bodies = []
 
     def respond(body):
@@ -96,7 +99,9 @@ def test_inputs_are_valued_by_the_reference_and_the_models_values_are_never_used
     assert entry["method"] == "adversarial" and entry["parsed"] == 5 and entry["added"] == 3
     assert entry["reference_failed"] == 0
     notes = " | ".join(entry["notes"])
-    assert "not_literal 1" in notes and "other_function 1" in notes and "2 inputs the reference does not" in notes
+    assert "not_literal 1" in notes and "other_function 1" in notes and "1 inputs the reference does not" in notes
+    # fee(-5, ...) lies outside the domain the seeds show (non-negative amounts): never valued, counted by rule
+    assert entry["out_of_domain"] == [{"rule": "sign", "count": 1}]
     M = out["pass_matrix"][0]
     # the reference passes everything; each wrong program is killed by the input aimed at it
     assert M[0] == [True] * 5 and M[1][2] is False and M[2][3] is False and M[3][4] is False
@@ -181,7 +186,8 @@ def test_discriminative_inputs_are_valued_and_their_split_is_checked_on_the_prog
 
     with ScriptedOpenAIServer(respond) as server:
         config = EvolveConfig(llm=LLMConfig(model="w", base_url=server.base_url, max_retries=0), round=1,
-                              adversarial=False, n_similar=2, execute=ExecuteConfig(mode="fast", workers=1))
+                              adversarial=False, n_similar=2, execute=ExecuteConfig(mode="fast", workers=1),
+                              domain_from_model=False)
         out = evolve(_batch(), config=config)
     prompt = bodies[0]["messages"][-1]["content"]
     assert "return different values" in prompt and "a reference solution computes the expected values" in prompt

@@ -22,6 +22,9 @@ POOL = [
 ]
 
 
+INT_DOMAIN = {"how": "statement", "contract": "def precondition(x):\n    return type(x) is int", "shape": None, "seed_violations": 0}
+
+
 def _batch(reference_ok=True):
     return {
         "id": ["C_1", "C_2"],
@@ -32,6 +35,8 @@ def _batch(reference_ok=True):
         "pass_matrix": [[[True, True], [True, True], [True, True], [True, False]]] * 2,
         "reference_solutions": [[REFERENCE], [REFERENCE]],
         "reference_ok": [reference_ok, False],
+        # the statement's domain, declared by the row: every int (the seeds alone show only positive ones)
+        "domain": [INT_DOMAIN] * 2,
     }
 
 

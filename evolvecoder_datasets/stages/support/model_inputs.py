@@ -19,7 +19,9 @@ from ...code_names import defined_names
 from ...errors import LLMResponseError
 from ...prompts import inputs as inputs_prompt
 from ...search.calls import CallShape, recover_call
+from ...search.domain import Domain
 from ...search.valued import ValueRequest, value_inputs
+from .round_state import note_outside
 
 __all__ = ["input_call", "read_inputs", "value_answers"]
 
@@ -36,7 +38,7 @@ def input_call(tests: Sequence[str], reference: str | None) -> tuple[CallShape |
 
 
 def read_inputs(text: str, callee: str, reference: str, limit: float | None, entry: dict[str, Any], *,
-                value_cpu_s: float) -> ValueRequest | None:
+                value_cpu_s: float, domain: Domain | None = None) -> ValueRequest | None:
     """One answer's calls as a request for the reference's values (``None`` when it holds none: the reason is in
     ``entry["error"]``); what was parsed and dropped goes into the evolve log's ``entry``. The reference may take
     what its problem's calibrated ``limit`` allows a test, at least ``value_cpu_s``.
@@ -56,7 +58,7 @@ def read_inputs(text: str, callee: str, reference: str, limit: float | None, ent
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(found.dropped.items()))
     entry["notes"].append(f"inputs: {len(found.inputs)} parsed" + (f"; dropped {dropped}" if dropped else ""))
     cpu_s = max(value_cpu_s, float(limit)) if limit else None
-    return ValueRequest(reference, callee, found.inputs, cpu_s=cpu_s)
+    return ValueRequest(reference, callee, found.inputs, cpu_s=cpu_s, domain=domain)
 
 
 def value_answers(requests: Sequence[ValueRequest], entries: Sequence[dict[str, Any]], execute: Any, *,
@@ -68,6 +70,7 @@ def value_answers(requests: Sequence[ValueRequest], entries: Sequence[dict[str, 
 
     found = value_inputs(list(requests), shared_sandbox(execute, mode="fast"), cpu_s=value_cpu_s)
     for entry, valued in zip(entries, found):
+        note_outside(entry, valued.out_of_domain)
         if valued.unusable or valued.unreadable:
             entry["notes"].append(f"values: {valued.unusable} inputs the reference does not answer with plain "
                                   f"data in its time, {valued.unreadable} unreadable")

@@ -12,18 +12,21 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...limits import SandboxSettings
+from ...search.domain import Domain
 from ...search.writer import SearchConfig, SearchProblem, search_tests
 from ...suite import TestSuite
+from .domains import admitted_tests, count_rules, derive_domain
 from .new_tests import run_new_tests
 from .resources import get_sandbox
 
-__all__ = ["RoundProblem", "append_tests", "log_entry", "search_round"]
+__all__ = ["RoundProblem", "append_tests", "assign_domains", "log_entry", "note_outside", "search_round"]
 
 
 @dataclass
@@ -40,6 +43,9 @@ class RoundProblem:
     rng: np.random.Generator
     log: list[dict[str, Any]] = field(default_factory=list)
     limit: float | None = None  # calibrated CPU seconds per test (the time_limit_s column), None: the fixed limit
+    domain: Domain | None = None  # the inputs the problem defines (set at the start of the round)
+    callee: str | None = None  # the function its tests call with literal arguments
+    seed_violations: int = 0  # its own asserts found outside the domain (at its first round)
 
     @property
     def M(self) -> np.ndarray:
@@ -69,18 +75,40 @@ def log_entry(round_: int, method: str, **values: Any) -> dict[str, Any]:
         "reference_failed": 0,
         "split_failed": 0,
         "error": None,
+        "out_of_domain": [],
     }
     entry.update(values)
     return entry
+
+
+def note_outside(entry: dict[str, Any], counts: dict[str, int]) -> None:
+    """Add ``counts`` (inputs or tests left out as outside the domain, by rule) to a log entry.
+
+    Example:
+        >>> entry = log_entry(1, "search")
+        >>> note_outside(entry, {"sign": 2}); note_outside(entry, {"sign": 1, "statement": 1})
+        >>> entry["out_of_domain"]
+        [{'rule': 'sign', 'count': 3}, {'rule': 'statement', 'count': 1}]
+    """
+    if not counts:
+        return
+    merged = count_rules({c["rule"]: c["count"] for c in entry.get("out_of_domain") or ()}, counts)
+    entry["out_of_domain"] = [{"rule": rule, "count": n} for rule, n in sorted(merged.items()) if n]
 
 
 def append_tests(
     problems: list[RoundProblem], method: str, candidates: list[list[str]], entries: list[dict[str, Any]], *,
     round_: int, execute: Any, drop_failed_split: bool = False,
 ) -> None:
-    """Run each problem's new tests against its whole pool (and reference) and append those that survive: the
-    reference must pass a test; a discriminative test that does not split the programs shown is counted, and
-    dropped with ``drop_failed_split``."""
+    """Run each problem's new tests against its whole pool (and reference) and append those that survive: their
+    inputs must lie inside the problem's domain (:func:`~.domains.admitted_tests`; counted by rule, whichever writer
+    made them), the reference must pass a test; a discriminative test that does not split the programs shown is
+    counted, and dropped with ``drop_failed_split``."""
+    gates = admitted_tests([(p.domain, p.callee, tests) for p, tests in zip(problems, candidates)],
+                           get_sandbox(execute))
+    candidates = [[t for t, ok in zip(tests, keep) if ok] for tests, (keep, _) in zip(candidates, gates)]
+    for entry, (_, counts) in zip(entries, gates):
+        note_outside(entry, counts)
     work = [(problem, tests) for problem, tests in zip(problems, candidates) if tests]
     finished = iter(run_new_tests(get_sandbox(execute), work, execute))  # in the order of work
     for problem, tests, entry in zip(problems, candidates, entries):
@@ -110,6 +138,56 @@ def append_tests(
         problem.suite = problem.suite.extend(new.select(kept))
 
 
+def assign_domains(problems: list[RoundProblem], cells: list[dict[str, Any] | None], *, round_: int,
+                   execute: Any, propose: Callable[..., list[Domain | None]] | None = None,
+                   first: list[bool] | None = None) -> None:
+    """Give each problem its domain: the one its ``domain`` cell records, else derived now from its round-0 asserts
+    (:func:`~.domains.derive_domain`); where that is only inferred, ``propose(problems, seeds)`` (the model's checked
+    preconditions: :func:`~.model_domains.model_domains`) may replace it. At a problem's first round (``first``;
+    default: where no domain is recorded yet) its domain judges its own asserts: those outside it are dropped from
+    the suite and reported in a ``domain`` log entry (and ``seed_violations``), never kept silently."""
+    fresh: list[RoundProblem] = []
+    judge: list[RoundProblem] = []
+    seeds: dict[str, tuple] = {}
+    for k, (problem, cell) in enumerate(zip(problems, cells)):
+        methods = [str(o.get("method", "unknown")) for o in problem.suite.origins or ()] or ["seed"] * len(
+            problem.suite.tests)
+        domain, call = derive_domain(problem.id, problem.suite.tests, methods, problem.search_reference)
+        problem.callee = call.callee if call else None
+        recorded = Domain.from_row(cell)
+        if recorded is not None:
+            problem.domain = recorded
+            problem.seed_violations = int((cell or {}).get("seed_violations") or 0)
+        else:
+            problem.domain = domain
+            fresh.append(problem)
+            if call is not None and call.seeds:
+                seeds[problem.id] = call.seeds
+        if (first[k] if first is not None else recorded is None):
+            judge.append(problem)
+    asking = [p for p in fresh if p.domain is not None and p.domain.how == "inferred" and p.id in seeds]
+    if propose is not None and asking:
+        for problem, proposed in zip(asking, propose(asking, [seeds[p.id] for p in asking])):
+            if proposed is not None:
+                problem.domain = proposed
+    if not judge:
+        return
+    gates = admitted_tests([(p.domain, p.callee, p.suite.tests) for p in judge], get_sandbox(execute),
+                           require_literal=False)
+    for problem, (keep, counts) in zip(judge, gates):
+        outside = [j for j, ok in enumerate(keep) if not ok]
+        if not outside:
+            continue
+        assert problem.domain is not None
+        entry = log_entry(round_, "domain", requested=len(keep), notes=[
+            f"domain: {problem.domain.how}; own asserts outside it, dropped: "
+            + "; ".join(problem.suite.tests[j][:120] for j in outside)])
+        note_outside(entry, counts)
+        problem.seed_violations = len(outside)
+        problem.suite = problem.suite.select(np.flatnonzero(np.asarray(keep, bool)))
+        problem.log.append(entry)
+
+
 def search_round(problems: list[RoundProblem], search: SearchConfig, *, seed: int, round_: int, execute: Any) -> None:
     """The search method: inputs mutated from each problem's asserts, kept when they kill or split programs of the
     pool that the suite (as grown by this round's prompts) cannot reject or tell apart."""
@@ -118,7 +196,7 @@ def search_round(problems: list[RoundProblem], search: SearchConfig, *, seed: in
     settings = dataclasses.replace(search, seed=seed)
     found = search_tests(
         [SearchProblem(p.id, p.search_reference, list(p.suite.tests), p.codes, p.M,
-                       limit=execute.job_timeout(p.limit)) for p in problems],
+                       limit=execute.job_timeout(p.limit), domain=p.domain) for p in problems],
         settings,
         round=round_,
         # the search's own mode and limit, the rest of the stage's sandbox (the timeout policy at its one default)
@@ -132,6 +210,8 @@ def search_round(problems: list[RoundProblem], search: SearchConfig, *, seed: in
         notes = [result.reason] if result.reason else []
         notes.append(f"survivors {result.survivors}, killed {result.killed}, splits {result.splits}, "
                      f"executions {result.executions}, reads {result.reads}")
-        entries.append(log_entry(round_, "search", notes=notes, requested=result.candidates,
-                                 parsed=len(result.tests) + result.rejected, reference_failed=result.rejected))
+        entry = log_entry(round_, "search", notes=notes, requested=result.candidates,
+                          parsed=len(result.tests) + result.rejected, reference_failed=result.rejected)
+        note_outside(entry, result.out_of_domain)
+        entries.append(entry)
     append_tests(problems, "search", [r.tests for r in found], entries, round_=round_, execute=execute)
