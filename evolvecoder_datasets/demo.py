@@ -320,8 +320,19 @@ def _print_fidelity(result: Any) -> None:
         missing = ", ".join(f"{k} {v}" for k, v in (fid.get("no_oracle") or {}).items()) or "-"
         print(f"{name:>5}  {s.get('right', 0):>5}  {s.get('wrong', 0):>5}  {rate(s.get('tpr')):>5}  "
               f"{rate(s.get('tnr')):>5}  {rate(s.get('fpr')):>5}  {rate(s.get('fnr')):>5}  {missing}")
-    print("right = samples, mutants and rewrites of the reference agreeing with it on every oracle input;")
-    print("TPR = right programs the suite accepts, TNR = wrong programs it rejects (LeetCode seeds: no reference).")
+    print("right = samples, mutants, rewrites of the reference and its domain variants (raising ValueError or")
+    print("returning None outside the problem's domain) agreeing with it on every oracle input, all drawn inside")
+    print("the domain; TPR = right programs the suite accepts, TNR = wrong programs it rejects (LeetCode seeds: no")
+    print("reference).")
+    variants = (rows[-1][1].get("by_kind") or {}).get("variant") or {}
+    domains = result.stats[-1].get("domains") or {}
+    if domains:
+        hows = ", ".join(f"{k} {v}" for k, v in sorted((domains.get("problems") or {}).items()))
+        left = ", ".join(f"round {r} {sum(c.values())}" for r, c in sorted((domains.get("out_of_domain") or {}).items()))
+        print(f"domains: {hows} (statement: a precondition written from the problem's statement; inferred: the")
+        print(f"shape its own inputs show); own asserts outside: {domains.get('seed_violations', 0)}; inputs and tests "
+              f"left out: {left or 'none'};")
+        print(f"domain variants accepted by main's suites: TPR {rate(variants.get('tpr'))}")
 
 
 def embedded_demo_model() -> str:

@@ -90,3 +90,35 @@ def test_no_published_test_fails_the_reference(demo_run):
         failed = [(code[:40], test) for code, tests in jobs
                   for test, ok in zip(tests, sandbox.run(code, tests).passed) if not ok]
     assert failed == []
+
+
+def test_no_published_test_lies_outside_its_problems_domain(demo_run):
+    """Every call of a published HumanEval test is admitted by the precondition written from the problem's statement
+    (judged in the sandbox), and the reference's domain variants (raising ``ValueError`` outside the domain, or
+    returning ``None`` there) pass every published test: the spec-right programs RL must not punish."""
+    _, out = demo_run
+    from evolvecoder_datasets.execution import Sandbox
+    from evolvecoder_datasets.rounds import load_round
+    from evolvecoder_datasets.search.calls import recover_call
+    from evolvecoder_datasets.search.domain import domain_variants
+    from evolvecoder_datasets.sources import load_humaneval
+    from evolvecoder_datasets.stages.support.domains import admitted_tests, problem_domain
+
+    seeds = {row["id"]: row for row in load_humaneval()}
+    main = [row for row in load_round(str(out / "store")) if row["id"] in seeds]
+    assert main
+    work, variants = [], []
+    for row in main:
+        seed = seeds[row["id"]]
+        call = recover_call(seed["tests"])
+        domain = problem_domain(row["id"], call.seeds)
+        assert domain.how == "statement"
+        work.append((domain, call.callee, row["tests"]))
+        variants += [(code, row["tests"]) for code in domain_variants(seed["solutions"][0], call.callee, domain)]
+    with Sandbox(workers=2, mode="isolated") as sandbox:
+        gates = admitted_tests(work, sandbox, require_literal=False)
+        rejected = [(code[:60], test) for code, tests in variants
+                    for test, ok in zip(tests, sandbox.run(code, tests).passed) if not ok]
+    outside = [(row["id"], test) for row, (keep, _) in zip(main, gates) for test, ok in zip(row["tests"], keep)
+               if not ok]
+    assert outside == [] and rejected == []
