@@ -154,8 +154,9 @@ def domain_context(stats: Mapping[str, Any]) -> dict[str, Any]:
     hows = domains.get("problems") if isinstance(domains.get("problems"), Mapping) else {}
     line = ("Inputs stay inside each problem's domain: "
             + ", ".join(f"{_fmt(v)} problems {k}" for k, v in sorted(hows.items()))
-            + " (statement: a precondition written from the problem's statement; model: one the test writer wrote, "
-            "checked against the problem's own inputs; inferred: the shape its own inputs show). "
+            + " (statement: a precondition written from the problem's statement; constraints: one read from its "
+            "Constraints block; model: one the test writer wrote, checked against the problem's own inputs; inferred: "
+            "the shape its own inputs show). "
             + f"{_fmt(domains.get('seed_violations'))} of the problems' own asserts lie outside it and were dropped.")
     outside = domains.get("out_of_domain") if isinstance(domains.get("out_of_domain"), Mapping) else {}
     rules = sorted({str(rule) for per in outside.values() if isinstance(per, Mapping) for rule in per})

@@ -101,8 +101,9 @@ class FidelityTracker:
         # each problem's domain, as its first round will derive it: the oracle draws inside it, and the variants of
         # the reference that differ only outside it are right programs
         domains = [derive_domain(pid, list(tests), [str((o or {}).get("method", "seed")) for o in (orig or ())]
-                                 or ["seed"] * len(tests), ref)
-                   for pid, tests, orig, ref in zip(ids, ds[schema.TESTS], origins, references)]
+                                 or ["seed"] * len(tests), ref, question)
+                   for pid, tests, orig, ref, question in zip(ids, ds[schema.TESTS], origins, references,
+                                                             ds[schema.QUESTION])]
         problems = [OracleProblem(pid, ref, list(tests), pool, domain=domain)
                     for pid, ref, tests, pool, (domain, _) in zip(ids, references, ds[schema.TESTS], pools, domains)]
         sandbox = self._fast_sandbox() if any(references) else None
@@ -188,7 +189,9 @@ class FidelityTracker:
                                    reason=state.reason if state else "no_oracle")
         sols = row[schema.SOLUTIONS]
         n = len(sols)
-        M = as_pass_matrix(row[schema.PASS_MATRIX]) if len(row[schema.TESTS]) else np.zeros((n, 0), bool)
+        # an empty pool (no mutant survived generation, no sample) still has one column per test
+        M = (as_pass_matrix(row[schema.PASS_MATRIX]).reshape(n, len(row[schema.TESTS])) if n
+             else np.zeros((0, len(row[schema.TESTS])), bool))
         S = row.get(schema.STATUSES)
         S = np.asarray(S, dtype=object).reshape(M.shape) if S is not None and M.size else None
         if columns is not None:

@@ -7,6 +7,8 @@ Every writer (the search, the model writers' inputs, the fidelity oracle) theref
 
 - ``statement``: a precondition written from the problem's statement and shipped with its source (HumanEval:
   :mod:`evolvecoder_datasets.sources.statement_domains`), as EvalPlus did for HumanEval+; or one a row declares;
+- ``constraints``: one read from the ``Constraints:`` block of the statement (LeetCode's, contest statements':
+  :mod:`evolvecoder_datasets.sources.constraints`);
 - ``model``: one the test-writer model wrote from the statement, checked in the sandbox before use
   (:mod:`evolvecoder_datasets.stages.support.model_domains`);
 - ``inferred``: without one, a conservative domain read off the problem's own seed inputs (:func:`infer_domain`):
@@ -45,7 +47,8 @@ from typing import Any
 __all__ = ["DOMAIN_RULES", "Domain", "SHAPE_CHECKER", "domain_variants", "infer_domain"]
 
 #: The rules an input can break, by the kind of domain that states them.
-DOMAIN_RULES = ("arity", "type", "sign", "charset", "length", "shape", "statement", "model", "unchecked")
+DOMAIN_RULES = ("arity", "type", "sign", "charset", "length", "shape", "statement", "constraints", "model",
+                "unchecked")
 
 _CLASSES = (string.ascii_lowercase, string.ascii_uppercase, string.digits)
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}

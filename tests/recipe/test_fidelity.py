@@ -53,3 +53,17 @@ def test_the_published_card_and_inspect_show_the_fidelity(result):
     store = result.output_dir + "/store"
     text = describe_round(store, "round1")
     assert "test fidelity by round" in text and "rewrite" in text
+
+
+def test_a_problem_whose_pool_is_empty_gets_its_figures_not_a_crash(tmp_path):
+    """HumanEval/16's reference yields no AST mutant: its pool is empty, and the round's fidelity report used to stack
+    a (0, 0) matrix onto its rewrites' (k, n_tests) one (a raw numpy ValueError ended the run)."""
+    _, config = load_config("recipes/configs/search_only.yaml")
+    config = dataclasses.replace(config, output_dir=str(tmp_path), figures=False, rounds=1, sources=("humaneval",),
+                                 problem_ids=("HumanEval_0", "HumanEval_16"),
+                                 fidelity=FidelityConfig(inputs=40, candidates=100))
+    result = run_recipe(config)
+    by_id = {row["id"]: row for row in result.rounds[0]}
+    assert by_id["HumanEval_16"]["solutions"] == []
+    fid = result.stats[-1]["fidelity"]
+    assert fid["suite"]["right"] > 0 and fid["by_kind"]["variant"]["tpr"] == 1.0

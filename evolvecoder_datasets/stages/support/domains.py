@@ -23,6 +23,7 @@ from typing import Any
 from ...code_names import defined_names
 from ...search.calls import CallShape, call_callee, literal_args, recover_call
 from ...search.domain import Domain, infer_domain
+from ...sources.constraints import constraints_precondition
 from ...sources.statement_domains import statement_contract
 from ...search.probes import ProbeProgram
 
@@ -67,25 +68,34 @@ def count_rules(counts: dict[str, int], more: dict[str, int]) -> dict[str, int]:
     return out
 
 
-def problem_domain(problem_id: str, seeds: Sequence[Sequence[Any]], *, source_contract: str | None = None) -> Domain:
+def problem_domain(problem_id: str, seeds: Sequence[Sequence[Any]], *, source_contract: str | None = None,
+                   question: str | None = None) -> Domain:
     """A problem's domain: the precondition its statement gives (``source_contract``, else the one shipped for its
-    id: :func:`~evolvecoder_datasets.sources.statement_domains.statement_contract`), else the one its seeds show.
+    id: :func:`~evolvecoder_datasets.sources.statement_domains.statement_contract`), else one read from the
+    ``Constraints:`` block of its ``question`` (how ``"constraints"``:
+    :func:`~evolvecoder_datasets.sources.constraints.constraints_precondition`), else the shape its seeds show.
 
     Example:
         >>> problem_domain("HumanEval_39", [(1,), (2,)]).how
         'statement'
         >>> problem_domain("MyData_1", [(1,), (2,)]).how
         'inferred'
+        >>> q = "Input: n = 3\\nConstraints:\\n- 0 <= n <= 30"
+        >>> problem_domain("MyData_2", [(3,)], question=q).how
+        'constraints'
     """
     if source_contract is None:
         source_contract = statement_contract(problem_id)
     if source_contract:
         return Domain("statement", contract=source_contract)
+    parsed = constraints_precondition(question, seeds) if question else None
+    if parsed:
+        return Domain("constraints", contract=parsed)
     return infer_domain(seeds)
 
 
-def derive_domain(problem_id: str, tests: Sequence[str], methods: Sequence[str], reference: str | None
-                  ) -> tuple[Domain, CallShape | None]:
+def derive_domain(problem_id: str, tests: Sequence[str], methods: Sequence[str], reference: str | None,
+                  question: str | None = None) -> tuple[Domain, CallShape | None]:
     """A problem's domain and the call its own tests make (``None`` when no test calls a function with literal
     arguments), from its round-0 asserts (``methods``: each test's origin method).
 
@@ -96,7 +106,7 @@ def derive_domain(problem_id: str, tests: Sequence[str], methods: Sequence[str],
     """
     own = [t for t, m in zip(tests, methods) if m in SEED_METHODS] or list(tests)
     call = recover_call(own, defined=defined_names(reference) if reference else None)
-    return problem_domain(problem_id, call.seeds if call else ()), call
+    return problem_domain(problem_id, call.seeds if call else (), question=question), call
 
 
 def admitted_tests(

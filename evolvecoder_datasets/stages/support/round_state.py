@@ -152,7 +152,8 @@ def assign_domains(problems: list[RoundProblem], cells: list[dict[str, Any] | No
     for k, (problem, cell) in enumerate(zip(problems, cells)):
         methods = [str(o.get("method", "unknown")) for o in problem.suite.origins or ()] or ["seed"] * len(
             problem.suite.tests)
-        domain, call = derive_domain(problem.id, problem.suite.tests, methods, problem.search_reference)
+        domain, call = derive_domain(problem.id, problem.suite.tests, methods, problem.search_reference,
+                                     problem.question)
         problem.callee = call.callee if call else None
         recorded = Domain.from_row(cell)
         if recorded is not None:
