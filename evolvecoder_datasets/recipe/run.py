@@ -243,6 +243,15 @@ def _execute(pooled: Dataset, config: RecipeConfig) -> Dataset:
     return execute_dataset(pooled, config.execute, num_proc=config.num_proc)
 
 
+_DOMAINS_VERSION = "domains-1"
+
+
+def _domains(live: Dataset, config: RecipeConfig) -> Dataset:
+    from ..stages.domains import domains_dataset
+
+    return domains_dataset(live, config.execute, num_proc=config.num_proc)
+
+
 def run_recipe(config: RecipeConfig) -> RecipeResult:
     """Run the whole recipe: seeds, dedup, round 0, rounds 1..R, final filter, publishing.
 
@@ -354,6 +363,10 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
             f"are cached under {config.with_cache(refine_cfg.require_llm()).cache_dir}; use a stronger model, or "
             "refine.fallback_to_seed to keep seeds whose refinement fails."
         )
+
+    # each problem's precondition recorded, its own asserts outside it dropped, before anything runs on them
+    key = chain(key, "domains", _DOMAINS_VERSION)
+    live = checkpoints.stage("01b_domains", key, lambda: _domains(live, config))
 
     sample_cfg = config.sample_config()
     key = chain(key, "sample", config_digest(sample_cfg))

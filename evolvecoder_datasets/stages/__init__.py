@@ -45,6 +45,8 @@ _ATTRIBUTES: dict[str, str] = {
     "embed_rows": "embed",
     "EmbedConfig": "embed",
     "reference_verdicts": "references",
+    # the box function itself stays `stages.domains.domains` (a name that is not also its module's)
+    "domains_dataset": "domains",
 }
 
 

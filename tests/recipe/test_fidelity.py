@@ -67,3 +67,23 @@ def test_a_problem_whose_pool_is_empty_gets_its_figures_not_a_crash(tmp_path):
     assert by_id["HumanEval_16"]["solutions"] == []
     fid = result.stats[-1]["fidelity"]
     assert fid["suite"]["right"] > 0 and fid["by_kind"]["variant"]["tpr"] == 1.0
+
+
+def test_no_revision_publishes_a_test_outside_the_statement_not_even_round0(tmp_path):
+    """HumanEval/75 and /116 carry asserts their own statements exclude (``is_multiply_prime(3 * 5 * 7)`` for "a is
+    less than 100", a list of negatives for "non-negative integers"): the domain box drops them before round 0, so
+    every revision's suite accepts the references' domain variants (TPR 1.000 on kind ``variant``), and the card's
+    statistics count what was dropped."""
+    from evolvecoder_datasets.rounds import load_round_stats
+
+    _, config = load_config("recipes/configs/search_only.yaml")
+    config = dataclasses.replace(config, output_dir=str(tmp_path), figures=False, rounds=1, sources=("humaneval",),
+                                 problem_ids=("HumanEval_75", "HumanEval_116"),
+                                 fidelity=FidelityConfig(inputs=40, candidates=100))
+    result = run_recipe(config)
+    round0 = {row["id"]: row for row in result.rounds[0]}
+    assert not any("3 * 5 * 7" in t or "125" in t for t in round0["HumanEval_75"]["tests"])
+    assert round0["HumanEval_75"]["domain"]["seed_violations"] >= 2
+    for stats in result.stats:
+        assert stats["fidelity"]["by_kind"]["variant"]["tpr"] == 1.0
+    assert load_round_stats(result.output_dir + "/store", round=1)["domains"]["seed_violations"] >= 3

@@ -69,10 +69,14 @@ def test_a_statement_precondition_runs_in_the_sandbox_and_a_broken_one_admits_no
 
 def test_a_new_test_whose_arguments_are_not_literal_is_unchecked_and_left_out(sb):
     d = infer_domain([(1,), (2,)])
-    [(keep, counts)] = admitted_tests([(d, "f", ["assert f(1 + 1) == 2", "assert f(3) == 3"])], sb)
+    [(keep, counts)] = admitted_tests([(d, "f", ["assert f(len('ab')) == 2", "assert f(3) == 3"])], sb)
     assert keep == [False, True] and counts == {"unchecked": 1}
-    [(keep, _)] = admitted_tests([(d, "f", ["assert f(1 + 1) == 2"])], sb, require_literal=False)
+    [(keep, _)] = admitted_tests([(d, "f", ["assert f(len('ab')) == 2"])], sb, require_literal=False)
     assert keep == [True]
+    # arithmetic on literals is read (HumanEval writes is_multiply_prime(3 * 5 * 7)), so it is judged
+    [(keep, counts)] = admitted_tests([(d, "f", ["assert f(2 * 3) == 6", "assert f(1 - 3) == -2"])], sb,
+                                      require_literal=False)
+    assert keep == [True, False] and counts == {"sign": 1}
 
 
 def test_the_search_never_publishes_an_input_outside_a_statement_domain(sb):

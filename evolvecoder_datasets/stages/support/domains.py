@@ -34,12 +34,13 @@ SEED_METHODS = ("seed", "refine", "unknown")
 
 
 def calls_in(test: str, callee: str) -> list[tuple] | None:
-    """The literal argument tuples of every call of ``callee`` in ``test``, or ``None`` when one of them is not
-    literal (it cannot be checked against a domain) or the test does not parse.
+    """The literal argument tuples of every call of ``callee`` in ``test`` (arithmetic on number literals counts:
+    HumanEval writes ``is_multiply_prime(3 * 5 * 7)``), or ``None`` when one of them is not literal (it cannot be
+    checked against a domain) or the test does not parse.
 
     Example:
-        >>> calls_in("assert Solution().f(2) == 4", "Solution().f")
-        [(2,)]
+        >>> calls_in("assert Solution().f(2) == 4", "Solution().f"), calls_in("assert g(3 * 5 * 7, -2 ** 3)", "g")
+        ([(2,)], [(105, -8)])
     """
     try:
         tree = ast.parse(test)
@@ -50,9 +51,47 @@ def calls_in(test: str, callee: str) -> list[tuple] | None:
         if isinstance(node, ast.Call) and call_callee(node) == callee:
             args = literal_args(node)
             if args is None:
+                args = _folded_args(node)
+            if args is None:
                 return None
             found.append(args)
     return found
+
+
+_FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+         ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+
+
+def _folded(node: ast.AST) -> Any:
+    """The value of arithmetic on number literals (``3 * 5 * 7``, ``-2 ** 31``, ``10 ** 9 + 7``; small powers only)."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _folded(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp):
+        left, right = _folded(node.left), _folded(node.right)
+        if isinstance(node.op, ast.Pow) and type(right) is int and 0 <= right <= 64 and abs(left) <= 10**6:
+            return left ** right
+        if type(node.op) in _FOLD:
+            return _FOLD[type(node.op)](left, right)
+    raise ValueError("not arithmetic on literals")
+
+
+def _folded_args(node: ast.Call) -> tuple | None:
+    """A call's arguments where each is a literal or arithmetic on number literals, else ``None``."""
+    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    out = []
+    for arg in node.args:
+        try:
+            out.append(ast.literal_eval(arg))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            try:
+                out.append(_folded(arg))
+            except (ValueError, TypeError, ArithmeticError, RecursionError):
+                return None
+    return tuple(out)
 
 
 def count_rules(counts: dict[str, int], more: dict[str, int]) -> dict[str, int]:
