@@ -34,7 +34,7 @@ __all__ = ["STAGE", "VERSION", "build_request", "parse"]
 VERSION = "domain-1"
 STAGE = "evolve"
 _MAX_SOURCE_CHARS = 2000
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.S)
+_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.DOTALL)
 
 _SYSTEM = "You write input validators for Python functions. You answer with one Python code block."
 

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DOMAIN_RULES", "Domain", "SHAPE_CHECKER", "domain_variants", "infer_domain"]
+__all__ = ["DOMAIN_RULES", "SHAPE_CHECKER", "Domain", "domain_variants", "infer_domain"]
 
 #: The rules an input can break, by the kind of domain that states them.
 DOMAIN_RULES = ("arity", "type", "sign", "charset", "length", "shape", "statement", "constraints", "model",

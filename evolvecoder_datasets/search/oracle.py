@@ -61,9 +61,9 @@ from typing import Any
 import numpy as np
 
 from .._parse import literal
-from ..errors import ConfigError
 from ..checks import check_fraction, check_positive
 from ..code_names import defined_names
+from ..errors import ConfigError
 from ..seeding import stable_int
 from ..tolerance import float_assert
 from .calls import recover_call, render_args

@@ -35,7 +35,8 @@ from typing import Any
 
 __all__ = ["constraints_precondition", "statement_parameters"]
 
-_BLOCK = re.compile(r"Constraints?\s*:?\**\s*\n(.*?)(?:\n\s*\n\s*(?:\*\*|Follow|Note|Example)|\Z)", re.S | re.I)
+_BLOCK = re.compile(r"Constraints?\s*:?\**\s*\n(.*?)(?:\n\s*\n\s*(?:\*\*|Follow|Note|Example)|\Z)",
+                    re.DOTALL | re.IGNORECASE)
 _INPUT = re.compile(r"Input\**\s*:?\**\s*`?([^\n`]*)")
 _TERM = re.compile(r"^([A-Za-z_]\w*)((?:\[[a-z]\])*)(\.length)?$")
 _OPS = ("<=", ">=", "==", "!=", "<", ">")
@@ -153,7 +154,7 @@ def _chain(line: str, params: list[str], aliases: dict[str, str]) -> str | None:
 
 def _consists(line: str, params: list[str]) -> str | None:
     """A character-set check for ``s consists of ...`` (every class and quoted character named), else ``None``."""
-    match = re.match(r"^(.+?)\s+(?:consists?|contains?)\s+(?:of\s+)?(?:only\s+)?(.*)$", line, re.I)
+    match = re.match(r"^(.+?)\s+(?:consists?|contains?)\s+(?:of\s+)?(?:only\s+)?(.*)$", line, re.IGNORECASE)
     if not match:
         return None
     subjects = [s.strip() for s in re.split(r",|\band\b", match.group(1)) if s.strip()]

@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ __all__ = ["statement_contract", "statement_domains"]
 _FILES = {"HumanEval": "humaneval_domains.json"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def statement_domains(source: str = "HumanEval") -> dict[str, dict[str, Any]]:
     """Every shipped precondition of ``source``, by problem id (empty for a source without any).
 

@@ -23,9 +23,9 @@ from typing import Any
 from ...code_names import defined_names
 from ...search.calls import CallShape, call_callee, literal_args, recover_call
 from ...search.domain import Domain, infer_domain
+from ...search.probes import ProbeProgram
 from ...sources.constraints import constraints_precondition
 from ...sources.statement_domains import statement_contract
-from ...search.probes import ProbeProgram
 
 __all__ = ["admitted_tests", "calls_in", "count_rules", "derive_domain", "problem_domain"]
 
