@@ -55,14 +55,18 @@ def test_the_published_card_and_inspect_show_the_fidelity(result):
     assert "test fidelity by round" in text and "rewrite" in text
 
 
+def _search_only(tmp_path, *problem_ids):
+    """One search round of the shipped no-model recipe on the given HumanEval problems, with a small oracle."""
+    _, config = load_config("recipes/configs/search_only.yaml")
+    return run_recipe(dataclasses.replace(config, output_dir=str(tmp_path), figures=False, rounds=1,
+                                          sources=("humaneval",), problem_ids=problem_ids,
+                                          fidelity=FidelityConfig(inputs=40, candidates=100)))
+
+
 def test_a_problem_whose_pool_is_empty_gets_its_figures_not_a_crash(tmp_path):
     """HumanEval/16's reference yields no AST mutant: its pool is empty, and the round's fidelity report used to stack
     a (0, 0) matrix onto its rewrites' (k, n_tests) one (a raw numpy ValueError ended the run)."""
-    _, config = load_config("recipes/configs/search_only.yaml")
-    config = dataclasses.replace(config, output_dir=str(tmp_path), figures=False, rounds=1, sources=("humaneval",),
-                                 problem_ids=("HumanEval_0", "HumanEval_16"),
-                                 fidelity=FidelityConfig(inputs=40, candidates=100))
-    result = run_recipe(config)
+    result = _search_only(tmp_path, "HumanEval_0", "HumanEval_16")
     by_id = {row["id"]: row for row in result.rounds[0]}
     assert by_id["HumanEval_16"]["solutions"] == []
     fid = result.stats[-1]["fidelity"]
@@ -76,11 +80,7 @@ def test_no_revision_publishes_a_test_outside_the_statement_not_even_round0(tmp_
     statistics count what was dropped."""
     from evolvecoder_datasets.rounds import load_round_stats
 
-    _, config = load_config("recipes/configs/search_only.yaml")
-    config = dataclasses.replace(config, output_dir=str(tmp_path), figures=False, rounds=1, sources=("humaneval",),
-                                 problem_ids=("HumanEval_75", "HumanEval_116"),
-                                 fidelity=FidelityConfig(inputs=40, candidates=100))
-    result = run_recipe(config)
+    result = _search_only(tmp_path, "HumanEval_75", "HumanEval_116")
     round0 = {row["id"]: row for row in result.rounds[0]}
     assert not any("3 * 5 * 7" in t or "125" in t for t in round0["HumanEval_75"]["tests"])
     assert round0["HumanEval_75"]["domain"]["seed_violations"] >= 2
