@@ -51,7 +51,6 @@ DOMAIN_RULES = ("arity", "type", "sign", "charset", "length", "shape", "statemen
                 "unchecked")
 
 _CLASSES = (string.ascii_lowercase, string.ascii_uppercase, string.digits)
-_PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 
 # The shape checker, as source: the caller executes it to check inputs where they are made, and the variants of
 # domain_variants carry it into the sandbox, so one text decides both. It never raises on literal values.
@@ -227,20 +226,10 @@ def _chars(values: list[str]) -> str | None:
 
 
 def _balanced(values: list[str]) -> bool:
+    """Whether every seed holding a bracket is balanced (and one does): the checker's own rule decides."""
     bracketed = [v for v in values if any(c in "()[]{}<>" for c in v)]
-    if not bracketed:
-        return False
-    for v in bracketed:
-        stack = []
-        for c in v:
-            if c in "([{<":
-                stack.append(c)
-            elif c in _PAIRS:
-                if not stack or stack.pop() != _PAIRS[c]:
-                    return False
-        if stack:
-            return False
-    return True
+    return bool(bracketed) and all(_checker["_ecd_shape_rule"]({"str": {"balanced": True}}, v) is None
+                                   for v in bracketed)
 
 
 def _ordered(values: list, test) -> bool:
