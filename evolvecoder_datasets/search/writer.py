@@ -363,6 +363,27 @@ def _start(problem: SearchProblem, config: SearchConfig, round_: int) -> _State 
     return state
 
 
+def _finish(state: _State, sandbox: Any, verify_sandbox: Any) -> None:
+    """Read the reference's values on a problem's kept inputs, write the asserts, keep those the reference passes in
+    a separate run (or say why there are none)."""
+    result = state.result
+    if not state.kept:
+        result.reason = result.reason or ("no_usable_input" if not result.usable else "nothing_found")
+        return
+    probe = ProbeProgram(state.problem.reference or "", state.call.callee, state.kept,
+                         cpu_s=state.config.cpu_s, max_chars=state.config.max_value_chars,
+                         precondition=state.domain.contract)
+    values = read_values(sandbox, probe, range(len(state.kept)), timeout_s=state.reference_timeout)
+    result.reads += sum(13 + 8 * len(text.encode()) for ok, text in values if ok and text)
+    tests = state.write_tests(values)
+    if tests:
+        passed = verify_sandbox.run(state.problem.reference, tests).passed
+        result.tests = [t for t, ok in zip(tests, passed) if ok]
+        result.rejected = len(tests) - len(result.tests)
+    if not result.tests:
+        result.reason = "unreadable"
+
+
 def search_tests(
     problems: Sequence[SearchProblem],
     config: SearchConfig = SearchConfig(),
@@ -460,27 +481,9 @@ def search_tests(
             elif state.usable:
                 state.pick(same.get(id(state), {}), agreed.get(id(state), {}))
 
-    def finish(state: _State) -> None:
-        result = state.result
-        if not state.kept:
-            result.reason = result.reason or ("no_usable_input" if not result.usable else "nothing_found")
-            return
-        probe = ProbeProgram(state.problem.reference or "", state.call.callee, state.kept,
-                             cpu_s=state.config.cpu_s, max_chars=state.config.max_value_chars,
-                             precondition=state.domain.contract)
-        values = read_values(sandbox, probe, range(len(state.kept)), timeout_s=state.reference_timeout)
-        result.reads += sum(13 + 8 * len(text.encode()) for ok, text in values if ok and text)
-        tests = state.write_tests(values)
-        if tests:
-            passed = verify_sandbox.run(state.problem.reference, tests).passed
-            result.tests = [t for t, ok in zip(tests, passed) if ok]
-            result.rejected = len(tests) - len(result.tests)
-        if not result.tests:
-            result.reason = "unreadable"
-
     workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(finish, states))
+        list(pool.map(lambda state: _finish(state, sandbox, verify_sandbox), states))
     if bar is not None:
         bar.update(len(states) - bar.n)
         bar.close()

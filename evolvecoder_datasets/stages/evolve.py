@@ -493,6 +493,15 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
                        execute=config.execute, propose=_domain_writer(config), first=first)
         _run_round(live, config)
 
+    return _output(batch, problems, logs, rounds, limits, config)
+
+
+def _output(batch: dict[str, list], problems: list[RoundProblem | None], logs: list[list[dict[str, Any]]],
+            rounds: list[int], limits: list[Any], config: EvolveConfig) -> dict[str, list]:
+    """The round's columns: a live problem's grown suite and log, a passed-through row's cells as they were."""
+    n = len(problems)
+    origins_col = batch.get(schema.TEST_ORIGIN) or [None] * n
+    statuses_col = batch.get(schema.STATUSES)
     out: dict[str, list] = {
         schema.TESTS: [],
         schema.TEST_ORIGIN: [],
