@@ -4,8 +4,8 @@ A stand-in for a cluster of two machines, built from the real parts on this one:
 head and a worker node, one CPU each, loopback), each with its own runtime folder for the execution service
 (``EVOLVECODER_SERVICE_DIR`` in the node's environment, as each machine has its own ``$XDG_RUNTIME_DIR``). The
 recipe joins the cluster by address, as a user's driver would. Every published data file must be byte-identical to
-a local run (``stats.json`` too, but its ``fidelity`` block, a CPU-cut measurement, in shape: see
-``tests/test_recipe_ray.py``); the run's execution counters must show every stage's jobs judged on the nodes (both of
+a local run (``stats.json`` too, but its ``fidelity`` block, a CPU-cut measurement, in shape, and each data file's
+``time_limit_s`` column, a CPU-time measurement, within two ladder steps: see ``tests/test_recipe_ray.py``); the run's execution counters must show every stage's jobs judged on the nodes (both of
 them), and only the fidelity oracle's measurement on the driver machine's own service; each node's folder must hold a service of its own.
 """
 
@@ -30,7 +30,7 @@ from evolvecoder_datasets.stages.support.resources import close_backends
 
 from .scripted_llm import ScriptedResponder
 from .test_recipe_e2e import _config
-from .test_recipe_ray import _published_files, _without_fidelity
+from .test_recipe_ray import _published_files, assert_same_published
 
 ray = pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,11 +132,5 @@ def test_the_whole_recipe_runs_through_one_service_per_node_and_publishes_what_a
     local_files = _published_files(tmp_path / "local" / "store")
     cluster_files = _published_files(tmp_path / "cluster" / "store")
     assert set(local_files) == set(cluster_files) == {"round0", "round1", "main"}
-    for revision, files in local_files.items():
-        assert set(files) == set(cluster_files[revision]), revision
-        for path, data in files.items():
-            theirs = cluster_files[revision][path]
-            if path == "stats.json":
-                data, theirs = _without_fidelity(data), _without_fidelity(theirs)
-            assert theirs == data, f"{revision}:{path} differs between the local run and the cluster"
+    assert_same_published(local_files, cluster_files, "between the local run and the cluster")
     assert on_cluster.dropped == local.dropped
