@@ -31,7 +31,8 @@ from ._worker import _shutdown, _Worker
 from .isolation import detect_isolation, server_command, server_env
 from .judge import plan_test
 from .report import ExecutionReport
-from .sandbox import Job, _FailureOrder, _SettingsView, _in_given_order, _permuted, resolve_settings
+from ._order import _FailureOrder, _in_given_order, _permuted
+from .sandbox import Job, _SettingsView, resolve_settings
 from .verdicts import _clean_entry, _early_stop, _verdicts
 
 logger = logging.getLogger(__name__)

@@ -59,7 +59,8 @@ class _Judge:
     def run(self, settings: tuple, job_bytes: bytes, order: list | None = None) -> bytes:
         """One job's report; ``order`` (from the service's failure counts) runs its tests in that order, the
         report back in the given one."""
-        from .sandbox import Job, _in_given_order, _permuted
+        from ._order import _in_given_order, _permuted
+        from .sandbox import Job
 
         job = Job(*marshal.loads(job_bytes))
         isolation = settings[_ISOLATION]

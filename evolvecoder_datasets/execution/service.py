@@ -39,7 +39,7 @@ import time
 
 from ._protocol import SETTINGS, crash_report, read_frame, recv, send, write_frame
 from .isolation import PYTHON_ENV_MARKER
-from .sandbox import _FailureOrder
+from ._order import _FailureOrder
 
 logger = logging.getLogger(__name__)
 
