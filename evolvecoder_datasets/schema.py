@@ -28,6 +28,11 @@ DROP_REASON = "drop_reason"
 # Stdin/stdout problems (TACO / APPS / CodeContests style)
 INPUTS = "inputs"
 OUTPUTS = "outputs"
+# ... judged by a special judge ({source, language, contract} or null; execution/checkers.py), in a language
+# (``python`` when absent; execution/languages.py), with a tolerance for fractional numbers (float or null)
+CHECKER = "checker"
+LANGUAGE = "language"
+FLOAT_TOL = "float_tol"
 # Solution-pool rows
 SOLUTIONS = "solutions"
 PASS_MATRIX = "pass_matrix"

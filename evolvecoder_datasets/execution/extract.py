@@ -23,6 +23,7 @@ __all__ = ["extract_code", "STRATEGIES"]
 STRATEGIES = ("last", "first", "all", "longest")
 
 _PYTHON_TAGS = {"python", "py", "python3", "py3", "sage", ""}
+_LANGUAGE_TAGS = {"cpp": {"cpp", "c++", "cc", "cxx", "cplusplus"}}
 
 
 def _longest_parseable_run(text: str, max_lines: int = 400) -> str:
@@ -83,7 +84,8 @@ def extract_code(completion: object, *, strategy: str = "last", language: str = 
         return ""
     text = strip_thinking(text)
     blocks = fenced_blocks(text)
-    wanted = {language.lower()} | (_PYTHON_TAGS if language.lower() in _PYTHON_TAGS else {""})
+    wanted = _LANGUAGE_TAGS.get(language.lower(), {language.lower()}) | (
+        _PYTHON_TAGS if language.lower() in _PYTHON_TAGS else {""})
     code_blocks = [body.strip("\n") for tag, body in blocks if tag in wanted and body.strip()]
     if not code_blocks:
         code_blocks = [body.strip("\n") for _, body in blocks if body.strip()]

@@ -299,13 +299,18 @@ def _die_with_parent() -> list[str]:
 
 #: The last argument of a fork server whose programs import another environment (``python_env``).
 PYTHON_ENV_MARKER = "--python-env="
+SIDE_SERVER_MARKER = "--side-server="
 
 
-def server_command(isolation: str, python_env: str | None = None) -> list[str]:
+def server_command(isolation: str, python_env: str | None = None, extra_read_only: Iterable[str] = (),
+                   role: str | None = None) -> list[str]:
     """Full command that starts a fork server under ``isolation`` (one of ``bwrap``, ``unshare``, ``none``).
 
     With ``python_env`` (a virtualenv of this interpreter's version), programs import that environment's packages
     instead of this interpreter's: its package folders are bound read-only and are the only ones on the path.
+    ``extra_read_only`` binds more host folders read-only (a toolchain server's compilers); ``role`` (``toolchain``,
+    ``checker``) marks a server that never runs programs, so listings of program servers leave it out
+    (``SIDE_SERVER_MARKER``; the server ignores it).
 
     Example:
         >>> server_command("none")[1:4]
@@ -319,10 +324,12 @@ def server_command(isolation: str, python_env: str | None = None) -> list[str]:
                  "del sys.path[0]; _forkserver.main()")
     args = [_python(), "-I", "-S", "-B", "-c", bootstrap]
     packages = _packages(python_env)
-    binds = []  # this interpreter's package folders are bound anyway (_python_roots); another env's are not
+    binds = list(extra_read_only)  # this interpreter's package folders are bound anyway (_python_roots)
     if python_env:  # the server ignores it; listings of the default servers leave such servers out by it
         args.append(PYTHON_ENV_MARKER + python_env)
-        binds = [p for p in packages.split(os.pathsep) if p]
+        binds += [p for p in packages.split(os.pathsep) if p]
+    if role:
+        args.append(SIDE_SERVER_MARKER + role)
     if isolation == "bwrap":
         return bwrap_command(args, read_only=binds, packages=packages)
     if isolation == "unshare":

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from ..errors import ConfigError, SandboxError
 from ..limits import SandboxSettings
 from ._order import _FailureOrder, _in_given_order, _permuted  # noqa: F401 - importable from here too
+from .checkers import Checker
+from .languages import language
 from .report import ExecutionReport
 
 logger = logging.getLogger(__name__)
@@ -115,6 +117,11 @@ class Job:
             order cannot change a verdict (isolated mode, stdin/stdout cases), the tests that failed most often
             for earlier jobs with the same tests run first; reports keep the order given.
 
+        language: ``"python"`` (default) or ``"cpp"`` (stdin/stdout jobs; compiled once per source, see
+            :mod:`.languages`).
+        checker: the problem's special judge (:class:`~.checkers.Checker`, or its ``{source, language, contract}``
+            cell) in place of the token compare (stdin/stdout jobs).
+
     Example:
         >>> Job("print(int(input()) * 2)", inputs=["3\\n"], outputs=["6\\n"]).kind
         'stdio'
@@ -129,10 +136,17 @@ class Job:
     float_tol: float | None = None
     timeout_s: float | None = None
     stop_on_failure: bool = False
+    language: str = "python"
+    checker: Checker | None = None
 
     def __post_init__(self) -> None:
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise ConfigError(f"a job's timeout_s must be > 0, got {self.timeout_s!r}")
+        language(self.language)  # a ConfigError naming the known ones
+        if self.checker is not None and not isinstance(self.checker, Checker):
+            object.__setattr__(self, "checker", Checker.from_value(self.checker))
+        if self.inputs is None and (self.language != "python" or self.checker is not None):
+            raise ConfigError("compiled languages and checkers are for stdin/stdout jobs (inputs and outputs)")
 
     @property
     def kind(self) -> str:
@@ -389,15 +403,28 @@ class Sandbox(_SettingsView):
         return self._execute_many([Job(program, tests=list(tests))])[0]
 
     def run_stdio(
-        self, program: str, inputs: Sequence[str], outputs: Sequence[str], *, float_tol: float | None = None
+        self,
+        program: str,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        *,
+        language: str = "python",
+        checker: Checker | dict | None = None,
+        float_tol: float | None = None,
     ) -> ExecutionReport:
-        """Run a stdin/stdout ``program`` once per case and compare its output token by token.
+        """Run a stdin/stdout ``program`` once per case and judge its output: token by token, or by ``checker``.
 
         Args:
-            program (`str`): a script reading stdin and writing stdout (TACO/APPS/CodeContests style).
+            program (`str`): a program reading stdin and writing stdout (TACO/APPS/CodeContests style).
             inputs (`Sequence[str]`): stdin text per case.
-            outputs (`Sequence[str]`): expected stdout per case (whitespace-normalised comparison).
-            float_tol (`float`, *optional*): relative/absolute tolerance for numeric tokens.
+            outputs (`Sequence[str]`): expected stdout per case (the answer file a checker reads).
+            language (`str`, defaults to ``"python"``): ``"python"`` or ``"cpp"`` (``g++ -O2 -std=gnu++17``,
+                compiled once per source in a sandbox of its own; a compile error is ``syntax_error``).
+            checker (`Checker` or `dict`, *optional*): a special judge (testlib or Kattis contract); a case it cannot
+                judge (it crashed, timed out, or said it failed) is ``unexecuted`` and the report's ``infra_error``
+                says so.
+            float_tol (`float`, *optional*): tolerance for numbers written with a fraction or an exponent (integers
+                always compare exactly; see :func:`~.checkers.outputs_match`).
 
         Example:
             >>> with Sandbox(workers=1) as sb:
@@ -405,7 +432,9 @@ class Sandbox(_SettingsView):
             ...                  ["3\\n", "8\\n"]).statuses
             ['pass', 'fail']
         """
-        return self._execute_many([Job(program, inputs=list(inputs), outputs=list(outputs), float_tol=float_tol)])[0]
+        job = Job(program, inputs=list(inputs), outputs=list(outputs), float_tol=float_tol, language=language,
+                  checker=Checker.from_value(checker))  # fmt: skip
+        return self._execute_many([job])[0]
 
     def run_many(self, jobs: Iterable[Job | tuple[str, Sequence[str]]], *, progress: bool = False) -> list[ExecutionReport]:
         """Run many jobs over the service's fork servers; reports come back in the order of ``jobs``.

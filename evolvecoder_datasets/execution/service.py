@@ -38,7 +38,7 @@ import threading
 import time
 
 from ._protocol import SETTINGS, crash_report, read_frame, recv, send, write_frame
-from .isolation import PYTHON_ENV_MARKER
+from .isolation import PYTHON_ENV_MARKER, SIDE_SERVER_MARKER
 from ._order import _FailureOrder
 
 logger = logging.getLogger(__name__)
@@ -72,8 +72,8 @@ def _listed(pid: int, program: set[bytes] | None) -> bool:
             args = fh.read().rstrip(b"\0").split(b"\0")
     except OSError:
         args = [b""]
-    if args[-1].startswith(PYTHON_ENV_MARKER.encode()):
-        return False
+    if args[-1].startswith((PYTHON_ENV_MARKER.encode(), SIDE_SERVER_MARKER.encode())):
+        return False  # another environment's programs, or a toolchain / checker server (no programs at all)
     return program is None or os.path.basename(args[0]) in program
 
 
@@ -189,6 +189,20 @@ class _JudgeSlot:
         return data
 
 
+def _tool_wall_s(job: bytes, size: int) -> float:
+    """Wall seconds a job may add for its compiles and its checker (run by the judge's toolchain and checker
+    servers, see ``_tools``), beyond what its tests take: none for a plain Python job."""
+    from .checkers import CHECKER_WALL_S
+    from .languages import COMPILE_WALL_S
+
+    fields = marshal.loads(job)
+    compiled, checker = (fields[7], fields[8]) if len(fields) > 8 else ("python", None)
+    extra = COMPILE_WALL_S if compiled != "python" else 0.0
+    if checker is not None:
+        extra += COMPILE_WALL_S + size * (CHECKER_WALL_S + 1.0)
+    return extra
+
+
 class _Keyed:
     """A list of tests known here only by the key its caller computed (length, hash): what :class:`_FailureOrder`
     needs of it, without the tests."""
@@ -281,7 +295,8 @@ class Service:
                     order = self.failures.order(_Keyed(key)) if key is not None else None
                     frame = marshal.dumps(("run", request.settings, request.jobs[i], order))
                     slot.current = request
-                    data = slot.call(frame, request.wall_base + size * request.wall_per_test,
+                    wall = request.wall_base + size * request.wall_per_test + _tool_wall_s(request.jobs[i], size)
+                    data = slot.call(frame, wall,
                                      JUDGE_CPU_S + JUDGE_CPU_PER_TEST_S * size)  # fmt: skip
                     slot.current = None
                     if data is not None and key is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import binascii
 from typing import TYPE_CHECKING
 
-from ._forkserver.values import outputs_match
+from .checkers import outputs_match
 from .judge import JUDGED_INSIDE, JUDGED_OUTSIDE, judge, plan_test
 
 if TYPE_CHECKING:
@@ -39,20 +39,24 @@ def _clean_entry(reply: dict) -> tuple:
     return entries[0] if entries else ("e", "crash", "no helper result")
 
 
-def _verdicts(job: Job, reply: dict, clean=None, known: dict | None = None) -> tuple[list[str], list[str], list[str]]:
+def _verdicts(job: Job, reply: dict, clean=None, known: dict | None = None,
+              checked: dict | None = None) -> tuple[list[str], list[str], list[str]]:
     """Statuses, messages and where each verdict was decided, from a fork server's reply.
 
     A split test's values are judged here (see :mod:`.judge`); the server and its children decide only what they
     observe from outside a program (timeouts, crashes, a program that did not load). No ``pass`` of a split test
     can come from the sandbox: one that claims it is a crash. ``known`` holds what :func:`_early_stop` already
     judged while the job ran, ``{index: (value, verdict)}``: a test whose final value is the one judged then is not
-    judged twice.
+    judged twice. ``checked`` holds a stdin/stdout job's checker verdicts, ``{index: (status, message)}``, which
+    replace the token compare.
     """
     statuses, messages = list(reply["statuses"]), list(reply["messages"])
     if job.kind == "stdio":
         outputs = reply.get("outputs") or [None] * len(statuses)
         for i, expected in enumerate(job.outputs or ()):
-            if statuses[i] == "done" and isinstance(outputs[i], str):
+            if statuses[i] == "done" and isinstance(outputs[i], str) and checked is not None:
+                statuses[i], messages[i] = checked.get(i, ("crash", "the checker did not judge this case"))
+            elif statuses[i] == "done" and isinstance(outputs[i], str):
                 ok = outputs_match(outputs[i], expected, job.float_tol)
                 statuses[i], messages[i] = ("pass", "") if ok else ("fail", "wrong output: " + repr(outputs[i][:120]))
             elif statuses[i] in ("done", "pass", "value"):

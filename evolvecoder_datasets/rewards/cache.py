@@ -171,6 +171,8 @@ def _digest(settings_key: str, job: Job) -> bytes:
     put(job.program)
     if job.kind == "stdio":
         put(repr(job.float_tol))
+        put(job.language)
+        put(repr(job.checker.as_tuple() if job.checker is not None else None))
         for pair in zip(job.inputs or (), job.outputs or ()):
             put(pair[0])
             put(pair[1])

@@ -85,6 +85,12 @@ class RewardConfig(SandboxSettings):
         tests_column (`str`, defaults to ``"tests"``): column of assert lists.
         inputs_column (`str`, defaults to ``"inputs"``): column of stdin texts (stdin/stdout rows).
         outputs_column (`str`, defaults to ``"outputs"``): column of expected stdout texts.
+        language_column (`str`, *optional*, defaults to ``"language"``): column of each row's language
+            (``"python"``, ``"cpp"``; Python where absent or null); a C++ completion's ``cpp``-fenced block is the
+            program.
+        checker_column (`str`, *optional*, defaults to ``"checker"``): column of each stdin/stdout row's special
+            judge (``{source, language, contract}`` or null, see :class:`~evolvecoder_datasets.execution.checkers.Checker`);
+            a row's ``float_tol`` column, where present, is its tolerance in place of ``float_tol``.
         limits_column (`str`, *optional*, defaults to ``"time_limit_s"``): column of per-problem calibrated limits
             (CPU seconds or null), read when the batch has it; ``None`` ignores it.
         cache_size (`int`, defaults to 65536): results of identical ``(program, tests)`` pairs kept per process
@@ -113,6 +119,8 @@ class RewardConfig(SandboxSettings):
     tests_column: str = schema.TESTS
     inputs_column: str = schema.INPUTS
     outputs_column: str = schema.OUTPUTS
+    language_column: str | None = schema.LANGUAGE
+    checker_column: str | None = schema.CHECKER
     limits_column: str | None = TIME_LIMIT
     cache_size: int = 65536
     log_metrics: bool = True

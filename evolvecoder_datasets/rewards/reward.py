@@ -17,9 +17,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import schema
 from ..chat import completion_text
 from ..errors import ConfigError, SandboxCrashed, SandboxError, SchemaError
 from ..execution import Job, extract_code, shared_sandbox
+from ..execution.checkers import Checker
+from ..execution.languages import language
 from .cache import _OUTCOMES, _digest, _Outcome
 from .columns import _as_list, _stdio_cases
 from .config import RewardConfig
@@ -216,8 +219,12 @@ class CodeReward:
                 f"the dataset passed {present}"
             )
         limits = columns.get(cfg.limits_column) if cfg.limits_column and cfg.calibrate else None
+        languages = columns.get(cfg.language_column) if cfg.language_column else None
+        checkers = columns.get(cfg.checker_column) if cfg.checker_column else None
+        tolerances = columns.get(schema.FLOAT_TOL)
         for column_name, values in ((cfg.tests_column, tests), (cfg.inputs_column, inputs),
-                                    (cfg.outputs_column, outputs), (cfg.limits_column, limits)):  # fmt: skip
+                                    (cfg.outputs_column, outputs), (cfg.limits_column, limits),
+                                    (cfg.language_column, languages), (cfg.checker_column, checkers)):  # fmt: skip
             if values is not None and len(values) != n:
                 raise SchemaError(f"column {column_name!r} has {len(values)} values for {n} completions")
         settings_key = repr(sorted(cfg.sandbox_settings().items()))
@@ -236,7 +243,14 @@ class CodeReward:
             if not row_tests and len(row_inputs) != len(row_outputs):
                 row.unscored = f"stdin/stdout cases that do not pair up: {len(row_inputs)} inputs, {len(row_outputs)} outputs"
                 continue
-            program = self._program(completion)
+            lang = (languages[i] if languages is not None else None) or "python"
+            try:
+                checker = Checker.from_value(checkers[i]) if checkers is not None and not row_tests else None
+                language(lang)
+            except ConfigError as err:
+                row.unscored = f"a row that cannot be judged: {err}"
+                continue
+            program = self._program(completion, lang)
             if not program.strip():
                 row.no_code = True
                 continue
@@ -246,16 +260,17 @@ class CodeReward:
             if row_tests:
                 row.job = Job(program, tests=row_tests, timeout_s=limit, stop_on_failure=stop)
             else:
-                row.job = Job(program, inputs=row_inputs, outputs=row_outputs, float_tol=cfg.float_tol,
-                              timeout_s=limit, stop_on_failure=stop)  # fmt: skip
+                tol = tolerances[i] if tolerances is not None and tolerances[i] is not None else cfg.float_tol
+                row.job = Job(program, inputs=row_inputs, outputs=row_outputs, float_tol=tol, timeout_s=limit,
+                              stop_on_failure=stop, language=lang, checker=checker)  # fmt: skip
             row.digest = _digest(settings_key, row.job)
         return rows
 
-    def _program(self, completion: Any) -> str:
+    def _program(self, completion: Any, lang: str = "python") -> str:
         text = completion_text(completion)
         if self.config.extract == "none":
             return text
-        return extract_code(text, strategy=self.config.extract)
+        return extract_code(text, strategy=self.config.extract, language=lang)
 
     def _execute(self, rows: list[_Row]) -> None:
         runnable = [row for row in rows if row.job is not None]

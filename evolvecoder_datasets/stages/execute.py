@@ -1,7 +1,9 @@
 """The execute stage: every solution against every test in the sandbox, giving the pass matrix.
 
 Reads ``solutions`` (a list of ``{"model", "sample", "code"}`` or of code strings) and ``tests`` (assert strings),
-or ``inputs``/``outputs`` for stdin/stdout problems; optionally ``reference_solutions``/``reference_ok`` (the refine
+or ``inputs``/``outputs`` for stdin/stdout problems (with the row's ``language``, ``checker`` and ``float_tol`` where
+those columns exist: a C++ pool, a special judge, a tolerance for fractional answers; see
+:mod:`evolvecoder_datasets.execution.checkers`); optionally ``reference_solutions``/``reference_ok`` (the refine
 stage's confirmed reference) and ``time_limit_s``. Writes ``pass_matrix`` (solutions x tests, bools), ``statuses``
 when ``config.statuses`` is set (the typed outcome of each cell), ``judged_inside``, and ``time_limit_s`` when
 ``config.calibrate`` is set.
@@ -36,9 +38,13 @@ from typing import Any
 
 from ..errors import SandboxCrashed
 from ..execution import ExecutionReport, Job, shared_sandbox
+from ..execution.checkers import CHECKER_FAILED, Checker
 from ..limits import SandboxSettings
 from ..schema import (
+    CHECKER,
+    FLOAT_TOL,
     INPUTS,
+    LANGUAGE,
     JUDGED_INSIDE,
     OUTPUTS,
     PASS_MATRIX,
@@ -57,7 +63,8 @@ from .support.stream import Plan, stream_jobs
 __all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "output_features", "reference_limit", "solution_codes"]
 
 #: Every column the stage reads (those present are needed by an engine that ships only what a stage reads).
-READS = (SOLUTIONS, TESTS, INPUTS, OUTPUTS, REFERENCE_SOLUTIONS, REFERENCE_OK, TIME_LIMIT)
+READS = (SOLUTIONS, TESTS, INPUTS, OUTPUTS, REFERENCE_SOLUTIONS, REFERENCE_OK, TIME_LIMIT, LANGUAGE, CHECKER,
+         FLOAT_TOL)  # fmt: skip
 _STREAM_VERSION = "1"  # enters the cache file name of execute_dataset's results
 
 
@@ -112,6 +119,9 @@ class _Row:
     outputs: list[str] | None
     reference: str | None
     limit: float | None
+    language: str = "python"
+    checker: Any = None
+    float_tol: float | None = None
 
 
 def _rows(columns: dict[str, list]) -> Iterator[_Row]:
@@ -121,12 +131,14 @@ def _rows(columns: dict[str, list]) -> Iterator[_Row]:
     refs_col = columns.get(REFERENCE_SOLUTIONS) or none
     ok_col = columns.get(REFERENCE_OK) or [True] * n
     limit_col = columns.get(TIME_LIMIT) or none
+    language_col, checker_col, tol_col = (columns.get(c) or none for c in (LANGUAGE, CHECKER, FLOAT_TOL))
     for i in range(n):
         tests = list(tests_col[i]) if tests_col[i] else None
         reference = reference_for(list(refs_col[i]), tests) if tests and refs_col[i] and ok_col[i] else None
         yield _Row(solution_codes(columns[SOLUTIONS][i]), tests,
                    list(inputs_col[i]) if inputs_col[i] else None, list(outputs_col[i] or ()),
-                   reference, limit_col[i])  # fmt: skip
+                   reference, limit_col[i], language_col[i] or "python", Checker.from_value(checker_col[i]),
+                   tol_col[i])  # fmt: skip
 
 
 def _plan(row: _Row, config: ExecuteConfig) -> Plan:
@@ -137,8 +149,9 @@ def _plan(row: _Row, config: ExecuteConfig) -> Plan:
         if row.tests:
             return [Job(code, tests=row.tests, timeout_s=timeout) for code in row.codes]
         if row.inputs:
-            return [Job(code, inputs=row.inputs, outputs=row.outputs, float_tol=config.float_tol, timeout_s=timeout)
-                    for code in row.codes]  # fmt: skip
+            tol = row.float_tol if row.float_tol is not None else config.float_tol
+            return [Job(code, inputs=row.inputs, outputs=row.outputs, float_tol=tol, timeout_s=timeout,
+                        language=row.language, checker=row.checker) for code in row.codes]  # fmt: skip
         return []
 
     # A problem with an empty pool is calibrated too: the limit travels with the dataset to the rewards.
@@ -171,7 +184,8 @@ def reference_limit(reference: ExecutionReport | None, config: SandboxSettings) 
 def _outputs(rows: Iterator[tuple[_Row, Any, list[ExecutionReport]]], config: ExecuteConfig) -> Iterator[dict]:
     """Each row's new cells, in order; a sandbox failure stops the stage (its cells are not the programs')."""
     for row, _reference, reports in rows:
-        broken = [r.infra_error for r in reports if r.infra_error]
+        # A problem's broken checker is not the sandbox's failure: its cells stay ``unexecuted`` (never a pass).
+        broken = [r.infra_error for r in reports if r.infra_error and not r.infra_error.startswith(CHECKER_FAILED)]
         if broken:
             # Cells of a dead sandbox are not the programs' doing: fail the stage (a rerun, or Ray's retry, redoes
             # it) rather than record them as crashes.

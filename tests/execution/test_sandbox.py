@@ -14,7 +14,8 @@ import pytest
 from evolvecoder_datasets.errors import ConfigError, SandboxUnavailable
 from evolvecoder_datasets.execution import Job, Sandbox, run_tests
 from evolvecoder_datasets.execution._forkserver.prepared import prepare_test
-from evolvecoder_datasets.execution._forkserver.values import canonical, hardened_compare, outputs_match
+from evolvecoder_datasets.execution._forkserver.values import canonical, hardened_compare
+from evolvecoder_datasets.execution.checkers import outputs_match
 from evolvecoder_datasets.execution._inside import inside_spec
 from evolvecoder_datasets.schema import STATUS_NAMES
 

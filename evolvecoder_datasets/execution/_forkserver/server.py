@@ -25,6 +25,7 @@ from .progress import _Progress
 from .reading import _Results
 from .run import _Run
 from .solution import _solution_child, _stdio_child
+from .tools import job_binary, run_check, run_compile
 from .traces import _TRACE_DIRS, _mtimes, _rmtree, _writable_by, remove_traces
 from .watch import _Watch
 from .zygote import ZygoteLost, spawn_spec
@@ -131,8 +132,13 @@ class Server(_Watch, _Results):
         self.trace_folders = tuple(f for f in (*_TRACE_DIRS, workdir) if _writable_by(f, limits.uid))
         scratch = _mtimes(_TRACE_DIRS)
         try:
-            if job.get("kind") == "stdio":
+            kind = job.get("kind")
+            if kind == "stdio":
                 result = self._run_stdio(job, limits, workdir)
+            elif kind == "compile":  # a toolchain server's job (see tools.py)
+                result = run_compile(job, limits, workdir)
+            elif kind == "check":  # a checker server's job: it never runs programs
+                result = run_check(job, limits, workdir)
             else:
                 result = self._run_asserts(job, limits, workdir)
         finally:
@@ -341,12 +347,18 @@ class Server(_Watch, _Results):
         statuses: list = [None] * n
         messages = [""] * n
         cpu = [0.0] * n
-        while todo := self._left_to_run(statuses, messages):
+        exe_fd = job_binary(job)  # a compiled program: sealed in memory before any program process exists
+        try:
+            while todo := self._left_to_run(statuses, messages):
 
-            def start(supervised, todo=todo):
-                return self._fork_solution(lambda nonce, wfd, ctl: _stdio_child(job, todo, nonce, wfd, workdir, limits))
+                def start(supervised, todo=todo):
+                    return self._fork_solution(
+                        lambda nonce, wfd, ctl: _stdio_child(job, todo, nonce, wfd, workdir, limits, exe_fd))
 
-            self._supervise(job, start, todo, None, statuses, messages, cpu)
+                self._supervise(job, start, todo, None, statuses, messages, cpu)
+        finally:
+            if exe_fd >= 0:
+                _close(exe_fd)
         outputs = [self.outputs[i] or "" if statuses[i] == "done" else None for i in range(n)]
         return {"statuses": statuses, "messages": messages, "cpu": cpu, "outputs": outputs}
 

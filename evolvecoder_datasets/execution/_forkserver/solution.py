@@ -44,6 +44,7 @@ from .pristine import (
     snapshot_stdlib_modules,
 )
 from .processes import Output, _children, sweep_children, wait_with_limits
+from .tools import exec_case
 from .traces import _Traces
 from .values import hardened_compare, strip_value
 
@@ -404,19 +405,26 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str, limits: Limits) -> None:
+def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str, limits: Limits,
+                 exe_fd: int = -1) -> None:
+    """S of a stdin/stdout job: load the Python program (or hold the compiled one's sealed fd), then one process per
+    case."""
     report = _Reporter(wfd, nonce)
     try:
-        _enter_child(limits, wfd, workdir, session=True)
+        _enter_child(limits, wfd, workdir, session=True, also_keep=exe_fd)
         libc._prctl(libc._PR_SET_CHILD_SUBREAPER, 1)
         libc._lock_sigchld()
+        cap = int(job.get("max_output_bytes", 1 << 20))
+        if exe_fd >= 0:
+            report.send(b"L", _process_time())
+            _fork_per_case(job, todo, report, lambda idx: _run_binary_case(exe_fd, idx, workdir, limits), capture=cap)
+            _exit(0)
         try:
             code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as err:
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
         report.send(b"L", _process_time())
-        cap = int(job.get("max_output_bytes", 1 << 20))
         _fork_per_case(job, todo, report, lambda idx: _run_stdio_case(code, idx, workdir, report), capture=cap)
     except _BaseException as err:
         report.send(b"X", b"crash", f"harness: {_type(err).__name__}: {err}"[:MAX_MESSAGE])
@@ -424,14 +432,29 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
     _exit(0)
 
 
+def _case_stdin(idx: int, workdir: str) -> None:
+    """Make case ``idx``'s input this process's stdin, and take it out of the folder the program can list."""
+    path = workdir + "/in%d" % idx
+    fd_in = os.open(path, os.O_RDONLY)
+    os.unlink(path)
+    os.dup2(fd_in, 0)  # stdout is already the pipe the waiting process reads
+    _close(fd_in)
+
+
+def _run_binary_case(exe_fd: int, idx: int, workdir: str, limits: Limits) -> None:
+    """One case of a compiled program: its exit code and signal decide run-time errors (see ``reading``)."""
+    try:
+        _case_stdin(idx, workdir)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        exec_case(exe_fd, limits.memory)
+    finally:
+        _exit(127)
+
+
 def _run_stdio_case(code, idx: int, workdir: str, report: _Reporter) -> None:
     status, message = "done", ""
     try:
-        path = workdir + "/in%d" % idx
-        fd_in = os.open(path, os.O_RDONLY)
-        os.unlink(path)  # the case keeps its stdin; nothing of it stays in the folder the program can list
-        os.dup2(fd_in, 0)  # stdout is already the pipe the waiting process reads
-        _close(fd_in)
+        _case_stdin(idx, workdir)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16), encoding="utf-8")
@@ -443,8 +466,10 @@ def _run_stdio_case(code, idx: int, workdir: str, report: _Reporter) -> None:
         except _SystemExit as err:
             if err.code not in (None, 0):
                 status, message = "error", f"SystemExit({err.code!r})"
-        except _BaseException as err:
+        except _BaseException as err:  # an AssertionError too: the program's own check is a run-time error here
             status, message = _exception_status(err)
+            if status == "fail":
+                status = "error"
         try:
             sys.stdout.flush()
         except _BaseException as err:  # e.g. the output limit

@@ -1,9 +1,9 @@
-"""Values: what a program's result *is*, independent of the methods its class defines, and output comparison.
+"""Values: what a program's result *is*, independent of the methods its class defines.
 
 ``canonical`` rebuilds a value from builtin base data (program-defined objects become :class:`Opaque`),
 ``hardened_compare`` compares on it and ``strip_value`` reduces a program's subclass of a builtin to the builtin:
 the hardening of tests judged inside this server (a split test's values go to the caller's judge through
-``_wire``). ``outputs_match`` is the token comparison of stdin/stdout outputs, used by the caller's judge.
+``_wire``). Stdin/stdout outputs are compared by the caller's judge (``execution/checkers.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import collections
 import enum
 import sys
 
-from .pristine import _isinstance, _len, _type, pin_builtins
+from .pristine import _isinstance, _type, pin_builtins
 
 try:  # started by the sandbox: the execution folder is on the path, the package is not imported
     import _wire
@@ -178,28 +178,3 @@ def strip_value(value):
     if _isinstance(value, frozenset):
         return frozenset(frozenset.__iter__(value))
     return value
-
-
-def outputs_match(actual: str, expected: str, float_tol: float | None = None) -> bool:
-    """Whitespace-normalised token comparison; with ``float_tol``, numeric tokens match within that tolerance.
-
-    >>> outputs_match("1 2\\n3\\n", "1 2 3")
-    True
-    >>> outputs_match("0.3333334", "0.333333", float_tol=1e-6)
-    True
-    """
-    a, e = actual.split(), expected.split()
-    if a == e:
-        return True
-    if float_tol is None or _len(a) != _len(e):
-        return False
-    for x, y in zip(a, e):
-        if x == y:
-            continue
-        try:
-            fx, fy = float(x), float(y)
-        except ValueError:
-            return False
-        if not abs(fx - fy) <= float_tol * max(1.0, abs(fy)):
-            return False
-    return True
