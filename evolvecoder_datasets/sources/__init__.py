@@ -24,6 +24,8 @@ _ATTRIBUTES = {
     "from_humaneval": "humaneval",
     "split_check": "humaneval",
     "load_leetcode": "leetcode",
+    "load_problem_package": "problem_package",
+    "load_problem_packages": "problem_package",
     "from_apps": "apps",
     "from_taco": "apps",
     "from_code_contests": "code_contests",
