@@ -48,6 +48,7 @@ BENCHMARKS: dict[str, tuple[str, list[str]]] = {
     "search": ("bench_search.py", ["--problems", "4", "--budget", "200", "--rounds", "1", "--survivors", "0",
                                    "--survivor-file", str(SCRATCH / "search_survivors.md")]),
     "code_instruct": ("bench_code_instruct.py", ["--runs", "2"]),
+    "contest": ("bench_contest.py", ["--programs", "8", "--cases", "4", "--compiles", "1"]),
     "fidelity": ("bench_fidelity.py", ["--problems", "4", "--rounds", "1", "--inputs", "32", "--candidates", "96"]),
     "model_writers": ("bench_model_writers.py", ["--problems", "6", "--num-tests", "2",
                                                  "--cache-dir", str(SCRATCH / "model-writers")]),
