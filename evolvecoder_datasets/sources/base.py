@@ -62,6 +62,7 @@ __all__ = [
     "call_assert",
     "call_based_tests",
     "case_lists",
+    "checker_feature",
     "check_seed_rows",
     "empty_row",
     "parse_structured",
@@ -70,6 +71,19 @@ __all__ = [
     "stdio_text",
     "strip_code_fences",
 ]
+
+
+def checker_feature() -> dict:
+    """The ``datasets`` type of a ``checker`` cell: ``{source, language, contract}`` (or null; see
+    :class:`~evolvecoder_datasets.execution.checkers.Checker`).
+
+    Example:
+        >>> sorted(checker_feature())
+        ['contract', 'language', 'source']
+    """
+    from datasets import Value
+
+    return {"source": Value("string"), "language": Value("string"), "contract": Value("string")}
 
 
 def seed_features():
@@ -136,8 +150,11 @@ def adapt(
     num_proc: int | None = None,
     fn_kwargs: Mapping[str, Any] | None = None,
     on_error: str = "raise",
+    extra_features: Mapping[str, Any] | None = None,
 ) -> Dataset:
     """Map a source ``Dataset`` to seed rows with ``convert(row, index, **fn_kwargs)``.
+
+    ``extra_features`` adds columns past the seed schema (``convert`` fills them; a Codeforces row's ``checker``).
 
     Runs as one fingerprinted ``Dataset.map`` (cached like any other), drops the source's own columns and casts
     to :func:`seed_features`. With ``on_error="skip"``, rows that ``convert`` refuses are left out and each is
@@ -171,6 +188,7 @@ def adapt(
         raise ConfigError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
     schema.check_columns(ds.column_names, required, stage=stage)
     features = seed_features()
+    features.update(extra_features or {})
     if on_error == "skip":
         from datasets import Value
 
@@ -184,6 +202,7 @@ def adapt(
             "_convert": convert,
             "_stage": stage,
             "_skip": on_error == "skip",
+            "_extra": tuple(extra_features or ()),
             **dict(fn_kwargs or {}),
         },
         num_proc=num_proc,
@@ -217,6 +236,7 @@ def _convert_checked(
     _convert: Callable[..., dict[str, Any]],
     _stage: str,
     _skip: bool = False,
+    _extra: Sequence[str] = (),
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Run ``convert``; with ``_skip``, turn a :class:`SourceFormatError` into a placeholder row that carries
@@ -227,6 +247,7 @@ def _convert_checked(
         out = _convert_strict(row, index, _convert=_convert, _stage=_stage, **kwargs)
     except SourceFormatError as err:
         out = empty_row(f"{_stage}_skipped_{index}", _stage, "")
+        out.update(dict.fromkeys(_extra))  # the adapter's own columns (``extra_features``), dropped with the row
         out[schema.SKIP_REASON] = f"row {index}: {err}"
         return out
     out[schema.SKIP_REASON] = None

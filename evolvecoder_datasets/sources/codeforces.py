@@ -1,8 +1,11 @@
 """Codeforces (``open-r1/codeforces``): statements in parts, examples and official tests as ``{input, output}``.
 
-Only problems an exact stdout comparison can judge are adapted: interactive problems (``interaction_format``),
-problems with several valid answers (``generated_checker``) and file-based I/O (``input_mode`` other than
-``stdio``) are filtered out first, with a count per reason in the log. Ids are ``Codeforces_<contest><index>``
+Interactive problems (``interaction_format``) and file-based I/O (``input_mode`` other than ``stdio``) are filtered
+out first, with a count per reason in the log. Problems with several valid answers (``generated_checker``) are
+filtered out too by default; ``with_checkers=True`` keeps them, with a ``checker`` column
+(``{source, "python", "codeforces"}``, the contract open-r1's own runner calls those scripts with: ``checker input
+answer output``, exit 0, ``1``/``100`` on stdout when accepted; null for the other problems), which the rewards and
+the execute stage judge with (:mod:`evolvecoder_datasets.execution.checkers`). Ids are ``Codeforces_<contest><index>``
 (``Codeforces_1843C``), stable across dataset versions.
 
 Example:
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..errors import SourceFormatError
-from .base import adapt, empty_row, require_text
+from .base import adapt, checker_feature, empty_row, require_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -41,25 +44,29 @@ CODEFORCES_COLUMNS = (
 __all__ = ["SOURCE", "codeforces_row", "from_codeforces", "unjudgeable_reason"]
 
 
-def unjudgeable_reason(row: dict[str, Any]) -> str | None:
-    """Why an exact stdout comparison cannot judge this problem, or None when it can.
+def unjudgeable_reason(row: dict[str, Any], *, with_checkers: bool = False) -> str | None:
+    """Why this problem cannot be judged (by an exact stdout comparison, or with ``with_checkers`` by its
+    ``generated_checker`` where it has one), or None when it can.
 
     Example:
         >>> unjudgeable_reason({"interaction_format": "Interact with the jury."})
         'interactive'
+        >>> unjudgeable_reason({"generated_checker": "print(1)"}), unjudgeable_reason({"generated_checker": "x"},
+        ...                                                                             with_checkers=True)
+        ('checker', None)
     """
     if row.get("interaction_format"):
         return "interactive"
-    if row.get("generated_checker"):
+    if row.get("generated_checker") and not with_checkers:
         return "checker"
     if row.get("input_mode") not in (None, "", "stdio"):
         return "file_io"
     return None
 
 
-def _is_judgeable(*values: Any, names: list[str]) -> bool:
+def _is_judgeable(*values: Any, names: list[str], with_checkers: bool = False) -> bool:
     """``Dataset.filter`` body over only the columns that decide (the tests columns are large)."""
-    return unjudgeable_reason(dict(zip(names, values))) is None
+    return unjudgeable_reason(dict(zip(names, values)), with_checkers=with_checkers) is None
 
 
 def _cases(value: Any, *, problem_id: str, column: str) -> list[tuple[str, str]]:
@@ -91,7 +98,7 @@ def _statement(row: dict[str, Any], examples: list[tuple[str, str]]) -> str:
     return "\n\n".join(parts + _section(row, "Note", "note"))
 
 
-def codeforces_row(row: dict[str, Any], index: int) -> dict[str, Any]:
+def codeforces_row(row: dict[str, Any], index: int, *, with_checkers: bool = False) -> dict[str, Any]:
     """Convert one ``open-r1/codeforces`` record to a seed row.
 
     Official tests are used when present, the statement's examples otherwise (``official_tests`` is empty for
@@ -122,17 +129,30 @@ def codeforces_row(row: dict[str, Any], index: int) -> dict[str, Any]:
     out[schema.OUTPUTS] = [stdout for _, stdout in cases]
     rating = row.get("rating")
     out[schema.DIFFICULTY] = str(int(rating)) if isinstance(rating, (int, float)) and math.isfinite(rating) else None
+    if with_checkers:
+        checker = row.get("generated_checker")
+        if checker is not None and not isinstance(checker, str):
+            raise SourceFormatError(f"Codeforces {problem_id}: generated_checker must be text, got {checker!r:.60}")
+        out[schema.CHECKER] = {"source": checker, "language": "python", "contract": "codeforces"} if checker else None
     return out
 
 
 def from_codeforces(
-    ds: Dataset, *, judgeable_only: bool = True, num_proc: int | None = None, on_error: str = "raise"
+    ds: Dataset,
+    *,
+    judgeable_only: bool = True,
+    with_checkers: bool = False,
+    num_proc: int | None = None,
+    on_error: str = "raise",
 ) -> Dataset:
     """Adapt ``open-r1/codeforces`` rows (default config).
 
     Args:
         ds (`datasets.Dataset`): Codeforces rows.
-        judgeable_only (`bool`, defaults to `True`): drop interactive, checker-judged and file-I/O problems.
+        judgeable_only (`bool`, defaults to `True`): drop interactive and file-I/O problems, and checker-judged
+            ones unless ``with_checkers``.
+        with_checkers (`bool`, defaults to `False`): keep checker-judged problems and add a ``checker`` column (the
+            seed columns plus that one; :func:`~evolvecoder_datasets.sources.merge_sources` keeps the seed columns).
         num_proc (`int`, *optional*): processes for ``map``/``filter``.
         on_error (`str`, defaults to `"raise"`): ``"skip"`` leaves out rows that cannot be read, logging each
             reason, instead of raising at the first one.
@@ -152,7 +172,8 @@ def from_codeforces(
         ]
         if present:
             reasons = Counter(
-                unjudgeable_reason(dict(zip(present, values))) for values in zip(*(ds[c] for c in present))
+                unjudgeable_reason(dict(zip(present, values)), with_checkers=with_checkers)
+                for values in zip(*(ds[c] for c in present))
             )
             reasons.pop(None, None)
             if reasons:
@@ -162,10 +183,11 @@ def from_codeforces(
             ds = ds.filter(
                 _is_judgeable,
                 input_columns=present,
-                fn_kwargs={"names": present},
+                fn_kwargs={"names": present, "with_checkers": with_checkers},
                 num_proc=num_proc,
                 desc="codeforces: judgeable",
             )
+    extra = {schema.CHECKER: checker_feature()} if with_checkers else None
     return adapt(
         ds,
         codeforces_row,
@@ -173,4 +195,6 @@ def from_codeforces(
         stage="codeforces",
         num_proc=num_proc,
         on_error=on_error,
+        fn_kwargs={"with_checkers": with_checkers},
+        extra_features=extra,
     )

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..errors import ConfigError, SourceFormatError
-from .base import ON_ERROR, empty_row, seed_features
+from .base import ON_ERROR, checker_feature, empty_row, seed_features
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, Features
@@ -228,7 +228,7 @@ def problem_package_features() -> Features:
     from datasets import List, Value
 
     features = seed_features()
-    features[schema.CHECKER] = {"source": Value("string"), "language": Value("string"), "contract": Value("string")}
+    features[schema.CHECKER] = checker_feature()
     features[schema.FLOAT_TOL] = Value("float64")
     features[schema.TIME_LIMIT] = Value("float64")
     features[schema.LANGUAGE] = Value("string")

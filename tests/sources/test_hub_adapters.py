@@ -124,6 +124,32 @@ def test_codeforces_drops_interactive_and_checker_problems_and_falls_back_to_exa
     assert len(from_codeforces(fixture("codeforces"), judgeable_only=False)) == 4
 
 
+def test_codeforces_with_checkers_keeps_checker_problems_judged_by_their_own_script():
+    """``generated_checker`` scripts follow open-r1's runner: ``checker input answer output``, exit 0, ``1`` printed
+    when accepted. The kept problem is judged by its checker through the reward function a trainer calls."""
+    records = fixture("codeforces").map(
+        lambda row: {"generated_checker": (
+            "import sys\nwant = open(sys.argv[2]).read().split()\ngot = open(sys.argv[3]).read().split()\n"
+            "print(1 if sorted(got) == sorted(want) else 0)\n") if row["generated_checker"] else None})  # fmt: skip
+    seeds = from_codeforces(records, with_checkers=True)
+    assert seeds["id"] == ["Codeforces_4A", "Codeforces_2C", "Codeforces_3D"]
+    assert tuple(seeds.column_names) == (*SEED_COLUMNS, "checker")
+    checked = seeds[1]
+    assert checked["checker"]["contract"] == "codeforces" and checked["checker"]["language"] == "python"
+    assert seeds[0]["checker"] is None and seeds[2]["checker"] is None
+    assert tuple(merge_sources(seeds).column_names) == SEED_COLUMNS
+    # The reward reads the row's checker: any order of the expected tokens passes, other tokens do not.
+    from evolvecoder_datasets.rewards import code_reward
+
+    n = len(checked["inputs"])
+    reversed_answer = "import sys\nanswers = " + repr([o.split()[::-1] for o in checked["outputs"]]) + "\n"
+    programs = [reversed_answer + "print(*answers[0])", "print('nothing like it')"]
+    rewards = code_reward(prompts=["p", "p"], completions=[f"```python\n{p}\n```" for p in programs],
+                          inputs=[checked["inputs"][:1]] * 2, outputs=[checked["outputs"][:1]] * 2,
+                          checker=[checked["checker"]] * 2)  # fmt: skip
+    assert n >= 1 and rewards == [1.0, 0.0]
+
+
 def test_primeintellect_reads_json_and_python_literal_verification_info_and_strips_fences():
     seeds = from_primeintellect(fixture("primeintellect"))
     stdio, call = seeds[0], seeds[1]
