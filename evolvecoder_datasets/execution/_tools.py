@@ -38,10 +38,13 @@ from .languages import (
     COMPILE_MEMORY_MB,
     COMPILE_WALL_S,
     MAX_BINARY_BYTES,
+    PRECOMPILE_CPU_S,
+    PRECOMPILE_WALL_S,
     can_compile,
     compile_command,
     compile_key,
     language,
+    precompiled_header,
 )
 
 __all__ = ["CACHE_BYTES", "Built", "Tools"]
@@ -131,8 +134,10 @@ class Tools:
                    "command": compile_command(name, "{src}", "{out}"), "timeout_s": COMPILE_CPU_S,
                    "wall_timeout_s": COMPILE_WALL_S,
                    "load_timeout_s": 1.0, "memory_mb": COMPILE_MEMORY_MB, "max_output_bytes": MAX_BINARY_BYTES,
-                   "max_processes": 64, "max_open_files": 256, "max_binary_bytes": MAX_BINARY_BYTES}  # fmt: skip
-        reply, error = self._call("toolchain", message, COMPILE_WALL_S + 30.0)
+                   "max_processes": 64, "max_open_files": 256, "max_binary_bytes": MAX_BINARY_BYTES,
+                   "pch": precompiled_header(name), "pch_cpu_s": PRECOMPILE_CPU_S,
+                   "pch_wall_s": PRECOMPILE_WALL_S}  # fmt: skip
+        reply, error = self._call("toolchain", message, COMPILE_WALL_S + PRECOMPILE_WALL_S + 30.0)
         if reply is None:
             return Built(infra=f"the compiler's sandbox failed: {error}")
         if reply.get("infra_error"):

@@ -28,13 +28,18 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 
-__all__ = ["COMPILE_CPU_S", "COMPILE_MEMORY_MB", "COMPILE_WALL_S", "LANGUAGES", "MAX_BINARY_BYTES", "TESTLIB_INCLUDE",
-           "Language", "can_compile", "compile_command", "compile_key", "language", "toolchain_binds"]
+__all__ = ["COMPILE_CPU_S", "COMPILE_MEMORY_MB", "COMPILE_WALL_S", "LANGUAGES", "MAX_BINARY_BYTES", "PRECOMPILE_CPU_S",
+           "PRECOMPILE_WALL_S", "TESTLIB_INCLUDE",
+           "Language", "can_compile", "compile_command", "compile_key", "language", "precompiled_header",
+           "toolchain_binds"]
 
 #: CPU seconds, wall-clock seconds and address space one compile gets (a testlib checker needs ~4.3 s and
 #: ~250 MB with g++ 12).
 COMPILE_CPU_S = 30.0
 COMPILE_WALL_S = 2 * COMPILE_CPU_S + 10.0
+#: The same for building a precompiled header (once per toolchain server; ~2.3 CPU-s for ``bits/stdc++.h``).
+PRECOMPILE_CPU_S = 30.0
+PRECOMPILE_WALL_S = 60.0
 COMPILE_MEMORY_MB = 2048
 #: Folder of the vendored ``testlib.h`` (0.9.45), on the include path of every C/C++ compile.
 TESTLIB_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
@@ -51,12 +56,17 @@ class Language:
         source_name: the file the source is written to before compiling.
         compile: the compile command, or ``None`` where the fork server's interpreter runs the source itself.
         toolchain: host folders (read-only) the compile command needs inside its sandbox.
+        precompiled: a header most sources include first (``bits/stdc++.h``) and the command that precompiles it
+            with the compile command's own flags (``{src}``, ``{out}``): the toolchain server builds it once, from
+            our own one-line source, and puts its folder first on the include path (a source that does not include
+            it first compiles as before).
     """
 
     name: str
     source_name: str
     compile: tuple[str, ...] | None = None
     toolchain: tuple[str, ...] = ()
+    precompiled: tuple[str, tuple[str, ...]] | None = None
 
 
 LANGUAGES: dict[str, Language] = {
@@ -66,6 +76,7 @@ LANGUAGES: dict[str, Language] = {
         "main.cpp",
         ("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-I", "{include}", "-o", "{out}", "{src}"),
         ("/usr/bin", "/usr/include", "/usr/libexec"),
+        ("bits/stdc++.h", ("/usr/bin/g++", "-O2", "-std=gnu++17", "-x", "c++-header", "-o", "{out}", "{src}")),
     ),
     "c": Language(
         "c",
@@ -101,6 +112,20 @@ def compile_command(name: str, src: str = "main.cpp", out: str = "main") -> list
         return []
     fill = {"{src}": src, "{out}": out, "{include}": TESTLIB_INCLUDE}
     return [fill.get(part, part) for part in entry.compile]
+
+
+def precompiled_header(name: str) -> dict | None:
+    """What a compile job of language ``name`` sends for its precompiled header (``None`` where it has none).
+
+    Example:
+        >>> precompiled_header("cpp")["header"], precompiled_header("python")
+        ('bits/stdc++.h', None)
+    """
+    entry = language(name)
+    if entry.precompiled is None:
+        return None
+    header, command = entry.precompiled
+    return {"header": header, "command": list(command)}
 
 
 def compile_key(name: str, source: str) -> str:

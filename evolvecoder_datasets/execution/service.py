@@ -193,13 +193,14 @@ def _tool_wall_s(job: bytes, size: int) -> float:
     """Wall seconds a job may add for its compiles and its checker (run by the judge's toolchain and checker
     servers, see ``_tools``), beyond what its tests take: none for a plain Python job."""
     from .checkers import CHECKER_WALL_S
-    from .languages import COMPILE_WALL_S
+    from .languages import COMPILE_WALL_S, PRECOMPILE_WALL_S
 
     fields = marshal.loads(job)
     compiled, checker = (fields[7], fields[8]) if len(fields) > 8 else ("python", None)
-    extra = COMPILE_WALL_S if compiled != "python" else 0.0
+    build = COMPILE_WALL_S + PRECOMPILE_WALL_S  # a toolchain server's first C++ compile builds its header first
+    extra = build if compiled != "python" else 0.0
     if checker is not None:
-        extra += COMPILE_WALL_S + size * (CHECKER_WALL_S + 1.0)
+        extra += build + size * (CHECKER_WALL_S + 1.0)
     return extra
 
 

@@ -354,3 +354,19 @@ print(100 if said == values else 0)
     report = sb.run_stdio(right, ORDER_CASES, ORDER_ANSWERS, checker=crashes)
     assert report.statuses[0] == "unexecuted" and report.infra_error.startswith("checker failed")
 
+
+
+@needs_gxx
+def test_sources_with_or_without_the_precompiled_header_first_are_judged_alike(sb):
+    """``bits/stdc++.h`` is precompiled once per toolchain server and used where a source includes it first; a
+    source that includes something else first, or defines a macro before it, compiles from the real header."""
+    body = "int main() { long long a, b; std::cin >> a >> b; std::cout << a * b << '\\n'; }\n"
+    variants = [
+        "#include <bits/stdc++.h>\n" + body,
+        "#include <cstdio>\n#include <bits/stdc++.h>\n" + body,
+        "#define LOCAL_JUDGE 1\n#include <bits/stdc++.h>\n" + body,
+        "#include <bits/stdc++.h>\n#define WIDE int\n" + body.replace("long long", "WIDE"),  # overflows
+    ]
+    verdicts = [sb.run_stdio(v, ["3 4\n", "3000000000 3\n"], ["12\n", "9000000000\n"], language="cpp").statuses
+                for v in variants]  # fmt: skip
+    assert verdicts == [["pass", "pass"]] * 3 + [["pass", "fail"]]
