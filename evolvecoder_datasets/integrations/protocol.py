@@ -69,16 +69,50 @@ def _completion(value: Any, where: str) -> Any:
     raise _fail(f"{where} must be a string or a list of messages, got {type(value).__name__}")
 
 
+_STDIO_KEYS = {"inputs", "outputs", "checker", "language", "float_tol"}
+
+
 def _tests_value(value: Any, where: str) -> Any:
-    """A row's tests: a list of assert strings, or stdin/stdout cases (``{"inputs": [...], "outputs": [...]}``)."""
+    """A row's tests: a list of assert strings, or stdin/stdout cases (``{"inputs": [...], "outputs": [...]}``, with
+    optional ``checker`` (``{source, language, contract}``), ``language`` and ``float_tol``)."""
     if isinstance(value, list) and all(isinstance(t, str) and len(t) <= _MAX_TEXT for t in value):
         return value
-    if isinstance(value, dict) and set(value) <= {"inputs", "outputs"} and {"inputs", "outputs"} <= set(value):
+    if isinstance(value, dict) and set(value) <= _STDIO_KEYS and {"inputs", "outputs"} <= set(value):
         ins, outs = value["inputs"], value["outputs"]
         if (isinstance(ins, list) and isinstance(outs, list) and len(ins) == len(outs)
                 and all(isinstance(x, str) for x in ins + outs)):  # fmt: skip
-            return {"inputs": ins, "outputs": outs}
+            return {"inputs": ins, "outputs": outs, **_stdio_options(value, where)}
     raise _fail(f"{where} must be a list of assert strings or {{'inputs': [...], 'outputs': [...]}} of strings")
+
+
+def _stdio_options(value: dict, where: str) -> dict:
+    """The checked ``checker``, ``language`` and ``float_tol`` of stdin/stdout cases (those present)."""
+    from ..errors import ConfigError
+    from ..execution.checkers import Checker
+    from ..execution.languages import language
+
+    out: dict[str, Any] = {}
+    checker = value.get("checker")
+    if checker is not None:
+        fields = ("source", "language", "contract")
+        if not (isinstance(checker, dict) and set(checker) <= set(fields) and isinstance(checker.get("source"), str)
+                and len(checker["source"]) <= _MAX_TEXT and all(isinstance(checker.get(k, ""), str) for k in fields)):
+            raise _fail(f"{where}.checker must be {{'source', 'language', 'contract'}} of strings")  # fmt: skip
+        try:
+            out["checker"] = dict(zip(fields, Checker.from_value(checker).as_tuple()))
+        except ConfigError as err:
+            raise _fail(f"{where}.checker: {err}") from None
+    if value.get("language") is not None:
+        try:
+            out["language"] = language(value["language"]).name
+        except ConfigError as err:
+            raise _fail(f"{where}.language: {err}") from None
+    tol = value.get("float_tol")
+    if tol is not None:
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol <= 0:
+            raise _fail(f"{where}.float_tol must be a positive number or null, got {tol!r}")
+        out["float_tol"] = float(tol)
+    return out
 
 
 def _limit(value: Any, where: str) -> float | None:

@@ -55,8 +55,9 @@ def _tests(ground_truth: Any) -> Any:
         ground_truth = ground_truth.tolist()
     if isinstance(ground_truth, dict) and "tests" in ground_truth:
         ground_truth = ground_truth["tests"]
-    if isinstance(ground_truth, dict):
-        return {k: list(v.tolist() if hasattr(v, "tolist") else v) for k, v in ground_truth.items()}
+    if isinstance(ground_truth, dict):  # the cases as lists; a checker, language or tolerance beside them as is
+        return {k: list(v.tolist() if hasattr(v, "tolist") else v) if k in ("inputs", "outputs") else v
+                for k, v in ground_truth.items()}  # fmt: skip
     return list(ground_truth)
 
 
@@ -153,8 +154,11 @@ def to_verl(dataset, *, data_source: str = DATA_SOURCE, ability: str = "code", s
         truths = []
         for i in range(n):
             value = tests[i]
-            if value is None:
+            if not value and batch.get(schema.INPUTS) and batch[schema.INPUTS][i]:  # stdin/stdout cases instead
                 value = {"inputs": batch[schema.INPUTS][i], "outputs": batch[schema.OUTPUTS][i]}
+                for key in (schema.CHECKER, schema.LANGUAGE, schema.FLOAT_TOL):  # how the row is judged, if not default
+                    if batch.get(key) is not None and batch[key][i] is not None:
+                        value[key] = batch[key][i]
             truths.append(json.dumps(value))
         limits = batch.get(TIME_LIMIT) or [None] * n
         return {

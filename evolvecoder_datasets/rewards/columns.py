@@ -56,3 +56,20 @@ def _stdio_cases(value: Any, column: str) -> tuple[list[str], list[str], list[st
             return [], [_case_text(item["input"]) for item in items], [_case_text(item["output"]) for item in items]
         value = items
     return _as_list(value, column, code=True), [], []
+
+
+def _case_options(value: Any) -> dict[str, Any]:
+    """``checker``, ``language`` and ``float_tol`` carried beside stdin/stdout cases in a tests value
+    (``{"inputs": [...], "outputs": [...], "language": "cpp", ...}``, as verl's ``ground_truth`` and the reward
+    service's ``tests`` carry them); ``{}`` for any other value.
+
+    Example:
+        >>> _case_options({"inputs": ["1"], "outputs": ["1"], "language": "cpp"})
+        {'language': 'cpp'}
+        >>> _case_options(["assert f() == 1"])
+        {}
+    """
+    if not isinstance(value, dict):
+        return {}
+    return {key: value[key] for key in ("checker", "language", "float_tol") if value.get(key) is not None}
+

@@ -24,7 +24,7 @@ from ..execution import Job, extract_code, shared_sandbox
 from ..execution.checkers import Checker
 from ..execution.languages import language
 from .cache import _OUTCOMES, _digest, _Outcome
-from .columns import _as_list, _stdio_cases
+from .columns import _as_list, _case_options, _stdio_cases
 from .config import RewardConfig
 
 logger = logging.getLogger("evolvecoder_datasets.rewards")
@@ -243,9 +243,11 @@ class CodeReward:
             if not row_tests and len(row_inputs) != len(row_outputs):
                 row.unscored = f"stdin/stdout cases that do not pair up: {len(row_inputs)} inputs, {len(row_outputs)} outputs"
                 continue
-            lang = (languages[i] if languages is not None else None) or "python"
+            carried = _case_options(tests[i]) if tests is not None else {}  # beside the cases, as verl sends them
+            lang = (languages[i] if languages is not None else None) or carried.get("language") or "python"
             try:
-                checker = Checker.from_value(checkers[i]) if checkers is not None and not row_tests else None
+                cell = checkers[i] if checkers is not None and checkers[i] is not None else carried.get("checker")
+                checker = Checker.from_value(cell) if not row_tests else None
                 language(lang)
             except ConfigError as err:
                 row.unscored = f"a row that cannot be judged: {err}"
@@ -260,7 +262,8 @@ class CodeReward:
             if row_tests:
                 row.job = Job(program, tests=row_tests, timeout_s=limit, stop_on_failure=stop)
             else:
-                tol = tolerances[i] if tolerances is not None and tolerances[i] is not None else cfg.float_tol
+                tol = next((t for t in (tolerances[i] if tolerances is not None else None,
+                                        carried.get("float_tol"), cfg.float_tol) if t is not None), None)  # fmt: skip
                 row.job = Job(program, inputs=row_inputs, outputs=row_outputs, float_tol=tol, timeout_s=limit,
                               stop_on_failure=stop, language=lang, checker=checker)  # fmt: skip
             row.digest = _digest(settings_key, row.job)

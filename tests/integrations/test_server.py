@@ -217,3 +217,21 @@ def test_a_service_started_on_a_published_revision_scores_its_rows_by_id(tmp_pat
         answer = RewardClient(server.url, token=TOKEN).score(completions, ids=[f"P_{i // 16}" for i in range(64)])
     assert health["rows"] == 4
     assert answer == expected_rewards
+
+
+def test_stdin_cases_carry_their_language_and_checker_through_http(server):
+    """A C++ completion judged by a Kattis validator, and a bad checker refused with a 4xx, through the service."""
+    validator = ("import sys\nwant = open(sys.argv[2]).read().split()\n"
+                 "sys.exit(42 if sorted(sys.stdin.read().split()) == sorted(want) else 43)\n")  # fmt: skip
+    tests = {"inputs": ["2 1\n", "5 3\n"], "outputs": ["1 2\n", "3 5\n"], "language": "cpp",
+             "checker": {"source": validator, "language": "python", "contract": "kattis"}}  # fmt: skip
+    echo = "```cpp\n#include <cstdio>\nint main() { int a, b; scanf(\"%d %d\", &a, &b); printf(\"%d %d\\n\", a, b); }\n```"
+    first = "```cpp\n#include <cstdio>\nint main() { int a, b; scanf(\"%d %d\", &a, &b); printf(\"%d\\n\", a); }\n```"
+    client = RewardClient(server.url, token=TOKEN)
+    assert client.score([echo, first], tests=[tests, tests]) == [1.0, 0.0]  # any order passes the validator
+    status, answer = post(server.url, {"completions": [echo], "tests": [{**tests, "checker": {"source": "x",
+                                                                                   "contract": "polygon"}}]})  # fmt: skip
+    assert status == 400 and "contract" in json.dumps(answer)
+    status, answer = post(server.url, {"completions": [echo], "tests": [{**tests, "language": "cobol"}]})
+    assert status == 400 and "language" in json.dumps(answer)
+

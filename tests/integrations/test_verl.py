@@ -130,3 +130,25 @@ def test_a_killed_fork_server_raises_in_verl_instead_of_scoring_zero(verl, round
     sandbox.start()
     with servers_killed(sandbox), pytest.raises(SandboxCrashed):
         manager_rewards(reward_fn(dict(SETTINGS)), tokenizer, rows, [slow])
+
+
+def test_contest_rows_keep_their_checker_through_verls_dataset_and_reward_manager(verl, tokenizer, tmp_path):
+    """Problem packages (a Kattis validator, a testlib checker, a float tolerance) exported for verl: the checker
+    travels in ``ground_truth`` and judges the responses verl's manager hands to ``compute_score``."""
+    from pathlib import Path
+
+    from evolvecoder_datasets.integrations.verl import export_verl_parquet
+    from evolvecoder_datasets.sources.problem_package import load_problem_packages
+
+    packages = load_problem_packages(Path(__file__).resolve().parent.parent / "data" / "problem_packages")
+    path = export_verl_parquet(packages, tmp_path / "contest.parquet")
+    rows = rlhf_rows(path, tokenizer, tmp_path)
+    completions, expected = [], []
+    for package in packages:
+        python = {s["verdict"]: s["source"] for s in package["submissions"] if s["language"] == "python"}
+        for k in range(16):
+            verdict = "accepted" if k % 2 == 0 else "wrong_answer"
+            completions.append(f"```python\n{python[verdict]}\n```")
+            expected.append(1.0 if verdict == "accepted" else 0.0)
+    assert {p["checker"]["contract"] for p in packages if p["checker"]} == {"kattis", "testlib"}
+    assert manager_rewards(reward_fn(dict(SETTINGS)), tokenizer, rows, completions) == expected
