@@ -406,7 +406,7 @@ class Sandbox(_SettingsView):
         self,
         program: str,
         inputs: Sequence[str],
-        outputs: Sequence[str],
+        answers: Sequence[str],
         *,
         language: str = "python",
         checker: Checker | dict | None = None,
@@ -417,7 +417,7 @@ class Sandbox(_SettingsView):
         Args:
             program (`str`): a program reading stdin and writing stdout (TACO/APPS/CodeContests style).
             inputs (`Sequence[str]`): stdin text per case.
-            outputs (`Sequence[str]`): expected stdout per case (the answer file a checker reads).
+            answers (`Sequence[str]`): expected stdout per case (the answer file a checker reads).
             language (`str`, defaults to ``"python"``): ``"python"`` or ``"cpp"`` (``g++ -O2 -std=gnu++17``,
                 compiled once per source in a sandbox of its own; a compile error is ``syntax_error``).
             checker (`Checker` or `dict`, *optional*): a special judge (testlib or Kattis contract); a case it cannot
@@ -432,7 +432,7 @@ class Sandbox(_SettingsView):
             ...                  ["3\\n", "8\\n"]).statuses
             ['pass', 'fail']
         """
-        job = Job(program, inputs=list(inputs), outputs=list(outputs), float_tol=float_tol, language=language,
+        job = Job(program, inputs=list(inputs), outputs=list(answers), float_tol=float_tol, language=language,
                   checker=Checker.from_value(checker))  # fmt: skip
         return self._execute_many([job])[0]
 
