@@ -215,7 +215,8 @@ class Connections:
 def release_service(wait_s: float = 15.0) -> bool:
     """Ask this machine's service to end now if no caller holds a connection to it (a live ``Sandbox`` anywhere on
     the machine keeps it), and wait up to ``wait_s`` for it to exit. Starts nothing. Returns whether no service of
-    this package answers afterwards. For owners that should leave no process behind (``serve`` on SIGTERM).
+    this package answers afterwards: ``False`` at once where the service says other callers hold it (it ends when the
+    last of them leaves). For owners that should leave no process behind (``serve`` on SIGTERM).
 
     Example:
         >>> from evolvecoder_datasets.execution._client import release_service
@@ -235,6 +236,8 @@ def release_service(wait_s: float = 15.0) -> bool:
     finally:
         sock.close()
     if not reply or reply[0] != "ok":
+        return False
+    if len(reply) > 2 and reply[2]:  # other callers hold it: it ends when the last of them leaves, not now
         return False
     pid, deadline = int(reply[1]), time.monotonic() + wait_s
     ours = [p for p in _started if p.pid == pid]

@@ -377,7 +377,8 @@ class Service:
         if op == "release":  # end as soon as no caller is connected (a caller that connects later cancels it)
             with self._lock:
                 self.released = True
-            return ("ok", os.getpid())
+                others = self.connections - 1  # the asking caller's own connection closes after the reply
+            return ("ok", os.getpid(), others)
         return ("error", "ConfigError", f"unknown request {op!r}")
 
     def _connection(self, conn: socket.socket) -> None:

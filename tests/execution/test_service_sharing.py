@@ -63,3 +63,23 @@ def test_num_proc_2_shares_one_fork_server_per_core():
     assert len(servers) == len(os.sched_getaffinity(0))  # one per core, not one per core per worker
     assert set(out["servers_below_worker"]) == {0}  # none of them is a worker's descendant
     # (they may be this process's descendants: it started the service when none ran, with subprocess)
+
+
+def test_a_release_while_another_caller_holds_the_service_answers_at_once_and_ends_nothing():
+    """``release_service`` (what ``serve`` calls on SIGTERM) asks the service to end once no caller is connected.
+    Where another caller holds it, the service says so and the call returns False at once instead of waiting out
+    ``wait_s`` (it used to wait the whole 15 s each time: ~20 test teardowns of the reward server, 5 minutes of
+    the suite); the holder keeps its service."""
+    import threading
+
+    from evolvecoder_datasets.execution import Sandbox
+    from evolvecoder_datasets.execution._client import release_service
+
+    with Sandbox(workers=1, timeout_s=1.0) as held:
+        assert held.run("x = 1", ["assert x == 1"]).statuses == ["pass"]
+        answer: list = []
+        caller = threading.Thread(target=lambda: answer.append(release_service(wait_s=600.0)))
+        caller.start()
+        caller.join(timeout=120.0)  # far below wait_s: it did not wait for an end that cannot come
+        assert not caller.is_alive() and answer == [False]
+        assert held.run("x = 2", ["assert x == 2", "assert x == 1"]).statuses == ["pass", "fail"]
