@@ -220,8 +220,7 @@ class LocalEngine(_SettingsView):
             binary = built.binary
         # A checker judges after the job: nothing to stream (the program's own outputs are judged as one).
         on_progress = _early_stop(job) if job.stop_on_failure and job.checker is None else None
-        message = functools.partial(self._job_message, binary=binary)
-        reply, last_error = self._call(lambda job, uid: message(job, uid), job, on_progress)
+        reply, last_error = self._call(functools.partial(self._job_message, binary=binary), job, on_progress)
         if reply is None:
             return self._uniform(job, "crash", f"sandbox failure: {last_error}", str(last_error))
         infra = reply.get("infra_error")
@@ -289,8 +288,8 @@ def _checked(tools: Tools, job: Job, reply: dict, infra: str | None) -> tuple[di
              for i in range(min(job.size, len(outputs), len(statuses)))
              if statuses[i] == "done" and isinstance(outputs[i], str)]  # fmt: skip
     verdicts, failed = tools.check(job.checker, cases)  # type: ignore[arg-type]
-    if failed is not None:
-        verdicts = {i: ("checker_failed", failed) for i, *_ in cases}
+    if failed is not None:  # as said: a broken checker ("checker failed: ...") or the checker's sandbox (retried)
+        return {i: ("unexecuted", failed) for i, *_ in cases}, infra or failed
     out = {}
     for i, (status, message) in verdicts.items():
         if status == "checker_failed":

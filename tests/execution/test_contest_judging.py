@@ -370,3 +370,25 @@ def test_sources_with_or_without_the_precompiled_header_first_are_judged_alike(s
     verdicts = [sb.run_stdio(v, ["3 4\n", "3000000000 3\n"], ["12\n", "9000000000\n"], language="cpp").statuses
                 for v in variants]  # fmt: skip
     assert verdicts == [["pass", "pass"]] * 3 + [["pass", "fail"]]
+
+
+def test_a_broken_checker_is_told_apart_from_a_failed_sandbox():
+    """The execute stage keeps a broken checker's cells (rerunning cannot help) and fails the stage on a sandbox
+    failure (a rerun redoes it): the two infra errors must say which they are."""
+    from evolvecoder_datasets.execution._engine import _checked
+    from evolvecoder_datasets.execution.checkers import CHECKER_FAILED
+
+    class Failing:
+        def __init__(self, said):
+            self.said = said
+
+        def check(self, checker, cases):
+            return {}, self.said
+
+    job = Job("print(1)", inputs=["1\n", "2\n"], outputs=["1\n", "2\n"],
+              checker=Checker("import sys", language="python", contract="kattis"))  # fmt: skip
+    reply = {"statuses": ["done", "done"], "outputs": ["1\n", "2\n"]}
+    broken, infra = _checked(Failing(f"{CHECKER_FAILED}: it does not compile: x"), job, reply, None)
+    assert infra.startswith(CHECKER_FAILED) and {s for s, _ in broken.values()} == {"unexecuted"}
+    lost, infra = _checked(Failing("the checker's sandbox failed: it died"), job, reply, None)
+    assert not infra.startswith(CHECKER_FAILED) and set(lost) == {0, 1}
