@@ -224,7 +224,8 @@ class CodeReward:
         tolerances = columns.get(schema.FLOAT_TOL)
         for column_name, values in ((cfg.tests_column, tests), (cfg.inputs_column, inputs),
                                     (cfg.outputs_column, outputs), (cfg.limits_column, limits),
-                                    (cfg.language_column, languages), (cfg.checker_column, checkers)):  # fmt: skip
+                                    (cfg.language_column, languages), (cfg.checker_column, checkers),
+                                    (schema.FLOAT_TOL, tolerances)):  # fmt: skip
             if values is not None and len(values) != n:
                 raise SchemaError(f"column {column_name!r} has {len(values)} values for {n} completions")
         settings_key = repr(sorted(cfg.sandbox_settings().items()))

@@ -119,3 +119,12 @@ def test_a_package_laid_out_as_contest_tooling_ships_it_is_judged_by_its_own_val
         verdicts[submission["path"]] = (submission["verdict"], _verdict(report.statuses))
     assert verdicts == {"submissions/accepted/plus_one.c": ("accepted", "accepted"),
                         "submissions/wrong_answer/triple.py": ("wrong_answer", "wrong_answer")}  # fmt: skip
+
+
+def test_a_per_row_column_of_the_wrong_length_is_a_schema_error_naming_it():
+    from evolvecoder_datasets.errors import SchemaError
+
+    with pytest.raises(SchemaError, match="float_tol"):
+        code_reward(prompts=["p"], completions=["```python\nprint(1)\n```"], inputs=[["1\n"]], outputs=[["1\n"]],
+                    float_tol=[1e-6, 1e-6])  # fmt: skip
+
