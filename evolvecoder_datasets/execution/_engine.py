@@ -232,9 +232,13 @@ class LocalEngine(_SettingsView):
         budget = [MAX_CLEAN_CALLS]
         statuses, messages, judged = _verdicts(job, reply, functools.partial(self._clean_call, budget), known,
                                                checked)  # fmt: skip
+        printed = None
+        if job.kind == "stdio" and job.outputs is None:  # a valuing job: what each case printed comes back
+            printed = [o if s == "pass" and isinstance(o, str) else None
+                       for s, o in zip(statuses, reply.get("outputs") or [None] * len(statuses))]
         return ExecutionReport(statuses=statuses, messages=messages, cpu_s=reply["cpu"],
                                isolation=self.isolation or "none", uid_dropped=bool(reply.get("uid_dropped")),
-                               infra_error=infra, judged=judged)  # fmt: skip
+                               infra_error=infra, judged=judged, outputs=printed)  # fmt: skip
 
     def _uniform(self, job: Job, status: str, message: str, infra: str | None) -> ExecutionReport:
         """One ending for every test of ``job`` (a compile error, a sandbox that failed)."""

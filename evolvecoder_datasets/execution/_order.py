@@ -112,4 +112,5 @@ def _in_given_order(report: ExecutionReport, order: list[int]) -> ExecutionRepor
         return out
 
     return dataclasses.replace(report, statuses=back(report.statuses), messages=back(report.messages),
-                               cpu_s=back(report.cpu_s), judged=back(report.judged))  # fmt: skip
+                               cpu_s=back(report.cpu_s), judged=back(report.judged),
+                               outputs=None if report.outputs is None else back(report.outputs))  # fmt: skip

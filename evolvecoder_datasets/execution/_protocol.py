@@ -52,7 +52,8 @@ def encode_job(job) -> bytes:
 def encode_report(report) -> bytes:
     """An :class:`~evolvecoder_datasets.execution.ExecutionReport` as bytes (its fields, in order)."""
     return marshal.dumps((list(report.statuses), list(report.messages), [float(c) for c in report.cpu_s],
-                          report.isolation, bool(report.uid_dropped), report.infra_error, list(report.judged)))  # fmt: skip
+                          report.isolation, bool(report.uid_dropped), report.infra_error, list(report.judged),
+                          None if report.outputs is None else list(report.outputs)))  # fmt: skip
 
 
 def decode_report(data: bytes):

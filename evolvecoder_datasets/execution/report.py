@@ -34,6 +34,10 @@ class ExecutionReport:
         judged (`list[str]`): per test, where its verdict was decided: ``outside`` (by the judge, in a process that
             never ran program code, from the values of the program's calls) or ``inside`` (a test the judge could
             not split, run whole in the sandbox with in-process hardening only).
+        outputs (`list[str | None]`, *optional*): a stdin/stdout job given no expected ``outputs`` (a *valuing*
+            job: what does this program print?): per case, what the program printed (UTF-8, invalid bytes replaced,
+            at most the sandbox's ``max_output_bytes`` + 1 bytes), ``None`` where the case did not end normally
+            (its status says how). ``None`` for every other job.
     """
 
     statuses: list[str]
@@ -43,6 +47,7 @@ class ExecutionReport:
     uid_dropped: bool = False
     infra_error: str | None = None
     judged: list[str] = field(default_factory=list)
+    outputs: list[str | None] | None = None
 
     @property
     def judged_inside(self) -> int:

@@ -122,6 +122,10 @@ class Job:
         checker: the problem's special judge (:class:`~.checkers.Checker`, or its ``{source, language, contract}``
             cell) in place of the token compare (stdin/stdout jobs).
 
+    A stdin/stdout job without ``outputs`` is a *valuing* job: nothing is compared, a case that ends normally is a
+    ``pass`` and the report's ``outputs`` say what it printed (how a reference values a new input; see
+    :meth:`Sandbox.value_stdio`).
+
     Example:
         >>> Job("print(int(input()) * 2)", inputs=["3\\n"], outputs=["6\\n"]).kind
         'stdio'
@@ -147,6 +151,8 @@ class Job:
             object.__setattr__(self, "checker", Checker.from_value(self.checker))
         if self.inputs is None and (self.language != "python" or self.checker is not None):
             raise ConfigError("compiled languages and checkers are for stdin/stdout jobs (inputs and outputs)")
+        if self.inputs is not None and self.outputs is None and (self.checker is not None or self.stop_on_failure):
+            raise ConfigError("a valuing job (inputs without outputs) runs every case and has no answers to check")
 
     @property
     def kind(self) -> str:
@@ -220,7 +226,7 @@ class _SettingsView:
 
 
 def _check_job(job: Job) -> None:
-    if job.kind == "stdio" and (job.outputs is None or len(job.outputs) != len(job.inputs or ())):
+    if job.kind == "stdio" and job.outputs is not None and len(job.outputs) != len(job.inputs or ()):
         raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
 
 
@@ -435,6 +441,23 @@ class Sandbox(_SettingsView):
         job = Job(program, inputs=list(inputs), outputs=list(answers), float_tol=float_tol, language=language,
                   checker=Checker.from_value(checker))  # fmt: skip
         return self._execute_many([job])[0]
+
+    def value_stdio(self, program: str, inputs: Sequence[str], *, language: str = "python",
+                    timeout_s: float | None = None) -> ExecutionReport:
+        """What a stdin/stdout ``program`` (a reference) prints on each of ``inputs``: the report's ``outputs``.
+
+        Nothing is compared: a case that ends normally is ``pass`` and its output is in ``outputs``; any other ending
+        keeps its status (``timeout``, ``error``, ``crash``...) and its output is ``None``. The program runs in the
+        sandbox like any other; what comes back is bounded text (``max_output_bytes``, invalid UTF-8 replaced),
+        read by the service, so the caller holds a string and nothing else the program chose.
+
+        Example:
+            >>> with Sandbox(workers=1) as sb:
+            ...     report = sb.value_stdio("print(int(input()) ** 2)", ["3\\n", "x\\n"])
+            >>> report.statuses, report.outputs
+            (['pass', 'error'], ['9\\n', None])
+        """
+        return self._execute_many([Job(program, inputs=list(inputs), language=language, timeout_s=timeout_s)])[0]
 
     def run_many(self, jobs: Iterable[Job | tuple[str, Sequence[str]]], *, progress: bool = False) -> list[ExecutionReport]:
         """Run many jobs over the service's fork servers; reports come back in the order of ``jobs``.

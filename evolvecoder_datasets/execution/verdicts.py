@@ -53,6 +53,13 @@ def _verdicts(job: Job, reply: dict, clean=None, known: dict | None = None,
     statuses, messages = list(reply["statuses"]), list(reply["messages"])
     if job.kind == "stdio":
         outputs = reply.get("outputs") or [None] * len(statuses)
+        if job.outputs is None:  # a valuing job: a case that ended normally with its output is a pass
+            for i in range(len(statuses)):
+                if statuses[i] == "done" and isinstance(outputs[i], str):
+                    statuses[i], messages[i] = "pass", ""
+                elif statuses[i] in ("done", "pass", "value"):
+                    statuses[i], messages[i] = "crash", "no output came back for this case"
+            return statuses, messages, [JUDGED_OUTSIDE] * len(statuses)
         for i, expected in enumerate(job.outputs or ()):
             if statuses[i] == "done" and isinstance(outputs[i], str) and checked is not None:
                 statuses[i], messages[i] = checked.get(i, ("crash", "the checker did not judge this case"))
