@@ -33,6 +33,8 @@ OUTPUTS = "outputs"
 CHECKER = "checker"
 LANGUAGE = "language"
 FLOAT_TOL = "float_tol"
+# ... whose inputs a shipped validator admits ({source, language} or null; testlib contract: exit 0 on a valid input)
+VALIDATOR = "validator"
 # Solution-pool rows
 SOLUTIONS = "solutions"
 PASS_MATRIX = "pass_matrix"

@@ -6,7 +6,9 @@ arguments for it, pure Python on literal values), :mod:`.probes` (programs that 
 search's questions through pass/fail verdicts alone), :mod:`.writer` (the search itself: candidates valued by the
 reference, kept when they kill or split what the suite lets through; the evolve stage's ``search`` method) and
 :mod:`.oracle` (many reference-valued inputs per problem, kept apart from the suite, that label programs right or
-wrong for the recipe's fidelity figures).
+wrong for the recipe's fidelity figures). Stdin/stdout problems have their own three: :mod:`.text_shape` (the
+layout and slots of a problem's input text, and the validator's code), :mod:`.text_inputs` (stated bounds, the
+mutator, the validator program) and :mod:`.stdio_writer` (the search on whole inputs and outputs).
 
 Example:
     >>> from evolvecoder_datasets.search import recover_call

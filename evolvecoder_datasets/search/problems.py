@@ -18,7 +18,7 @@ from .domain import Domain
 
 __all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult"]
 
-_VERSION = "6"
+_VERSION = "7"
 OBJECTIVES = ("mutants", "random")
 
 #: Why a problem got no search tests.
@@ -59,6 +59,9 @@ class SearchConfig:
         cpu_s (`float`, defaults to 0.1): CPU seconds the reference may take on an input for it to be usable.
         max_value_chars (`int`, defaults to 300): longest ``repr`` of an expected value.
         max_input_chars (`int`, defaults to 300): longest rendered argument list.
+        max_stdin_chars (`int`, defaults to 2000): longest stdin text of a stdin/stdout case
+            (:mod:`~evolvecoder_datasets.search.stdio_writer`).
+        max_stdout_chars (`int`, defaults to 2000): longest expected stdout of one.
         seed (`int`, defaults to 0): base of every random choice (with the problem id and round).
         mode (`str`, defaults to ``"fast"``): sandbox mode of the search's own probe runs (choices only; the kept
             tests are judged by the round's sandbox settings).
@@ -74,7 +77,7 @@ class SearchConfig:
 
     Example:
         >>> SearchConfig(budget=500, max_tests=4).version
-        'search-6'
+        'search-7'
     """
 
     budget: int = 2000
@@ -89,6 +92,8 @@ class SearchConfig:
     cpu_s: float = 0.1
     max_value_chars: int = 300
     max_input_chars: int = 300
+    max_stdin_chars: int = 2000
+    max_stdout_chars: int = 2000
     seed: int = 0
     mode: str = "fast"
     timeout_s: float = 1.0
@@ -96,7 +101,7 @@ class SearchConfig:
 
     def __post_init__(self) -> None:
         for name in ("budget", "generation_size", "patience", "max_tests", "max_value_chars", "max_input_chars",
-                     "retire_after"):
+                     "max_stdin_chars", "max_stdout_chars", "retire_after"):
             check_positive(name, getattr(self, name))
         check_positive("structure_edits", self.structure_edits, minimum=0)
         check_fraction("explore", self.explore)

@@ -26,7 +26,9 @@ tests that fail it is recorded in ``evolve_log``, and ``drop_failed_split=True``
 until the final filter.
 
 Columns read: ``id``, ``question``, ``tests``, ``solutions``, ``pass_matrix``; optional ``test_origin``,
-``statuses``, ``drop_reason``, ``reference_solutions``, ``reference_ok``, ``evolve_log``, ``time_limit_s``.
+``statuses``, ``drop_reason``, ``reference_solutions``, ``reference_ok``, ``evolve_log``, ``time_limit_s``; for
+stdin/stdout problems ``inputs``, ``outputs``, ``language``, ``checker``, ``float_tol``, ``validator`` (their cases
+grow by the search: :mod:`~evolvecoder_datasets.search.stdio_writer`, written back to ``inputs``/``outputs``).
 Columns written: ``tests``, ``test_origin``, ``pass_matrix``, ``statuses`` (when present), ``round``, ``evolve_log``
 (one entry per round and method: the programs shown, selection notes, counts, errors), ``time_limit_s`` (when
 present: the pool runs the new tests under the problem's calibrated limit, raised where the reference needs more on
@@ -72,6 +74,8 @@ from .support.llm_stage import LLMStageConfig, raise_unrecordable
 from .support.model_domains import model_domains
 from .support.model_inputs import input_call, read_inputs, value_answers
 from .support.round_state import RoundProblem, append_tests, assign_domains, log_entry, search_round
+from .support.round_columns import round_columns
+from .support.stdio_round import StdioRoundProblem, stdio_model_round, stdio_problem, stdio_search_round
 from .support.resources import get_backend
 from ..seeding import problem_rng, stable_int
 
@@ -392,8 +396,11 @@ def _run_prompts(problems: list[RoundProblem], config: EvolveConfig) -> None:
 def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     """Batched ``Dataset.map`` function: run one evolution round on each problem.
 
-    Rows that are dropped, have no solutions, or are stdin/stdout problems (no assert tests to extend) pass through
-    with a log entry saying why.
+    Rows that are dropped or have no solutions pass through with a log entry saying why. A stdin/stdout problem
+    (``inputs``/``outputs``, no ``tests``) grows by the stdin texts the model writers propose and by the search
+    (:mod:`~.support.stdio_round`; its reference, the first of ``reference_solutions`` in the row's ``language``,
+    values every text, judged by its ``checker``); in the whole-assert mode without the search it passes through,
+    noted ``stdin_problem``.
 
     Args:
         batch (`dict[str, list]`): columns ``id``, ``question``, ``tests``, ``solutions``, ``pass_matrix``;
@@ -443,18 +450,19 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
     check_list_cells(batch, schema.SOLUTIONS, stage="evolve", items="solutions", rows=live_rows)
 
     problems: list[RoundProblem | None] = []
+    stdio: dict[int, StdioRoundProblem] = {}
     for i in range(n):
         tests = list(batch[schema.TESTS][i] or ())
         solutions = batch[schema.SOLUTIONS][i] or []
         skip = None
         if drops[i]:
             skip = "dropped"
-        elif not tests and inputs[i]:
-            skip = "stdin_problem"
         elif not solutions:
             skip = "empty_pool"
-        if skip is not None:
-            if skip != "dropped":
+        elif not tests and inputs[i]:
+            skip = _stdio_problem(batch, i, config, stdio, references[i], reference_ok[i], limits[i])
+        if skip is not None or i in stdio:
+            if skip is not None and skip != "dropped":
                 logs[i].append(_log_entry(config, "skipped", notes=[skip], requested=0))
             problems.append(None)
             continue
@@ -492,49 +500,24 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
         assign_domains(live, [cells[i] for i, p in enumerate(problems) if p is not None], round_=config.round,
                        execute=config.execute, propose=_domain_writer(config), first=first)
         _run_round(live, config)
+    if stdio and config.llm_methods and config.test_mode == "inputs":
+        stdio_model_round(list(stdio.values()), config)
+    if stdio and config.search is not None:
+        stdio_search_round(list(stdio.values()), config.search, seed=config.seed, round_=config.round,
+                           execute=config.execute)
 
-    return _output(batch, problems, logs, rounds, limits, config)
+    return round_columns(batch, problems, logs, rounds, limits, config.round, stdio)
 
 
-def _output(batch: dict[str, list], problems: list[RoundProblem | None], logs: list[list[dict[str, Any]]],
-            rounds: list[int], limits: list[Any], config: EvolveConfig) -> dict[str, list]:
-    """The round's columns: a live problem's grown suite and log, a passed-through row's cells as they were."""
-    n = len(problems)
-    origins_col = batch.get(schema.TEST_ORIGIN) or [None] * n
-    statuses_col = batch.get(schema.STATUSES)
-    out: dict[str, list] = {
-        schema.TESTS: [],
-        schema.TEST_ORIGIN: [],
-        schema.PASS_MATRIX: [],
-        schema.ROUND: [],
-        schema.EVOLVE_LOG: [],
-    }
-    if statuses_col is not None:
-        out[schema.STATUSES] = []
-    if TIME_LIMIT in batch:
-        out[TIME_LIMIT] = [limits[i] if p is None else p.limit for i, p in enumerate(problems)]
-    old_domains = batch.get(schema.DOMAIN) or [None] * n
-    out[schema.DOMAIN] = [old_domains[i] if p is None or p.domain is None else p.domain.to_row(p.seed_violations)
-                          for i, p in enumerate(problems)]
-    for i, problem in enumerate(problems):
-        if problem is None:
-            out[schema.TESTS].append(list(batch[schema.TESTS][i] or ()))
-            out[schema.TEST_ORIGIN].append(as_origin_list(origins_col[i]))
-            out[schema.PASS_MATRIX].append(batch[schema.PASS_MATRIX][i])
-            out[schema.ROUND].append(rounds[i])
-            out[schema.EVOLVE_LOG].append(logs[i])
-            if statuses_col is not None:
-                out[schema.STATUSES].append(statuses_col[i])
-            continue
-        cells = problem.suite.row()
-        out[schema.TESTS].append(cells[schema.TESTS])
-        out[schema.TEST_ORIGIN].append(cells[schema.TEST_ORIGIN])
-        out[schema.PASS_MATRIX].append(cells[schema.PASS_MATRIX])
-        out[schema.ROUND].append(config.round)
-        out[schema.EVOLVE_LOG].append(logs[i] + problem.log)
-        if statuses_col is not None:
-            out[schema.STATUSES].append(cells.get(schema.STATUSES, statuses_col[i]))
-    return out
+def _stdio_problem(batch: dict[str, list], i: int, config: EvolveConfig, stdio: dict[int, StdioRoundProblem],
+                   references: Any, reference_ok: Any, limit: Any) -> str | None:
+    """Row ``i``, a stdin/stdout problem, as a live problem of the round (``None``), or why it is passed through:
+    its cases grow by stdin texts the model writers propose (never in the whole-assert mode) and by the search."""
+    if config.search is None and (config.test_mode == "asserts" or not config.llm_methods):
+        return "stdin_problem"
+    reference = (list(references or ()) or [None])[0] if reference_ok else None
+    stdio[i] = stdio_problem(batch, i, reference=reference, limit=limit)
+    return None
 
 
 def evolve_features(features: Any) -> Any:

@@ -1,0 +1,141 @@
+"""Stdin inputs of a problem's shape: layouts read off seed inputs, the checks that keep an input inside the problem,
+the statement's stated bounds, the mutator (every candidate admitted, counts rewritten), and the validator program
+agreeing with the check when it runs in the real sandbox."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.search.text_inputs import TextMutator, statement_bounds, validator_program
+from evolvecoder_datasets.search.text_shape import check, infer_shape, parse, render
+
+
+def kinds(shape):
+    return [seg["t"] for seg in shape["layout"]]
+
+
+@pytest.mark.parametrize(
+    ("seeds", "layout"),
+    [
+        (["5 7\n", "1 2\n"], ["fixed"]),
+        (["3\n4 1 2\n", "1\n9\n"], ["fixed", "row"]),
+        (["4 2\n1 2\n3 4\n", "5 3\n1 2\n2 3\n3 5\n"], ["fixed", "block"]),
+        (["3 1 2 3\n", "2 7 7\n"], ["tail"]),
+        (["2\n3\n1 2 3\n1\n5\n", "1\n2\n4 4\n"], ["fixed", "repeat"]),
+        (["abc\n", "hello\n"], ["fixed"]),
+    ],
+    ids=["fixed", "row", "block", "tail", "test_cases", "word"],
+)
+def test_every_common_contest_layout_is_read_and_reads_its_seeds_back(seeds, layout):
+    shape = infer_shape(seeds)
+    assert kinds(shape) == layout
+    for text in seeds:
+        assert check(shape, text) is None
+        assert render(shape, parse(shape, text)) == text
+
+
+def test_a_resized_row_gets_its_count_rewritten_and_two_rows_of_one_count_must_agree():
+    shape = infer_shape(["3\n1 2 3\n4 5 6\n", "2\n7 8\n9 9\n"])
+    assert kinds(shape) == ["fixed", "row", "row"]
+    values = parse(shape, "2\n7 8\n9 9\n")
+    values[1].append("5")
+    values[2].append("1")
+    assert render(shape, values) == "3\n7 8 5\n9 9 1\n"
+    values[2].pop()
+    assert render(shape, values) is None  # n cannot be 3 and 2 at once
+
+
+def test_the_check_names_the_rule_an_input_breaks():
+    seeds = ["4 3\n1 2\n2 3\n3 4\n", "5 4\n1 2\n2 3\n3 4\n4 5\n", "3 2\n1 3\n2 3\n"]
+    shape = infer_shape(seeds, bounds=[(1, 100), (0, 200)])
+    assert check(shape, "6 1\n2 6\n") is None
+    assert check(shape, "6 2\n2 6\n") == "layout"  # m says two roads, one follows
+    assert check(shape, "6 1\n2 x\n") == "kind"
+    assert check(shape, "6 1\n2 7\n") == "index"  # a town past n
+    assert check(shape, "6 1\n4 4\n") == "distinct"  # every seed road joins two towns
+    assert check(shape, "6 2\n1 2\n1 2\n") == "distinct"  # no seed repeats a road
+    assert check(shape, "101 1\n1 2\n") == "range"  # the statement's n <= 100
+    assert check(shape, "6 1\r\n1 2\n") == "layout"
+    assert check(shape, "6 1\n1 2\n" + "x" * 5000) == "size"
+
+
+def test_words_keep_their_alphabet_and_lengths_and_numbers_their_kind():
+    shape = infer_shape(["2\nab 0.50\ncd 1.25\n", "1\nzz 3.00\n"])
+    assert check(shape, "1\nqq 2.75\n") is None
+    assert check(shape, "1\nQq 2.75\n") == "charset"
+    assert check(shape, "1\nqqq 2.75\n") == "length"
+    assert check(shape, "1\nqq 2.7511\n") == "kind"  # more decimals than any seed
+    assert check(shape, "1\nqq 9.00\n") == "range"
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        (r"$1 \le n \le 2 \cdot 10^5$", (1, 200000)),
+        (r"$1 \leq n \leq 10^{9}$", (1, 10**9)),
+        ("1 ≤ N ≤ 100", (1, 100)),
+        ("0 <= x <= 1000", (0, 1000)),
+        (r"$|a_i| \le 10^9$", (-(10**9), 10**9)),
+        ("1 ≤ n, m ≤ 5000", (1, 5000)),
+        ("0 < k < 10", (1, 9)),
+        ("1 <= n <= 100,000", (1, 100000)),
+    ],
+)
+def test_stated_bounds_are_read_from_latex_unicode_and_plain_statements(statement, expected):
+    assert expected in statement_bounds(statement)
+
+
+def test_a_statement_without_bounds_gives_none_and_the_seeds_range_holds():
+    assert statement_bounds("Print the sum of the numbers you read.") == []
+    shape = infer_shape(["2\n3 9\n"], bounds=[])
+    assert check(shape, "2\n3 10\n") == "range"
+
+
+def test_every_mutated_input_is_admitted_new_and_the_same_for_the_same_seed():
+    seeds = ["3 5\n1 2 3\n", "4 -2\n0 0 -1 -1\n"]
+    bounds = statement_bounds(r"$1 \le n \le 50$, $|k| \le 10^9$, $|a_i| \le 10^9$")
+    shape = infer_shape(seeds, bounds)
+    first = TextMutator(shape, seeds, random.Random(7)).draw(60)
+    again = TextMutator(shape, seeds, random.Random(7)).draw(60)
+    assert first == again and len(first) == 60 and len(set(first)) == 60
+    assert not set(first) & set(seeds)
+    assert all(check(shape, text) is None for text in first)
+    # the edits reach the stated bounds and change sizes, with n rewritten each time
+    tokens = {tok for text in first for tok in text.split()}
+    assert {"1000000000", "-1000000000"} & tokens
+    assert {len(text.splitlines()[1].split()) for text in first} >= {1, 5}
+    for text in first:
+        n = int(text.split()[0])
+        assert len(text.splitlines()[1].split()) == n
+
+
+def test_mutated_test_cases_and_blocks_stay_consistent():
+    seeds = ["2\n3\n1 2 3\n1\n5\n", "1\n2\n4 4\n"]
+    shape = infer_shape(seeds, bounds=[(1, 10)])
+    for text in TextMutator(shape, seeds, random.Random(1)).draw(40):
+        lines = text.splitlines()
+        t, k = int(lines[0]), 1
+        for _ in range(t):
+            n = int(lines[k])
+            assert len(lines[k + 1].split()) == n
+            k += 2
+        assert k == len(lines)
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox(workers=1) as sandbox:
+        yield sandbox
+
+
+def test_the_validator_program_decides_in_the_sandbox_exactly_as_the_check(sb):
+    seeds = ["4 3\n1 2\n2 3\n3 4\n", "5 4\n1 2\n2 3\n3 4\n4 5\n", "3 2\n1 3\n2 3\n"]
+    shape = infer_shape(seeds, bounds=[(1, 100), (0, 200)])
+    texts = seeds + TextMutator(shape, seeds, random.Random(3)).draw(15) + [
+        "6 2\n2 6\n", "6 1\n2 7\n", "6 1\n4 4\n", "", "6 1\n1 2", "6 1\n1 2\n\n", "\x00\n", "6 1\n1\t2\n"]
+    report = sb.run_stdio(validator_program(shape), texts, [""] * len(texts))
+    assert report.passed == [check(shape, t) is None for t in texts]
+    assert sum(report.passed) >= len(seeds) + 15 and not all(report.passed)

@@ -1,0 +1,108 @@
+"""Stdin/stdout problems in the evolution round: contest problem packages executed, then grown by the search with
+cases the reference values, judged for the whole pool (Python and C++, token compare and checkers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from datasets import Dataset
+
+from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.mutants.generate import generate_mutants
+from evolvecoder_datasets.search.writer import SearchConfig
+from evolvecoder_datasets.sources.problem_package import load_problem_package
+from evolvecoder_datasets.stages.evolve import EvolveConfig, evolve_dataset
+from evolvecoder_datasets.stages.execute import ExecuteConfig, execute_dataset
+
+PACKAGES = Path(__file__).parent.parent / "data" / "problem_packages"
+
+
+def _row(name: str, language: str = "python") -> dict:
+    """A package as a round-0 row: an accepted submission as the reference, its mutants as the pool."""
+    package = load_problem_package(PACKAGES / name)
+    accepted = [s for s in package["submissions"] if s["verdict"] == "accepted" and s["language"] == "python"]
+    reference = accepted[0]["source"]
+    pool = [m.code for m in generate_mutants(reference, max_mutants=12, seed=1)]
+    return {"id": package["id"], "question": package["question"], "tests": [], "inputs": package["inputs"],
+            "outputs": package["outputs"], "checker": package["checker"], "float_tol": package["float_tol"],
+            "language": language, "reference_solutions": [reference], "reference_ok": True,
+            "solutions": [{"model": "mutant", "sample": k, "code": code} for k, code in enumerate(pool)]}
+
+
+@pytest.fixture(scope="module")
+def executed():
+    ds = Dataset.from_list([_row("sumpair"), _row("anyorder")])
+    return execute_dataset(ds, ExecuteConfig(statuses=True, workers=2))
+
+
+def test_the_search_grows_stdin_problems_and_every_new_case_is_right_about_the_reference(executed):
+    config = EvolveConfig(adversarial=False, discriminative=False, search=SearchConfig(budget=600), round=1,
+                          execute=ExecuteConfig(statuses=True, workers=2))
+    out = evolve_dataset(executed, config)
+    grew = 0
+    with Sandbox(workers=2) as sb:
+        for before, after in zip(executed, out):
+            n0, n1 = len(before["inputs"]), len(after["inputs"])
+            assert after["tests"] == [] and len(after["outputs"]) == n1
+            assert after["inputs"][:n0] == before["inputs"] and after["outputs"][:n0] == before["outputs"]
+            assert after["test_origin"][n0:] == [{"round": 1, "method": "search"}] * (n1 - n0)
+            assert all(len(row) == n1 for row in after["pass_matrix"])
+            assert all(len(row) == n1 for row in after["statuses"])
+            assert [e["method"] for e in after["evolve_log"]] == ["search"]
+            assert after["evolve_log"][0]["added"] == n1 - n0
+            grew += n1 > n0
+            if n1 == n0:
+                continue
+            new_in, new_out = after["inputs"][n0:], after["outputs"][n0:]
+            # the reference and every accepted submission (another language, another tie order) pass every new case
+            package = load_problem_package(PACKAGES / after["id"].removeprefix("Package_"))
+            for sub in (s for s in package["submissions"] if s["verdict"] == "accepted" and s["language"] != "java"):
+                report = sb.run_stdio(sub["source"], new_in, new_out, language=sub["language"],
+                                      checker=after["checker"], float_tol=after["float_tol"])
+                assert report.all_passed, (after["id"], sub["path"], report.statuses)
+            # the new columns are the pool's verdicts on the new cases
+            rerun = sb.run_stdio(after["solutions"][0]["code"], new_in, new_out, checker=after["checker"])
+            assert rerun.passed == after["pass_matrix"][0][n0:]
+    assert grew >= 1
+
+
+def test_in_the_whole_assert_mode_without_the_search_a_stdin_problem_passes_through(executed):
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer(lambda body: '{"tests": []}') as server:
+        config = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False, round=1,
+                              test_mode="asserts")
+        out = evolve_dataset(executed, config)
+    for before, after in zip(executed, out):
+        assert after["inputs"] == before["inputs"] and after["pass_matrix"] == before["pass_matrix"]
+        assert after["evolve_log"][-1]["notes"] == ["stdin_problem"]
+
+
+def test_the_model_writes_stdin_texts_and_only_valid_valued_new_ones_become_cases(executed):
+    """A scripted model (a real HTTP server on loopback) proposes texts for sumpair: a valid new one, one whose count
+    disagrees with its row, one outside the stated bounds, one already among the cases, and prose."""
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+
+    sumpair = next(r for r in executed if r["id"] == "Package_sumpair")
+    answer = {"inputs": [{"stdin": "3 0\n-5 5 0\n", "why": "zero sum"},
+                         {"stdin": "4 1\n1 2\n", "why": "short row"},
+                         {"stdin": "2 1\n1 10000000000\n", "why": "huge"},
+                         {"stdin": sumpair["inputs"][0], "why": "seen"},
+                         {"stdin": "", "why": "nothing"}]}
+    import json
+
+    with ScriptedOpenAIServer(lambda body: json.dumps(answer)) as server:
+        config = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False, round=1,
+                              num_tests=5, execute=ExecuteConfig(statuses=True, workers=2))
+        out = evolve_dataset(executed.filter(lambda r: r["id"] == "Package_sumpair"), config)
+    [after] = list(out)
+    n0 = len(sumpair["inputs"])
+    assert after["inputs"][n0:] == ["3 0\n-5 5 0\n"] and after["outputs"][n0:] == ["1\n"]
+    assert after["test_origin"][n0:] == [{"round": 1, "method": "adversarial"}]
+    [entry] = [e for e in after["evolve_log"] if e["method"] == "adversarial"]
+    assert entry["parsed"] == 4 and entry["added"] == 1 and entry["reference_failed"] == 0
+    assert "3 invalid or seen" in " ".join(entry["notes"])
+    assert all(len(row) == n0 + 1 for row in after["pass_matrix"])
