@@ -18,7 +18,8 @@ problem with a reference solution (Python or C++):
    problem's calibrated limit; a survivor stops at its first failing case (one kill is all it needs);
 5. candidates are kept greedily, most kills and splits first, until none adds anything, ``max_tests`` are kept, the
    ``budget`` of executions is spent, or ``patience`` generations kept nothing; a survivor that agreed with the
-   reference on ``retire_after`` usable inputs is retired as probably equivalent;
+   reference on ``retire_after`` usable inputs is retired as probably equivalent, and a target that ran out of
+   time in two generations is retired as too costly (each of its inputs costs a whole limit);
 6. the reference runs the kept cases once more, judged the ordinary way (checker included): only those it passes are
    returned. A kept case the reference fails would be a wrong test; there are none by construction, and this check
    makes sure.
@@ -48,10 +49,11 @@ import numpy as np
 
 from ..seeding import stable_int
 from .problems import SearchConfig
-from .text_inputs import TextMutator, statement_bounds, validator_program
+from .text_inputs import TextMutator, statement_bounds, statement_rules, validator_program
 from .text_shape import infer_shape
 
-__all__ = ["STDIO_REASONS", "StdioProblem", "StdioResult", "ValuedStdin", "search_stdio_tests", "value_stdin"]
+__all__ = ["STDIO_REASONS", "StdioProblem", "StdioResult", "ValuedStdin", "problem_shape", "search_stdio_tests",
+           "value_stdin"]
 
 #: Why a problem got no cases.
 STDIO_REASONS = {
@@ -129,8 +131,7 @@ class _State:
         self.problem, self.config = problem, config
         self.result = StdioResult(problem.id)
         self.rng = random.Random(stable_int(config.seed, problem.id, round_, "stdio-search"))
-        self.shape = infer_shape(problem.inputs, statement_bounds(problem.question),
-                                 max_chars=config.max_stdin_chars)
+        self.shape = problem_shape(problem, config)
         self.mutator = TextMutator(self.shape, problem.inputs, self.rng) if self.shape else None
         M = np.asarray(problem.pass_matrix, dtype=bool).reshape(len(problem.programs), len(problem.inputs))
         self.alive = [p for p in range(len(problem.programs)) if M[p].all()]
@@ -144,6 +145,7 @@ class _State:
         self.result.survivors = len(self.alive)
         self.result.targets = len(set(self.alive) | {p for g in self.groups for p in g})
         self.agreed = [0] * len(problem.programs)
+        self.slow = [0] * len(problem.programs)
         self.budget = problem.budget or config.budget
         self.size = max(1, config.generation_size // 4)
         self.idle = 0
@@ -206,10 +208,29 @@ class _State:
                 if self.agreed[p] >= self.config.retire_after and not any(p in g for g in self.groups):
                     self.alive.remove(p)
                     self.result.retired += 1
+        # a program that runs out of time in two generations costs a limit per input from then on: it is given up
+        for p, statuses in verdicts.items():
+            self.slow[p] += "timeout" in statuses
+            if self.slow[p] == 2 and (p in self.alive or any(p in g for g in self.groups)):
+                self.alive = [q for q in self.alive if q != p]
+                self.groups = [[q for q in g if q != p] for g in self.groups]
+                self.groups = [g for g in self.groups if len(g) > 1]
+                self.result.retired += 1
         self.idle = 0 if kept_any else self.idle + 1
         self.size = self.size if kept_any else min(self.size * 2, self.config.generation_size)
         if self.idle >= self.config.patience:
             self.done = True
+
+
+def problem_shape(problem: StdioProblem, config: SearchConfig) -> dict | None:
+    """The problem's input shape: read off its cases, with the bounds and rules its statement states.
+
+    Example:
+        >>> problem_shape(StdioProblem("P", None, ["2\\n1 2\\n"], ["3\\n"], [], []), SearchConfig())["layout"][1]["t"]
+        'row'
+    """
+    return infer_shape(problem.inputs, statement_bounds(problem.question), max_chars=config.max_stdin_chars,
+                       rules=statement_rules(problem.question))
 
 
 def _failed(statuses: list[str], j: int) -> bool:
@@ -407,7 +428,7 @@ def value_stdin(requests: Sequence[tuple[StdioProblem, list[str]]], sandbox: Any
     out = [ValuedStdin() for _ in requests]
     jobs, owners = [], []
     for k, (problem, texts) in enumerate(requests):
-        shape = infer_shape(problem.inputs, statement_bounds(problem.question), max_chars=config.max_stdin_chars)
+        shape = problem_shape(problem, config)
         if not problem.reference or shape is None:
             out[k].reason = "no_reference" if not problem.reference else "no_shape"
             continue

@@ -38,7 +38,7 @@ from typing import Any
 from . import text_shape
 from .text_shape import check, parse, render
 
-__all__ = ["TextMutator", "statement_bounds", "validator_program"]
+__all__ = ["TextMutator", "statement_bounds", "statement_rules", "validator_program"]
 
 _NUMBER = r"10\^-?\d+|-?\d+(?:\.\d+)?(?:\s*\*\s*10\^-?\d+)?"
 _REL = r"<=|<"
@@ -97,6 +97,33 @@ def statement_bounds(question: str) -> list[tuple[Any, Any]]:
         if (-high, high) not in found:
             found.append((-high, high))
     return found
+
+
+_RULE_WORDS = {
+    "distinct": re.compile(r"distinct|different|unique|pairwise|permutation", re.IGNORECASE),
+    "pairs": re.compile(r"distinct|different|\\neq?\b|≠|!=|not equal", re.IGNORECASE),
+    "sorted": re.compile(r"sorted|increasing|decreasing|ascending|descending|non-?decreasing", re.IGNORECASE),
+    # a value never past a header number: a bound by a name (``\le n``), or things numbered from 1 to n
+    "index": re.compile(r"(?:\\leq?|≤|<=)\s*[A-Za-z]\b(?!\s*[\\≤<_^(\w])|numbered|index|indices|vertex|vertices|"
+                        r"node|town|cit(?:y|ies)|permutation", re.IGNORECASE),
+    # one value never above another: a relation between two names (``l \le r``)
+    "order": re.compile(r"\b[A-Za-z](?:_\w+)?\s*(?:\\leq?\b|≤|<=|<)\s*[A-Za-z](?:_\w+)?\b"),
+}
+
+
+def statement_rules(question: str) -> tuple[str, ...]:
+    """Which of the seeds' shared shapes (``distinct``, ``pairs`` of columns never equal, ``sorted``, ``index``: a
+    value never past a number of the header, ``order``: a column never above another) the shape keeps: all of them where the statement states no bound (it says too little to go by), else only those it
+    speaks of. A statement that bounds ``a_i`` and never says *distinct* allows equal values, however distinct its
+    samples happen to be.
+
+    Example:
+        >>> statement_rules("Print n numbers."), statement_rules(r"$1 \\le a_i \\le 10$, pairwise distinct")
+        (('distinct', 'pairs', 'sorted', 'index', 'order'), ('distinct', 'pairs'))
+    """
+    if not statement_bounds(question):
+        return tuple(_RULE_WORDS)
+    return tuple(rule for rule, words in _RULE_WORDS.items() if words.search(question or ""))
 
 
 def validator_program(shape: dict[str, Any]) -> str:
@@ -219,12 +246,16 @@ class TextMutator:
         if roll < 0.35:
             width = len(layout[k]["kinds"])
             template = self._pick(lines)
-            self._resize(layout, values, k, lambda: [self._value(f"{name}.{c}", template[c] if template else "0", top)
-                                                     for c in range(width)] if self.rng.random() < 0.5
-                         else list(self._pick(lines) or template or []))
+
+            def fresh() -> list[str]:
+                if template and self.rng.random() < 0.5:
+                    return list(self._pick(lines) or template)
+                return [self._value(f"{name}.{c}", template[c] if template else None, top) for c in range(width)]
+
+            self._resize(layout, values, k, fresh)
         elif roll < 0.5 and lines:
             self._reorder(lines)
-        elif lines:
+        elif lines and all(lines):
             line = self.rng.choice(lines)
             c = self.rng.randrange(len(line))
             line[c] = self._value(f"{name}.{c}", line[c], top)

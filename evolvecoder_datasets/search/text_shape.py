@@ -264,7 +264,7 @@ def _word_rule(tokens):
     return {"chars": allowed, "len": [min(map(len, tokens)), max(map(len, tokens))]}
 
 
-def _slot_rule(instances, kind, bounds):
+def _slot_rule(instances, kind, bounds, rules=("distinct", "sorted", "index")):
     every = [tok for tokens, _ in instances for tok in tokens]
     rule = {"kind": kind}
     if kind == "w":
@@ -276,7 +276,7 @@ def _slot_rule(instances, kind, bounds):
         if kind == "f":
             rule["decimals"] = max(len(x.split(".")[1]) for x in every if "." in x) if any("." in x for x in every) else 0
         # an index bounded by a header number in every instance (a town <= n)
-        if kind == "i" and lo >= 0:
+        if kind == "i" and lo >= 0 and "index" in rules:
             names = set.intersection(*[set(h) for _, h in instances]) if instances else set()
             for name in sorted(names):
                 # bounded by it, and of its order (a town <= n, not a value <= some unrelated 10^9)
@@ -286,9 +286,9 @@ def _slot_rule(instances, kind, bounds):
                     break
     sizes = [len(tokens) for tokens, _ in instances]
     if max(sizes, default=0) >= 3:
-        if all(len(set(tokens)) == len(tokens) for tokens, _ in instances):
+        if "distinct" in rules and all(len(set(tokens)) == len(tokens) for tokens, _ in instances):
             rule["distinct"] = True
-        if kind in ("i", "f") and all(_sorted(tokens, kind) for tokens, _ in instances):
+        if "sorted" in rules and kind in ("i", "f") and all(_sorted(tokens, kind) for tokens, _ in instances):
             rule["sorted"] = True
     return rule
 
@@ -308,7 +308,7 @@ def _widened(lo, hi, bounds, kind):
     return [lo, hi]
 
 
-def infer_shape(inputs, bounds=(), max_chars=4096):
+def infer_shape(inputs, bounds=(), max_chars=4096, rules=("distinct", "pairs", "sorted", "index", "order")):
     """The layout every input of ``inputs`` reads under, and per slot what they show (``None`` without one).
 
     Args:
@@ -316,6 +316,9 @@ def infer_shape(inputs, bounds=(), max_chars=4096):
         bounds: ``(low, high)`` pairs the statement states (:func:`~.text_inputs.statement_bounds`): a numeric slot
             may take the tightest of them that holds all its seed values; without one, only the seeds' range.
         max_chars: the longest input the shape admits.
+        rules: which shapes every seed shares become rules (``distinct`` values or rows, ``pairs`` of columns
+            never equal, ``sorted`` values, ``index``: values never past a header number, ``order``: a column never
+            above another, as ``l <= r``); :func:`~.text_inputs.statement_rules` keeps those the statement states.
 
     Example:
         >>> shape = infer_shape(["3 2\\n1 2\\n2 3\\n"], bounds=[(1, 100)])
@@ -346,21 +349,24 @@ def infer_shape(inputs, bounds=(), max_chars=4096):
         _slots(layout, value, "", instances, {})
     slots = {}
     for name, found in instances.items():
-        if name.endswith(".pairs"):  # two integer columns that no seed line sets equal (an edge u != v)
+        if name.endswith(".pairs"):  # two integer columns no seed line sets equal (u != v), or in order (l <= r)
             lines = [line for block, _ in found for line in block]
             width = min((len(line) for line in lines), default=0)
-            differ = [[a, b] for a in range(width) for b in range(a + 1, width)
-                      if len(lines) >= 3 and all(_INT.match(x[a]) and _INT.match(x[b]) and x[a] != x[b] for x in lines)]
-            if differ:
-                slots[name] = {"kind": "pairs", "differ": differ}
+            ints = [c for c in range(width) if all(_INT.match(x[c]) for x in lines)]
+            pairs = [(a, b) for a in ints for b in ints if a != b] if len(lines) >= 3 else []
+            differ = [[a, b] for a, b in pairs if a < b and "pairs" in rules and all(x[a] != x[b] for x in lines)]
+            order = [[a, b] for a, b in pairs if "order" in rules and all(int(x[a]) <= int(x[b]) for x in lines)]
+            if differ or order:
+                slots[name] = {"kind": "pairs", "differ": differ, "order": order}
             continue
         if name.endswith(".rows"):
-            if max((len(t) for t, _ in found), default=0) >= 3 and all(len(set(t)) == len(t) for t, _ in found):
+            if "distinct" in rules and max((len(t) for t, _ in found), default=0) >= 3 and all(
+                    len(set(t)) == len(t) for t, _ in found):
                 slots[name] = {"kind": "rows", "distinct": True}
             continue
         kinds = {_kind(tok) for tokens, _ in found for tok in tokens}
         kind = "i" if kinds <= {"i"} else "f" if kinds <= {"i", "f"} else "w"
-        slots[name] = _slot_rule(found, kind, bounds)
+        slots[name] = _slot_rule(found, kind, bounds, rules)
     return {"layout": layout, "slots": slots, "max_chars": int(max_chars),
             "max_lines": max(len(lines) for lines in parsed_lines) * 64 + 64}
 
@@ -409,8 +415,11 @@ def check(shape, text):
             continue
         for tokens, headers in found:
             if rule.get("kind") == "pairs":
-                if any(line[a] == line[b] for line in tokens for a, b in rule["differ"] if max(a, b) < len(line)):
+                if any(line[a] == line[b] for line in tokens for a, b in rule.get("differ", ()) if max(a, b) < len(line)):
                     return "distinct"
+                if any(max(a, b) < len(line) and _INT.match(line[a]) and _INT.match(line[b])
+                       and int(line[a]) > int(line[b]) for line in tokens for a, b in rule.get("order", ())):
+                    return "sorted"
                 continue
             if rule.get("kind") == "rows":
                 if rule.get("distinct") and len(set(tokens)) != len(tokens):

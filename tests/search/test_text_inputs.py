@@ -9,7 +9,7 @@ import random
 import pytest
 
 from evolvecoder_datasets.execution import Sandbox
-from evolvecoder_datasets.search.text_inputs import TextMutator, statement_bounds, validator_program
+from evolvecoder_datasets.search.text_inputs import TextMutator, statement_bounds, statement_rules, validator_program
 from evolvecoder_datasets.search.text_shape import check, infer_shape, parse, render
 
 
@@ -139,3 +139,43 @@ def test_the_validator_program_decides_in_the_sandbox_exactly_as_the_check(sb):
     report = sb.run_stdio(validator_program(shape), texts, [""] * len(texts))
     assert report.passed == [check(shape, t) is None for t in texts]
     assert sum(report.passed) >= len(seeds) + 15 and not all(report.passed)
+
+
+def test_seed_shapes_the_statement_does_not_state_are_not_rules_when_it_states_bounds():
+    from evolvecoder_datasets.search.text_inputs import statement_rules
+
+    seeds = ["3\n3 1 2\n", "4\n1 2 3 4\n"]  # distinct by chance
+    plain = r"Count the pairs i < j with $a_i > a_j$. $1 \le n \le 40$, $1 \le a_i \le 10^9$."
+    stated = plain + " The numbers are pairwise distinct."
+    loose = infer_shape(seeds, statement_bounds(plain), rules=statement_rules(plain))
+    strict = infer_shape(seeds, statement_bounds(stated), rules=statement_rules(stated))
+    assert check(loose, "3\n5 5 1\n") is None
+    assert check(strict, "3\n5 5 1\n") == "distinct"
+    # a statement that bounds nothing says too little: every shape the seeds share stays a rule
+    silent = "Count the inversions."
+    assert check(infer_shape(seeds, statement_bounds(silent), rules=statement_rules(silent)), "3\n2 2 1\n") == "distinct"
+    # an edge's ends: u != v stated with LaTeX's \ne
+    graph = r"$1 \le n \le 10$, $0 \le m \le 20$; each road joins $u \ne v$."
+    roads = ["4 3\n1 2\n2 3\n3 4\n", "3 2\n1 3\n2 3\n"]
+    shape = infer_shape(roads, statement_bounds(graph), rules=statement_rules(graph))
+    assert check(shape, "3 1\n2 2\n") == "distinct" and check(shape, "3 2\n1 2\n1 2\n") is None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_mutator_never_leaves_a_block_line_short_whatever_it_draws(seed):
+    seeds = ["2 1\n1 2\n", "5 0\n", "4 4\n1 2\n1 3\n2 4\n3 4\n"]
+    shape = infer_shape(seeds, bounds=[(1, 100), (0, 200)])
+    texts = TextMutator(shape, seeds, random.Random(seed)).draw(80)
+    assert texts and all(check(shape, t) is None for t in texts)
+
+
+def test_a_stated_order_between_two_columns_is_kept_and_an_unstated_one_is_not():
+    seeds = ["3 2\n1 2 3\n1 2\n2 3\n", "4 3\n5 -1 0 2\n1 4\n3 3\n2 4\n"]
+    stated = r"$1 \le n, q \le 30$, $|a_i| \le 10^6$; each query $l, r$ has $1 \le l \le r \le n$."
+    shape = infer_shape(seeds, statement_bounds(stated), rules=statement_rules(stated))
+    assert check(shape, "3 1\n1 2 3\n2 3\n") is None
+    assert check(shape, "3 1\n1 2 3\n3 1\n") == "sorted"  # l > r
+    assert check(shape, "3 1\n1 2 3\n1 4\n") == "index"  # r > n
+    unstated = r"$1 \le n, q \le 30$, $|a_i| \le 10^6$; each query gives two positions."
+    loose = infer_shape(seeds, statement_bounds(unstated), rules=statement_rules(unstated))
+    assert check(loose, "3 1\n1 2 3\n3 1\n") is None
