@@ -57,6 +57,7 @@ class Case:
     valid: Callable[[str], bool]  # the statement's domain, checked by hand
     checker: object = None
     float_tol: float | None = None
+    validator: dict | None = None  # a package's own input validator
 
 
 def _ints(text: str) -> list[int]:
@@ -191,6 +192,7 @@ def package_case(name: str) -> Case:
     case = Case(row["id"], row["question"], accepted[0]["source"], right[0]["source"] if right else "",
                 list(row["inputs"]), generate, valid, row["checker"], row["float_tol"])
     case.right_language = "cpp" if right else "python"  # type: ignore[attr-defined]
+    case.validator = row["validator"]
     return case
 
 
@@ -213,7 +215,8 @@ def run_case(case: Case, sb: Sandbox, mutants: int, oracle: int) -> dict:
                           for k in survivors])
     wrong = [k for k, report in zip(survivors, labels) if not report.all_passed]
     problem = StdioProblem(case.name, case.reference, list(case.seeds), list(seed_out), pool, matrix,
-                           question=case.statement, checker=case.checker, float_tol=case.float_tol, limit=1.0)
+                           question=case.statement, checker=case.checker, float_tol=case.float_tol, limit=1.0,
+                           validator=case.validator)
     [found] = search_stdio_tests([problem], SearchConfig(seed=0), sandbox=sb)
     killed = []
     if found.inputs:

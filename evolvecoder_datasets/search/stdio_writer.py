@@ -53,7 +53,7 @@ from .text_inputs import TextMutator, statement_bounds, statement_rules, validat
 from .text_shape import infer_shape
 
 __all__ = ["STDIO_REASONS", "StdioProblem", "StdioResult", "ValuedStdin", "problem_shape", "search_stdio_tests",
-           "value_stdin"]
+           "shipped_validator", "value_stdin"]
 
 #: Why a problem got no cases.
 STDIO_REASONS = {
@@ -61,6 +61,7 @@ STDIO_REASONS = {
     "no_seed_inputs": "the problem has no inputs to learn its shape from",
     "no_shape": "no layout of lines and counts reads all of its inputs",
     "validator_refuses_seeds": "its input validator refuses one of its own inputs",
+    "validator_unsupported": "its input validator is a compiled Kattis one (exit 42), which cannot be run here",
     "nothing_to_target": "every program fails some case, and none are alike",
     "no_kill": "no candidate killed or split a target within the budget",
 }
@@ -83,7 +84,8 @@ class StdioProblem:
             its cell).
         float_tol (`float`, *optional*): the token compare's tolerance.
         limit (`float`, *optional*): CPU seconds per case the pool is judged by (default ``SearchConfig.timeout_s``).
-        validator (`dict`, *optional*): a shipped input validator ``{source, language}`` (testlib contract).
+        validator (`dict`, *optional*): a shipped input validator ``{source, language, contract}``: ``testlib``
+            (exit 0 on a valid input; the default) or ``kattis`` (exit 42; Python ones only).
         budget (`int`, *optional*): this problem's budget instead of ``SearchConfig.budget``.
     """
 
@@ -342,7 +344,11 @@ def search_stdio_tests(
 
 def _check_validators(states: list[_State], sandbox: Any) -> None:
     """A shipped validator must admit every input the problem already has, or the problem gets no cases."""
-    shipped = [s for s in states if s.problem.validator]
+    for state in states:
+        if state.problem.validator and shipped_validator(state.problem.validator) is None:
+            state.done = True
+            state.result.reason = "validator_unsupported"
+    shipped = [s for s in states if s.problem.validator and not s.done]
     reports = sandbox.run_many([_validator_job(s, s.problem.inputs) for s in shipped]) if shipped else []
     for state, report in zip(shipped, reports):
         if not report.all_passed:
@@ -350,12 +356,35 @@ def _check_validators(states: list[_State], sandbox: Any) -> None:
             state.result.reason = "validator_refuses_seeds"
 
 
+def shipped_validator(validator: dict | None) -> tuple[str, str] | None:
+    """A shipped input validator as a program of the testlib contract (exit 0 printing nothing on a valid input):
+    ``(source, language)``. A testlib validator is that already; a Python Kattis validator (exit 42 on a valid
+    input) is wrapped; a compiled Kattis one cannot be (its ``exit(42)`` is final), so it gives ``None``.
+
+    Example:
+        >>> shipped_validator({"source": "int main() {}", "language": "cpp", "contract": "testlib"})[1]
+        'cpp'
+        >>> shipped_validator({"source": "int main() { return 42; }", "language": "cpp", "contract": "kattis"})
+    """
+    validator = validator or {}
+    source, language = str(validator.get("source") or ""), validator.get("language") or "cpp"
+    if validator.get("contract") != "kattis":
+        return source, language
+    if language != "python":
+        return None
+    return ("import sys as _ecd_sys\n_ecd_out, _ecd_sys.stdout = _ecd_sys.stdout, _ecd_sys.stderr\n"
+            f"_ecd_source = {source!r}\n"
+            "try:\n    exec(compile(_ecd_source, 'input_validator.py', 'exec'), {'__name__': '__main__'})\n"
+            "    _ecd_code = 0\nexcept SystemExit as _ecd_exit:\n    _ecd_code = _ecd_exit.code\n"
+            "_ecd_sys.stdout = _ecd_out\n_ecd_sys.exit(0 if _ecd_code == 42 else 1)\n", "python")
+
+
 def _validator_job(state: _State, texts: list[str]) -> Any:
     from ..execution import Job
 
-    validator = state.problem.validator or {}
-    return Job(str(validator.get("source")), inputs=list(texts), outputs=[""] * len(texts),
-               language=validator.get("language") or "cpp", timeout_s=state.config.timeout_s)
+    source, language = shipped_validator(state.problem.validator) or ("", "python")
+    return Job(source, inputs=list(texts), outputs=[""] * len(texts), language=language,
+               timeout_s=state.config.timeout_s)
 
 
 def _validate(active: list[_State], sandbox: Any) -> None:
@@ -439,9 +468,15 @@ def value_stdin(requests: Sequence[tuple[StdioProblem, list[str]]], sandbox: Any
         jobs.append(Job(validator_program(shape), inputs=fresh, outputs=[""] * len(fresh), timeout_s=config.timeout_s))
         owners.append((k, fresh, "shape"))
         if problem.validator:
-            validator = problem.validator
-            jobs.append(Job(str(validator.get("source")), inputs=fresh, outputs=[""] * len(fresh),
-                            language=validator.get("language") or "cpp", timeout_s=config.timeout_s))
+            program = shipped_validator(problem.validator)
+            if program is None:  # a validator that cannot be run here: nothing it might refuse is used
+                out[k].reason = "validator_unsupported"
+                out[k].invalid += len(fresh)
+                jobs.pop()
+                owners.pop()
+                continue
+            jobs.append(Job(program[0], inputs=fresh, outputs=[""] * len(fresh), language=program[1],
+                            timeout_s=config.timeout_s))
             owners.append((k, fresh, "shipped"))
     admitted: dict[int, list[bool]] = {}
     fresh_of: dict[int, list[str]] = {}

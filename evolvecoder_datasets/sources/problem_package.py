@@ -10,6 +10,7 @@ A package is one folder per problem:
 | ``data/sample/**/*.in`` + ``*.ans``, then ``data/secret/**/*.in`` + ``*.ans`` | ``inputs`` / ``outputs`` |
 | ``output_validators/<name>/`` or ``output_validator/`` | ``checker`` with the ``kattis`` contract |
 | ``checker/checker.cpp``, ``checker.cpp`` or ``check.cpp`` | ``checker`` with the ``testlib`` contract |
+| ``validator.cpp`` (or ``validator/validator.cpp``, ``val.cpp``), or ``input_validators/`` | ``validator``: testlib (exit 0 on a valid input) or Kattis (exit 42) |
 | ``submissions/<verdict>/*.py``, ``*.cpp``, ``*.cc`` | ``submissions``; accepted Python ones are ``solutions`` |
 
 The row has the seed columns (:data:`~evolvecoder_datasets.sources.base.SEED_COLUMNS`, ``id`` is
@@ -88,6 +89,7 @@ _STATEMENTS = (
     "statement/problem.en.md",
 )
 _TESTLIB_CHECKERS = ("checker/checker.cpp", "checker.cpp", "check.cpp")
+_TESTLIB_VALIDATORS = ("validator/validator.cpp", "validator.cpp", "val.cpp")
 _LANGUAGE_OF = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".C": "cpp", ".c": "c"}
 _SUBMISSION_LANGUAGE_OF = _LANGUAGE_OF
 _TOLERANCE_FLAGS = ("float_tolerance", "float_absolute_tolerance", "float_relative_tolerance")
@@ -140,6 +142,7 @@ def load_problem_package(folder: str | os.PathLike) -> dict[str, Any]:
     row[schema.FLOAT_TOL] = None if checker is not None else _float_tolerance(package, config)
     row[schema.TIME_LIMIT] = _time_limit(package, config)
     row[schema.LANGUAGE] = "python"
+    row[schema.VALIDATOR] = _input_validator(package)
     row["submissions"] = submissions
     row["skipped_submissions"] = skipped
     return row
@@ -221,7 +224,7 @@ def problem_package_features() -> Features:
         >>> from evolvecoder_datasets.sources.problem_package import problem_package_features
         >>> features = problem_package_features()
         >>> list(features)[10:]
-        ['checker', 'float_tol', 'time_limit_s', 'language', 'submissions', 'skipped_submissions']
+        ['checker', 'float_tol', 'time_limit_s', 'language', 'validator', 'submissions', 'skipped_submissions']
         >>> sorted(features["checker"])
         ['contract', 'language', 'source']
     """
@@ -232,6 +235,7 @@ def problem_package_features() -> Features:
     features[schema.FLOAT_TOL] = Value("float64")
     features[schema.TIME_LIMIT] = Value("float64")
     features[schema.LANGUAGE] = Value("string")
+    features[schema.VALIDATOR] = checker_feature()
     features["submissions"] = List(
         {"verdict": Value("string"), "language": Value("string"), "path": Value("string"), "source": Value("string")}
     )
@@ -417,11 +421,12 @@ def _checker(package: Path, validation: str | None) -> dict[str, str] | None:
     return None
 
 
-def _kattis_validator(package: Path) -> dict[str, str] | None:
-    """The one output validator of ``output_validators/`` (a subfolder or loose files) or ``output_validator/``."""
-    legacy, current = package / "output_validators", package / "output_validator"
+def _kattis_validator(package: Path, kind: str = "output") -> dict[str, str] | None:
+    """The one output validator of ``output_validators/`` (a subfolder or loose files) or ``output_validator/``
+    (``kind="input"``: the one input validator of ``input_validators/`` or ``input_validator/``)."""
+    legacy, current = package / f"{kind}_validators", package / f"{kind}_validator"
     if legacy.is_dir() and current.is_dir():
-        raise SourceFormatError(f"{package}: has both output_validators/ and output_validator/; keep one")
+        raise SourceFormatError(f"{package}: has both {kind}_validators/ and {kind}_validator/; keep one")
     if current.is_dir():
         folder = current
     elif legacy.is_dir():
@@ -432,7 +437,7 @@ def _kattis_validator(package: Path) -> dict[str, str] | None:
             return None
         if len(validators) > 1:
             raise SourceFormatError(
-                f"{legacy}: holds several output validators ({', '.join(p.name for p in validators)}); keep one"
+                f"{legacy}: holds several {kind} validators ({', '.join(p.name for p in validators)}); keep one"
             )
         folder = validators[0] if validators[0].is_dir() else legacy
     else:
@@ -441,17 +446,31 @@ def _kattis_validator(package: Path) -> dict[str, str] | None:
     sources = [p for p in files if p.suffix in _LANGUAGE_OF]
     if not sources:
         raise SourceFormatError(
-            f"{folder}: no C++ or Python source in the output validator (found {[p.name for p in files][:5]})"
+            f"{folder}: no C++ or Python source in the {kind} validator (found {[p.name for p in files][:5]})"
         )
     if len(sources) > 1:
         raise SourceFormatError(
-            f"{folder}: the output validator has several source files ({', '.join(p.name for p in sources)}); "
+            f"{folder}: the {kind} validator has several source files ({', '.join(p.name for p in sources)}); "
             "a checker is stored as one source file"
         )
     source = _read_text(sources[0])
     if sources[0].suffix != ".py":
         source = _inline_headers(sources[0], source, set())
     return {"source": source, "language": _LANGUAGE_OF[sources[0].suffix], "contract": "kattis"}
+
+
+def _input_validator(package: Path) -> dict[str, str] | None:
+    """The package's input validator: a testlib one (``validator.cpp``; exit 0 on a valid input) or the Kattis one
+    of ``input_validators/`` (exit 42); ``None`` without one."""
+    testlib = [package / name for name in _TESTLIB_VALIDATORS if (package / name).is_file()]
+    kattis = _kattis_validator(package, "input")
+    if len(testlib) > 1 or (testlib and kattis is not None):
+        raise SourceFormatError(f"{package}: several input validators ({', '.join(map(str, testlib))}"
+                                f"{' and input_validators/' if kattis else ''}); keep one")
+    if testlib:
+        return {"source": _inline_headers(testlib[0], _read_text(testlib[0]), set()), "language": "cpp",
+                "contract": "testlib"}
+    return kattis
 
 
 def _inline_headers(path: Path, source: str, seen: set[Path]) -> str:

@@ -4,6 +4,7 @@ judges where the problem has one, and a shipped validator has the last word on w
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,18 @@ def test_problems_without_what_the_search_needs_say_why():
         StdioProblem("C", KADANE, SEEDS, ANSWERS, [EMPTY_ALLOWED], [[True, False, True]]),
     ])
     assert [f.reason for f in found] == ["no_reference", "no_seed_inputs", "nothing_to_target"]
+
+
+def test_a_kattis_input_validator_is_honoured_in_python_and_a_compiled_one_stops_the_search(sb):
+    odd_kattis = ("import sys\nn, *a = map(int, sys.stdin.read().split())\n"
+                  "sys.exit(42 if all(x % 2 for x in a) else 43)\n")
+    odd_seeds = ["3\n1 -3 3\n", "4\n3 3 -1 5\n", "2\n5 1\n"]
+    p = StdioProblem("MaxRunOdd", KADANE, odd_seeds, ["3\n", "10\n", "6\n"], [EMPTY_ALLOWED], [[True] * 3],
+                     question=STATEMENT, validator={"source": odd_kattis, "language": "python", "contract": "kattis"})
+    [found] = search_stdio_tests([p], SearchConfig(seed=2), sandbox=sb)
+    assert found.invalid > 0 and found.inputs
+    assert all(all(int(x) % 2 for x in text.split()[1:]) for text in found.inputs)
+    compiled = dataclasses.replace(p, validator={"source": "int main() { return 42; }", "language": "cpp",
+                                                 "contract": "kattis"})
+    [stopped] = search_stdio_tests([compiled], SearchConfig(seed=2), sandbox=sb)
+    assert stopped.reason == "validator_unsupported" and not stopped.inputs

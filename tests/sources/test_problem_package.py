@@ -53,7 +53,7 @@ def pairs(row: dict) -> list[tuple[str, str]]:
 
 
 def test_every_fixture_row_has_the_seed_columns_and_the_package_columns(rows):
-    extra = ["checker", "float_tol", "time_limit_s", "language", "submissions", "skipped_submissions"]
+    extra = ["checker", "float_tol", "time_limit_s", "language", "validator", "submissions", "skipped_submissions"]
     for name, row in rows.items():
         assert list(row) == list(SEED_COLUMNS) + extra
         assert row["id"] == f"Package_{name}" and row["source"] == "ProblemPackage"
@@ -320,3 +320,28 @@ def test_a_validator_of_several_files_is_stored_as_one_source(tmp_path):
     assert "return g() + 41" in source and "return 1;" in source and '#include "testlib.h"' in source
     assert '#include "validate.h"' not in source and '#include "util.h"' not in source
 
+
+
+def test_input_validators_are_read_with_their_contract_and_admit_exactly_the_stated_inputs(rows):
+    from evolvecoder_datasets.execution import Sandbox
+    from evolvecoder_datasets.search.stdio_writer import shipped_validator
+
+    assert rows["sumpair"]["validator"]["contract"] == "testlib" and rows["sumpair"]["validator"]["language"] == "cpp"
+    assert rows["anypath"]["validator"]["contract"] == "kattis"
+    assert rows["anypath"]["validator"]["language"] == "python"
+    assert rows["circle"]["validator"] is None and rows["anyorder"]["validator"] is None
+    wrong = {"sumpair": ["3 1\n1 2\n", "2 1\n1  2\n", "0 5\n\n", "1 1\n2000000000\n"],
+             "anypath": ["3 1\n1 4\n", "3 1\n2 2\n", "3 2\n1 2\n"]}
+    with Sandbox(workers=2) as sb:
+        for name, bad in wrong.items():
+            source, language = shipped_validator(rows[name]["validator"])
+            texts = list(rows[name]["inputs"]) + bad
+            report = sb.run_stdio(source, texts, [""] * len(texts), language=language)
+            assert report.passed == [True] * len(rows[name]["inputs"]) + [False] * len(bad), (name, report.messages)
+
+
+def test_two_input_validators_are_refused(tmp_path):
+    package = write_package(tmp_path, "two", {**MINIMAL, "validator.cpp": "int main() {}\n",
+                                              "input_validators/v/v.py": "import sys\nsys.exit(42)\n"})
+    with pytest.raises(SourceFormatError, match="several input validators"):
+        load_problem_package(package)
