@@ -87,6 +87,9 @@ TIME_LIMIT = "time_limit_s"
 PER_TEST_COLUMNS = (TESTS, INPUTS, OUTPUTS, TEST_ORIGIN)
 
 PUBLISHED_COLUMNS = (ID, QUESTION, TESTS)
+#: ... and, where the rows are stdin/stdout problems, what judges them: their cases, checker, tolerance, language and
+#: time limit (the columns a reward reads).
+STDIO_PUBLISHED_COLUMNS = (INPUTS, OUTPUTS, CHECKER, FLOAT_TOL, LANGUAGE, TIME_LIMIT)
 
 # The ``dropped`` config of a published revision: one row per problem the run removed, with where and why.
 STAGE = "stage"

@@ -134,6 +134,7 @@ class FidelityTracker:
             counts["wrong"] += int((pool_labels == 0).sum())
             counts["unlabelled"] += int((pool_labels == -1).sum())
         sizes = [len(o.tests) for o in oracles if o.available]
+        sizes += self._prepare_stdin(ds, references, pools, counts)
         reasons: dict[str, int] = {}
         for p in self.problems.values():
             if p.labels is None:
@@ -154,6 +155,53 @@ class FidelityTracker:
         if generated - right_rewrites:
             logger.warning("%d of %d rewrites disagree with their oracle: left out of the fidelity figures",
                            generated - right_rewrites, generated)
+
+    def _prepare_stdin(self, ds: Dataset, references: list[str | None], pools: list[list[str]],
+                       counts: dict[str, int]) -> list[int]:
+        """Label the pools of the stdin/stdout problems by their own oracle (:mod:`~evolvecoder_datasets.search.
+        stdio_oracle`); the sizes of the oracles built."""
+        from ..search.stdio_oracle import stdio_oracle
+        from ..search.stdio_writer import StdioProblem
+
+        cols = ds.column_names
+        if schema.INPUTS not in cols:
+            return []
+        rows = [i for i, (tests, cases) in enumerate(zip(ds[schema.TESTS], ds[schema.INPUTS])) if cases and not tests]
+        if not rows:
+            return []
+        cell = lambda name, i: ds[name][i] if name in cols else None  # noqa: E731 - one optional cell
+        problems = [StdioProblem(str(ds[schema.ID][i]), references[i], list(ds[schema.INPUTS][i]),
+                                 list(ds[schema.OUTPUTS][i]), pools[i], [], question=ds[schema.QUESTION][i],
+                                 language=cell(schema.LANGUAGE, i) or "python", checker=cell(schema.CHECKER, i),
+                                 float_tol=cell(schema.FLOAT_TOL, i),
+                                 limit=self.config.execute.job_timeout(cell(TIME_LIMIT, i)) or self.settings.timeout_s,
+                                 validator=cell(schema.VALIDATOR, i)) for i in rows]
+        from ..execution import Job
+
+        sandbox = self._fast_sandbox()
+        oracles = stdio_oracle(problems, sandbox, inputs=self.settings.inputs, seed=self.settings.seed)
+        jobs, owners = [], []
+        for k, (problem, oracle) in enumerate(zip(problems, oracles)):
+            for code in problem.programs if oracle is not None else ():
+                jobs.append(Job(code, inputs=problem.inputs + oracle[0], outputs=problem.outputs + oracle[1],
+                                checker=problem.checker, float_tol=problem.float_tol, language=problem.language,
+                                timeout_s=problem.limit, stop_on_failure=True))
+                owners.append(k)
+        labels: dict[int, list[int]] = {k: [] for k, o in enumerate(oracles) if o is not None}
+        for k, report in zip(owners, sandbox.run_many(jobs) if jobs else []):
+            labels[k].append(-1 if report.infra_error else int(report.all_passed))
+        sizes = []
+        for k, (problem, oracle) in enumerate(zip(problems, oracles)):
+            if oracle is None:
+                self.problems[problem.id] = _Problem(None, "no_reference" if not problem.reference else "no_shape")
+                continue
+            lab = np.asarray(labels[k], dtype=np.int8)
+            self.problems[problem.id] = _Problem(lab, None)
+            counts["right"] += int((lab == 1).sum())
+            counts["wrong"] += int((lab == 0).sum())
+            counts["unlabelled"] += int((lab == -1).sum())
+            sizes.append(len(oracle[0]))
+        return sizes
 
     # -------------------------------------------------------------------------------------------- each round
     def _rewrite_matrix(self, problem: _Problem, tests: list[str], limit: float | None) -> tuple[np.ndarray, np.ndarray]:
@@ -179,7 +227,7 @@ class FidelityTracker:
 
         pid = str(row[schema.ID])
         state = self.problems.get(pid)
-        tests = list(row[schema.TESTS])
+        tests = list(row[schema.TESTS]) or list(row.get(schema.INPUTS) or [])  # a stdin problem's cases
         origins = row.get(schema.TEST_ORIGIN) or [{"method": "unknown"}] * len(tests)
         if columns is not None:
             tests = [tests[c] for c in columns]
@@ -190,8 +238,9 @@ class FidelityTracker:
         sols = row[schema.SOLUTIONS]
         n = len(sols)
         # an empty pool (no mutant survived generation, no sample) still has one column per test
-        M = (as_pass_matrix(row[schema.PASS_MATRIX]).reshape(n, len(row[schema.TESTS])) if n
-             else np.zeros((0, len(row[schema.TESTS])), bool))
+        n_cases = len(row[schema.TESTS]) or len(row.get(schema.INPUTS) or [])
+        M = (as_pass_matrix(row[schema.PASS_MATRIX]).reshape(n, n_cases) if n
+             else np.zeros((0, n_cases), bool))
         S = row.get(schema.STATUSES)
         S = np.asarray(S, dtype=object).reshape(M.shape) if S is not None and M.size else None
         if columns is not None:
@@ -217,8 +266,8 @@ class FidelityTracker:
             >>> tracker.round_report(round1, 1)["suite"]["tnr"]   # doctest: +SKIP
             0.93
         """
-        keep = [c for c in (schema.ID, schema.TESTS, schema.TEST_ORIGIN, schema.SOLUTIONS, schema.PASS_MATRIX,
-                            schema.STATUSES, TIME_LIMIT) if c in ds.column_names]
+        keep = [c for c in (schema.ID, schema.TESTS, schema.INPUTS, schema.TEST_ORIGIN, schema.SOLUTIONS,
+                            schema.PASS_MATRIX, schema.STATUSES, TIME_LIMIT) if c in ds.column_names]
         problems = [self._problem(row) for row in ds.select_columns(keep)]
         report = fidelity_report(problems, max_listed=self.settings.max_listed)
         report["round"] = r

@@ -40,7 +40,8 @@ from ..stages.support.drops import drop_reason_counts, dropped_records, without_
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
 from .seeds import dedup_seeds, load_seeds
-from .stats import RoundStats, RunHistory, final_stats, ks, llm_matrices, method_rows, round_stats
+from .stats import RoundStats, RunHistory, cases_of, final_stats, ks, llm_matrices, method_rows, round_stats
+from .stdin import add_submissions, confirm_references, stdin_only
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -53,7 +54,8 @@ logger = logging.getLogger(__name__)
 
 # Round revisions carry each problem's calibrated time limit (issue 15), so rewards trained on them use it.
 PROBLEM_COLUMNS = (schema.ID, schema.SOURCE, schema.QUESTION, schema.TESTS, schema.TEST_ORIGIN, schema.ROUND,
-                   schema.DROP_REASON, TIME_LIMIT)
+                   schema.DROP_REASON, TIME_LIMIT, schema.INPUTS, schema.OUTPUTS, schema.CHECKER, schema.FLOAT_TOL,
+                   schema.LANGUAGE)
 POOL_COLUMNS = (schema.ID, schema.SOLUTIONS, schema.PASS_MATRIX, schema.STATUSES)
 
 
@@ -159,7 +161,7 @@ def _pool_matrices(ds: Dataset) -> list[Any]:
     from ..passmatrix import as_pass_matrix
 
     return [as_pass_matrix(matrix) if tests else np.zeros((len(sols), 0), dtype=bool)
-            for sols, matrix, tests in zip(ds[schema.SOLUTIONS], ds[schema.PASS_MATRIX], ds[schema.TESTS])]
+            for sols, matrix, tests in zip(ds[schema.SOLUTIONS], ds[schema.PASS_MATRIX], cases_of(ds))]
 
 
 def _solved(row: dict[str, Any]) -> bool:
@@ -244,6 +246,7 @@ def _execute(pooled: Dataset, config: RecipeConfig) -> Dataset:
 
 
 _DOMAINS_VERSION = "domains-1"
+_STDIN_VERSION = "stdin-references-1"
 
 
 def _domains(live: Dataset, config: RecipeConfig) -> Dataset:
@@ -313,12 +316,11 @@ def _write_json(path: Path, data: Any) -> None:
 
 def _run_recipe(config: RecipeConfig) -> RecipeResult:
     from ..llm.preflight import preflight
-    from ..stages.evolve import evolve_dataset
-    from ..stages.finalize import finalize_dataset
     from ..stages.refine import refine_dataset
-    from ..stages.sample import sample_dataset
 
-    endpoints = config.endpoints()
+    seeds = load_seeds(config)
+    stdin = stdin_only(seeds)  # contest problems skip the refine stage: its test writer is never asked
+    endpoints = [(role, cfg) for role, cfg in config.endpoints() if not (stdin and role.endswith("(refine)"))]
     # A fresh run checks every endpoint in seconds, before the embedding and the first paid request. A rerun may
     # need none of them (its stages are saved), so there each stage checks its own models just before it runs.
     if not any(Path(config.output_dir, "stages").glob("*/checkpoint.json")):
@@ -335,7 +337,6 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
     store = config.store_location()
     common = {"batch_size": config.batch_size, "num_proc": config.num_proc}
 
-    seeds = load_seeds(config)
     key = chain(RECIPE_VERSION, config.seed, config.sources, config.problem_ids, config.limit_per_source,
                 json.dumps({"id": list(seeds[schema.ID]), "q": list(seeds[schema.QUESTION])}))
     dedup_info = None
@@ -344,6 +345,19 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
         seeds = checkpoints.stage("00_dedup", key, lambda: dedup_seeds(seeds, config))
         dedup_info = checkpoints.info("00_dedup")
     n_seeds = len(seeds)
+
+    if stdin:  # contest problems are evolved as they are: no refine, no domain stage
+        key = chain(key, "references", _STDIN_VERSION)
+        refined = checkpoints.stage("01_references", key, lambda: confirm_references(seeds, config))
+        drops = drop_reason_counts(refined[schema.DROP_REASON])
+        dropped = dropped_records(seeds, stage="dedup") if config.dedup else []
+        dropped += dropped_records(refined, stage="references", recorded=[d[schema.ID] for d in dropped])
+        live = without_dropped(refined)
+        if len(live) == 0:
+            raise EmptyRunError(f"no stdin/stdout problem has an accepted solution that passes its own cases "
+                                f"({len(refined)} seeds; drop reasons: {drops})")
+        return _rounds(config, checkpoints, key, live, drops, dropped, dedup_info, n_seeds, store, common, checked,
+                       stdin=True)
 
     refine_cfg = config.refine_config()
     key = chain(key, "refine", config_digest(refine_cfg))
@@ -367,11 +381,24 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
     # each problem's precondition recorded, its own asserts outside it dropped, before anything runs on them
     key = chain(key, "domains", _DOMAINS_VERSION)
     live = checkpoints.stage("01b_domains", key, lambda: _domains(live, config))
+    return _rounds(config, checkpoints, key, live, drops, dropped, dedup_info, n_seeds, store, common, checked)
+
+
+def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Dataset, drops: dict[str, int],
+            dropped: list[dict[str, str]], dedup_info: Any, n_seeds: int, store: Any, common: dict[str, Any],
+            checked: Any, *, stdin: bool = False) -> RecipeResult:
+    """From the live problems on: the pool (with a package's labelled submissions for stdin problems), round 0,
+    the rounds, the final filter, publishing."""
+    from ..stages.evolve import evolve_dataset
+    from ..stages.finalize import finalize_dataset
+    from ..stages.sample import sample_dataset
 
     sample_cfg = config.sample_config()
     key = chain(key, "sample", config_digest(sample_cfg))
     pooled = checkpoints.stage("02_sample", key,
                                checked("pool model", lambda: sample_dataset(live, sample_cfg, **common)))
+    if stdin:
+        pooled = add_submissions(pooled)
     key = chain(key, "execute", config_digest(config.execute))
     current = checkpoints.stage("03_execute", key, lambda: _execute(pooled, config))
 

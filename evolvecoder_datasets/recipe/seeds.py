@@ -40,6 +40,10 @@ def _load_source(name: str) -> Dataset:
     if name.endswith(".parquet"):
         return Dataset.from_parquet(name)
     if os.path.isdir(name):
+        if not any(os.path.exists(os.path.join(name, f)) for f in ("dataset_info.json", "state.json")):
+            from ..sources.problem_package import load_problem_packages
+
+            return load_problem_packages(name)  # a folder of contest problem packages (or one package)
         return load_from_disk(name)
     raise ConfigError(f"seed source {name!r} is neither a known source {SOURCES} nor an existing dataset path")
 

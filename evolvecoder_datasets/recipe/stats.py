@@ -137,6 +137,19 @@ class RoundStats:
 
 
 # ---------------------------------------------------------------------------------------------- per round
+def cases_of(ds: Dataset) -> list[list[str]]:
+    """Each problem's cases: its asserts, or a stdin/stdout problem's inputs (what a pass matrix has columns for).
+
+    Example:
+        >>> from datasets import Dataset
+        >>> cases_of(Dataset.from_dict({"tests": [["assert f()"], []], "inputs": [[], ["1\\n", "2\\n"]]}))
+        [['assert f()'], ['1\\n', '2\\n']]
+    """
+    tests = ds[schema.TESTS]
+    inputs = ds[schema.INPUTS] if schema.INPUTS in ds.column_names else [None] * len(tests)
+    return [list(t) if t else list(i or []) for t, i in zip(tests, inputs)]
+
+
 def _llm_rows(solutions: Sequence[dict]) -> list[int]:
     return [i for i, s in enumerate(solutions) if s["model"] != MUTANT_MODEL]
 
@@ -146,7 +159,7 @@ def llm_matrices(ds: Dataset) -> list[np.ndarray]:
     from ..passmatrix import as_pass_matrix
 
     out = []
-    for sols, matrix, tests in zip(ds[schema.SOLUTIONS], ds[schema.PASS_MATRIX], ds[schema.TESTS]):
+    for sols, matrix, tests in zip(ds[schema.SOLUTIONS], ds[schema.PASS_MATRIX], cases_of(ds)):
         M = as_pass_matrix(matrix) if tests else np.zeros((len(sols), 0), dtype=bool)
         out.append(M[_llm_rows(sols)])
     return out
@@ -165,9 +178,13 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
         return []
     ids = [str(ds[i][schema.ID]) for i in rows]
     tests = [ds[i][schema.TESTS] for i in rows]
+    every = cases_of(ds)
     jobs, owners = [], []
     for i, pid, suite in zip(rows, ids, tests):
         known = history.reference_passes.setdefault(pid, {})
+        if not suite:  # a stdin/stdout problem: its reference passed every case before any became one
+            known.update((case, True) for case in every[i])
+            continue
         new = [t for t in dict.fromkeys(suite) if t not in known]
         if new:
             jobs.append((ds[i][schema.REFERENCE_SOLUTIONS][0], new))
@@ -180,7 +197,7 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
         sols = ds[i][schema.SOLUTIONS]
         M = as_pass_matrix(ds[i][schema.PASS_MATRIX])
         mutant_rows = [k for k, s in enumerate(sols) if s["model"] == MUTANT_MODEL]
-        trusted = np.asarray([history.reference_passes[pid][t] for t in suite], dtype=bool)
+        trusted = np.asarray([history.reference_passes[pid][t] for t in suite or every[i]], dtype=bool)
         killed = killed_mask(M[mutant_rows], trusted)
         scores.append({"killed": int(killed.sum()), "considered": len(mutant_rows)})
     return scores
@@ -205,7 +222,7 @@ def _run_references(jobs: list[tuple[str, list[str]]], config: RecipeConfig) -> 
 def by_source(ds: Dataset) -> dict[str, dict[str, int]]:
     """Problems and tests per seed source."""
     out: dict[str, dict[str, int]] = {}
-    for source, tests in zip(ds[schema.SOURCE], ds[schema.TESTS]):
+    for source, tests in zip(ds[schema.SOURCE], cases_of(ds)):
         slot = out.setdefault(source, {"problems": 0, "tests": 0})
         slot["problems"] += 1
         slot["tests"] += len(tests)
@@ -281,7 +298,7 @@ def pool_pass_at_1(ds: Dataset) -> float | None:
         0.5
     """
     shares = []
-    for matrix, tests in zip(ds[schema.PASS_MATRIX], ds[schema.TESTS]):
+    for matrix, tests in zip(ds[schema.PASS_MATRIX], cases_of(ds)):
         M = np.asarray(matrix, dtype=bool)
         if M.size and tests:
             shares.append(float(M.reshape(len(matrix), len(tests)).all(axis=1).mean()))
@@ -386,7 +403,7 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
     return RoundStats(
         round=r,
         num_problems=len(ds),
-        num_tests=int(sum(len(t) for t in ds[schema.TESTS])),
+        num_tests=int(sum(len(t) for t in cases_of(ds))),
         problems_by_source=by_source(ds),
         tests_by_method=tests_by_method(ds),
         pass_at_k=json.loads(json.dumps(history.pass_at_k)),
@@ -464,7 +481,7 @@ def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: Ru
     return RoundStats(
         round=config.rounds,
         num_problems=len(final),
-        num_tests=int(sum(len(t) for t in final[schema.TESTS])),
+        num_tests=int(sum(len(t) for t in cases_of(final))),
         problems_by_source=by_source(final),
         tests_by_method=tests_by_method(last, final),
         pass_at_k=json.loads(json.dumps(history.pass_at_k)),

@@ -267,7 +267,8 @@ def push_final(
     commit_message: str | None = None,
     max_shard_size: int | str = "500MB",
 ) -> RoundCommit:
-    """Publish the final round on ``main`` with exactly the published columns ``id``, ``question``, ``tests``.
+    """Publish the final round on ``main`` with exactly the published columns ``id``, ``question``, ``tests`` (and,
+    where the rows are stdin/stdout problems, :data:`~evolvecoder_datasets.schema.STDIO_PUBLISHED_COLUMNS`).
 
     Args:
         ds (`datasets.Dataset`): the final problem rows; other columns are dropped.
@@ -304,6 +305,8 @@ def push_final(
     round_branch(round)
     columns = list(schema.PUBLISHED_COLUMNS) + ([schema.SOURCE] if keep_source else [])
     schema.check_columns(ds.column_names, columns, stage="push_final")
+    if schema.INPUTS in ds.column_names and any(ds[schema.INPUTS]):  # stdin problems: what judges them, too
+        columns += [c for c in schema.STDIO_PUBLISHED_COLUMNS if c in ds.column_names]
     _check_dropped(dropped, "push_final")
     store = _open_store(repo_id, token=token)
     store.ensure(private=private)

@@ -86,8 +86,33 @@ def mark_exact_duplicates(
     return hashed.add_column(schema.DUP_SCORE, scores).cast_column(schema.DUP_SCORE, Value("float32"))
 
 
+def contest_features() -> dict:
+    """The ``datasets`` types of the columns a contest source adds to the seed columns (imports ``datasets``
+    lazily).
+
+    Example:
+        >>> list(contest_features())
+        ['checker', 'float_tol', 'time_limit_s', 'language', 'validator', 'submissions']
+    """
+    from datasets import List, Value
+
+    from .base import checker_feature
+
+    return {
+        schema.CHECKER: checker_feature(),
+        schema.FLOAT_TOL: Value("float64"),
+        schema.TIME_LIMIT: Value("float64"),
+        schema.LANGUAGE: Value("string"),
+        schema.VALIDATOR: checker_feature(),
+        "submissions": List({"verdict": Value("string"), "language": Value("string"), "path": Value("string"),
+                             "source": Value("string")}),
+    }
+
+
 def merge_sources(*datasets: Dataset) -> Dataset:
-    """Concatenate adapted seed datasets into one, in the seed schema, checking ids stay unique.
+    """Concatenate adapted seed datasets into one, in the seed schema, checking ids stay unique. The columns of
+    contest sources (:func:`contest_features`: a problem package's checker, tolerance, time limit, language,
+    validator and labelled submissions) are kept where any source has them.
 
     Args:
         *datasets (`datasets.Dataset`): outputs of the ``from_*``/``load_*`` adapters.
@@ -106,10 +131,20 @@ def merge_sources(*datasets: Dataset) -> Dataset:
     from ..errors import SchemaError
 
     features = seed_features()
+    extra = contest_features()
+    # a contest source's own columns (checker, tolerance, limit, language, validator, labelled submissions) travel
+    # with it; the rows of the other sources get them empty
+    carried = [name for name in extra if any(name in ds.column_names for ds in datasets)]
+    for name in carried:
+        features[name] = extra[name]
     parts = []
     for ds in datasets:
         schema.check_columns(ds.column_names, SEED_COLUMNS, stage="merge_sources")
-        parts.append(ds.select_columns(list(SEED_COLUMNS)).cast(features))
+        part = ds.select_columns(list(SEED_COLUMNS) + [c for c in carried if c in ds.column_names])
+        for name in carried:
+            if name not in part.column_names:
+                part = part.add_column(name, [None] * len(part))
+        parts.append(part.select_columns(list(SEED_COLUMNS) + carried).cast(features))
     merged = concatenate_datasets(parts)
     ids = merged[schema.ID]
     if len(set(ids)) != len(ids):

@@ -137,7 +137,8 @@ def test_codeforces_with_checkers_keeps_checker_problems_judged_by_their_own_scr
     checked = seeds[1]
     assert checked["checker"]["contract"] == "codeforces" and checked["checker"]["language"] == "python"
     assert seeds[0]["checker"] is None and seeds[2]["checker"] is None
-    assert tuple(merge_sources(seeds).column_names) == SEED_COLUMNS
+    # a contest source's own column travels through the merge (the rows of other sources get it empty)
+    assert tuple(merge_sources(seeds).column_names) == (*SEED_COLUMNS, "checker")
     # The reward reads the row's checker: any order of the expected tokens passes, other tokens do not.
     from evolvecoder_datasets.rewards import code_reward
 
