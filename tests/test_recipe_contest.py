@@ -4,6 +4,7 @@ published with what judges them; and the shipped config through the CLI, in a fr
 from __future__ import annotations
 
 import dataclasses
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +81,10 @@ def test_the_recipe_evolves_packages_and_publishes_cases_every_accepted_submissi
     assert not any(ok for _, verdict, ok in verdicts if verdict != "accepted")
     fidelity = [s["fidelity"]["suite"] for s in result.stats]
     assert all(f["tpr"] == 1.0 for f in fidelity) and fidelity[-1]["tnr"] >= fidelity[0]["tnr"]
+    # the packages' labelled submissions are their own kind, never counted as model samples (there are none here)
+    assert {"submission", "mutant"} <= set(result.stats[0]["fidelity"]["by_kind"])
+    assert "sample" not in result.stats[0]["fidelity"]["by_kind"]
+    assert all(math.isnan(p) for p in result.pass_at_1())  # no model sample: the submissions do not count as one
 
 
 @pytest.mark.slow

@@ -37,6 +37,7 @@ from ..limits import SandboxSettings
 from ..metrics.fidelity import ProblemFidelity, fidelity_report
 from ..schema import TIME_LIMIT
 from ..stages.sample import MUTANT_MODEL
+from .stdin import SUBMISSION_MODEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -253,7 +254,8 @@ class FidelityTracker:
         pool_status = (np.array([[c if isinstance(c, str) else STATUS_NAMES[int(c)] for c in r] for r in S],
                                 dtype=object).reshape(M.shape)
                        if S is not None else np.where(M, "pass", "fail").astype(object))
-        kinds = ["mutant" if s["model"] == MUTANT_MODEL else "sample" for s in sols] + list(state.kinds)
+        kinds = ["mutant" if s["model"] == MUTANT_MODEL else "submission" if str(s["model"]).startswith(
+            SUBMISSION_MODEL) else "sample" for s in sols] + list(state.kinds)
         return ProblemFidelity(
             pid, np.vstack([M, R]), np.concatenate([state.labels, np.ones(len(state.rewrites), np.int8)]),
             kinds=kinds, methods=[o["method"] for o in origins], statuses=np.vstack([pool_status, RS]))

@@ -35,12 +35,12 @@ from .._deps import require
 from ..errors import EmptyRunError, MissingExtraError, RevisionNotFoundError
 from ..keys import chain, config_digest
 from ..schema import TIME_LIMIT
-from ..stages.sample import MUTANT_MODEL
 from ..stages.support.drops import drop_reason_counts, dropped_records, without_dropped
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
-from .seeds import dedup_seeds, load_seeds
-from .stats import RoundStats, RunHistory, cases_of, final_stats, ks, llm_matrices, method_rows, round_stats
+from .seeds import dedup_seeds, load_seeds, packages_only
+from .stats import (RoundStats, RunHistory, cases_of, final_stats, is_sample, ks, llm_matrices, method_rows,
+                    round_stats)
 from .stdin import add_submissions, confirm_references, stdin_only
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -184,7 +184,7 @@ def _figures(config: RecipeConfig, rounds: list[Dataset], history: RunHistory, f
         logger.warning("no figures in the cards: %s", err)
         return []
     difficulty = difficulty_table({r: llm_matrices(ds) for r, ds in enumerate(rounds)}, ks=ks(config))
-    per_model = per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in last[schema.SOLUTIONS]],
+    per_model = per_model_table([[s for s in sols if is_sample(s)] for sols in last[schema.SOLUTIONS]],
                                 llm_matrices(last), ks=ks(config)) if config.models else []
     if config.mutants:
         # the whole pool, mutants included: where the models solve little (the demo's SmolLM2), this is the line
@@ -318,9 +318,9 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
     from ..llm.preflight import preflight
     from ..stages.refine import refine_dataset
 
-    seeds = load_seeds(config)
-    stdin = stdin_only(seeds)  # contest problems skip the refine stage: its test writer is never asked
-    endpoints = [(role, cfg) for role, cfg in config.endpoints() if not (stdin and role.endswith("(refine)"))]
+    # Contest problem packages skip the refine stage: its test writer is never asked (known from the sources alone)
+    packages = packages_only(config)
+    endpoints = [(role, cfg) for role, cfg in config.endpoints() if not (packages and role.endswith("(refine)"))]
     # A fresh run checks every endpoint in seconds, before the embedding and the first paid request. A rerun may
     # need none of them (its stages are saved), so there each stage checks its own models just before it runs.
     if not any(Path(config.output_dir, "stages").glob("*/checkpoint.json")):
@@ -337,6 +337,8 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
     store = config.store_location()
     common = {"batch_size": config.batch_size, "num_proc": config.num_proc}
 
+    seeds = load_seeds(config)
+    stdin = stdin_only(seeds)
     key = chain(RECIPE_VERSION, config.seed, config.sources, config.problem_ids, config.limit_per_source,
                 json.dumps({"id": list(seeds[schema.ID]), "q": list(seeds[schema.QUESTION])}))
     dedup_info = None

@@ -20,7 +20,25 @@ from .config import SOURCES, RecipeConfig
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["dedup_seeds", "load_seeds"]
+__all__ = ["dedup_seeds", "load_seeds", "packages_only"]
+
+
+def _is_packages_folder(name: str) -> bool:
+    return os.path.isdir(name) and not any(os.path.exists(os.path.join(name, f))
+                                           for f in ("dataset_info.json", "state.json"))
+
+
+def packages_only(config: RecipeConfig) -> bool:
+    """Whether every source of ``config`` is a folder of contest problem packages (so the run's seeds are stdin
+    problems and the refine stage's model is never asked), known before anything is loaded.
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> from evolvecoder_datasets.recipe import RecipeConfig
+        >>> packages_only(RecipeConfig(llm=LLMConfig(model="m"), mutants=4, sources=("humaneval",)))
+        False
+    """
+    return bool(config.sources) and all(_is_packages_folder(name) for name in config.sources)
 
 
 def _load_source(name: str) -> Dataset:
@@ -40,7 +58,7 @@ def _load_source(name: str) -> Dataset:
     if name.endswith(".parquet"):
         return Dataset.from_parquet(name)
     if os.path.isdir(name):
-        if not any(os.path.exists(os.path.join(name, f)) for f in ("dataset_info.json", "state.json")):
+        if _is_packages_folder(name):
             from ..sources.problem_package import load_problem_packages
 
             return load_problem_packages(name)  # a folder of contest problem packages (or one package)

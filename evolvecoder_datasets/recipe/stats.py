@@ -24,6 +24,7 @@ import numpy as np
 from .. import schema
 from ..stages.references import reference_verdicts
 from ..stages.sample import MUTANT_MODEL
+from .stdin import SUBMISSION_MODEL
 from .config import RECIPE_VERSION, RecipeConfig
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -150,8 +151,19 @@ def cases_of(ds: Dataset) -> list[list[str]]:
     return [list(t) if t else list(i or []) for t, i in zip(tests, inputs)]
 
 
+def is_sample(solution: dict) -> bool:
+    """Whether a pool entry is a model's sample (not a mutant, not a problem package's labelled submission).
+
+    Example:
+        >>> is_sample({"model": "qwen"}), is_sample({"model": "mutant"}), is_sample({"model": "submission:accepted"})
+        (True, False, False)
+    """
+    model = str(solution["model"])
+    return model != MUTANT_MODEL and not model.startswith(SUBMISSION_MODEL)
+
+
 def _llm_rows(solutions: Sequence[dict]) -> list[int]:
-    return [i for i, s in enumerate(solutions) if s["model"] != MUTANT_MODEL]
+    return [i for i, s in enumerate(solutions) if is_sample(s)]
 
 
 def llm_matrices(ds: Dataset) -> list[np.ndarray]:
@@ -392,7 +404,7 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
     history.pool_pass_at_1[str(r)] = pool_pass_at_1(ds)
     history.pass_at_k[str(r)] = {str(k): float(np.mean(pass_at_k(n, c, k))) if len(n) else float("nan")
                                  for k in ks(config)}
-    by_model = per_model_table([[s for s in sols if s["model"] != MUTANT_MODEL] for sols in ds[schema.SOLUTIONS]],
+    by_model = per_model_table([[s for s in sols if is_sample(s)] for sols in ds[schema.SOLUTIONS]],
                                llm_matrices(ds), ks=ks(config)) if config.models else []
     mutation = _mutation(ds, config, history) if config.mutants else []
     fidelity = _fidelity(ds, str(r), config, history)
