@@ -161,7 +161,7 @@ class FidelityTracker:
                        counts: dict[str, int]) -> list[int]:
         """Label the pools of the stdin/stdout problems by their own oracle (:mod:`~evolvecoder_datasets.search.
         stdio_oracle`); the sizes of the oracles built."""
-        from ..search.stdio_oracle import stdio_oracle
+        from ..search.stdio_oracle import label_stdio_programs, stdio_oracle
         from ..search.stdio_writer import StdioProblem
 
         cols = ds.column_names
@@ -177,20 +177,9 @@ class FidelityTracker:
                                  float_tol=cell(schema.FLOAT_TOL, i),
                                  limit=self.config.execute.job_timeout(cell(TIME_LIMIT, i)) or self.settings.timeout_s,
                                  validator=cell(schema.VALIDATOR, i)) for i in rows]
-        from ..execution import Job
-
         sandbox = self._fast_sandbox()
         oracles = stdio_oracle(problems, sandbox, inputs=self.settings.inputs, seed=self.settings.seed)
-        jobs, owners = [], []
-        for k, (problem, oracle) in enumerate(zip(problems, oracles)):
-            for code in problem.programs if oracle is not None else ():
-                jobs.append(Job(code, inputs=problem.inputs + oracle[0], outputs=problem.outputs + oracle[1],
-                                checker=problem.checker, float_tol=problem.float_tol, language=problem.language,
-                                timeout_s=problem.limit, stop_on_failure=True))
-                owners.append(k)
-        labels: dict[int, list[int]] = {k: [] for k, o in enumerate(oracles) if o is not None}
-        for k, report in zip(owners, sandbox.run_many(jobs) if jobs else []):
-            labels[k].append(-1 if report.infra_error else int(report.all_passed))
+        labels = label_stdio_programs(problems, sandbox, oracles=oracles)
         sizes = []
         for k, (problem, oracle) in enumerate(zip(problems, oracles)):
             if oracle is None:

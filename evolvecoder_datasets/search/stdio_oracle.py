@@ -61,9 +61,11 @@ def stdio_oracle(problems: Sequence[StdioProblem], sandbox: Any, *, inputs: int 
 
 
 def label_stdio_programs(problems: Sequence[StdioProblem], sandbox: Any, *, inputs: int = 64, seed: int = 0,
-                         config: SearchConfig | None = None) -> list[list[int] | None]:
+                         config: SearchConfig | None = None,
+                         oracles: Sequence[tuple[list[str], list[str]] | None] | None = None) -> list[list[int] | None]:
     """Per problem, per program of its pool: ``1`` right (passes every oracle case and every case of its own), ``0``
-    wrong, ``-1`` unlabelled (the sandbox failed on it); ``None`` for a problem without an oracle.
+    wrong, ``-1`` unlabelled (the sandbox failed on it); ``None`` for a problem without an oracle. ``oracles``: the
+    problems' oracles when already built (:func:`stdio_oracle`), else they are built here.
 
     Example:
         >>> label_stdio_programs([StdioProblem("P", None, ["1\\n"], ["1\\n"], ["print(1)"], [[True]])], sandbox=None)
@@ -72,7 +74,8 @@ def label_stdio_programs(problems: Sequence[StdioProblem], sandbox: Any, *, inpu
     from ..execution import Job
 
     config = config or SearchConfig()
-    oracles = stdio_oracle(problems, sandbox, inputs=inputs, seed=seed, config=config)
+    if oracles is None:
+        oracles = stdio_oracle(problems, sandbox, inputs=inputs, seed=seed, config=config)
     jobs, owners = [], []
     for k, (problem, oracle) in enumerate(zip(problems, oracles)):
         if oracle is None:
