@@ -26,7 +26,8 @@ from .domains import admitted_tests, count_rules, derive_domain
 from .new_tests import run_new_tests
 from .resources import get_sandbox
 
-__all__ = ["RoundProblem", "append_tests", "assign_domains", "log_entry", "note_outside", "search_round"]
+__all__ = ["RoundProblem", "append_tests", "assign_domains", "kept_mask", "log_entry", "note_outside",
+           "search_round"]
 
 
 @dataclass
@@ -120,22 +121,39 @@ def append_tests(
         if infra:
             entry["error"] = f"sandbox: {infra[0]}"
         new_M = np.array([r.passed for r in rows], dtype=bool).reshape(len(rows), len(tests))
-        keep = np.ones(len(tests), dtype=bool)
-        if ref_report is not None and not ref_report.infra_error:
-            ref_ok = np.asarray(ref_report.passed, dtype=bool)
-            entry["reference_failed"] = int((~ref_ok).sum())
-            keep &= ref_ok
-        if method == "discriminative" and entry["programs"]:
-            shown = new_M[entry["programs"]]
-            splits = shown.any(axis=0) & ~shown.all(axis=0)
-            entry["split_failed"] = int((keep & ~splits).sum())
-            if drop_failed_split:
-                keep &= splits
-        kept = np.flatnonzero(keep)
+        kept = np.flatnonzero(kept_mask(entry, method, new_M, ref_report, drop_failed_split=drop_failed_split))
         entry["added"] = int(kept.size)
         statuses = [r.statuses for r in rows] if problem.suite.statuses is not None else None
         new = TestSuite.of(tests, round=round_, method=method, matrix=new_M, statuses=statuses)
         problem.suite = problem.suite.extend(new.select(kept))
+
+
+def kept_mask(entry: dict[str, Any], method: str, matrix: np.ndarray, reference: Any, *,
+              drop_failed_split: bool = False) -> np.ndarray:
+    """Which of a method's new tests (or stdin cases) join the suite: those the reference passes (``reference``, its
+    report, or ``None``; a report the sandbox failed on decides nothing), counted in ``entry["reference_failed"]``;
+    a discriminative one that does not split the programs shown (``entry["programs"]``) is counted in
+    ``entry["split_failed"]`` and left out with ``drop_failed_split``. ``matrix`` is the pool's, programs x new tests.
+
+    Example:
+        >>> entry = log_entry(1, "discriminative", programs=[0, 1])
+        >>> kept_mask(entry, "discriminative", np.array([[True, True], [False, True]]), None).tolist()
+        [True, True]
+        >>> entry["split_failed"]
+        1
+    """
+    keep = np.ones(matrix.shape[1], dtype=bool)
+    if reference is not None and not reference.infra_error:
+        ok = np.asarray(reference.passed, dtype=bool)
+        entry["reference_failed"] = int((~ok).sum())
+        keep &= ok
+    if method == "discriminative" and entry["programs"]:
+        shown = matrix[entry["programs"]]
+        splits = shown.any(axis=0) & ~shown.all(axis=0)
+        entry["split_failed"] = int((keep & ~splits).sum())
+        if drop_failed_split:
+            keep &= splits
+    return keep
 
 
 def assign_domains(problems: list[RoundProblem], cells: list[dict[str, Any] | None], *, round_: int,

@@ -28,7 +28,7 @@ from ...search.stdio_writer import StdioProblem, search_stdio_tests, value_stdin
 from ...suite import TestSuite, as_origin_list
 from ..execute import solution_codes
 from .resources import get_sandbox
-from .round_state import log_entry
+from .round_state import kept_mask, log_entry
 
 __all__ = ["StdioRoundProblem", "append_cases", "stdio_model_round", "stdio_problem", "stdio_rows",
            "stdio_search_round"]
@@ -159,24 +159,15 @@ def append_cases(problems: list[StdioRoundProblem], method: str, cases: list[tup
         if not inputs:
             continue
         reports = rows.get(k, [])
-        keep = np.ones(len(inputs), dtype=bool)
+        reference = None
         if check_reference and problem.reference:
             reference, reports = reports[0], reports[1:]
-            if not reference.infra_error:
-                ok = np.asarray(reference.passed, dtype=bool)
-                entry["reference_failed"] = int((~ok).sum())
-                keep &= ok
         infra = [r.infra_error for r in reports if r.infra_error]
         if infra:
             entry["error"] = f"sandbox: {infra[0]}"
         matrix = np.array([r.passed for r in reports], dtype=bool).reshape(len(reports), len(inputs))
-        if method == "discriminative" and entry["programs"]:
-            shown = matrix[entry["programs"]]
-            splits = shown.any(axis=0) & ~shown.all(axis=0)
-            entry["split_failed"] = int((keep & ~splits).sum())
-            if drop_failed_split:
-                keep &= splits
-        kept = np.flatnonzero(keep).tolist()
+        kept = np.flatnonzero(kept_mask(entry, method, matrix, reference,
+                                        drop_failed_split=drop_failed_split)).tolist()
         statuses = [[r.statuses[j] for j in kept] for r in reports] if problem.suite.statuses is not None else None
         origin = {"round": int(round_), "method": method}
         new = TestSuite((), tuple(dict(origin) for _ in kept), matrix[:, kept], statuses,
