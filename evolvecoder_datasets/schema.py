@@ -55,6 +55,9 @@ DUP_SCORE = "dup_score"
 SEED_QUESTION = "seed_question"
 REFERENCE_SOLUTIONS = "reference_solutions"
 REFERENCE_OK = "reference_ok"
+# ... for stdin/stdout problems, the reference's language where it is not the row's (a C++ accepted submission
+# valuing the inputs of a Python problem); null: the row's ``language``
+REFERENCE_LANGUAGE = "reference_language"
 REFINE_DROPPED_TESTS = "refine_dropped_tests"
 REFERENCE_FAILED_TESTS = "reference_failed_tests"
 REFINE_FALLBACK = "refine_fallback"

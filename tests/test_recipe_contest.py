@@ -18,7 +18,7 @@ from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Sandbox
 from evolvecoder_datasets.recipe import run_recipe
 from evolvecoder_datasets.recipe.stdin import stdin_only
-from evolvecoder_datasets.rounds import load_round
+from evolvecoder_datasets.rounds import load_round, load_round_stats
 from evolvecoder_datasets.sources import load_problem_packages, merge_sources
 from evolvecoder_datasets.sources.problem_package import load_problem_package
 
@@ -92,7 +92,6 @@ def test_the_shipped_contest_config_runs_through_the_cli(tmp_path):
     """The config as a user runs it (`evolvecoder-datasets run`), its output folder moved into the test's."""
     config = yaml.safe_load(CONFIG.read_text())
     config["output_dir"] = str(tmp_path / "out")
-    config["sources"] = [str(PACKAGES)]
     path = tmp_path / "contest.yaml"
     path.write_text(yaml.safe_dump(config))
     script = Path(sys.executable).with_name("evolvecoder-datasets")
@@ -102,8 +101,82 @@ def test_the_shipped_contest_config_runs_through_the_cli(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "pushed main" in proc.stdout and "test fidelity (TPR/TNR) by round: 0 1.000/" in proc.stdout
     main = load_round(str(tmp_path / "out" / "store"))
-    assert len(main) == 4
+    assert sorted(main["id"]) == ["CodeContests_0", "Package_anyorder", "Package_anypath", "Package_circle",
+                                  "Package_sumpair", "TACO_0", "TACO_1", "TACO_2"]
+    # each round adds cases (at most 3 per problem a round, so the suite grows round by round)
+    counts = [load_round_stats(str(tmp_path / "out" / "store"), r)["num_tests"] for r in (0, 1, 2)]
+    assert counts[0] < counts[1] < counts[2], counts
     with Sandbox(workers=2) as sb:
-        verdicts = _verdicts_on(main, sb)
+        verdicts = _verdicts_on(main.filter(lambda row: row["id"].startswith("Package_")), sb)
     assert all(ok for _, verdict, ok in verdicts if verdict == "accepted")
     assert not any(ok for _, verdict, ok in verdicts if verdict != "accepted")
+
+
+ROWS = ROOT / "tests" / "data" / "contest_rows"
+
+
+def test_taco_and_code_contests_files_evolve_with_a_cpp_reference_and_no_refine_writer(tmp_path):
+    """Contest rows as users download them (a TACO JSONL, a CodeContests JSONL whose only accepted solution is C++):
+    the recipe reads their layouts, the C++ solution values the inputs of the Python pool, the incorrect Python
+    solutions that survive the problem's own cases are killed, and the refine writer (an address nothing listens
+    on) is never asked."""
+    from evolvecoder_datasets.llm import LLMConfig
+
+    _, config = load_config(CONFIG)
+    config = dataclasses.replace(
+        config, output_dir=str(tmp_path / "run"), rounds=1, mutants=8, figures=False,
+        sources=(str(ROWS / "taco_stdin.jsonl"), str(ROWS / "code_contests_cpp.jsonl")),
+        llm=LLMConfig(model="m", base_url="http://127.0.0.1:9/v1", max_retries=0),
+        fidelity=dataclasses.replace(config.fidelity, inputs=48))
+    result = run_recipe(config)
+    before, after = result.rounds
+    assert after["id"] == ["TACO_0", "TACO_1", "TACO_2", "CodeContests_0"]
+    contest = after[3]
+    assert contest["reference_language"] == "cpp" and after["reference_language"][:3] == [None] * 3
+    assert contest["language"] == "python" and len(contest["inputs"]) > len(before[3]["inputs"])
+    rejected = [s for s in contest["solutions"] if s["model"] == "submission:rejected"]
+    assert len(rejected) == 3  # the Python ones; the C++ incorrect solution is not in a Python pool
+    survived = [all(row) for s, row in zip(before[3]["solutions"], before[3]["pass_matrix"])
+                if s["model"] == "submission:rejected"]
+    assert any(survived)  # the problem's own cases let some through
+    main = load_round(str(tmp_path / "run" / "store"))
+    raw = {r["id"]: r for r in main}
+    cc = load_problem_rows(ROWS / "code_contests_cpp.jsonl")[0]
+    taco = load_problem_rows(ROWS / "taco_stdin.jsonl")
+    with Sandbox(workers=2) as sb:
+        for sub in cc["submissions"]:
+            report = sb.run_stdio(sub["source"], raw["CodeContests_0"]["inputs"], raw["CodeContests_0"]["outputs"],
+                                  language=sub["language"])
+            assert report.all_passed == (sub["verdict"] == "accepted"), sub
+        for row in taco:
+            for code in row["solutions"]:
+                assert sb.run_stdio(code, raw[row["id"]]["inputs"], raw[row["id"]]["outputs"]).all_passed
+    fidelity = [s["fidelity"]["suite"] for s in result.stats]
+    # the TACO rows' accepted solutions are the right programs (a CodeContests pool here has only wrong ones)
+    assert fidelity[0]["right"] == 6 and all(f["tpr"] == 1.0 for f in fidelity)
+    assert fidelity[-1]["tnr"] > fidelity[0]["tnr"]
+    taco_pool = [s["model"] for s in after[0]["solutions"]]
+    assert taco_pool.count("submission:accepted") == 2
+
+
+def load_problem_rows(path: Path):
+    from evolvecoder_datasets.sources import adapt_layout
+
+    return adapt_layout(Dataset.from_json(str(path)))
+
+
+def test_a_local_file_of_function_problems_still_checks_the_refine_writer_first(tmp_path):
+    from evolvecoder_datasets.errors import LLMUnavailableError
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.sources import seed_features
+
+    rows = Dataset.from_list([{"id": "F_1", "source": "x", "question": "Write f() returning 1.",
+                               "tests": ["assert f() == 1"], "inputs": [], "outputs": [], "solutions": [],
+                               "starter_code": "", "entry_point": "f", "difficulty": None}]).cast(seed_features())
+    rows.to_json(tmp_path / "functions.jsonl")
+    _, config = load_config(CONFIG)
+    config = dataclasses.replace(config, output_dir=str(tmp_path / "run"), sources=(str(tmp_path / "functions.jsonl"),),
+                                 llm=LLMConfig(model="m", base_url="http://127.0.0.1:9/v1", max_retries=0))
+    with pytest.raises(LLMUnavailableError, match="refine"):
+        run_recipe(config)
+    assert not (tmp_path / "run" / "stages" / "01_refine").exists()

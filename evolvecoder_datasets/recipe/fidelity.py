@@ -173,7 +173,10 @@ class FidelityTracker:
         cell = lambda name, i: ds[name][i] if name in cols else None  # noqa: E731 - one optional cell
         problems = [StdioProblem(str(ds[schema.ID][i]), references[i], list(ds[schema.INPUTS][i]),
                                  list(ds[schema.OUTPUTS][i]), pools[i], [], question=ds[schema.QUESTION][i],
-                                 language=cell(schema.LANGUAGE, i) or "python", checker=cell(schema.CHECKER, i),
+                                 # the reference in its own language (a C++ one may value a Python problem)
+                                 language=cell(schema.REFERENCE_LANGUAGE, i) or cell(schema.LANGUAGE, i) or "python",
+                                 languages=[cell(schema.LANGUAGE, i) or "python"] * len(pools[i]),
+                                 checker=cell(schema.CHECKER, i),
                                  float_tol=cell(schema.FLOAT_TOL, i),
                                  limit=self.config.execute.job_timeout(cell(TIME_LIMIT, i)) or self.settings.timeout_s,
                                  validator=cell(schema.VALIDATOR, i)) for i in rows]

@@ -38,7 +38,7 @@ from ..schema import TIME_LIMIT
 from ..stages.support.drops import drop_reason_counts, dropped_records, without_dropped
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
-from .seeds import dedup_seeds, load_seeds, packages_only
+from .seeds import dedup_seeds, load_seeds, local_only, packages_only
 from .stats import (RoundStats, RunHistory, cases_of, final_stats, is_sample, ks, llm_matrices, method_rows,
                     round_stats)
 from .stdin import add_submissions, confirm_references, stdin_only
@@ -246,7 +246,7 @@ def _execute(pooled: Dataset, config: RecipeConfig) -> Dataset:
 
 
 _DOMAINS_VERSION = "domains-1"
-_STDIN_VERSION = "stdin-references-1"
+_STDIN_VERSION = "stdin-references-2"  # 2: a reference in another language, accepted solutions in the pool
 
 
 def _domains(live: Dataset, config: RecipeConfig) -> Dataset:
@@ -318,13 +318,15 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
     from ..llm.preflight import preflight
     from ..stages.refine import refine_dataset
 
-    # Contest problem packages skip the refine stage: its test writer is never asked (known from the sources alone)
-    packages = packages_only(config)
+    # Contest problem packages skip the refine stage: its test writer is never asked (known from the sources alone).
+    # Local files may hold stdin problems too: their refine writer is checked once they are read (quick, offline).
+    packages, later = packages_only(config), local_only(config)
     endpoints = [(role, cfg) for role, cfg in config.endpoints() if not (packages and role.endswith("(refine)"))]
     # A fresh run checks every endpoint in seconds, before the embedding and the first paid request. A rerun may
     # need none of them (its stages are saved), so there each stage checks its own models just before it runs.
-    if not any(Path(config.output_dir, "stages").glob("*/checkpoint.json")):
-        preflight(endpoints)
+    fresh = not any(Path(config.output_dir, "stages").glob("*/checkpoint.json"))
+    if fresh:
+        preflight([(role, cfg) for role, cfg in endpoints if not (later and role.endswith("(refine)"))])
 
     def checked(roles: str, compute: Any) -> Any:
         def run_stage() -> Any:
@@ -339,6 +341,10 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
 
     seeds = load_seeds(config)
     stdin = stdin_only(seeds)
+    if stdin:
+        endpoints = [(role, cfg) for role, cfg in endpoints if not role.endswith("(refine)")]
+    elif fresh and later:  # still before the embedding and the first paid request
+        preflight([(role, cfg) for role, cfg in endpoints if role.endswith("(refine)")])
     key = chain(RECIPE_VERSION, config.seed, config.sources, config.problem_ids, config.limit_per_source,
                 json.dumps({"id": list(seeds[schema.ID]), "q": list(seeds[schema.QUESTION])}))
     dedup_info = None
@@ -399,8 +405,8 @@ def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Data
     key = chain(key, "sample", config_digest(sample_cfg))
     pooled = checkpoints.stage("02_sample", key,
                                checked("pool model", lambda: sample_dataset(live, sample_cfg, **common)))
-    if stdin:
-        pooled = add_submissions(pooled)
+    if stdin:  # the labelled programs: a package's submissions, a TACO row's accepted solutions
+        pooled = add_submissions(pooled, accepted=live[schema.SOLUTIONS])
     key = chain(key, "execute", config_digest(config.execute))
     current = checkpoints.stage("03_execute", key, lambda: _execute(pooled, config))
 

@@ -20,7 +20,7 @@ from .config import SOURCES, RecipeConfig
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["dedup_seeds", "load_seeds", "packages_only"]
+__all__ = ["dedup_seeds", "load_seeds", "local_only", "packages_only"]
 
 
 def _is_packages_folder(name: str) -> bool:
@@ -30,7 +30,8 @@ def _is_packages_folder(name: str) -> bool:
 
 def packages_only(config: RecipeConfig) -> bool:
     """Whether every source of ``config`` is a folder of contest problem packages (so the run's seeds are stdin
-    problems and the refine stage's model is never asked), known before anything is loaded.
+    problems and the refine stage's model is never asked), known before anything is loaded. (Local files may hold
+    stdin problems too: :func:`local_only` says when that is known only once they are loaded.)
 
     Example:
         >>> from evolvecoder_datasets.llm import LLMConfig
@@ -39,6 +40,20 @@ def packages_only(config: RecipeConfig) -> bool:
         False
     """
     return bool(config.sources) and all(_is_packages_folder(name) for name in config.sources)
+
+
+def local_only(config: RecipeConfig) -> bool:
+    """Whether every source of ``config`` is local (a packages folder, a saved dataset or a JSON/JSONL/Parquet
+    file): loading them is quick and offline, so whether the refine stage's model is needed can wait until the
+    seeds are read.
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> from evolvecoder_datasets.recipe import RecipeConfig
+        >>> local_only(RecipeConfig(llm=LLMConfig(model="m"), mutants=4, sources=("rows.jsonl",)))
+        True
+    """
+    return bool(config.sources) and all(name.lower() not in SOURCES for name in config.sources)
 
 
 def _load_source(name: str) -> Dataset:
@@ -53,10 +68,11 @@ def _load_source(name: str) -> Dataset:
         from ..sources import load_leetcode
 
         return load_leetcode()
-    if name.endswith((".jsonl", ".json")):
-        return Dataset.from_json(name)
-    if name.endswith(".parquet"):
-        return Dataset.from_parquet(name)
+    if name.endswith((".jsonl", ".json", ".parquet")):
+        from ..sources import adapt_layout
+
+        # a local file in any known layout (TACO, APPS, CodeContests, Codeforces, ...) or already seed rows
+        return adapt_layout(Dataset.from_parquet(name) if name.endswith(".parquet") else Dataset.from_json(name))
     if os.path.isdir(name):
         if _is_packages_folder(name):
             from ..sources.problem_package import load_problem_packages

@@ -32,6 +32,8 @@ _ATTRIBUTES = {
     "from_codeforces": "codeforces",
     "from_primeintellect": "primeintellect",
     "from_evolvecoder_seed": "evolvecoder_seed",
+    "adapt_layout": "layouts",
+    "layout_of": "layouts",
     "mark_exact_duplicates": "exact",
     "merge_sources": "exact",
 }

@@ -48,6 +48,7 @@ class StdioRoundProblem:
     float_tol: float | None = None
     limit: float | None = None
     validator: dict | None = None
+    reference_language: str | None = None
     log: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -57,6 +58,19 @@ class StdioRoundProblem:
     @property
     def outputs(self) -> list[str]:
         return list(self.suite.columns.get("outputs", ()))
+
+    @property
+    def judged_reference_language(self) -> str:
+        """The language the reference runs in (the row's unless ``reference_language`` says otherwise)."""
+        return self.reference_language or self.language
+
+    def search_problem(self, limit: float | None) -> StdioProblem:
+        """The problem as the search and the valuing of model texts see it: the reference in its own language,
+        each program of the pool in the row's."""
+        return StdioProblem(self.id, self.reference, self.inputs, self.outputs, self.codes, self.suite.matrix,
+                            question=self.question, language=self.judged_reference_language,
+                            languages=[self.language] * len(self.codes), checker=self.checker,
+                            float_tol=self.float_tol, limit=limit, validator=self.validator)
 
 
 def stdio_problem(batch: dict[str, list], i: int, *, reference: str | None, limit: Any) -> StdioRoundProblem:
@@ -84,7 +98,7 @@ def stdio_problem(batch: dict[str, list], i: int, *, reference: str | None, limi
         id=batch[schema.ID][i], question=batch[schema.QUESTION][i], codes=solution_codes(solutions),
         suite=TestSuite((), origins, M.copy(), statuses, columns), reference=reference,
         language=cell(schema.LANGUAGE) or "python", checker=cell(schema.CHECKER), float_tol=cell(schema.FLOAT_TOL),
-        limit=limit, validator=cell(schema.VALIDATOR))
+        limit=limit, validator=cell(schema.VALIDATOR), reference_language=cell(schema.REFERENCE_LANGUAGE))
 
 
 def stdio_rows(out: dict[str, list], problem: StdioRoundProblem, log: list[dict[str, Any]], round_: int,
@@ -109,9 +123,7 @@ def stdio_search_round(problems: list[StdioRoundProblem], search: SearchConfig, 
 
     settings = dataclasses.replace(search, seed=seed)
     found = search_stdio_tests(
-        [StdioProblem(p.id, p.reference, p.inputs, p.outputs, p.codes, p.suite.matrix, question=p.question,
-                      language=p.language, checker=p.checker, float_tol=p.float_tol,
-                      limit=execute.job_timeout(p.limit), validator=p.validator) for p in problems],
+        [p.search_problem(execute.job_timeout(p.limit)) for p in problems],
         settings,
         round=round_,
         # the search's own limit, the rest of the stage's sandbox; a program stops after two timeouts in a row
@@ -147,9 +159,11 @@ def append_cases(problems: list[StdioRoundProblem], method: str, cases: list[tup
         timeout = execute.job_timeout(problem.limit)
         programs = ([problem.reference] if check_reference and problem.reference else []) + list(problem.codes)
         for j, code in enumerate(programs):
+            reference = j == 0 and check_reference and problem.reference
             jobs.append(Job(code, inputs=inputs, outputs=outputs, checker=problem.checker,
-                            float_tol=problem.float_tol, language=problem.language,
-                            timeout_s=None if j == 0 and check_reference and problem.reference else timeout))
+                            float_tol=problem.float_tol,
+                            language=problem.judged_reference_language if reference else problem.language,
+                            timeout_s=None if reference else timeout))
             owners.append(k)
     rows: dict[int, list[Any]] = {}
     for k, report in zip(owners, get_sandbox(execute).run_many(jobs) if jobs else []):
@@ -208,10 +222,8 @@ def stdio_model_round(problems: list[StdioRoundProblem], config: Any) -> None:
                 except LLMResponseError as err:
                     entry["error"] = f"parse: {err.reason}"
             proposed.append(texts)
-        requests = [(StdioProblem(p.id, p.reference, p.inputs, p.outputs, p.codes, p.suite.matrix,
-                                  question=p.question, language=p.language, checker=p.checker,
-                                  float_tol=p.float_tol, limit=config.execute.job_timeout(p.limit),
-                                  validator=p.validator), texts) for p, texts in zip(problems, proposed)]
+        requests = [(p.search_problem(config.execute.job_timeout(p.limit)), texts)
+                    for p, texts in zip(problems, proposed)]
         settings = SearchConfig(cpu_s=config.value_cpu_s, timeout_s=max(1.0, config.value_cpu_s * 4 + 0.1))
         valued = value_stdin(requests, shared_sandbox(config.execute), settings)
         for entry, found in zip(entries, valued):
