@@ -11,8 +11,11 @@ when ``config.statuses`` is set (the typed outcome of each cell), ``judged_insid
 **Time limits.** A problem with a confirmed reference gets a calibrated limit (see :mod:`evolvecoder_datasets.
 limits`): the reference runs first under the fixed ``timeout_s``, and the pool then runs under ``limit_factor x``
 the reference's slowest passed test (at least ``limit_floor_s``, at most ``timeout_s``). The limit is written to
-``time_limit_s`` and reused by the evolution rounds and the rewards; a row that already holds one is not measured
-again. Problems without a reference (and stdin/stdout problems, for now) run under ``timeout_s``.
+``time_limit_s`` and reused by the evolution rounds and the rewards; a row that already holds one (a contest
+problem's stated limit) is not measured again. A stdin/stdout problem's reference (the first of
+``reference_solutions``) runs on its cases, judged as the pool is; where ``reference_language`` says it is written
+in another language than the pool (a C++ reference of a Python problem) its CPU time says nothing of the pool's,
+and the problem runs under ``timeout_s``, as problems without a reference do.
 
 **No batch barrier.** :func:`execute_dataset` streams all the dataset's jobs through the sandbox
 (:mod:`~evolvecoder_datasets.stages.support.stream`): a worker takes the next job as soon as it is free, so a
@@ -48,6 +51,7 @@ from ..schema import (
     JUDGED_INSIDE,
     OUTPUTS,
     PASS_MATRIX,
+    REFERENCE_LANGUAGE,
     REFERENCE_OK,
     REFERENCE_SOLUTIONS,
     SOLUTIONS,
@@ -63,8 +67,8 @@ from .support.stream import Plan, stream_jobs
 __all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "output_features", "reference_limit", "solution_codes"]
 
 #: Every column the stage reads (those present are needed by an engine that ships only what a stage reads).
-READS = (SOLUTIONS, TESTS, INPUTS, OUTPUTS, REFERENCE_SOLUTIONS, REFERENCE_OK, TIME_LIMIT, LANGUAGE, CHECKER,
-         FLOAT_TOL)  # fmt: skip
+READS = (SOLUTIONS, TESTS, INPUTS, OUTPUTS, REFERENCE_SOLUTIONS, REFERENCE_OK, REFERENCE_LANGUAGE, TIME_LIMIT,
+         LANGUAGE, CHECKER, FLOAT_TOL)  # fmt: skip
 _STREAM_VERSION = "1"  # enters the cache file name of execute_dataset's results
 
 
@@ -80,8 +84,8 @@ class ExecuteConfig(SandboxSettings):
     Args:
         statuses (`bool`, defaults to True): also write the ``statuses`` column.
         float_tol (`float`, *optional*): numeric tolerance of stdin/stdout output comparison.
-        version (`str`): bump when the semantics change, so cached results are recomputed (``"3"``: calibrated
-            time limits and the shared timeout policy; ``"2"``: verdicts decided by the judge outside the sandbox).
+        version (`str`): bump when the semantics change, so cached results are recomputed (``"4"``: stdin/stdout
+            problems calibrated too; ``"3"``: calibrated time limits and the shared timeout policy; ``"2"``: verdicts decided by the judge outside the sandbox).
 
     Raises:
         ConfigError: a sandbox setting is out of range.
@@ -93,7 +97,7 @@ class ExecuteConfig(SandboxSettings):
 
     statuses: bool = True
     float_tol: float | None = None
-    version: str = "3"
+    version: str = "4"
 
 
 def solution_codes(solutions: Sequence[Any] | None) -> list[str]:
@@ -132,9 +136,15 @@ def _rows(columns: dict[str, list]) -> Iterator[_Row]:
     ok_col = columns.get(REFERENCE_OK) or [True] * n
     limit_col = columns.get(TIME_LIMIT) or none
     language_col, checker_col, tol_col = (columns.get(c) or none for c in (LANGUAGE, CHECKER, FLOAT_TOL))
+    ref_language_col = columns.get(REFERENCE_LANGUAGE) or none
     for i in range(n):
         tests = list(tests_col[i]) if tests_col[i] else None
-        reference = reference_for(list(refs_col[i]), tests) if tests and refs_col[i] and ok_col[i] else None
+        reference = None
+        if refs_col[i] and ok_col[i]:
+            if tests:
+                reference = reference_for(list(refs_col[i]), tests)
+            elif inputs_col[i] and ref_language_col[i] in (None, language_col[i] or "python"):
+                reference = list(refs_col[i])[0]  # a stdin problem's reference, in the pool's language
         yield _Row(solution_codes(columns[SOLUTIONS][i]), tests,
                    list(inputs_col[i]) if inputs_col[i] else None, list(outputs_col[i] or ()),
                    reference, limit_col[i], language_col[i] or "python", Checker.from_value(checker_col[i]),
@@ -155,14 +165,20 @@ def _plan(row: _Row, config: ExecuteConfig) -> Plan:
         return []
 
     # A problem with an empty pool is calibrated too: the limit travels with the dataset to the rewards.
-    if config.calibrate and row.limit is None and row.reference is not None:
+    if config.calibrate and row.limit is None and row.reference is not None and (row.tests or row.inputs):
         def calibrated(reference: ExecutionReport | None) -> list[Job]:
             if reference is not None and reference.infra_error:  # the sandbox's failure, not the reference's
                 raise SandboxCrashed(f"the reference of a problem hit a sandbox failure: {reference.infra_error}")
             row.limit = reference_limit(reference, config)
             return jobs(row.limit)
 
-        return Plan(calibrated, first=Job(row.reference, tests=row.tests))
+        if row.tests:
+            first = Job(row.reference, tests=row.tests)
+        else:  # judged as the pool is: its checker or the token compare, its language
+            first = Job(row.reference, inputs=row.inputs, outputs=row.outputs, language=row.language,
+                        checker=row.checker,
+                        float_tol=row.float_tol if row.float_tol is not None else config.float_tol)
+        return Plan(calibrated, first=first)
     return Plan(lambda _ref: jobs(row.limit))
 
 

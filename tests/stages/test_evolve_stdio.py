@@ -106,3 +106,50 @@ def test_the_model_writes_stdin_texts_and_only_valid_valued_new_ones_become_case
     assert entry["parsed"] == 4 and entry["added"] == 1 and entry["reference_failed"] == 0
     assert "3 invalid or seen" in " ".join(entry["notes"])
     assert all(len(row) == n0 + 1 for row in after["pass_matrix"])
+
+
+_BURN = """import time
+s = input().strip()
+start = time.process_time()
+while s == "big" and time.process_time() - start < {cpu}:
+    pass
+print(len(s))
+"""
+
+
+def test_a_stdin_problem_gets_a_calibrated_limit_unless_its_reference_runs_another_language():
+    rows = Dataset.from_list([
+        {"id": "S_1", "solutions": ["print(len(input().strip()))"], "inputs": ["ab\n"], "outputs": ["2"],
+         "reference_solutions": ["print(len(input()))"], "reference_ok": True, "reference_language": None,
+         "language": "python"},
+        {"id": "S_2", "solutions": ["print(len(input().strip()))"], "inputs": ["ab\n"], "outputs": ["2"],
+         "reference_solutions": ["int main() { return 0; }"], "reference_ok": True, "reference_language": "cpp",
+         "language": "python"},
+    ])
+    out = execute_dataset(rows, ExecuteConfig(workers=2, limit_floor_s=0.1))
+    assert out["time_limit_s"][0] == 0.1  # the floor: the reference needs microseconds
+    assert out["time_limit_s"][1] is None  # a C++ reference's CPU time says nothing of a Python pool's
+    assert out["pass_matrix"] == [[[True]], [[True]]]
+
+
+def test_new_cases_raise_a_calibrated_limit_to_cover_the_reference_so_a_right_slower_program_passes():
+    """The reference needs 0.05 s of CPU on the new case, half the problem's calibrated 0.1 s; a right program three
+    times slower than it passes the case because the limit grew to ten times the reference's need first."""
+    import numpy as np
+
+    from evolvecoder_datasets.stages.support.round_state import log_entry
+    from evolvecoder_datasets.stages.support.stdio_round import StdioRoundProblem, append_cases
+    from evolvecoder_datasets.suite import TestSuite
+
+    slow_right, wrong = _BURN.format(cpu=0.15), "print(0)"
+    problem = StdioRoundProblem(
+        id="S_1", question="Print the length of the word.", codes=[slow_right, wrong],
+        suite=TestSuite((), ({"round": 0, "method": "seed"},), np.array([[True], [True]]), None,
+                        {"inputs": ("a\n",), "outputs": ("1\n",)}),
+        reference=_BURN.format(cpu=0.05), limit=0.1)
+    execute = ExecuteConfig(workers=2, limit_floor_s=0.1)
+    entry = log_entry(1, "search", notes=[], requested=1)
+    append_cases([problem], "search", [(["big\n"], ["3\n"])], [entry], round_=1, execute=execute,
+                 check_reference=False)
+    assert problem.limit >= 0.5
+    assert problem.inputs == ["a\n", "big\n"] and problem.suite.matrix[:, 1].tolist() == [True, False]

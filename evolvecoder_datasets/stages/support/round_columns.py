@@ -38,7 +38,8 @@ def round_columns(batch: dict[str, list], problems: list[Any], logs: list[list[d
     if statuses_col is not None:
         out[schema.STATUSES] = []
     if TIME_LIMIT in batch:
-        out[TIME_LIMIT] = [limits[i] if p is None else p.limit for i, p in enumerate(problems)]
+        out[TIME_LIMIT] = [stdio[i].limit if i in stdio else limits[i] if p is None else p.limit
+                           for i, p in enumerate(problems)]
     old_domains = batch.get(schema.DOMAIN) or [None] * n
     out[schema.DOMAIN] = [old_domains[i] if p is None or p.domain is None else p.domain.to_row(p.seed_violations)
                           for i, p in enumerate(problems)]

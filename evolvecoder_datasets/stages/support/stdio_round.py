@@ -60,6 +60,13 @@ class StdioRoundProblem:
         return list(self.suite.columns.get("outputs", ()))
 
     @property
+    def calibrated(self) -> bool:
+        """Whether the problem's limit follows its reference: a stored limit (calibrated, or a contest's stated one,
+        which only grows) and a reference in the pool's language."""
+        return self.limit is not None and self.reference is not None and self.reference_language in (
+            None, self.language)
+
+    @property
     def judged_reference_language(self) -> str:
         """The language the reference runs in (the row's unless ``reference_language`` says otherwise)."""
         return self.reference_language or self.language
@@ -149,33 +156,39 @@ def append_cases(problems: list[StdioRoundProblem], method: str, cases: list[tup
     """Run each problem's new cases against its whole pool (and, with ``check_reference``, its reference, judged the
     ordinary way: cases it fails are dropped) and append the rest to its suite; the log entries are appended to the
     problems' logs. A discriminative case that does not split the programs shown is counted (and dropped with
-    ``drop_failed_split``)."""
+    ``drop_failed_split``). A problem's calibrated limit grows first to cover what its reference needed on the new
+    cases (as for asserts: a right program as slow as the reference on a larger input still passes); a reference in
+    another language than the pool calibrates nothing."""
     from ...execution import Job
+    from ..execute import reference_limit
 
+    sandbox = get_sandbox(execute)
+    ref_jobs, ref_owners = [], []
+    for k, (problem, (inputs, outputs)) in enumerate(zip(problems, cases)):
+        if inputs and problem.reference and (check_reference or problem.calibrated):
+            ref_jobs.append(Job(problem.reference, inputs=inputs, outputs=outputs, checker=problem.checker,
+                                float_tol=problem.float_tol, language=problem.judged_reference_language))
+            ref_owners.append(k)
+    references = dict(zip(ref_owners, sandbox.run_many(ref_jobs) if ref_jobs else []))
+    for k, report in references.items():
+        if problems[k].calibrated and not report.infra_error:
+            problems[k].limit = max(problems[k].limit, reference_limit(report, execute) or 0.0)
     jobs, owners = [], []
     for k, (problem, (inputs, outputs)) in enumerate(zip(problems, cases)):
-        if not inputs:
-            continue
         timeout = execute.job_timeout(problem.limit)
-        programs = ([problem.reference] if check_reference and problem.reference else []) + list(problem.codes)
-        for j, code in enumerate(programs):
-            reference = j == 0 and check_reference and problem.reference
+        for code in problem.codes if inputs else ():
             jobs.append(Job(code, inputs=inputs, outputs=outputs, checker=problem.checker,
-                            float_tol=problem.float_tol,
-                            language=problem.judged_reference_language if reference else problem.language,
-                            timeout_s=None if reference else timeout))
+                            float_tol=problem.float_tol, language=problem.language, timeout_s=timeout))
             owners.append(k)
     rows: dict[int, list[Any]] = {}
-    for k, report in zip(owners, get_sandbox(execute).run_many(jobs) if jobs else []):
+    for k, report in zip(owners, sandbox.run_many(jobs) if jobs else []):
         rows.setdefault(k, []).append(report)
     for k, (problem, (inputs, outputs), entry) in enumerate(zip(problems, cases, entries)):
         problem.log.append(entry)
         if not inputs:
             continue
         reports = rows.get(k, [])
-        reference = None
-        if check_reference and problem.reference:
-            reference, reports = reports[0], reports[1:]
+        reference = references.get(k) if check_reference else None
         infra = [r.infra_error for r in reports if r.infra_error]
         if infra:
             entry["error"] = f"sandbox: {infra[0]}"
