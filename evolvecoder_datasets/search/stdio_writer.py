@@ -49,7 +49,7 @@ import numpy as np
 
 from ..seeding import stable_int
 from .problems import SearchConfig
-from .text_inputs import TextMutator, statement_bounds, statement_rules, validator_program
+from .text_inputs import TextMutator, repair_program, statement_bounds, statement_rules, validator_program
 from .text_shape import infer_shape
 
 __all__ = ["STDIO_REASONS", "StdioProblem", "StdioResult", "ValuedStdin", "problem_shape", "search_stdio_tests",
@@ -418,19 +418,42 @@ def _verify(states: list[_State], sandbox: Any) -> None:
 class ValuedStdin:
     """Texts proposed for one problem (by a model), as cases: those its shape and shipped validator admit, that the
     reference answers with clean text in its time; ``invalid`` and ``unusable`` count the others (``invalid``
-    includes texts already among its cases)."""
+    includes texts already among its cases); ``repaired`` counts the texts whose counts were written again from
+    what they count (a row of 5 values after ``n = 4``) before they were checked."""
 
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     invalid: int = 0
     unusable: int = 0
     reason: str | None = None
+    repaired: int = 0
+
+
+def _repaired(requests: Sequence[tuple[StdioProblem, list[str]]], shapes: list[dict | None], sandbox: Any,
+              config: SearchConfig, out: list[ValuedStdin]) -> list[list[str]]:
+    """Each request's texts with their counts written again in the sandbox (a text the layout cannot read even so,
+    or one the repair does not end on, stays as it was: the validator then refuses it)."""
+    from ..execution import Job
+
+    work = [k for k, (_, texts) in enumerate(requests) if texts and shapes[k] is not None]
+    reports = sandbox.run_many([Job(repair_program(shapes[k]), inputs=list(requests[k][1]),
+                                    timeout_s=config.timeout_s) for k in work]) if work else []
+    texts = [list(t) for _, t in requests]
+    for k, report in zip(work, reports):
+        for j, (status, printed) in enumerate(zip(report.statuses, report.outputs or ())):
+            if status == "pass" and isinstance(printed, str) and printed and printed != texts[k][j]:
+                texts[k][j] = printed
+                out[k].repaired += 1
+    return texts
 
 
 def value_stdin(requests: Sequence[tuple[StdioProblem, list[str]]], sandbox: Any,
                 config: SearchConfig | None = None) -> list[ValuedStdin]:
     """Check proposed stdin texts against each problem's shape and validator and value them with its reference,
-    **all in the sandbox** (a model's text is hostile input: the caller never parses it).
+    **all in the sandbox** (a model's text is hostile input: the caller never parses it). A small model often
+    miscounts (``t = 5`` before four words, ``n = 2`` before four values): each text first has its counts written
+    again from what follows them (:func:`~.text_inputs.repair_program`, in the sandbox too); its values are kept
+    as they are, so an input outside the problem's bounds is still refused.
 
     Args:
         requests: each problem with the texts proposed for it.
@@ -455,12 +478,15 @@ def value_stdin(requests: Sequence[tuple[StdioProblem, list[str]]], sandbox: Any
 
     config = config or SearchConfig()
     out = [ValuedStdin() for _ in requests]
+    shapes = [problem_shape(problem, config) if problem.reference else None for problem, _ in requests]
+    repaired = _repaired(requests, shapes, sandbox, config, out)
     jobs, owners = [], []
     for k, (problem, texts) in enumerate(requests):
-        shape = problem_shape(problem, config)
+        shape = shapes[k]
         if not problem.reference or shape is None:
             out[k].reason = "no_reference" if not problem.reference else "no_shape"
             continue
+        texts = repaired[k]
         fresh = [t for t in dict.fromkeys(texts) if t not in set(problem.inputs)]
         out[k].invalid += len(texts) - len(fresh)
         if not fresh:

@@ -38,7 +38,7 @@ from typing import Any
 from . import text_shape
 from .text_shape import check, parse, render
 
-__all__ = ["TextMutator", "statement_bounds", "statement_rules", "validator_program"]
+__all__ = ["TextMutator", "statement_bounds", "statement_rules", "repair_program", "validator_program"]
 
 _NUMBER = r"10\^-?\d+|-?\d+(?:\.\d+)?(?:\s*\*\s*10\^-?\d+)?"
 _REL = r"<=|<"
@@ -144,6 +144,29 @@ def validator_program(shape: dict[str, Any]) -> str:
             "except UnicodeDecodeError:\n    _sys.exit(1)\n"
             "_BROKEN = check(_SHAPE, _TEXT)\n"
             "if _BROKEN is not None:\n    _sys.stderr.write('invalid input: ' + _BROKEN + '\\n')\n    _sys.exit(1)\n")
+
+
+def repair_program(shape: dict[str, Any]) -> str:
+    """A program that prints its stdin text with the counts written again from what they count
+    (:func:`~.text_shape.repair`), or exits 1 where the shape's layout does not read the text even so. A model's
+    text only meets it in the sandbox, run as a valuing job (the report's ``outputs``).
+
+    Example:
+        >>> from evolvecoder_datasets.execution import Sandbox
+        >>> from evolvecoder_datasets.search.text_shape import infer_shape
+        >>> program = repair_program(infer_shape(["2\\n1 2\\n", "1\\n5\\n"]))
+        >>> with Sandbox(workers=1) as sb:
+        ...     report = sb.value_stdio(program, ["3\\n4 5\\n", "x"])
+        >>> report.statuses[0], report.outputs[0]
+        ('pass', '2\\n4 5\\n')
+    """
+    return (inspect.getsource(text_shape) + "\n\nimport json as _json, sys as _sys\n"
+            f"_SHAPE = _json.loads({json.dumps(json.dumps(shape))})\n"
+            "try:\n    _TEXT = _sys.stdin.buffer.read(_SHAPE['max_chars'] * 4 + 4).decode('utf-8')\n"
+            "except UnicodeDecodeError:\n    _sys.exit(1)\n"
+            "_FIXED = repair(_SHAPE, _TEXT)\n"
+            "if _FIXED is None:\n    _sys.exit(1)\n"
+            "_sys.stdout.write(_FIXED)\n")
 
 
 # -- the mutator -----------------------------------------------------------------------------------------------------

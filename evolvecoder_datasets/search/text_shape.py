@@ -205,6 +205,73 @@ def _copy(values):
     return [_copy(v) if isinstance(v, list) else v for v in values]
 
 
+# -- repair: a proposed text's counts written from what follows them ---------------------------------------------------
+def _loose_lines(text):
+    """Lines of whitespace-separated tokens, blank lines at the end dropped (``None`` for what is not text)."""
+    if not isinstance(text, str) or "\x00" in text:
+        return None
+    lines = [line.split() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _read_loose(layout, lines, i, out, last):
+    """Like :func:`_read_level`, but a row or a line led by its length is read whole whatever its count says, and
+    the level's last block or repeat (``last``: nothing follows it) runs to the end of the text."""
+    for k, seg in enumerate(layout):
+        kind = seg["t"]
+        to_end = last and k == len(layout) - 1
+        n = 0
+        if kind in ("block", "repeat") and not to_end:
+            s, t = seg["count"]
+            if layout[s]["t"] != "fixed" or t >= len(out[s]) or not _INT.match(out[s][t]):
+                return None
+            n = int(out[s][t])
+            if n < 0 or n > 10 ** 6:
+                return None
+        if kind in ("fixed", "row", "tail"):
+            if i >= len(lines) or (kind == "fixed" and len(lines[i]) != len(seg["kinds"])):
+                return None
+            out.append(list(lines[i][1:] if kind == "tail" else lines[i]))
+            i += 1
+        elif kind == "block":
+            n = len(lines) - i if to_end else n
+            if i + n > len(lines) or any(len(lines[j]) != len(seg["kinds"]) for j in range(i, i + n)):
+                return None
+            out.append([list(lines[j]) for j in range(i, i + n)])
+            i += n
+        else:  # repeat
+            cases = []
+            while (i < len(lines)) if to_end else (len(cases) < n):
+                case = []
+                i = _read_loose(seg["body"], lines, i, case, False)
+                if i is None:
+                    return None
+                cases.append(case)
+            out.append(cases)
+    return i
+
+
+def repair(shape, text):
+    """``text`` read under the shape's layout with its counts ignored and written again from the length of what
+    they count (the line of ``n`` values holds however many values follow; a last block or list of test cases
+    runs to the end); ``None`` where the layout still does not read it. Nothing else changes: values out of range
+    stay for :func:`check` to refuse.
+
+    Example:
+        >>> shape = {"layout": [{"t": "fixed", "kinds": ["i", "i"]}, {"t": "row", "count": [0, 0], "kind": "i"}]}
+        >>> repair(shape, "2 1\\n3 4 5 6"), repair(shape, "7")
+        ('4 1\\n3 4 5 6\\n', None)
+    """
+    lines = _loose_lines(text)
+    if lines is None:
+        return None
+    values = []
+    end = _read_loose(shape["layout"], lines, 0, values, True)
+    return render(shape, values) if end == len(lines) else None
+
+
 def _layouts(lines):
     found = []
     for order in ("row", "block"):

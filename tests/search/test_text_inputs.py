@@ -179,3 +179,47 @@ def test_a_stated_order_between_two_columns_is_kept_and_an_unstated_one_is_not()
     unstated = r"$1 \le n, q \le 30$, $|a_i| \le 10^6$; each query gives two positions."
     loose = infer_shape(seeds, statement_bounds(unstated), rules=statement_rules(unstated))
     assert check(loose, "3 1\n1 2 3\n3 1\n") is None
+
+
+@pytest.mark.parametrize(
+    ("seeds", "miscounted", "repaired"),
+    [
+        (["3\n4 1 2\n", "1\n9\n"], "2\n4 1 2 7", "4\n4 1 2 7\n"),
+        (["4 2\n1 2\n3 4\n", "5 3\n1 2\n2 3\n3 5\n"], "5 9\n1 2\n2 3\n", "5 2\n1 2\n2 3\n"),
+        (["3 1 2 3\n", "2 7 7\n"], "9 1 2\n", "2 1 2\n"),
+        (["2\n3\n1 2 3\n1\n5\n", "1\n2\n4 4\n"], "3\n2\n1 2 3\n1\n5 5\n", "2\n3\n1 2 3\n2\n5 5\n"),
+        (["2\nabba\nabc\n", "3\na\nbb\nccc\n"], "5\nab\nbac\ncab\n\n\n", "3\nab\nbac\ncab\n"),
+        (["3\n4 1 2\n", "1\n9\n"], "3\r\n4  1 2 \r\n", "3\n4 1 2\n"),
+    ],
+    ids=["row", "block_to_end", "tail", "test_cases_to_end", "words_blank_lines", "spacing"],
+)
+def test_repair_writes_counts_from_what_they_count_and_changes_no_value(seeds, miscounted, repaired):
+    from evolvecoder_datasets.search.text_shape import repair
+
+    shape = infer_shape(seeds)
+    assert check(shape, miscounted) is not None
+    assert repair(shape, miscounted) == repaired
+    for seed in seeds:  # a valid text comes back as it was
+        assert check(shape, seed) is None and repair(shape, seed) == seed
+
+
+def test_repair_leaves_values_and_unreadable_texts_to_the_check():
+    from evolvecoder_datasets.search.text_shape import repair
+
+    shape = infer_shape(["3\n4 1 2\n", "1\n9\n"], bounds=[(1, 5), (1, 9)])
+    # the count is rewritten, a value out of range stays out of range
+    assert repair(shape, "1\n4 100\n") == "2\n4 100\n" and check(shape, "2\n4 100\n") == "range"
+    for hostile in ("", "x", "3\n1 2 3\n4 5\n", "\x00", "3\nfoo\n", None, 3):
+        fixed = repair(shape, hostile)
+        assert fixed is None or check(shape, fixed) is not None, hostile
+
+
+def test_miscounted_model_texts_are_recounted_in_the_sandbox_and_then_valued():
+    from evolvecoder_datasets.search.stdio_writer import StdioProblem, value_stdin
+
+    problem = StdioProblem("P", "n = int(input())\nprint(sum(map(int, input().split())))", ["3\n4 1 2\n", "1\n9\n"],
+                           ["7\n", "9\n"], [], [], question="$1 \\le n \\le 10$, $1 \\le a_i \\le 9$")
+    with Sandbox(workers=1) as sb:
+        [valued] = value_stdin([(problem, ["2\n1 2 3\n", "4\n1 99\n", "1\n9\n", "zzz"])], sb)
+    assert valued.inputs == ["3\n1 2 3\n"] and valued.outputs == ["6\n"]
+    assert valued.repaired == 2 and valued.invalid == 3  # 99 out of range, a seen input, prose

@@ -82,7 +82,8 @@ def test_in_the_whole_assert_mode_without_the_search_a_stdin_problem_passes_thro
 
 def test_the_model_writes_stdin_texts_and_only_valid_valued_new_ones_become_cases(executed):
     """A scripted model (a real HTTP server on loopback) proposes texts for sumpair: a valid new one, one whose count
-    disagrees with its row, one outside the stated bounds, one already among the cases, and prose."""
+    disagrees with its row (recounted in the sandbox: it becomes a case), one outside the stated bounds (a count
+    rewritten cannot save it), one already among the cases, and prose."""
     from evolvecoder_datasets.llm import LLMConfig
     from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 
@@ -100,12 +101,15 @@ def test_the_model_writes_stdin_texts_and_only_valid_valued_new_ones_become_case
         out = evolve_dataset(executed.filter(lambda r: r["id"] == "Package_sumpair"), config)
     [after] = list(out)
     n0 = len(sumpair["inputs"])
-    assert after["inputs"][n0:] == ["3 0\n-5 5 0\n"] and after["outputs"][n0:] == ["1\n"]
-    assert after["test_origin"][n0:] == [{"round": 1, "method": "adversarial"}]
+    assert after["inputs"][n0:] == ["3 0\n-5 5 0\n", "2 1\n1 2\n"]
+    with Sandbox(workers=1) as sb:
+        valued = sb.value_stdio(sumpair["reference_solutions"][0], after["inputs"][n0:])
+    assert after["outputs"][n0:] == valued.outputs and after["outputs"][n0] == "1\n"
+    assert after["test_origin"][n0:] == [{"round": 1, "method": "adversarial"}] * 2
     [entry] = [e for e in after["evolve_log"] if e["method"] == "adversarial"]
-    assert entry["parsed"] == 4 and entry["added"] == 1 and entry["reference_failed"] == 0
-    assert "3 invalid or seen" in " ".join(entry["notes"])
-    assert all(len(row) == n0 + 1 for row in after["pass_matrix"])
+    assert entry["parsed"] == 4 and entry["added"] == 2 and entry["reference_failed"] == 0
+    assert "1 recounted, 2 invalid or seen" in " ".join(entry["notes"])
+    assert all(len(row) == n0 + 2 for row in after["pass_matrix"])
 
 
 _BURN = """import time

@@ -240,7 +240,8 @@ def stdio_model_round(problems: list[StdioRoundProblem], config: Any) -> None:
         settings = SearchConfig(cpu_s=config.value_cpu_s, timeout_s=max(1.0, config.value_cpu_s * 4 + 0.1))
         valued = value_stdin(requests, shared_sandbox(config.execute), settings)
         for entry, found in zip(entries, valued):
-            entry["notes"].append(f"inputs: {len(found.inputs)} valued, {found.invalid} invalid or seen, "
+            entry["notes"].append(f"inputs: {len(found.inputs)} valued, {found.repaired} recounted, "
+                                  f"{found.invalid} invalid or seen, "
                                   f"{found.unusable} the reference does not answer" + (
                                       f"; {found.reason}" if found.reason else ""))
         append_cases(problems, method, [(v.inputs, v.outputs) for v in valued], entries, round_=config.round,
