@@ -38,7 +38,7 @@ from typing import Any
 from . import text_shape
 from .text_shape import check, parse, render
 
-__all__ = ["TextMutator", "statement_bounds", "statement_rules", "repair_program", "validator_program"]
+__all__ = ["TextMutator", "repair_program", "statement_bounds", "statement_rules", "validator_program"]
 
 _NUMBER = r"10\^-?\d+|-?\d+(?:\.\d+)?(?:\s*\*\s*10\^-?\d+)?"
 _REL = r"<=|<"

@@ -39,6 +39,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..checks import check_list_cells
+from ..code_names import reference_for
 from ..errors import SandboxCrashed
 from ..execution import ExecutionReport, Job, shared_sandbox
 from ..execution.checkers import CHECKER_FAILED, Checker
@@ -47,8 +49,8 @@ from ..schema import (
     CHECKER,
     FLOAT_TOL,
     INPUTS,
-    LANGUAGE,
     JUDGED_INSIDE,
+    LANGUAGE,
     OUTPUTS,
     PASS_MATRIX,
     REFERENCE_LANGUAGE,
@@ -60,8 +62,6 @@ from ..schema import (
     TIME_LIMIT,
     check_columns,
 )
-from ..checks import check_list_cells
-from ..code_names import reference_for
 from .support.stream import Plan, stream_jobs
 
 __all__ = ["READS", "ExecuteConfig", "execute", "execute_dataset", "output_features", "reference_limit", "solution_codes"]
@@ -144,7 +144,7 @@ def _rows(columns: dict[str, list]) -> Iterator[_Row]:
             if tests:
                 reference = reference_for(list(refs_col[i]), tests)
             elif inputs_col[i] and ref_language_col[i] in (None, language_col[i] or "python"):
-                reference = list(refs_col[i])[0]  # a stdin problem's reference, in the pool's language
+                reference = next(iter(refs_col[i]))  # a stdin problem's reference, in the pool's language
         yield _Row(solution_codes(columns[SOLUTIONS][i]), tests,
                    list(inputs_col[i]) if inputs_col[i] else None, list(outputs_col[i] or ()),
                    reference, limit_col[i], language_col[i] or "python", Checker.from_value(checker_col[i]),

@@ -9,7 +9,12 @@ import random
 import pytest
 
 from evolvecoder_datasets.execution import Sandbox
-from evolvecoder_datasets.search.text_inputs import TextMutator, statement_bounds, statement_rules, validator_program
+from evolvecoder_datasets.search.text_inputs import (
+    TextMutator,
+    statement_bounds,
+    statement_rules,
+    validator_program,
+)
 from evolvecoder_datasets.search.text_shape import check, infer_shape, parse, render
 
 
