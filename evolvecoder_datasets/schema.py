@@ -101,6 +101,12 @@ DROPPED_COLUMNS = (ID, STAGE, REASON)
 
 TEST_METHODS = ("seed", "refine", "adversarial", "discriminative", "search", "mutant")
 
+#: How a labelled program joins a pool (``model`` of its ``solutions`` entry): ``submission:<verdict>``, the verdict a
+#: contest judge gave (a problem package's folder, CodeContests' correct or incorrect list, a TACO row's solutions).
+SUBMISSION_MODEL = "submission:"
+#: ... and the label of the programs known right: a new stdin case any of them fails is not published.
+ACCEPTED_MODEL = SUBMISSION_MODEL + "accepted"
+
 # Typed per-cell outcomes of the sandbox, in the order of their int8 codes.
 STATUS_NAMES = ("pass", "fail", "error", "timeout", "memory", "crash", "syntax_error", "unexecuted")
 STATUS_CODES = {name: code for code, name in enumerate(STATUS_NAMES)}

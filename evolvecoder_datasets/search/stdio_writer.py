@@ -87,6 +87,8 @@ class StdioProblem:
         validator (`dict`, *optional*): a shipped input validator ``{source, language, contract}``: ``testlib``
             (exit 0 on a valid input; the default) or ``kattis`` (exit 42; Python ones only).
         budget (`int`, *optional*): this problem's budget instead of ``SearchConfig.budget``.
+        right (`list[int]`, *optional*): programs known right (a package's accepted submissions): never targets,
+            neither to kill nor to split.
     """
 
     id: str
@@ -103,6 +105,7 @@ class StdioProblem:
     limit: float | None = None
     validator: dict | None = None
     budget: int | None = None
+    right: list[int] | None = None
 
 
 @dataclass
@@ -136,12 +139,13 @@ class _State:
         self.shape = problem_shape(problem, config)
         self.mutator = TextMutator(self.shape, problem.inputs, self.rng) if self.shape else None
         M = np.asarray(problem.pass_matrix, dtype=bool).reshape(len(problem.programs), len(problem.inputs))
-        self.alive = [p for p in range(len(problem.programs)) if M[p].all()]
+        right = set(problem.right or ())
+        self.alive = [p for p in range(len(problem.programs)) if M[p].all() and p not in right]
         self.groups: list[list[int]] = []
         if config.split:
             by_row: dict[bytes, list[int]] = {}
             for p in range(len(problem.programs)):
-                if M[p].any():  # programs every case rejects get reward 0 already: telling them apart buys nothing
+                if M[p].any() and p not in right:  # programs every case rejects get reward 0 already: telling them apart buys nothing
                     by_row.setdefault(M[p].tobytes(), []).append(p)
             self.groups = [g for g in by_row.values() if len(g) > 1]
         self.result.survivors = len(self.alive)

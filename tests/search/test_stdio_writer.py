@@ -147,3 +147,14 @@ def test_a_kattis_input_validator_is_honoured_in_python_and_a_compiled_one_stops
                                                  "contract": "kattis"})
     [stopped] = search_stdio_tests([compiled], SearchConfig(seed=2), sandbox=sb)
     assert stopped.reason == "validator_unsupported" and not stopped.inputs
+
+
+def test_programs_known_right_are_never_targets():
+    reference = "print(sum(map(int, input().split())))"
+    slower = "a, b = map(int, input().split())\nprint(b + a)"
+    problem = StdioProblem("R_1", reference, ["1 2\n", "3 4\n"], ["3\n", "7\n"], [slower], [[True, True]],
+                           question="$0 \\le a, b \\le 100$", right=[0])
+    [result] = search_stdio_tests([problem])
+    assert result.reason == "nothing_to_target" and result.targets == 0 and result.inputs == []
+    [unlabelled] = search_stdio_tests([dataclasses.replace(problem, right=None)], SearchConfig(budget=60))
+    assert unlabelled.targets == 1  # the same program, not known right: a survivor the search tries to kill

@@ -157,3 +157,28 @@ def test_new_cases_raise_a_calibrated_limit_to_cover_the_reference_so_a_right_sl
                  check_reference=False)
     assert problem.limit >= 0.5
     assert problem.inputs == ["a\n", "big\n"] and problem.suite.matrix[:, 1].tolist() == [True, False]
+
+
+def test_a_new_case_an_accepted_program_fails_is_not_published_whatever_the_reference_printed():
+    """Two readings of a silent statement: the reference prints the first maximum's position, the accepted submission
+    the last; a case with a tie would make the accepted program wrong, so it is left out; a case without one is kept
+    (it kills the mutant)."""
+    import numpy as np
+
+    from evolvecoder_datasets.stages.support.round_state import log_entry
+    from evolvecoder_datasets.stages.support.stdio_round import StdioRoundProblem, append_cases
+    from evolvecoder_datasets.suite import TestSuite
+
+    first = "a = input().split()\nprint(a.index(max(a, key=int)) + 1)\n"
+    last = "a = input().split()\nprint(len(a) - a[::-1].index(max(a, key=int)))\n"
+    mutant = "a = input().split()\nprint(1)\n"
+    problem = StdioRoundProblem(
+        id="T_1", question="Print the position of the largest value.", codes=[last, mutant],
+        suite=TestSuite((), ({"round": 0, "method": "seed"},), np.array([[True], [True]]), None,
+                        {"inputs": ("5 1\n",), "outputs": ("1\n",)}),
+        reference=first, models=["submission:accepted", "mutant"])
+    entry = log_entry(1, "search", notes=[], requested=2)
+    append_cases([problem], "search", [(["1 7\n", "7 7\n"], ["2\n", "1\n"])], [entry], round_=1,
+                 execute=ExecuteConfig(workers=2), check_reference=False)
+    assert problem.inputs == ["5 1\n", "1 7\n"] and problem.suite.matrix[:, 1].tolist() == [True, False]
+    assert entry["added"] == 1 and entry["accepted_failed"] == 1

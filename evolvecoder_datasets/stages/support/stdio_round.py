@@ -49,6 +49,7 @@ class StdioRoundProblem:
     limit: float | None = None
     validator: dict | None = None
     reference_language: str | None = None
+    models: list[str] = field(default_factory=list)
     log: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -77,7 +78,8 @@ class StdioRoundProblem:
         return StdioProblem(self.id, self.reference, self.inputs, self.outputs, self.codes, self.suite.matrix,
                             question=self.question, language=self.judged_reference_language,
                             languages=[self.language] * len(self.codes), checker=self.checker,
-                            float_tol=self.float_tol, limit=limit, validator=self.validator)
+                            float_tol=self.float_tol, limit=limit, validator=self.validator,
+                            right=[j for j, m in enumerate(self.models) if m == schema.ACCEPTED_MODEL])
 
 
 def stdio_problem(batch: dict[str, list], i: int, *, reference: str | None, limit: Any) -> StdioRoundProblem:
@@ -105,7 +107,8 @@ def stdio_problem(batch: dict[str, list], i: int, *, reference: str | None, limi
         id=batch[schema.ID][i], question=batch[schema.QUESTION][i], codes=solution_codes(solutions),
         suite=TestSuite((), origins, M.copy(), statuses, columns), reference=reference,
         language=cell(schema.LANGUAGE) or "python", checker=cell(schema.CHECKER), float_tol=cell(schema.FLOAT_TOL),
-        limit=limit, validator=cell(schema.VALIDATOR), reference_language=cell(schema.REFERENCE_LANGUAGE))
+        limit=limit, validator=cell(schema.VALIDATOR), reference_language=cell(schema.REFERENCE_LANGUAGE),
+        models=[str(s.get("model") or "") if isinstance(s, dict) else "" for s in solutions])
 
 
 def stdio_rows(out: dict[str, list], problem: StdioRoundProblem, log: list[dict[str, Any]], round_: int,
@@ -156,7 +159,8 @@ def append_cases(problems: list[StdioRoundProblem], method: str, cases: list[tup
     """Run each problem's new cases against its whole pool (and, with ``check_reference``, its reference, judged the
     ordinary way: cases it fails are dropped) and append the rest to its suite; the log entries are appended to the
     problems' logs. A discriminative case that does not split the programs shown is counted (and dropped with
-    ``drop_failed_split``). A problem's calibrated limit grows first to cover what its reference needed on the new
+    ``drop_failed_split``). A case one of the pool's accepted programs (``submission:accepted``) fails is left out
+    (``accepted_failed``): the reference's output is kept only where they agree. A problem's calibrated limit grows first to cover what its reference needed on the new
     cases (as for asserts: a right program as slow as the reference on a larger input still passes); a reference in
     another language than the pool calibrates nothing."""
     from ...execution import Job
@@ -193,8 +197,17 @@ def append_cases(problems: list[StdioRoundProblem], method: str, cases: list[tup
         if infra:
             entry["error"] = f"sandbox: {infra[0]}"
         matrix = np.array([r.passed for r in reports], dtype=bool).reshape(len(reports), len(inputs))
-        kept = np.flatnonzero(kept_mask(entry, method, matrix, reference,
-                                        drop_failed_split=drop_failed_split)).tolist()
+        mask = kept_mask(entry, method, matrix, reference, drop_failed_split=drop_failed_split)
+        # outputs from the reference, confirmed by the accepted programs: a case one of them fails is wrong or outside
+        # the problem, whatever the reference printed
+        accepted = [j for j, model in enumerate(problem.models) if model == schema.ACCEPTED_MODEL and j < len(matrix)]
+        if accepted:
+            disputed = mask & ~matrix[accepted].all(axis=0)
+            if disputed.any():
+                entry["accepted_failed"] = int(disputed.sum())
+                entry["notes"].append(f"{int(disputed.sum())} cases an accepted program fails: left out")
+            mask &= ~disputed
+        kept = np.flatnonzero(mask).tolist()
         statuses = [[r.statuses[j] for j in kept] for r in reports] if problem.suite.statuses is not None else None
         origin = {"round": int(round_), "method": method}
         new = TestSuite((), tuple(dict(origin) for _ in kept), matrix[:, kept], statuses,
