@@ -151,6 +151,14 @@ def test_taco_and_code_contests_files_evolve_with_a_cpp_reference_and_no_refine_
         for row in taco:
             for code in row["solutions"]:
                 assert sb.run_stdio(code, raw[row["id"]]["inputs"], raw[row["id"]]["outputs"]).all_passed
+    # the reward scores the published rows as TRL hands them over (every column, one row per completion)
+    from evolvecoder_datasets.rewards import code_reward
+
+    scored = [(raw[row["id"]], code) for row in taco for code in row["solutions"]]
+    scored += [(raw["CodeContests_0"], s["source"]) for s in cc["submissions"] if s["language"] == "python"]
+    columns = {name: [r[name] for r, _ in scored] for name in main.column_names}
+    rewards = code_reward(completions=[f"```python\n{code}```" for _, code in scored], **columns)
+    assert rewards == [1.0] * 6 + [0.0] * 3
     fidelity = [s["fidelity"]["suite"] for s in result.stats]
     # the TACO rows' accepted solutions are the right programs (a CodeContests pool here has only wrong ones)
     assert fidelity[0]["right"] == 6 and all(f["tpr"] == 1.0 for f in fidelity)
