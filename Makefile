@@ -3,8 +3,9 @@
 #   make test   set everything up, then run the tests (.ci/run calls exactly this)
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# Slow tests (real models, soak) run in CI (CI=true) and with `make test-all`.
-PYTEST_FLAGS ?= $(if $(filter true 1,$(CI)),--run-slow,)
+# Slow tests (real models, soak) run in CI (CI=true) and with `make test-all`; CI's log ends with the 40 slowest
+# tests, so the next place to make the suite faster is read off the run itself.
+PYTEST_FLAGS ?= $(if $(filter true 1,$(CI)),--run-slow --durations=40,)
 
 .PHONY: setup demo test test-all bench clean
 
