@@ -3,7 +3,8 @@
 Commands:
 
 - ``run CONFIG.yaml``: load a recipe configuration of any kind with :func:`evolvecoder_datasets.config.load_config`
-  (the EvolveCoder recipe or code_instruct) and call that recipe's ``run(config)`` (``--check`` validates only);
+  (the EvolveCoder recipe or code_instruct) and call that recipe's ``run(config)`` (``--check`` validates only;
+  ``--output-dir``, ``--rounds`` and ``--limit`` set those keys over the file's, ``--verbose`` logs each step);
 - ``card REPO@REV``: re-render a revision's card from its ``stats.json`` (``--push`` commits it, ``-o`` writes it);
 - ``inspect REPO@REV``: a revision's statistics in the terminal;
 - ``rounds REPO``: the revisions with their headline numbers;
@@ -44,10 +45,26 @@ __all__ = ["COMMANDS", "build_parser", "config_from_dict", "exit_status", "load_
 def _register_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", type=Path, help="the recipe configuration (YAML)")
     parser.add_argument("--check", action="store_true", help="validate the configuration and print it, do not run")
+    parser.add_argument("--output-dir", metavar="DIR", help="the run folder, over the file's output_dir")
+    parser.add_argument("--rounds", type=int, metavar="N", help="evolution rounds, over the file's rounds")
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="at most N seed problems per source (the file's limit_per_source)")
+    parser.add_argument("--verbose", action="store_true", help="log each step of the run (INFO) on stderr")
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The configuration keys ``run``'s options set over the file's (only those given)."""
+    given = {"output_dir": args.output_dir, "rounds": args.rounds, "limit_per_source": args.limit}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _run_run(args: argparse.Namespace) -> int:
-    kind, config = load_config(args.config)
+    if args.verbose:
+        import logging
+
+        logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+        logging.getLogger("evolvecoder_datasets").setLevel(logging.INFO)
+    kind, config = load_config(args.config, _overrides(args))
     if args.check:
         print(f"{args.config}: valid {kind} recipe ({type(config).__name__})")
         print(config)
@@ -217,7 +234,7 @@ def _output_dir(args: argparse.Namespace) -> str | None:
         return str(args.output_dir)
     if args.command == "run":
         try:
-            return str(load_config(args.config)[1].output_dir)
+            return str(load_config(args.config, _overrides(args))[1].output_dir)
         except (EvolveCoderError, OSError, AttributeError):
             return None
     return None

@@ -316,11 +316,14 @@ def recipe_kind(data: Mapping[str, Any], *, where: str = "config") -> str:
     return "evolvecoder"
 
 
-def load_config(path: str | os.PathLike) -> tuple[str, Any]:
+def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> tuple[str, Any]:
     """Read a recipe configuration file of any kind into its frozen configuration.
 
     Args:
         path (`str` or `os.PathLike`): the YAML file.
+        overrides (`dict`, *optional*): top-level keys set over the file's before it is checked (what ``run
+            --output-dir/--rounds/--limit`` pass); a key the recipe does not have is the same one-line error as in
+            the file.
 
     Returns:
         `tuple[str, Any]`: the recipe kind (see :func:`recipe_kind`) and its configuration object.
@@ -352,6 +355,7 @@ def load_config(path: str | os.PathLike) -> tuple[str, Any]:
             raise
         raise ConfigError(f"this installation has no recipe runner ({module}); it is needed to run {name}") from err
     data.pop("recipe", None)
+    data.update(overrides or {})
     return kind, config_from_dict(config_cls, data, where=name)
 
 

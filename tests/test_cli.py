@@ -6,7 +6,6 @@ import dataclasses
 import subprocess
 import sys
 import types
-
 from pathlib import Path
 
 import pytest
@@ -191,3 +190,15 @@ def test_a_yaml_syntax_error_is_one_line_with_its_position(recipe, tmp_path, cap
     cfg.write_text("repo_id: x\nmodels: [a,\n")
     assert main(["run", str(cfg)]) == 2
     assert "run.yaml is not valid YAML: line 3, column 1" in _one_error_line(capsys)
+
+
+def test_run_options_set_keys_over_the_files_and_a_key_the_recipe_lacks_is_one_line(recipe, tmp_path, capsys):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("repo_id: ./out\nrounds: 2\n")
+    assert main(["run", str(cfg), "--rounds", "3"]) == 0
+    assert recipe.calls[-1] == RecipeConfig("./out", 3)
+    assert capsys.readouterr().out.strip() == "ran 3 rounds"
+    # this recipe has no output_dir: the same error as a typo in the file, naming the key
+    assert main(["run", str(cfg), "--output-dir", str(tmp_path / "x")]) == 2
+    assert "unknown key 'output_dir'" in capsys.readouterr().err
+    assert main(["run", str(cfg), "--rounds", "0"]) == 2 and "rounds must be >= 1" in capsys.readouterr().err

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from datasets import Dataset
 
 from evolvecoder_datasets.config import load_config
@@ -89,15 +88,11 @@ def test_the_recipe_evolves_packages_and_publishes_cases_every_accepted_submissi
 
 @pytest.mark.slow
 def test_the_shipped_contest_config_runs_through_the_cli(tmp_path):
-    """The config as a user runs it (`evolvecoder-datasets run`), its output folder moved into the test's."""
-    config = yaml.safe_load(CONFIG.read_text())
-    config["output_dir"] = str(tmp_path / "out")
-    path = tmp_path / "contest.yaml"
-    path.write_text(yaml.safe_dump(config))
+    """The config as a user runs it (`evolvecoder-datasets run CONFIG --output-dir DIR`), in a fresh process."""
     script = Path(sys.executable).with_name("evolvecoder-datasets")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "evolvecoder_datasets.cli"]
-    proc = subprocess.run([*command, "run", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                          check=False)
+    proc = subprocess.run([*command, "run", str(CONFIG), "--output-dir", str(tmp_path / "out")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "pushed main" in proc.stdout and "test fidelity (TPR/TNR) by round: 0 1.000/" in proc.stdout
     main = load_round(str(tmp_path / "out" / "store"))
