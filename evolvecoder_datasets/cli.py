@@ -66,6 +66,10 @@ def _run_run(args: argparse.Namespace) -> int:
         logging.getLogger("evolvecoder_datasets").setLevel(logging.INFO)
     kind, config = load_config(args.config, _overrides(args))
     if args.check:
+        if hasattr(config, "sources") and hasattr(config, "limit_per_source"):  # the EvolveCoder recipe's seeds
+            from .recipe.seeds import check_sources
+
+            check_sources(config)
         print(f"{args.config}: valid {kind} recipe ({type(config).__name__})")
         print(config)
         return 0

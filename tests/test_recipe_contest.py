@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from datasets import Dataset
 
 from evolvecoder_datasets.config import load_config
@@ -183,3 +184,21 @@ def test_a_local_file_of_function_problems_still_checks_the_refine_writer_first(
     with pytest.raises(LLMUnavailableError, match="refine"):
         run_recipe(config)
     assert not (tmp_path / "run" / "stages" / "01_refine").exists()
+
+
+def test_run_check_reads_the_local_sources_without_loading_them(tmp_path, capsys):
+    """`run --check` on the shipped config is valid; a seed file that is missing, or whose columns fit no layout,
+    is one error line naming it (exit 2), before anything runs."""
+    from evolvecoder_datasets.cli import main
+
+    assert main(["run", str(CONFIG), "--check"]) == 0
+    assert "valid evolvecoder recipe" in capsys.readouterr().out
+    config = yaml.safe_load(CONFIG.read_text())
+    (tmp_path / "odd.jsonl").write_text('{"prompt_text": "x", "answer": "y"}\n')
+    for source, message in ((str(tmp_path / "none.jsonl"), "does not exist"),
+                            (str(tmp_path / "odd.jsonl"), "fit no known seed layout")):
+        path = tmp_path / "c.yaml"
+        path.write_text(yaml.safe_dump({**config, "sources": [source]}))
+        assert main(["run", str(path), "--check"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and source in err and err.count("\n") == 1

@@ -20,7 +20,7 @@ from .config import SOURCES, RecipeConfig
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["dedup_seeds", "load_seeds", "local_only", "packages_only"]
+__all__ = ["check_sources", "dedup_seeds", "load_seeds", "local_only", "packages_only"]
 
 
 def _is_packages_folder(name: str) -> bool:
@@ -54,6 +54,52 @@ def local_only(config: RecipeConfig) -> bool:
         True
     """
     return bool(config.sources) and all(name.lower() not in SOURCES for name in config.sources)
+
+
+def check_sources(config: RecipeConfig) -> None:
+    """Check, without loading them, that the local sources of ``config`` can be read: each path exists, and a JSON
+    Lines or Parquet file's columns fit a known layout (:func:`~evolvecoder_datasets.sources.layouts.layout_of`;
+    a JSON Lines file is judged by its first row). What ``run --check`` adds to the configuration's own checks.
+
+    Raises:
+        ConfigError: a source path is missing, or a file's columns fit no known layout (naming the file).
+
+    Example:
+        >>> from evolvecoder_datasets.llm import LLMConfig
+        >>> from evolvecoder_datasets.recipe import RecipeConfig
+        >>> check_sources(RecipeConfig(llm=LLMConfig(model="m"), mutants=4, sources=("missing.jsonl",)))
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.errors.ConfigError: seed source 'missing.jsonl' does not exist ...
+    """
+    import json
+
+    from ..errors import SchemaError
+    from ..sources.layouts import layout_of
+
+    for name in config.sources:
+        if name.lower() in SOURCES:
+            continue
+        if not os.path.exists(name):
+            raise ConfigError(f"seed source {name!r} does not exist (a relative path is read from {os.getcwd()})")
+        columns = None
+        if name.endswith(".parquet"):
+            import pyarrow.parquet as pq
+
+            columns = pq.read_schema(name).names
+        elif name.endswith((".jsonl", ".json")):
+            with open(name, encoding="utf-8", errors="replace") as handle:
+                first = next((line for line in handle if line.strip()), "")
+            try:
+                row = json.loads(first)
+            except ValueError:
+                row = None  # a JSON array or an empty file: the loader will say
+            columns = list(row) if isinstance(row, dict) else None
+        if columns is not None:
+            try:
+                layout_of(columns)
+            except SchemaError as err:
+                raise ConfigError(f"seed source {name!r}: {err}") from err
 
 
 def _load_source(name: str) -> Dataset:
