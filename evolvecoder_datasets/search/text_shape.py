@@ -96,42 +96,49 @@ def _infer_level(lines, order):
     return segments
 
 
-def _read_level(layout, lines, i, out):
-    """Read ``layout`` from ``lines[i:]`` into ``out`` (one value per segment); the index after it, or ``None``."""
-    for seg in layout:
+def _count(layout, seg, out):
+    """The number a segment's count slot holds (``None`` when it holds no usable count)."""
+    s, t = seg["count"]
+    if layout[s]["t"] != "fixed" or t >= len(out[s]) or not _INT.match(out[s][t]):
+        return None
+    n = int(out[s][t])
+    return n if 0 <= n <= 10 ** 6 else None
+
+
+def _read_level(layout, lines, i, out, loose=False, last=False):
+    """Read ``layout`` from ``lines[i:]`` into ``out`` (one value per segment); the index after it, or ``None``.
+
+    ``loose`` (what :func:`repair` reads with): a row or a line led by its length is read whole whatever its count
+    says, and where nothing follows the level (``last``) its last block or list of test cases runs to the end."""
+    for k, seg in enumerate(layout):
         kind = seg["t"]
-        if kind in ("row", "block", "repeat"):
-            s, t = seg["count"]
-            if layout[s]["t"] != "fixed" or t >= len(out[s]) or not _INT.match(out[s][t]):
+        to_end = loose and last and k == len(layout) - 1 and kind in ("block", "repeat")
+        n = 0
+        if (kind in ("block", "repeat") and not to_end) or (kind == "row" and not loose):
+            n = _count(layout, seg, out)
+            if n is None:
                 return None
-            n = int(out[s][t])
-            if n < 0 or n > 10 ** 6:
+        if kind in ("fixed", "row", "tail"):
+            if i >= len(lines) or (kind == "fixed" and len(lines[i]) != len(seg["kinds"])):
                 return None
-        if kind == "fixed":
-            if i >= len(lines) or len(lines[i]) != len(seg["kinds"]):
+            line = lines[i]
+            if not loose and kind == "row" and len(line) != n:
                 return None
-            out.append(list(lines[i]))
-            i += 1
-        elif kind == "row":
-            if i >= len(lines) or len(lines[i]) != n or (n == 0 and lines[i] != []):
+            if not loose and kind == "tail" and (not line or not _INT.match(line[0]) or int(line[0]) != len(line) - 1):
                 return None
-            out.append(list(lines[i]))
-            i += 1
-        elif kind == "tail":
-            if i >= len(lines) or not lines[i] or not _INT.match(lines[i][0]) or int(lines[i][0]) != len(lines[i]) - 1:
-                return None
-            out.append(list(lines[i][1:]))
+            out.append(list(line[1:] if kind == "tail" else line))
             i += 1
         elif kind == "block":
+            n = len(lines) - i if to_end else n
             if i + n > len(lines) or any(len(lines[j]) != len(seg["kinds"]) for j in range(i, i + n)):
                 return None
             out.append([list(lines[j]) for j in range(i, i + n)])
             i += n
         else:  # repeat
             cases = []
-            for _ in range(n):
+            while (i < len(lines)) if to_end else (len(cases) < n):
                 case = []
-                i = _read_level(seg["body"], lines, i, case)
+                i = _read_level(seg["body"], lines, i, case, loose)
                 if i is None:
                     return None
                 cases.append(case)
@@ -216,43 +223,6 @@ def _loose_lines(text):
     return lines
 
 
-def _read_loose(layout, lines, i, out, last):
-    """Like :func:`_read_level`, but a row or a line led by its length is read whole whatever its count says, and
-    the level's last block or repeat (``last``: nothing follows it) runs to the end of the text."""
-    for k, seg in enumerate(layout):
-        kind = seg["t"]
-        to_end = last and k == len(layout) - 1
-        n = 0
-        if kind in ("block", "repeat") and not to_end:
-            s, t = seg["count"]
-            if layout[s]["t"] != "fixed" or t >= len(out[s]) or not _INT.match(out[s][t]):
-                return None
-            n = int(out[s][t])
-            if n < 0 or n > 10 ** 6:
-                return None
-        if kind in ("fixed", "row", "tail"):
-            if i >= len(lines) or (kind == "fixed" and len(lines[i]) != len(seg["kinds"])):
-                return None
-            out.append(list(lines[i][1:] if kind == "tail" else lines[i]))
-            i += 1
-        elif kind == "block":
-            n = len(lines) - i if to_end else n
-            if i + n > len(lines) or any(len(lines[j]) != len(seg["kinds"]) for j in range(i, i + n)):
-                return None
-            out.append([list(lines[j]) for j in range(i, i + n)])
-            i += n
-        else:  # repeat
-            cases = []
-            while (i < len(lines)) if to_end else (len(cases) < n):
-                case = []
-                i = _read_loose(seg["body"], lines, i, case, False)
-                if i is None:
-                    return None
-                cases.append(case)
-            out.append(cases)
-    return i
-
-
 def repair(shape, text):
     """``text`` read under the shape's layout with its counts ignored and written again from the length of what
     they count (the line of ``n`` values holds however many values follow; a last block or list of test cases
@@ -268,7 +238,7 @@ def repair(shape, text):
     if lines is None:
         return None
     values = []
-    end = _read_loose(shape["layout"], lines, 0, values, True)
+    end = _read_level(shape["layout"], lines, 0, values, loose=True, last=True)
     return render(shape, values) if end == len(lines) else None
 
 
