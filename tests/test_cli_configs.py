@@ -145,7 +145,7 @@ def test_a_whole_recipe_runs_through_the_cli_against_a_loopback_server(tmp_path)
     store = tmp_path / "run" / "store"
     assert [info.revision for info in list_rounds(store)] == ["round0", "round1", "main"]
     main = load_round(store)
-    assert main.column_names == ["id", "question", "tests"] and len(main) >= 4
+    assert main.column_names == ["id", "question", "tests", "time_limit_s"] and len(main) >= 4
     dropped = load_round(store, config="dropped")
     assert len(dropped) + len(main) == 10 and "refine_no_json" in dropped["reason"]
     proc = _cli("inspect", f"{store}@main", "--dropped")

@@ -118,7 +118,10 @@ def test_two_rounds_harden_the_tests_and_every_drop_has_a_reason(tmp_path):
     assert {"round0", "round1", "round2", "main"} <= set(revisions)
     published = load_round(store)
     assert sorted(published["id"]) == sorted(result.final["id"])
-    assert published.column_names == ["id", "question", "tests"]  # keep_source is off by default
+    # keep_source is off by default; the calibrated limit the tests were verified under travels with them
+    assert published.column_names == ["id", "question", "tests", "time_limit_s"]
+    assert published["time_limit_s"] == [result.final["time_limit_s"][list(result.final["id"]).index(i)]
+                                         for i in published["id"]]
 
     # why each problem left is published beside the rows, and returned
     assert len(result.dropped) == sum(result.drop_reasons.values())

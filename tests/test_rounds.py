@@ -213,3 +213,13 @@ def test_a_card_cannot_be_pushed_to_main_before_the_final_dataset(tmp_path):
     assert "published dataset" not in rerender_card(path, "main").content
     push_final(problems(3, 0), path, round=0, stats={"num_problems": 3, "num_tests": 6})
     assert "published dataset" in rerender_card(path, "main", push=True).content
+
+
+def test_main_keeps_the_calibrated_limit_where_the_rows_have_one(store):
+    rows = problems(2, 1)
+    limited = rows.add_column("time_limit_s", [0.2, None])
+    push_final(limited, store, round=1)
+    main = load_round(store)
+    assert main.column_names == ["id", "question", "tests", "time_limit_s"] and main["time_limit_s"] == [0.2, None]
+    push_final(rows.add_column("time_limit_s", [None, None]), store, round=1)  # nothing calibrated: nothing to keep
+    assert load_round(store, "main").column_names == ["id", "question", "tests"]

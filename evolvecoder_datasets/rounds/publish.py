@@ -267,8 +267,10 @@ def push_final(
     commit_message: str | None = None,
     max_shard_size: int | str = "500MB",
 ) -> RoundCommit:
-    """Publish the final round on ``main`` with exactly the published columns ``id``, ``question``, ``tests`` (and,
-    where the rows are stdin/stdout problems, :data:`~evolvecoder_datasets.schema.STDIO_PUBLISHED_COLUMNS`).
+    """Publish the final round on ``main`` with exactly the published columns ``id``, ``question``, ``tests``, the
+    calibrated ``time_limit_s`` where the rows have one (the limit their tests were verified under, which the
+    rewards read), and, where the rows are stdin/stdout problems,
+    :data:`~evolvecoder_datasets.schema.STDIO_PUBLISHED_COLUMNS`.
 
     Args:
         ds (`datasets.Dataset`): the final problem rows; other columns are dropped.
@@ -307,6 +309,8 @@ def push_final(
     schema.check_columns(ds.column_names, columns, stage="push_final")
     if schema.INPUTS in ds.column_names and any(ds[schema.INPUTS]):  # stdin problems: what judges them, too
         columns += [c for c in schema.STDIO_PUBLISHED_COLUMNS if c in ds.column_names]
+    elif schema.TIME_LIMIT in ds.column_names and any(v is not None for v in ds[schema.TIME_LIMIT]):
+        columns.append(schema.TIME_LIMIT)  # a trainer on main judges under the limit the rounds verified with
     _check_dropped(dropped, "push_final")
     store = _open_store(repo_id, token=token)
     store.ensure(private=private)
