@@ -202,3 +202,22 @@ def test_run_check_reads_the_local_sources_without_loading_them(tmp_path, capsys
         assert main(["run", str(path), "--check"]) == 2
         err = capsys.readouterr().err
         assert message in err and source in err and err.count("\n") == 1
+
+
+def test_a_source_holding_both_kinds_runs_one_kind_at_a_time():
+    """TACO holds stdin and function problems: a run of both is refused naming `problem_kind`, and each kind loads
+    alone (the LLM is never asked: only the seeds are read)."""
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.recipe import RecipeConfig
+    from evolvecoder_datasets.recipe.seeds import load_seeds
+
+    taco = str(ROOT / "tests" / "data" / "sources" / "taco.jsonl")
+    base = RecipeConfig(llm=LLMConfig(model="m"), mutants=4, sources=(taco,), dedup=False)
+    with pytest.raises(ConfigError, match="problem_kind: stdin"):
+        stdin_only(load_seeds(base))
+    stdin = load_seeds(dataclasses.replace(base, problem_kind="stdin"))
+    functions = load_seeds(dataclasses.replace(base, problem_kind="function", limit_per_source=1))
+    assert stdin["id"] == ["TACO_0"] and stdin_only(stdin)
+    assert functions["id"] == ["TACO_1"] and not stdin_only(functions)
+    with pytest.raises(ConfigError, match="problem_kind"):
+        dataclasses.replace(base, problem_kind="both")

@@ -24,10 +24,12 @@ from ..stages.finalize import FinalizeConfig
 from ..stages.refine import RefineConfig
 from ..stages.sample import ModelSpec, SampleConfig
 
-__all__ = ["DEMO_MODELS", "RECIPE_VERSION", "SOURCES", "RecipeConfig", "demo_config"]
+__all__ = ["DEMO_MODELS", "PROBLEM_KINDS", "RECIPE_VERSION", "SOURCES", "RecipeConfig", "demo_config"]
 
 #: Seed sources known by name (anything else in ``RecipeConfig.sources`` is a local dataset path).
 SOURCES = ("humaneval", "leetcode")
+#: What ``RecipeConfig.problem_kind`` may say: keep every seed (a mix refused), only stdin/stdout ones, only functions.
+PROBLEM_KINDS = ("auto", "stdin", "function")
 RECIPE_VERSION = "evolvecoder-recipe-1"
 
 
@@ -42,9 +44,14 @@ class RecipeConfig:
             folder. Defaults to ``<output_dir>/store``; ``"none"`` publishes nowhere (the old spelling ``""`` is
             accepted with a ``FutureWarning``).
         sources (`tuple[str, ...]`, defaults to ``("humaneval",)``): seed sources: ``"humaneval"``, ``"leetcode"``, or
-            a path to a ``save_to_disk`` folder, a ``.jsonl``/``.json`` or a ``.parquet`` file in the seed schema.
-        limit_per_source (`int`, *optional*): keep the first N seeds of each source (after ``problem_ids``).
+            a path to a ``save_to_disk`` folder, a folder of contest problem packages, or a ``.jsonl``/``.json`` or
+            ``.parquet`` file in the seed schema or a known source layout (TACO, APPS, CodeContests, Codeforces, ...).
+        limit_per_source (`int`, *optional*): keep the first N seeds of each source (after ``problem_ids`` and
+            ``problem_kind``).
         problem_ids (`tuple[str, ...]`, *optional*): keep only these seed ids.
+        problem_kind (`str`, defaults to ``"auto"``): ``"stdin"`` keeps only stdin/stdout problems, ``"function"``
+            only function (assert) problems; ``"auto"`` keeps all and refuses a mix (TACO and APPS hold both: a run
+            evolves one kind).
         dedup (`bool`, defaults to `True`): drop near-duplicate seeds first (embedding cosine, one kept per group).
         dedup_threshold (`float`, defaults to 0.9): cosine similarity at or above which seeds are duplicates.
         dedup_model (`str`, *optional*): embedding model; default the offline all-MiniLM-L6-v2.
@@ -92,6 +99,7 @@ class RecipeConfig:
     sources: tuple[str, ...] = ("humaneval",)
     limit_per_source: int | None = None
     problem_ids: tuple[str, ...] = ()
+    problem_kind: str = "auto"
     dedup: bool = True
     dedup_threshold: float = 0.9
     dedup_model: str | None = None
@@ -127,6 +135,8 @@ class RecipeConfig:
             raise ConfigError(f"rounds must be >= 0, got {self.rounds}")
         if not self.models and not self.mutants:
             raise ConfigError("RecipeConfig needs at least one model in `models` (or mutants > 0)")
+        if self.problem_kind not in PROBLEM_KINDS:
+            raise ConfigError(f"problem_kind must be one of {PROBLEM_KINDS}, got {self.problem_kind!r}")
         if self.limit_per_source is not None and self.limit_per_source < 1:
             raise ConfigError("limit_per_source must be >= 1 when set")
         if self.llm_rounds is not None:

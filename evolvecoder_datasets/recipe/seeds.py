@@ -128,6 +128,13 @@ def _load_source(name: str) -> Dataset:
     raise ConfigError(f"seed source {name!r} is neither a known source {SOURCES} nor an existing dataset path")
 
 
+def _of_kind(ds: Dataset, *, stdin: bool) -> list[int]:
+    """The rows of ``ds`` that are stdin/stdout problems (cases, no asserts), or with ``stdin=False`` the others."""
+    tests = ds[schema.TESTS] if schema.TESTS in ds.column_names else [None] * len(ds)
+    inputs = ds[schema.INPUTS] if schema.INPUTS in ds.column_names else [None] * len(ds)
+    return [i for i, (t, c) in enumerate(zip(tests, inputs)) if (bool(c) and not t) == stdin]
+
+
 def load_seeds(config: RecipeConfig) -> Dataset:
     """The seed rows ``config`` asks for: each source loaded, filtered by ``problem_ids``, cut to the limit, merged.
 
@@ -152,6 +159,8 @@ def load_seeds(config: RecipeConfig) -> Dataset:
         ds = _load_source(name)
         if wanted:
             ds = ds.select([i for i, pid in enumerate(list(ds[schema.ID])) if pid in wanted])
+        if config.problem_kind != "auto":
+            ds = ds.select(_of_kind(ds, stdin=config.problem_kind == "stdin"))
         if config.limit_per_source is not None:
             ds = ds.select(range(min(config.limit_per_source, len(ds))))
         parts.append(ds)

@@ -51,7 +51,8 @@ def stdin_only(columns: Any) -> bool:
     stdin = [bool(i) and not t for t, i in zip(tests, inputs)] if tests else [bool(i) for i in inputs]
     if any(stdin) and not all(stdin):
         raise ConfigError(f"the seeds mix {sum(stdin)} stdin/stdout problems with {len(stdin) - sum(stdin)} function "
-                          "problems; run them as two recipes (stdin problems skip the refine stage)")
+                          "problems; run them as two recipes, with `problem_kind: stdin` and `problem_kind: function` "
+                          "(stdin problems skip the refine stage)")
     return bool(stdin) and all(stdin)
 
 
