@@ -223,3 +223,27 @@ def test_main_keeps_the_calibrated_limit_where_the_rows_have_one(store):
     assert main.column_names == ["id", "question", "tests", "time_limit_s"] and main["time_limit_s"] == [0.2, None]
     push_final(rows.add_column("time_limit_s", [None, None]), store, round=1)  # nothing calibrated: nothing to keep
     assert load_round(store, "main").column_names == ["id", "question", "tests"]
+
+
+def test_a_dropped_config_is_published_only_with_rows_and_datasets_loads_what_is_published(store):
+    """`datasets` cannot load a split of 0 rows: a run that removed nothing publishes no `dropped` config (our loader
+    gives 0 rows for it); one that removed problems publishes them, loadable with `load_dataset` as users type it."""
+    from pathlib import Path
+
+    from datasets import load_dataset
+
+    from evolvecoder_datasets.rounds import round_folder
+
+    none = Dataset.from_dict({"id": [], "stage": [], "reason": []})
+    push_final(problems(2, 1), store, round=1, dropped=none)
+    assert len(load_round(store, config="dropped")) == 0
+    assert load_round(store, config="dropped").column_names == ["id", "stage", "reason"]
+    assert len(load_dataset(str(round_folder(store, "main")), split="train")) == 2
+    # the card declares no config `datasets` (or the Hub's viewer) would fail to load
+    assert "config_name: dropped" not in (Path(round_folder(store, "main")) / "README.md").read_text()
+    some = Dataset.from_dict({"id": ["X_9"], "stage": ["refine"], "reason": ["refine_no_json"]})
+    push_final(problems(2, 1), store, round=1, dropped=some)
+    folder = str(round_folder(store, "main"))
+    assert "config_name: dropped" in (Path(round_folder(store, "main")) / "README.md").read_text()
+    assert load_dataset(folder, "dropped", split="train")["reason"] == ["refine_no_json"]
+    assert load_round(store, config="dropped")["id"] == ["X_9"]

@@ -59,7 +59,8 @@ def load_round(
 
     Raises:
         RevisionNotFoundError: no such revision (or no such repository or store).
-        ConfigError: the revision has no config ``config``.
+        ConfigError: the revision has no config ``config`` (a revision without ``dropped`` removed no problem: its
+            ``dropped`` loads as 0 rows).
 
     Example:
         >>> from evolvecoder_datasets.rounds import load_round
@@ -74,6 +75,8 @@ def load_round(
 
         card_data = DatasetCard(raw_card.decode()).data
         names = [c.get("config_name", "default") for c in card_data.get("configs") or []]
+        if names and config == DROPPED_CONFIG and config not in names:
+            return _no_drops()  # a run that removed no problem publishes no (empty) dropped config
         if names and config not in names:
             raise ConfigError(f"{revision} of {store.repo_id} has no config {config!r} (configs: {names})")
         empty = _empty_split(card_data.get("dataset_info"), config, split)
@@ -296,6 +299,14 @@ def describe_round(repo_id: str | os.PathLike, revision: str | int | None = None
     return text
 
 
+def _no_drops() -> Dataset:
+    """The ``dropped`` config of a revision that removed no problem: no rows, its three string columns."""
+    from datasets import Dataset, Features, Value
+
+    return Dataset.from_dict({c: [] for c in schema.DROPPED_COLUMNS},
+                             features=Features({c: Value("string") for c in schema.DROPPED_COLUMNS}))
+
+
 def _dropped_table(store: _Store, commit: str, revision: str) -> str:
     """The ``dropped`` config of a revision as a terminal table (id, stage, reason)."""
     from huggingface_hub import DatasetCard
@@ -303,7 +314,7 @@ def _dropped_table(store: _Store, commit: str, revision: str) -> str:
     raw = store.read(commit, CARD_FILENAME)
     configs = [c.get("config_name") for c in DatasetCard(raw.decode()).data.get("configs") or []] if raw else []
     if DROPPED_CONFIG not in configs:
-        return f"{revision} has no {DROPPED_CONFIG!r} config: it records no removed problem"
+        return "dropped problems: none"
     rows = load_round(store.repo_id, commit, DROPPED_CONFIG)
     if not len(rows):
         return "dropped problems: none"

@@ -241,7 +241,7 @@ def push_round(
     parts = {"default": _Part(ds, "data")}
     if solutions is not None:
         parts[SOLUTIONS_CONFIG] = _Part(solutions, SOLUTIONS_CONFIG)
-    if dropped is not None:
+    if dropped is not None and len(dropped):  # no empty config: `datasets` cannot load a split of 0 rows
         parts[DROPPED_CONFIG] = _Part(dropped, DROPPED_CONFIG)
     full_stats = {**dict(stats or {}), "round": round}
     return _publish(store, branch, parts, stats=full_stats, previous=previous, card=card, config=config,
@@ -320,7 +320,7 @@ def push_final(
     published = ds.select_columns(columns)
     full_stats = {**dict(stats), "round": round, "final_round": round, "num_problems": len(published)}
     parts = {"default": _Part(published, "data")}
-    if dropped is not None:
+    if dropped is not None and len(dropped):  # no empty config: `datasets` cannot load a split of 0 rows
         parts[DROPPED_CONFIG] = _Part(dropped.select_columns(list(schema.DROPPED_COLUMNS)), DROPPED_CONFIG)
     return _publish(store, "main", parts, stats=full_stats, previous=None,
                     card=card, config=config, figures=figures, final=True, tag=tag, tag_stem="final",
