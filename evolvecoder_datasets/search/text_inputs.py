@@ -201,6 +201,9 @@ class TextMutator:
             values = text_shape._copy(self.rng.choice(self.parents))
             for _ in range(1 if self.rng.random() < 0.6 else self.rng.randint(2, 3)):
                 self._edit(self.shape["layout"], values, "", values)
+            if not text_shape._recount(self.shape["layout"], values):
+                continue
+            self._fit(self.shape["layout"], values, "", {})
             text = render(self.shape, values)
             if text is None or text in self.seen or check(self.shape, text) is not None:
                 continue
@@ -209,6 +212,35 @@ class TextMutator:
         return out
 
     # -- edits -------------------------------------------------------------------------------------------------
+    def _fit(self, layout: list[dict], values: list, prefix: str, headers: dict[str, int]) -> None:
+        """Give every word whose length is a header number's (a grid row and its ``m``) that length again, after
+        edits changed the number or the word: cut, or padded from the word's alphabet (the walk of ``_slots``)."""
+        for k, (seg, value) in enumerate(zip(layout, values)):
+            name = f"{prefix}{k}"
+            if seg["t"] == "fixed":
+                value[:] = [self._fitted(f"{name}.{t}", tok, headers) for t, tok in enumerate(value)]
+            elif seg["t"] in ("row", "tail"):
+                value[:] = [self._fitted(name, tok, headers) for tok in value]
+            elif seg["t"] == "block":
+                for line in value:
+                    line[:] = [self._fitted(f"{name}.{t}", tok, headers) for t, tok in enumerate(line)]
+            else:
+                inner = {f"{prefix}{j}.{t}": int(tok) for j, sg in enumerate(layout) if sg["t"] == "fixed"
+                         for t, tok in enumerate(values[j]) if text_shape._INT.match(tok)}
+                for case in value:
+                    self._fit(seg["body"], case, f"{name}/", {**headers, **inner})
+            if seg["t"] == "fixed":
+                headers = {**headers, **{f"{name}.{t}": int(tok) for t, tok in enumerate(value)
+                                         if text_shape._INT.match(tok) and len(tok) < 19}}
+
+    def _fitted(self, slot: str, token: str, headers: dict[str, int]) -> str:
+        rule = self.shape["slots"].get(slot) or {}
+        n = headers.get(rule.get("width"))  # type: ignore[arg-type]
+        if n is None or not 0 < n <= self.shape.get("max_chars", 4096):
+            return token
+        chars = rule.get("chars") or "a"
+        return token[:n] + "".join(self.rng.choice(chars) for _ in range(n - len(token)))
+
     def _places(self, layout: list[dict], values: list, prefix: str) -> list[tuple]:
         counts = {tuple(seg["count"]) for seg in layout if "count" in seg}
         places: list[tuple] = []

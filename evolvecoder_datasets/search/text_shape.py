@@ -306,6 +306,12 @@ def _slot_rule(instances, kind, bounds, rules=("distinct", "sorted", "index")):
     rule = {"kind": kind}
     if kind == "w":
         rule.update(_word_rule(every) if every else {"chars": "", "len": [0, 0]})
+        # a word as long as a header number in every instance (the rows of an n x m grid, a string of length n)
+        names = set.intersection(*[set(h) for tokens, h in instances if tokens]) if every else set()
+        for name in sorted(names):
+            if all(len(tok) == h[name] for tokens, h in instances for tok in tokens):
+                rule["width"] = name
+                break
     elif every:
         nums = [int(x) if kind == "i" else float(x) for x in every]
         lo, hi = min(nums), max(nums)
@@ -424,6 +430,8 @@ def _token_rule(rule, token):
     else:
         if not token or any(c not in rule.get("chars", "") for c in token):
             return "charset"
+        if "width" in rule:  # its length is a header number's, checked against it
+            return None
         low, high = rule.get("len", [1, 1])
         return None if low <= len(token) <= high else "length"
     low, high = rule.get("range", [value, value])
@@ -431,7 +439,8 @@ def _token_rule(rule, token):
 
 
 def check(shape, text):
-    """The rule ``text`` breaks (``"size"``, ``"layout"``, ``"kind"``, ``"range"``, ``"charset"``, ``"length"``,
+    """The rule ``text`` breaks (``"size"``, ``"layout"``, ``"kind"``, ``"range"``, ``"charset"``, ``"length"``
+    (also a word whose length is not the header number it always equals, as a grid row and its ``m``),
     ``"distinct"``, ``"sorted"``, ``"index"``), or ``None`` when the shape admits it.
 
     Example:
@@ -473,4 +482,7 @@ def check(shape, text):
             bound = rule.get("le")
             if bound is not None and tokens and (bound not in headers or max(map(int, tokens)) > headers[bound]):
                 return "index"
+            width = rule.get("width")
+            if width is not None and any(len(token) != headers.get(width) for token in tokens):
+                return "length"
     return None

@@ -228,3 +228,27 @@ def test_miscounted_model_texts_are_recounted_in_the_sandbox_and_then_valued():
         [valued] = value_stdin([(problem, ["2\n1 2 3\n", "4\n1 99\n", "1\n9\n", "zzz"])], sb)
     assert valued.inputs == ["3\n1 2 3\n"] and valued.outputs == ["6\n"]
     assert valued.repaired == 2 and valued.invalid == 3  # 99 out of range, a seen input, prose
+
+
+def test_a_grid_keeps_its_rows_as_wide_as_its_header_says_and_the_mutator_resizes_both():
+    """`n m` then n rows of m cells: a row of another width is outside the problem (a reference may still answer
+    it), so the check refuses it; the mutator changes `m` and the rows together, and `n` with the row count."""
+    seeds = ["3 4\n#..#\n.##.\n....\n", "2 3\n###\n.#.\n", "4 2\n..\n#.\n.#\n##\n"]
+    shape = infer_shape(seeds, bounds=[(1, 20)])
+    assert shape["slots"]["1.0"]["width"] == "0.1"
+    assert check(shape, "2 3\n###\n.#\n") == "length" and check(shape, "2 3\n###\n.#..\n") == "length"
+    assert check(shape, "1 7\n#.#.#.#\n") is None
+    drawn = TextMutator(shape, seeds, random.Random(3)).draw(40)
+    assert len(drawn) >= 30
+    widths = set()
+    for text in drawn:
+        lines = text.split("\n")[:-1]
+        n, m = map(int, lines[0].split())
+        assert len(lines) == n + 1 and all(len(row) == m for row in lines[1:]), text
+        widths.add(m)
+    assert widths - {2, 3, 4}  # widths the seeds never had
+    # a string whose length a number states, the same way
+    word = infer_shape(["3\nabc\n", "5\nhello\n"])
+    assert check(word, "4\nabc\n") == "length" and check(word, "3\nxyz\n") is None
+    assert all(len(t.split("\n")[1]) == int(t.split("\n")[0]) for t in TextMutator(word, ["3\nabc\n", "5\nhello\n"],
+                                                                                     random.Random(1)).draw(20))
