@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..errors import ConfigError
+from ..schema import SUBMISSION_MODEL  # a pool entry's label: submission:<verdict>
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -32,8 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["MAX_REFERENCE_CANDIDATES", "SUBMISSION_MODEL", "add_submissions", "confirm_references", "stdin_only"]
 
-#: How a package's submission is named in the pool: ``submission:<verdict>`` (``submission:accepted``, ...).
-SUBMISSION_MODEL = schema.SUBMISSION_MODEL
 #: At most this many accepted programs per problem are tried as its reference (CodeContests rows carry hundreds).
 MAX_REFERENCE_CANDIDATES = 8
 ACCEPTED = "_accepted"  # internal: the seed solutions travelling beside the pool while submissions are appended
