@@ -160,9 +160,10 @@ def append_cases(problems: list[StdioRoundProblem], method: str, cases: list[tup
     ordinary way: cases it fails are dropped) and append the rest to its suite; the log entries are appended to the
     problems' logs. A discriminative case that does not split the programs shown is counted (and dropped with
     ``drop_failed_split``). A case one of the pool's accepted programs (``submission:accepted``) fails is left out
-    (``accepted_failed``): the reference's output is kept only where they agree. A problem's calibrated limit grows first to cover what its reference needed on the new
-    cases (as for asserts: a right program as slow as the reference on a larger input still passes); a reference in
-    another language than the pool calibrates nothing."""
+    (``accepted_failed``): the reference's output is kept only where they agree. A problem's calibrated limit grows
+    first to cover what its reference needed on the new cases (as for asserts: a right program as slow as the
+    reference on a larger input still passes); a reference in another language than the pool calibrates nothing.
+    (For search cases this runs the reference once more: the search verified them, but does not return its CPU.)"""
     from ...execution import Job
     from ..execute import reference_limit
 
