@@ -225,13 +225,11 @@ class TextMutator:
                 for line in value:
                     line[:] = [self._fitted(f"{name}.{t}", tok, headers) for t, tok in enumerate(line)]
             else:
-                inner = {f"{prefix}{j}.{t}": int(tok) for j, sg in enumerate(layout) if sg["t"] == "fixed"
-                         for t, tok in enumerate(values[j]) if text_shape._INT.match(tok)}
+                inner = {**headers, **text_shape._level_headers(layout, values, prefix)}
                 for case in value:
-                    self._fit(seg["body"], case, f"{name}/", {**headers, **inner})
+                    self._fit(seg["body"], case, f"{name}/", inner)
             if seg["t"] == "fixed":
-                headers = {**headers, **{f"{name}.{t}": int(tok) for t, tok in enumerate(value)
-                                         if text_shape._INT.match(tok) and len(tok) < 19}}
+                headers = {**headers, **text_shape._line_headers(name, value)}
 
     def _fitted(self, slot: str, token: str, headers: dict[str, int]) -> str:
         rule = self.shape["slots"].get(slot) or {}

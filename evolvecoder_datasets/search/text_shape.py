@@ -285,13 +285,22 @@ def _slots(layout, values, prefix, out, headers):
             out.setdefault(f"{name}.rows", []).append(([" ".join(line) for line in value], headers))
             out.setdefault(f"{name}.pairs", []).append((value, headers))
         else:
+            inner = {**headers, **_level_headers(layout, values, prefix)}
             for case in value:
-                inner = {f"{prefix}{s}.{t}": int(tok) for s, sg in enumerate(layout) if sg["t"] == "fixed"
-                         for t, tok in enumerate(values[s]) if _INT.match(tok)}
-                _slots(seg["body"], case, f"{name}/", out, {**headers, **inner})
+                _slots(seg["body"], case, f"{name}/", out, inner)
         if seg["t"] == "fixed":
-            headers = {**headers, **{f"{name}.{t}": int(tok) for t, tok in enumerate(value)
-                                     if _INT.match(tok) and len(tok) < 19}}
+            headers = {**headers, **_line_headers(name, value)}
+
+
+def _level_headers(layout, values, prefix):
+    """Every integer of a level's fixed lines by slot name: what the cases of a repeat in that level may refer to."""
+    return {f"{prefix}{s}.{t}": int(tok) for s, sg in enumerate(layout) if sg["t"] == "fixed"
+            for t, tok in enumerate(values[s]) if _INT.match(tok)}
+
+
+def _line_headers(name, value):
+    """The integers of fixed line ``name``: what the segments after it may refer to (an index, a width)."""
+    return {f"{name}.{t}": int(tok) for t, tok in enumerate(value) if _INT.match(tok) and len(tok) < 19}
 
 
 def _word_rule(tokens):

@@ -85,7 +85,8 @@ class ExecuteConfig(SandboxSettings):
         statuses (`bool`, defaults to True): also write the ``statuses`` column.
         float_tol (`float`, *optional*): numeric tolerance of stdin/stdout output comparison.
         version (`str`): bump when the semantics change, so cached results are recomputed (``"4"``: stdin/stdout
-            problems calibrated too; ``"3"``: calibrated time limits and the shared timeout policy; ``"2"``: verdicts decided by the judge outside the sandbox).
+            problems calibrated too; ``"3"``: calibrated time limits and the shared timeout policy; ``"2"``: verdicts
+            decided by the judge outside the sandbox).
 
     Raises:
         ConfigError: a sandbox setting is out of range.
