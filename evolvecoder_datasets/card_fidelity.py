@@ -41,6 +41,10 @@ def _fmt(value: Any) -> str:
     return "nan" if math.isnan(number) else f"{number:.3f}"
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _row(name: Any, entry: Any) -> list[str]:
     entry = entry if isinstance(entry, Mapping) else {}
     return [str(name).replace("|", "\\|")] + [_fmt(entry.get(k)) for k in _KEYS]
@@ -85,14 +89,18 @@ def fidelity_context(stats: Mapping[str, Any]) -> dict[str, Any]:
     def listed(key: str, what: str) -> str:
         part = fid.get(key) if isinstance(fid.get(key), Mapping) else {}
         n = part.get("problems") or 0
+        verb, rest = what.split(" ", 1)  # "reject a program ...": one problem rejects, two reject
         if not n:
-            return f"No problem {what}."
+            return f"No problem {verb}s {rest}."
         items = []
         for item in part.get("listed") or ():
             cause = f", {item['cause']}" if item.get("cause") else ""
             items.append(f"`{item.get('id')}` ({_fmt(item.get('programs'))}{cause})")
         more = f" and {n - len(items)} more" if n > len(items) else ""
-        return f"{_fmt(n)} problems {what} ({_fmt(part.get('programs'))} programs): " + ", ".join(items) + more + "."
+        programs = part.get("programs")
+        subject = f"1 problem {verb}s" if n == 1 else f"{_fmt(n)} problems {verb}"
+        count = f"{_fmt(programs)} {'program' if programs == 1 else 'programs'}"
+        return f"{subject} {rest} ({count}): " + ", ".join(items) + more + "."
 
     oracle = fid.get("oracle") if isinstance(fid.get("oracle"), Mapping) else {}
     sizes = oracle.get("inputs_per_problem") if isinstance(oracle.get("inputs_per_problem"), Mapping) else {}
@@ -100,9 +108,18 @@ def fidelity_context(stats: Mapping[str, Any]) -> dict[str, Any]:
     rewrites = oracle.get("rewrites") if isinstance(oracle.get("rewrites"), Mapping) else {}
     oracle_line = ""
     if oracle:
+        settings = oracle.get("settings") if isinstance(oracle.get("settings"), Mapping) else {}
+        mean = sizes.get("mean")
+        asked = ""
+        if settings.get("inputs"):
+            asked = (f"; the setting asks for {_fmt(settings.get('inputs'))} per problem"
+                     + (f" out of {_fmt(settings.get('candidates'))} candidates, and every usable candidate is kept "
+                        f"where the reference's values are cheap to read" if settings.get("candidates") else "")
+                     + ", fewer where the domain admits fewer distinct inputs")
         oracle_line = (
-            f"Oracle: {_fmt(oracle.get('problems'))} problems, {_fmt(sizes.get('mean'))} reference-valued inputs per "
-            f"problem on average (min {_fmt(sizes.get('min'))}), generated apart from the published tests and never "
+            f"Oracle: {_fmt(oracle.get('problems'))} problems, {f'{mean:.1f}' if _is_number(mean) else _fmt(mean)} "
+            f"reference-valued inputs per problem on average (min {_fmt(sizes.get('min'))}, max "
+            f"{_fmt(sizes.get('max'))}{asked}), generated apart from the published tests and never "
             f"used to choose them. It labels {_fmt(pool.get('right'))} programs of the pool right and "
             f"{_fmt(pool.get('wrong'))} wrong; {_fmt(rewrites.get('right'))} of {_fmt(rewrites.get('generated'))} "
             f"semantics-preserving rewrites of the references agree with it and join the right programs "

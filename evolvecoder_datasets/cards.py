@@ -31,6 +31,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .card_fidelity import FIDELITY_HEADER, domain_context, fidelity_context
+from .card_metadata import (
+    card_licence,
+    display_name,
+    display_store,
+    source_datasets,
+    sources_context,
+    structure_context,
+)
 from .errors import ConfigError
 
 __all__ = [
@@ -214,6 +222,8 @@ def headline(stats: Mapping[str, Any]) -> dict[str, Any]:
     pass_table = _pass_at_k_table(stats)
     row = pass_table.get(this_round) or (pass_table[max(pass_table, key=_order)] if pass_table else {})
     mutation = _mutation_scores(stats)
+    if "final_round" in stats and "main" in mutation:  # main's own suites, after the final filter
+        this_round = "main"
     return {
         "round": stats.get("round"),
         "problems": problems,
@@ -250,39 +260,6 @@ def _public(value: Any) -> Any:
                                    (len(value) > 2 and value[1] == ":" and value[2] in "\\/")):
         return PurePosixPath(value.replace("\\", "/")).name or value
     return value
-
-
-def display_store(repo_id: str, local_store: bool) -> str:
-    """How a card names its repository in the loading snippet: a Hub id as is; a local store relative to the
-    current folder when it lies inside it (``demo-output/store``), else by its folder name: never a host path.
-
-    Example:
-        >>> display_store("me/evolve", False), display_store("/somewhere/else/store", True)
-        ('me/evolve', 'store')
-    """
-    if not local_store:
-        return repo_id
-    path = Path(repo_id.removeprefix("file://")).expanduser()
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return path.name
-
-
-def display_name(repo_id: str | None, local_store: bool) -> str:
-    """The card's title from the repository id: the Hub name (``org/name`` -> ``name``); for a local store its
-    folder, or the run folder holding it when the folder is just ``store``.
-
-    Example:
-        >>> display_name("TIGER-Lab/EvolveCoder-22K", False), display_name("runs/demo-run/store", True)
-        ('EvolveCoder-22K', 'demo-run')
-    """
-    if not repo_id:
-        return "EvolveCoder dataset"
-    parts = [p for p in repo_id.removeprefix("file://").replace("\\", "/").split("/") if p not in ("", ".")]
-    if local_store and len(parts) > 1 and parts[-1] == "store":
-        return parts[-2]
-    return parts[-1] if parts else "EvolveCoder dataset"
 
 
 def _headline_text(stats: Mapping[str, Any]) -> str:
@@ -362,6 +339,7 @@ def card_context(
     final: bool = False,
     pretty_name: str | None = None,
     local_store: bool = False,
+    dataset: Any = None,
 ) -> dict[str, Any]:
     """The variables the card template receives: preformatted rows and sections computed from ``stats``.
 
@@ -377,6 +355,7 @@ def card_context(
             then uses ``load_round``; ``load_dataset`` would ignore the revision).
         final (`bool`, *optional*, defaults to `False`): render the card of ``main`` (the published dataset).
         pretty_name (`str`, *optional*): the title.
+        dataset (`datasets.Dataset`, *optional*): the revision's rows, for the fields and an example row.
 
     Example:
         >>> from evolvecoder_datasets.cards import card_context
@@ -423,7 +402,8 @@ def card_context(
         mutation_rows = [[r, _fmt(pool_by_round.get(_round_key(r))), score] for r, score in mutation_rows]
     dedup = _entries(stats.get("dedup"))
     drops = {str(reason): _number(count) for reason, count in _entries(stats.get("drop_reasons")).items()}
-    drop_rows = [[_cell(reason), _fmt(count)]
+    notes = _entries(stats.get("drop_reason_notes"))
+    drop_rows = [[_cell(reason), _fmt(count)] + ([_cell(notes.get(reason, ""))] if notes else [])
                  for reason, count in sorted(drops.items(), key=lambda i: (-(i[1] if _known(i[1]) else 0), i[0]))]
     provenance = _entries(stats.get("provenance"))
     captions = _entries(stats.get("figure_captions"))
@@ -456,10 +436,14 @@ def card_context(
         "dedup_rows": [[_cell(k), f"{v:g}" if isinstance(v, float) else _cell(_fmt(_public(v)))]
                        for k, v in dedup.items()],
         "drop_rows": drop_rows,
+        "drop_header": ["reason", "count", "why"] if notes else ["reason", "count"],
         "provenance_rows": [[_cell(k), _cell(_public(v))] for k, v in _flatten("", provenance)],
         "figures": figure_rows,
+        "test_mode": _entries(stats.get("provenance")).get("test_mode"),
         **fidelity_context(stats),
         **domain_context(stats),
+        **sources_context(stats),
+        **structure_context(dataset),
     }
 
 
@@ -471,11 +455,12 @@ def render_round_card(
     repo_id: str | None = None,
     final: bool = False,
     template: str | os.PathLike = "round",
-    license: str = "mit",
+    license: str | Sequence[str] | None = None,
     pretty_name: str | None = None,
     local_store: bool = False,
     tags: Sequence[str] = DEFAULT_TAGS,
     extra_metadata: Mapping[str, Any] | None = None,
+    dataset: Any = None,
 ):
     """Render the dataset card of a round (or of ``main`` with ``final=True``) with ``DatasetCard.from_template``.
 
@@ -491,10 +476,14 @@ def render_round_card(
         local_store (`bool`, *optional*, defaults to `False`): ``repo_id`` is a local store folder.
         final (`bool`, *optional*, defaults to `False`): the card of ``main`` (published columns only).
         template (`str` or `os.PathLike`, *optional*, defaults to `"round"`): a template stem in ``cards/`` or a path.
-        license (`str`, *optional*, defaults to `"mit"`): the licence id.
-        pretty_name (`str`, *optional*): the title; defaults to the repository name.
+        license (`str` or `Sequence[str]`, *optional*): the licence id(s); by default those of the sources the rows
+            come from (:func:`~evolvecoder_datasets.card_metadata.card_licence`).
+        pretty_name (`str`, *optional*): the title; defaults to the Hub repository's name, or what the rows are
+            for a local store.
         tags (`Sequence[str]`, *optional*): Hub tags.
         extra_metadata (`Mapping[str, Any]`, *optional*): more YAML metadata (e.g. ``{"language": ["en"]}``).
+        dataset (`datasets.Dataset`, *optional*): the rows published with the card: the "Dataset structure"
+            section lists their fields and shows the first row.
 
     Returns:
         `huggingface_hub.DatasetCard`: the card; ``str(card)`` is the README text.
@@ -504,17 +493,20 @@ def render_round_card(
 
     Example:
         >>> from evolvecoder_datasets.cards import render_round_card
-        >>> card = render_round_card({"round": 0, "num_problems": 5, "num_tests": 60}, repo_id="me/evolve")
-        >>> card.data.license, "load_round" in card.content
-        ('mit', True)
+        >>> stats = {"round": 0, "num_problems": 5, "num_tests": 60, "problems_by_source": {"HumanEval": {}}}
+        >>> card = render_round_card(stats, repo_id="me/evolve")
+        >>> card.data.license, card.data.source_datasets, "load_round" in card.content
+        ('mit', ['openai/openai_humaneval'], True)
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
     path = template_path(str(template))
     problems, _ = _totals(stats)
-    name = pretty_name or display_name(repo_id, local_store)
+    sources = [str(s) for s in _entries(stats.get("problems_by_source"))]
+    name = pretty_name or display_name(repo_id, local_store, sources)
     data = DatasetCardData(
-        license=license,
+        license=license or card_licence(sources),
+        source_datasets=source_datasets(sources) or None,
         pretty_name=name,
         tags=list(tags),
         task_categories=["text-generation"],
@@ -522,7 +514,7 @@ def render_round_card(
         **dict(extra_metadata or {}),
     )
     context = card_context(stats, previous=previous, figures=figures, repo_id=repo_id, final=final,
-                           local_store=local_store, pretty_name=name)
+                           local_store=local_store, pretty_name=name, dataset=dataset)
     from jinja2 import TemplateError
 
     try:
@@ -568,13 +560,14 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
         lines.append("what changed")
         lines.extend(f"  - {note}" for note in ctx["changes"])
     table("problems by source", ["source", "problems", "tests", "mean"], ctx["source_rows"])
-    table("tests by method", ["method", "generated", "retained", "kept", "kills no other method made"],
+    table("tests by method", ["method", "generated", "retained", "retained share", "kills no other method made"],
           ctx["method_rows"])
     table("inputs and tests left out as outside the domain, by rule", ["round", *ctx["domain_rules"]],
           ctx["domain_rows"])
-    table("pass@k by round", ["round", *ctx["pass_ks"]], ctx["pass_rows"])
+    table("pass@k of the model samples by round", ["round", *ctx["pass_ks"]], ctx["pass_rows"])
     table("pass@k by model", ["model", *ctx["model_ks"]], ctx["model_rows"])
-    table("mutation score", ["round", "score"], ctx["mutation_rows"])
+    table("mutation score", ["round", "pool pass@1", "mutation score"] if ctx["pool_in_mutation_rows"]
+          else ["round", "mutation score"], ctx["mutation_rows"])
     table("test fidelity by round (against the oracle)", ["round", *FIDELITY_HEADER], ctx["fidelity_rows"])
     table("test fidelity by program kind", ["kind", *FIDELITY_HEADER], ctx["fidelity_kind_rows"])
     table("test fidelity by test-writing method (its tests alone)", ["method", *FIDELITY_HEADER],
@@ -584,6 +577,6 @@ def stats_summary(stats: Mapping[str, Any], *, previous: Mapping[str, Any] | Non
         lines.extend(f"  {text}" for text in (ctx["fidelity_no_oracle"], ctx["fidelity_rejects"],
                                               ctx["fidelity_accepts"]) if text)
     table("dedup", ["", "value"], ctx["dedup_rows"])
-    table("drop reasons", ["reason", "count"], ctx["drop_rows"])
+    table("drop reasons", ctx["drop_header"], ctx["drop_rows"])
     table("provenance", ["", "value"], ctx["provenance_rows"])
     return "\n".join(lines)

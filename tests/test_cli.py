@@ -44,7 +44,8 @@ def test_card_rerenders_to_a_file_and_pushes(store, tmp_path, capsys):
     target = tmp_path / "README.md"
     assert main(["card", f"{store}@round1", "-o", str(target)]) == 0
     name = Path(store).parent.name  # the run the store belongs to, not the folder name "store"
-    assert "config_name: default" in target.read_text() and f"# {name} — round 1" in target.read_text()
+    text = target.read_text()
+    assert "config_name: default" in text and f"(EvolveCoder run {name}) — round 1" in text
     assert main(["card", f"{store}@round1", "--push"]) == 0
 
 

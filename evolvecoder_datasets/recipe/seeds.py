@@ -200,11 +200,9 @@ def dedup_seeds(seeds: Dataset, config: RecipeConfig) -> tuple[Dataset, dict[str
     marked = result.apply(seeds)
     reasons = ["near_duplicate" if dup else None for dup in marked[schema.DUP_OF]]
     marked = marked.remove_columns([schema.DUP_OF, schema.DUP_SCORE]).add_column(schema.DROP_REASON, reasons)
-    if ray is not None:  # the same name as a local run's summary gives (the vectors came from that model)
-        from ..stages.support.dedup_embed import model_key
+    from ..stages.support.dedup_embed import model_name
 
-        summary["model"] = model_key(config.dedup_model)
-    info = {"model": summary.get("model"), "threshold": config.dedup_threshold, "input": summary["rows"],
+    info = {"model": model_name(config.dedup_model), "threshold": config.dedup_threshold, "input": summary["rows"],
             "kept": summary["kept"], "groups": summary["pairs"]}
     return marked, info
 

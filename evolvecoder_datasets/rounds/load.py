@@ -248,8 +248,10 @@ def rerender_card(
     if push and name == "main" and not final:
         raise ConfigError(f"{store.repo_id}@main holds no published dataset yet (push_final has not run): pushing a "
                           "card there would describe a round as the final dataset; re-render a round branch")
+    rows = _quietly(lambda: load_round(repo_id, name, token=token))  # the fields and example row the card shows
     card = render_round_card(stats, previous=previous, figures=store.list_files(commit, FIGURES_DIR),
-                             repo_id=store.repo_id, local_store=store.local, final=final, template=template)
+                             repo_id=store.repo_id, local_store=store.local, final=final, template=template,
+                             dataset=rows)
     raw = store.read(commit, CARD_FILENAME)
     committed = DatasetCard(raw.decode()) if raw is not None else None
     keep = [c.get("config_name", "default") for c in (committed.data.get("configs") or [])] if committed else []
@@ -297,6 +299,19 @@ def describe_round(repo_id: str | os.PathLike, revision: str | int | None = None
     if dropped:
         text += "\n\n" + _dropped_table(store, commit, name)
     return text
+
+
+def _quietly(load: Any) -> Any:
+    """``load()`` with ``datasets``' bars off (a card re-rendered prints nothing of the rows it reads)."""
+    import datasets
+
+    was_on = not datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        return load()
+    finally:
+        if was_on:
+            datasets.enable_progress_bars()
 
 
 def _no_drops() -> Dataset:

