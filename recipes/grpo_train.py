@@ -53,6 +53,11 @@ class DataArguments:
         metadata={"help": "With dataset_name 'humaneval': train on these problems only, in this order (the smoke "
                           "config picks ones SmolLM2 sometimes solves, so a group's rewards differ)."},
     )
+    dataset_ids: list[str] | None = field(
+        default=None,
+        metadata={"help": "Train on the rows with these ids only, in this order (any dataset: e.g. the problems "
+                          "the demo's model solved, so a group's rewards can differ)."},
+    )
     question_column: str = field(default="question", metadata={"help": "Column with the problem statement."})
     system_prompt: str = field(default=SYSTEM_PROMPT, metadata={"help": "System message; '' for none."})
 
@@ -106,14 +111,15 @@ def load_rows(args: DataArguments):
     else:
         ds = load_dataset(args.dataset_name, args.dataset_config, revision=args.dataset_revision,
                           split=args.dataset_split)  # fmt: skip
-    if args.humaneval_ids and args.dataset_name == HUMANEVAL:
+    ids = args.dataset_ids or (args.humaneval_ids if args.dataset_name == HUMANEVAL else None)
+    if ids:
         from evolvecoder_datasets.errors import ConfigError
 
         position = {row_id: i for i, row_id in enumerate(ds["id"])}
-        missing = [i for i in args.humaneval_ids if i not in position]
+        missing = [i for i in ids if i not in position]
         if missing:
-            raise ConfigError(f"humaneval_ids not in HumanEval: {missing[:5]}")
-        ds = ds.select([position[i] for i in args.humaneval_ids])
+            raise ConfigError(f"ids not in {args.dataset_name}: {missing[:5]}")
+        ds = ds.select([position[i] for i in ids])
     if args.max_rows is not None:
         ds = ds.select(range(min(args.max_rows, len(ds))))
     if "tests" not in ds.column_names and "inputs" not in ds.column_names:
@@ -145,6 +151,43 @@ def make_rewards(args: RewardArguments) -> list:
     return [make_code_reward(kind=kinds[r], asynchronous=args.async_rewards, **settings) for r in args.rewards]
 
 
+def reward_signal_callback():
+    """A ``TrainerCallback`` that keeps TRL's logged reward figures and, at the end of training, logs their summary
+    and warns when no step had a learning signal (every group's rewards equal: ``frac_reward_zero_std`` 1).
+
+    GRPO learns from the spread of rewards inside a group of completions of one prompt: a model that solves none of
+    the rows (or all of them) gets a zero advantage everywhere, loss 0 and grad norm 0, and nothing else says so.
+    """
+    from transformers import TrainerCallback
+
+    class RewardSignal(TrainerCallback):
+        def __init__(self) -> None:
+            self.steps: list[dict[str, float]] = []
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "frac_reward_zero_std" in logs:
+                self.steps.append({k: float(logs[k]) for k in ("reward", "reward_std", "frac_reward_zero_std")
+                                   if k in logs})
+
+        def on_train_end(self, args, state, control, **kwargs):
+            if not self.steps:
+                return
+            mean = sum(s.get("reward", 0.0) for s in self.steps) / len(self.steps)
+            spread = max(s.get("reward_std", 0.0) for s in self.steps)
+            flat = min(s["frac_reward_zero_std"] for s in self.steps)
+            logger.info("rewards over %d logged step(s): mean %.3f, largest within-batch std %.3f, share of groups "
+                        "with equal rewards %.2f at best", len(self.steps), mean, spread, flat)
+            if flat >= 1.0:
+                logger.warning(
+                    "no learning signal: in every logged step every group's rewards were equal (frac_reward_zero_std "
+                    "1, mean reward %.3f), so the advantages, the loss and the gradient were 0. The model solves %s of "
+                    "these rows; train on rows it sometimes solves (--dataset_ids, or --humaneval_ids as the smoke "
+                    "config does), raise num_generations or temperature, or use a reward with partial credit "
+                    "(pass_rate).", mean, "none" if mean <= 0.0 else "all")
+
+    return RewardSignal()
+
+
 def main(argv: list[str] | None = None):
     """Parse arguments (``--config file.yaml`` plus overrides), train, save; returns the trainer."""
     from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser, get_peft_config
@@ -173,6 +216,7 @@ def main(argv: list[str] | None = None):
         args=training_args,
         train_dataset=train_dataset,
         peft_config=get_peft_config(model_args),
+        callbacks=[reward_signal_callback()],
     )
     trainer.train()
     if str(getattr(training_args.save_strategy, "value", training_args.save_strategy)) != "no":

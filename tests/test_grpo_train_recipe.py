@@ -48,16 +48,34 @@ def _tiny_llama(path: Path) -> str:
     return str(path)
 
 
-def _store(path: Path) -> Path:
+def _store(path: Path, tests: tuple[str, ...] = ("assert add(1, 2) == 3", "assert add(0, 0) == 0")) -> Path:
     from evolvecoder_datasets.rounds import push_round
 
     for r in range(3):
         n = 2 + r  # round r holds r + 2 problems: the log line tells which round was read
         push_round(datasets.Dataset.from_dict({"id": [f"R{r}_{i}" for i in range(n)],
                                                "question": ["Write add(a, b)."] * n,
-                                               "tests": [["assert add(1, 2) == 3", "assert add(0, 0) == 0"]] * n}),
+                                               "tests": [list(tests)] * n}),
                    path, r)
     return path
+
+
+def test_a_step_without_learning_signal_says_so(tmp_path):
+    """Rows no completion can pass (neither ``add`` in the policy's vocabulary makes ``add(1, 2) == 4``): every
+    group's rewards are equal, and the run ends with the reward summary and a warning naming why nothing was
+    learnt, instead of a silent loss of 0."""
+    store = _store(tmp_path / "store", ("assert add(1, 2) == 4",))
+    model = _tiny_llama(tmp_path / "tiny-llama")
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run(
+        [sys.executable, "recipes/grpo_train.py", "--config", "recipes/configs/grpo_cpu_smoke.yaml",
+         "--model_name_or_path", model, "--dataset_name", str(store), "--dataset_revision", "round2",
+         "--max_rows", "100", "--output_dir", str(tmp_path / "grpo"), "--max_completion_length", "4"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-3000:]
+    assert re.search(r"rewards over 1 logged step\(s\): mean 0\.000", text), text[-3000:]
+    assert "no learning signal" in text and "solves none of these rows" in text, text[-3000:]
 
 
 def test_grpo_train_trains_one_step_on_round2_of_a_local_store_and_saves_nothing(tmp_path):
@@ -74,6 +92,7 @@ def test_grpo_train_trains_one_step_on_round2_of_a_local_store_and_saves_nothing
     assert proc.returncode == 0, text[-3000:]
     assert re.search(rf"on 4 rows of {re.escape(str(store))}@round2", text), text[-3000:]
     assert "'train_runtime'" in text or "train_runtime" in text
+    assert "rewards over 1 logged step(s)" in text  # the summary every run ends with
     written = [p.name for p in out.rglob("*") if p.is_file()] if out.exists() else []
     assert not [name for name in written if name.endswith((".safetensors", ".bin"))], written
 
