@@ -70,11 +70,16 @@ def _run_run(args: argparse.Namespace) -> int:
             from .recipe.seeds import check_sources
 
             check_sources(config)
-        print(f"{args.config}: valid {kind} recipe ({type(config).__name__})")
-        print(config)
+        print(f"{args.config}: valid {kind} recipe ({type(config).__name__}); the resolved settings:")
+        print(_as_yaml(config), end="")
         return 0
     module, _ = RECIPES[kind]  # type: ignore[misc]  # load_config refuses the kinds without a runner
-    result = importlib.import_module(module).run(config)
+    runner = importlib.import_module(module).run
+    import inspect
+
+    options = {"progress": True, "library_bars": args.verbose}  # one line per step; --verbose keeps every bar
+    accepted = inspect.signature(runner).parameters
+    result = runner(config, **{k: v for k, v in options.items() if k in accepted})
     if result is not None:
         print(result)
     return 0
@@ -174,16 +179,40 @@ def _register_serve(parser: argparse.ArgumentParser) -> None:
                         help="a revision whose rows requests may name by id (Hub repository or local store)")
     parser.add_argument("--kind", choices=["binary", "pass_rate"], default="binary",
                         help="the reward (default: binary, as code_reward)")
-    parser.add_argument("--mode", choices=["isolated", "fast"], default="isolated", help="sandbox mode")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = _SERVE_ENDPOINTS
+    parser.add_argument("--mode", choices=["isolated", "fast"], default="isolated",
+                        help="sandbox mode (default: isolated)")
     parser.add_argument("--timeout", type=float, default=1.0, help="CPU seconds per test (default: 1.0)")
     parser.add_argument("--workers", type=int, default=None, help="fork servers (default: the usable cores)")
-    parser.add_argument("--failing-value", type=float, default=0.0, help="binary reward of a failing completion")
+    parser.add_argument("--failing-value", type=float, default=0.0,
+                        help="binary reward of a failing completion (default: 0.0)")
     parser.add_argument("--cache-size", type=int, default=65536,
                         help="results of identical (program, tests) pairs kept (default: 65536, ~50 MB when full)")
     parser.add_argument("--max-body-mb", type=float, default=16.0, help="largest request body (default: 16)")
     parser.add_argument("--max-queued-mb", type=float, default=256.0,
                         help="request bytes admitted and unanswered before 429 (default: 256)")
-    parser.add_argument("--grace", type=float, default=30.0, help="seconds a shutdown waits for batches in flight")
+    parser.add_argument("--grace", type=float, default=30.0,
+                        help="seconds a shutdown waits for batches in flight (default: 30)")
+
+
+def _as_yaml(config: Any) -> str:
+    """A resolved configuration as YAML, every default written out (what ``run --check`` prints)."""
+    import dataclasses
+    import json
+
+    import yaml
+
+    data = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
+    return yaml.safe_dump(json.loads(json.dumps(data, default=str)), sort_keys=False)
+
+
+_SERVE_ENDPOINTS = """endpoints (/score, /openrlhf and /metrics need `Authorization: Bearer <token>`):
+  POST /score      {"completions": [...], "tests": [[...], ...]} or "ids" naming rows of --dataset instead of
+                   "tests"; optional "time_limit_s", "kind" -> {"rewards": [...]}
+  POST /openrlhf   OpenRLHF's remote reward: {"query": [...], "prompts": [...], "labels": [...]}
+  GET  /health     {"status": "ok", ...}; 503 while draining
+  GET  /metrics    counters as text"""
 
 
 def _run_serve(args: argparse.Namespace) -> int:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = ["embedded_demo_model", "engine_demo", "method_contributions", "next_steps", "quiet_progress_bars",
-           "round_table", "run_pipeline_demo"]
+           "round_table", "run_pipeline_demo", "solved_ids"]
 
 
 def quiet_progress_bars() -> None:
@@ -120,7 +121,24 @@ def _print_contributions(rows: list[dict[str, Any]]) -> None:
     print("method made = programs of the pool that only this method's tests reject (every round's tests).")
 
 
-def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
+def solved_ids(ds: Any) -> list[str]:
+    """The problems of a round where some model sample passes every test (the rows a training step on the embedded
+    models can get a reward spread from).
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"id": ["A", "B"], "solutions": [[{"model": "qwen"}], [{"model": "mutant"}]],
+        ...                         "pass_matrix": [[[True, True]], [[True]]]})
+        >>> solved_ids(ds)
+        ['A']
+    """
+    from .recipe.stats import is_sample
+
+    return [str(pid) for pid, sols, matrix in zip(ds["id"], ds["solutions"], ds["pass_matrix"])
+            if any(is_sample(s) and row and all(row) for s, row in zip(sols or (), matrix or ()))]
+
+
+def next_steps(store: str | Path, rounds: int, train_ids: Sequence[str] = ()) -> list[tuple[str, str]]:
     """What to do after the demo, as ``(what, shell command)`` pairs that run as printed from the current folder.
 
     ``your.yaml`` is the one placeholder: the copy of ``recipes/configs/evolvecoder.yaml`` a user edits.
@@ -128,6 +146,8 @@ def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
     Args:
         store (`str` or `Path`): the round store the run wrote.
         rounds (`int`): its last round.
+        train_ids (`Sequence[str]`, *optional*): the problems the training step should use (those the embedded
+            model solved: a group's rewards can then differ); all of the round's by default.
 
     Returns:
         `list[tuple[str, str]]`
@@ -156,8 +176,10 @@ def next_steps(store: str | Path, rounds: int) -> list[tuple[str, str]]:
         ("the revisions with their headline numbers", f"{cli} rounds {where}"),
         ("why each dropped problem left", f"{cli} inspect {where}@main --dropped"),
         ("load a round back", f"{python} -c {shlex.quote(load)}"),
-        ("train one GRPO step on it (SmolLM2 on CPU, ~40 s)",
-         f"{python} {grpo} --config {smoke} --dataset_name {where} --dataset_revision round{rounds}"),
+        ((f"train one GRPO step on {'the problems the model solved' if train_ids else 'it'} (SmolLM2 on CPU, "
+          "a few minutes; it ends with the rewards' spread and warns when no group's rewards differ)"),
+         f"{python} {grpo} --config {smoke} --dataset_name {where} --dataset_revision round{rounds}"
+         + (" --dataset_ids " + " ".join(shlex.quote(i) for i in train_ids) if train_ids else "")),
         (("point the same recipe at a real model (copy recipes/configs/evolvecoder.yaml to your.yaml, set llm and "
           "models to backend: openai with the base_url of a vLLM server, OpenAI or the HF router)"),
          f"{cli} run your.yaml"),
@@ -407,7 +429,7 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
         print("\n== Part 2: the EvolveCoder round pipeline on the embedded default ==")
         print("\n".join(_ABOUT["smollm2" if model == "smollm2" else "qwen"]))
     start = time.perf_counter()
-    result = run_recipe(config)
+    result = run_recipe(config, progress=not quiet, library_bars=verbose)
     elapsed = time.perf_counter() - start
     if not quiet:
         store = config.store_location()
@@ -420,6 +442,6 @@ def run_pipeline_demo(output_dir: str | Path = "demo-output", *, rounds: int = 2
         if figures:
             print(f"card figures ({len(figures)}): {Path(figures[-1]).parent}")
         print(f"\nround store (a git repository, one branch per round): {store}")
-        for what, command in next_steps(store, rounds):
+        for what, command in next_steps(store, rounds, solved_ids(result.rounds[-1])[:2]):
             print(f"{what}:\n  {command}")
     return result

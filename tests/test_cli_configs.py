@@ -43,6 +43,12 @@ def test_every_shipped_config_checks_through_the_cli_without_a_traceback(config)
     else:
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith(f"recipes/configs/{config.name}: valid {kind} recipe")
+        # the resolved settings as YAML (was a 2,500-character repr): every key of the file with its value
+        resolved = yaml.safe_load(proc.stdout.split("\n", 1)[1])
+        given = yaml.safe_load(config.read_text())
+        for key in ("output_dir", "rounds"):
+            if key in given:
+                assert resolved[key] == given[key], key
 
 
 def test_stage_configs_resolve_their_type_hints():

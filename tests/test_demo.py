@@ -112,3 +112,43 @@ def test_quiet_progress_bars_leaves_no_library_bar_in_a_recipe_run(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     for library_bar in ("Saving the dataset", "Creating parquet", "Generating train split", "evolve round"):
         assert library_bar not in proc.stderr, library_bar
+
+
+def _recipe_in_a_fresh_process(tmp_path, name: str, before: str):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = ("import dataclasses\n"
+            "import datasets\n"
+            "from evolvecoder_datasets.config import load_config\n"
+            "from evolvecoder_datasets.recipe import run_recipe\n"
+            f"{before}\n"
+            f"_, c = load_config({str(root / 'recipes/configs/search_only.yaml')!r})\n"
+            f"run_recipe(dataclasses.replace(c, output_dir={str(tmp_path / name)!r}, limit_per_source=3, rounds=1,"
+            " figures=False))\n")
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+def test_a_library_run_prints_one_line_per_step_and_datasets_switch_silences_it(tmp_path):
+    """From Python, as README blocks and notebooks call it: by default each step (stages, the oracle, round
+    statistics, publishing) prints a start and an end line with the run's clock, and none of datasets' bars; after
+    ``datasets.disable_progress_bars()`` (the switch datasets users know) the run prints nothing at all."""
+    import re
+
+    shown = _recipe_in_a_fresh_process(tmp_path, "shown", "pass").stderr
+    lines = [line for line in shown.splitlines() if re.match(r"^\[\d+:\d\d\] ", line)]
+    for step in ("round 0: every program of the pool on every test", "round 1: new tests", "the fidelity oracle",
+                 "publishing round0", "publishing main", "the final filter"):
+        assert any(step in line and line.endswith("…") for line in lines), step
+        assert any(step in line and re.search(r": done in \d+ s$", line) for line in lines), step
+    for library_bar in ("Saving the dataset", "Creating parquet", "Generating train split", "Map"):
+        assert library_bar not in shown, library_bar
+    quiet = _recipe_in_a_fresh_process(tmp_path, "quiet", "datasets.disable_progress_bars()").stderr
+    assert not re.search(r"^\[\d+:\d\d\] ", quiet, re.M) and "Saving the dataset" not in quiet, quiet[-1500:]

@@ -76,13 +76,17 @@ class Checkpoints:
 
         folder = self.root / name
         saved = self.record(name)
+        from .progress import describe_stage, step, stepping
+
         if saved.get("key") == key and not saved.get("failed"):
             logger.info("reusing stage %s (%d rows) saved by an earlier run in %s", name, saved.get("rows", 0), folder)
+            step(f"{describe_stage(name)}: saved by an earlier run, reused")
             return load_from_disk(str(folder))
         if saved.get("key") == key:
             logger.info("stage %s: asking again for %d failed request(s)", name, len(saved["failed"]))
         before = self._map_caches()
-        out = compute()
+        with stepping(describe_stage(name)):
+            out = compute()
         ds, info = out if isinstance(out, tuple) else (out, None)
         partial = self.root / f".{name}.partial"
         shutil.rmtree(partial, ignore_errors=True)

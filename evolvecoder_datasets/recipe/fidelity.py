@@ -25,9 +25,12 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -195,6 +198,41 @@ class FidelityTracker:
             counts["unlabelled"] += int((lab == -1).sum())
             sizes.append(len(oracle[0]))
         return sizes
+
+    # -------------------------------------------------------------------------------------------- checkpoint
+    def save(self, path: str | os.PathLike, key: str) -> None:
+        """Write the prepared oracle's labels and summary as JSON (atomically), under the run's round-0 ``key``.
+
+        Example:
+            >>> tracker.save("runs/x/stages/fidelity_oracle.json", key)   # doctest: +SKIP
+        """
+        problems = {pid: {"labels": None if p.labels is None else p.labels.tolist(), "reason": p.reason,
+                          "rewrites": p.rewrites, "kinds": p.kinds} for pid, p in self.problems.items()}
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".partial")
+        tmp.write_text(json.dumps({"key": key, "summary": self.summary, "problems": problems}))
+        os.replace(tmp, target)
+
+    def load(self, path: str | os.PathLike, key: str) -> bool:
+        """Read an oracle :meth:`save` wrote for the same ``key``; False (nothing read) for another key, a missing
+        or an unreadable file, so the caller builds it again.
+
+        Example:
+            >>> FidelityTracker(config).load("runs/x/stages/fidelity_oracle.json", key)   # doctest: +SKIP
+            True
+        """
+        try:
+            saved = json.loads(Path(path).read_text())
+            if saved.get("key") != key:
+                return False
+            problems = {str(pid): _Problem(None if p["labels"] is None else np.asarray(p["labels"], dtype=np.int8),
+                                           p["reason"], list(p["rewrites"]), list(p["kinds"]))
+                        for pid, p in saved["problems"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+        self.problems, self.summary, self.prepared = problems, dict(saved.get("summary") or {}), True
+        return True
 
     # -------------------------------------------------------------------------------------------- each round
     def _rewrite_matrix(self, problem: _Problem, tests: list[str], limit: float | None) -> tuple[np.ndarray, np.ndarray]:

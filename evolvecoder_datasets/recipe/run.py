@@ -38,9 +38,19 @@ from ..schema import TIME_LIMIT
 from ..stages.support.drops import drop_reason_counts, dropped_records, without_dropped
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
+from .progress import stepping
 from .seeds import dedup_seeds, load_seeds, local_only, packages_only
-from .stats import (RoundStats, RunHistory, cases_of, final_stats, is_sample, ks, llm_matrices, method_rows,
-                    round_stats)
+from .stats import (
+    RoundStats,
+    RunHistory,
+    cases_of,
+    final_stats,
+    is_sample,
+    ks,
+    llm_matrices,
+    method_rows,
+    round_stats,
+)
 from .stdin import add_submissions, confirm_references, stdin_only
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -233,6 +243,21 @@ def _push_final(final: Dataset, store: str, stats: RoundStats, config: RecipeCon
 
 
 # ---------------------------------------------------------------------------------------------- the run
+def _adopt_references(current: Dataset, drops: dict[str, int], dropped: list[dict[str, str]],
+                      config: RecipeConfig) -> tuple[Dataset, dict[str, int]]:
+    """Round 0's problems with a reference each (a sample the seed's tests accept where it had none); the others
+    recorded in ``dropped`` (stage ``references``) and counted in the drop reasons."""
+    from .references import adopt_sample_references
+
+    adopted = adopt_sample_references(current, num_proc=config.num_proc)
+    left = dropped_records(adopted, stage="references", recorded=[d[schema.ID] for d in dropped])
+    if not left:
+        return adopted, drops
+    dropped += left
+    logger.info("%d problems without a reference left at round 0 (no sample passes their own tests)", len(left))
+    return without_dropped(adopted), dict(Counter(drops) + Counter(d[schema.REASON] for d in left))
+
+
 def _execute(pooled: Dataset, config: RecipeConfig) -> Dataset:
     """The pool's pass matrices, on Ray when the configuration says so (same rows either way)."""
     ray = config.on_ray()
@@ -246,6 +271,7 @@ def _execute(pooled: Dataset, config: RecipeConfig) -> Dataset:
 
 
 _DOMAINS_VERSION = "domains-1"
+_REFERENCES_VERSION = "sample-references-1"  # round 0: a sample the seed's tests accept, or no_reference
 _STDIN_VERSION = "stdin-references-2"  # 2: a reference in another language, accepted solutions in the pool
 
 
@@ -255,11 +281,17 @@ def _domains(live: Dataset, config: RecipeConfig) -> Dataset:
     return domains_dataset(live, config.execute, num_proc=config.num_proc)
 
 
-def run_recipe(config: RecipeConfig) -> RecipeResult:
+def run_recipe(config: RecipeConfig, *, progress: bool | None = None, library_bars: bool = False) -> RecipeResult:
     """Run the whole recipe: seeds, dedup, round 0, rounds 1..R, final filter, publishing.
+
+    Each step prints one line on stderr when it starts and when it ends (:mod:`~evolvecoder_datasets.recipe.progress`);
+    ``datasets``' own bars are off while the run lasts.
 
     Args:
         config (`RecipeConfig`): the run configuration.
+        progress (`bool`, *optional*): print the step lines; by default where ``datasets``' progress bars are on
+            (``datasets.disable_progress_bars()`` makes a run quiet).
+        library_bars (`bool`, defaults to `False`): keep ``datasets``' bars as well.
 
     Returns:
         [`RecipeResult`]: the final dataset, every round's dataset and statistics, the dropped problems with their
@@ -285,18 +317,20 @@ def run_recipe(config: RecipeConfig) -> RecipeResult:
         >>> result = run_recipe(config)  # doctest: +SKIP
     """
     from ..execution.sandbox import local_counts
+    from .progress import run_progress
 
     before = local_counts()
     ray = config.on_ray()
-    if ray is None:
-        result = _run_recipe(config)
-        router_counts: dict[str, dict[str, int]] = {}
-    else:  # every stage's sandbox jobs go to the execution services of the cluster's nodes
-        from ..distributed.nodes import execute_on_ray_nodes
-
-        with execute_on_ray_nodes(ray) as router:
+    with run_progress(progress, library_bars=library_bars):
+        if ray is None:
             result = _run_recipe(config)
-            router_counts = {node: dict(c) for node, c in router.counts.items()}
+            router_counts: dict[str, dict[str, int]] = {}
+        else:  # every stage's sandbox jobs go to the execution services of the cluster's nodes
+            from ..distributed.nodes import execute_on_ray_nodes
+
+            with execute_on_ray_nodes(ray) as router:
+                result = _run_recipe(config)
+                router_counts = {node: dict(c) for node, c in router.counts.items()}
     after = local_counts()
     result.execution = {
         "this_machine": {k: after[k] - before[k] for k in ("jobs", "tests")},
@@ -409,6 +443,9 @@ def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Data
         pooled = add_submissions(pooled, accepted=live[schema.SOLUTIONS])
     key = chain(key, "execute", config_digest(config.execute))
     current = checkpoints.stage("03_execute", key, lambda: _execute(pooled, config))
+    if not stdin:  # a reference for the seeds without one, or they leave now, saying why (not at the end)
+        current, drops = _adopt_references(current, drops, dropped, config)
+        key = chain(key, _REFERENCES_VERSION)
 
     history = RunHistory()
     rounds: list[Dataset] = []
@@ -425,10 +462,13 @@ def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Data
                                         evolve_failures(r))
             key = chain(key, checkpoints.failures(f"{3 + r:02d}_round{r}"))
         rounds.append(current)
-        stats.append(round_stats(current, r, config, history, run_key=key, drop_reasons=drops, dedup=dedup_info))
+        with stepping(f"round {r}: statistics (references on new tests, mutation score, fidelity)"):
+            stats.append(round_stats(current, r, config, history, run_key=key, drop_reasons=drops,
+                                     dedup=dedup_info))
         if store and not _already_pushed(store, r, key):
-            figures = _figures(config, rounds, history, None, f"round{r}")
-            commits.append(_push_round(current, store, r, stats[-1], config, figures, dropped))
+            with stepping(f"publishing round{r} (card, figures, data)"):
+                figures = _figures(config, rounds, history, None, f"round{r}")
+                commits.append(_push_round(current, store, r, stats[-1], config, figures, dropped))
 
     final_cfg = config.finalize_config()
     key = chain(key, "finalize", config_digest(final_cfg))
@@ -437,15 +477,18 @@ def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Data
     all_drops = dict(Counter(drops) + Counter(drop_reason_counts(finalized[schema.DROP_REASON])))
     dropped += dropped_records(finalized, stage="final")
     final = without_dropped(finalized)
-    stats.append(final_stats(current, final, config, history, run_key=key, drop_reasons=all_drops, dedup=dedup_info))
+    with stepping("main: statistics of the published suites"):
+        stats.append(final_stats(current, final, config, history, run_key=key, drop_reasons=all_drops,
+                                 dedup=dedup_info))
     if store and not _already_pushed(store, "main", key):
-        figures = _figures(config, rounds, history, final, "final")
-        commits.append(_push_final(final, store, stats[-1], config, figures, dropped))
+        with stepping("publishing main (card, figures, data)"):
+            figures = _figures(config, rounds, history, final, "final")
+            commits.append(_push_final(final, store, stats[-1], config, figures, dropped))
     return RecipeResult(final=final, rounds=rounds, stats=[s.to_dict() for s in stats], commits=commits,
                         drop_reasons=all_drops, dropped=dropped, output_dir=config.output_dir, seeds=n_seeds)
 
 
-def run(config: RecipeConfig) -> RecipeResult:
+def run(config: RecipeConfig, *, progress: bool | None = None, library_bars: bool = False) -> RecipeResult:
     """Alias of :func:`run_recipe`, the entry point ``evolvecoder-datasets run CONFIG.yaml`` calls.
 
     Args:
@@ -459,4 +502,4 @@ def run(config: RecipeConfig) -> RecipeResult:
         >>> main(["run", "recipes/configs/demo_smollm2.yaml"])  # doctest: +SKIP
         0
     """
-    return run_recipe(config)
+    return run_recipe(config, progress=progress, library_bars=library_bars)

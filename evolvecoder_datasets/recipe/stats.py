@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import schema
+from ..keys import chain, config_digest
 from ..stages.references import reference_verdicts
 from ..stages.sample import MUTANT_MODEL
-from .stdin import SUBMISSION_MODEL
 from .config import RECIPE_VERSION, RecipeConfig
+from .stdin import SUBMISSION_MODEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -118,6 +120,7 @@ class RoundStats:
     pool_pass_at_1: dict[str, float | None] | None = None
     mutation_score: dict[str, float | None] | None = None
     drop_reasons: dict[str, int] = field(default_factory=dict)
+    drop_reason_notes: dict[str, str] | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     dedup: dict[str, Any] | None = None
     figure_captions: dict[str, str] = field(default_factory=lambda: dict(CAPTIONS))
@@ -215,6 +218,35 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
     return scores
 
 
+def _final_mutation(last: Dataset, final: Dataset, history: RunHistory) -> float | None:
+    """The mutation score of ``main``: the last round's pass matrices restricted to the tests the final filter
+    kept, over the problems it kept (the reference verdicts are those the rounds recorded)."""
+    from ..mutants import killed_mask, pooled_score
+    from ..passmatrix import as_pass_matrix
+
+    at = {str(pid): i for i, pid in enumerate(last[schema.ID])}
+    every, kept_cases = cases_of(last), cases_of(final)
+    scores = []
+    for j, pid in enumerate(final[schema.ID]):
+        i = at.get(str(pid))
+        known = history.reference_passes.get(str(pid))
+        if i is None or known is None:
+            continue
+        sols = last[i][schema.SOLUTIONS]
+        mutant_rows = [k for k, s in enumerate(sols) if s["model"] == MUTANT_MODEL]
+        column = {case: c for c, case in enumerate(every[i])}
+        cols = [column[case] for case in kept_cases[j] if case in column]
+        if not mutant_rows or not cols:
+            continue
+        M = as_pass_matrix(last[i][schema.PASS_MATRIX])[:, cols]
+        trusted = np.asarray([known.get(every[i][c], False) for c in cols], dtype=bool)
+        scores.append({"killed": int(killed_mask(M[mutant_rows], trusted).sum()), "considered": len(mutant_rows)})
+    if not scores:
+        return None
+    _, considered, score = pooled_score(scores)
+    return score if considered else None
+
+
 def _run_references(jobs: list[tuple[str, list[str]]], config: RecipeConfig) -> list[list[bool]]:
     """Each reference's verdict on its tests: here, or as Ray tasks when the recipe runs its execution there."""
     ray = config.on_ray()
@@ -292,6 +324,11 @@ def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[s
         entry = totals.setdefault(row["method"], {"generated": 0, "retained": 0})
         entry["generated"] += row["generated"]
         entry["retained"] += row["retained"]
+    if schema.EVOLVE_LOG in ds.column_names:  # a method that ran and wrote nothing is a row of zeros, not absent
+        for log in ds[schema.EVOLVE_LOG]:
+            for entry in log or ():
+                if entry["method"] in ("adversarial", "discriminative", "search"):
+                    totals.setdefault(entry["method"], {"generated": 0, "retained": 0})
     suites = retained_from if retained_from is not None else ds
     if schema.PASS_MATRIX in suites.column_names and schema.TEST_ORIGIN in suites.column_names:
         for method, kills in unique_kills(suites[schema.TEST_ORIGIN], suites[schema.PASS_MATRIX]).items():
@@ -381,6 +418,23 @@ def ks(config: RecipeConfig) -> tuple[int, ...]:
     return tuple(k for k in (1, 4, 8) if k == 1 or k <= per_model)
 
 
+def drop_notes(reasons: Iterable[str]) -> dict[str, str] | None:
+    """What each drop reason means, as the stage that writes it says (the card's "why" column); None for none.
+
+    Example:
+        >>> drop_notes(["no_reference"])["no_reference"].startswith("no reference solution")
+        True
+    """
+    from ..stages.finalize import DROP_REASONS as FINAL
+    from ..stages.refine import DROP_REASONS as REFINE
+    from .references import DROP_REASONS as REFERENCES
+
+    known = {"near_duplicate": "a near-duplicate of another seed (sentence embeddings, cosine above the threshold)",
+             **REFINE, **REFERENCES, **FINAL}
+    notes = {str(r): known[str(r)] for r in reasons if str(r) in known}
+    return notes or None
+
+
 def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, *, run_key: str,
                 drop_reasons: dict[str, int], dedup: dict[str, Any] | None) -> RoundStats:
     """Round ``r``'s statistics; ``history`` gains this round's pass@k and mutation score.
@@ -407,7 +461,7 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
     by_model = per_model_table([[s for s in sols if is_sample(s)] for sols in ds[schema.SOLUTIONS]],
                                llm_matrices(ds), ks=ks(config)) if config.models else []
     mutation = _mutation(ds, config, history) if config.mutants else []
-    fidelity = _fidelity(ds, str(r), config, history)
+    fidelity = _fidelity(ds, str(r), config, history, key=run_key)
     if mutation:
         _, considered, score = pooled_score(mutation)
         history.mutation_score[str(r)] = score if considered else None
@@ -424,6 +478,7 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
         pool_pass_at_1=dict(history.pool_pass_at_1) or None,
         mutation_score=dict(history.mutation_score) or None,
         drop_reasons=dict(drop_reasons),
+        drop_reason_notes=drop_notes(drop_reasons),
         provenance=provenance(config, run_key),
         dedup=dedup,
         domains=domain_summary(ds),
@@ -459,8 +514,27 @@ def domain_summary(ds: Dataset) -> dict[str, Any] | None:
             "out_of_domain": {r: dict(sorted(c.items())) for r, c in sorted(rounds.items(), key=lambda i: int(i[0]))}}
 
 
-def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, last: Dataset | None = None
-              ) -> dict[str, Any] | None:
+def _prepared_oracle(ds: Dataset, config: RecipeConfig, key: str | None) -> Any:
+    """The fidelity oracle of round 0: read back where this run's round 0 (same ``key``) saved it, else built and
+    saved in ``<output_dir>/stages/fidelity_oracle.json`` (an interrupted run keeps it; minutes at scale)."""
+    from .fidelity import FidelityTracker
+    from .progress import step, stepping
+
+    tracker = FidelityTracker(config)
+    path = Path(config.output_dir) / "stages" / "fidelity_oracle.json"
+    digest = chain(key, "fidelity", config_digest(config.fidelity)) if key else None
+    if digest and tracker.load(path, digest):
+        step("the fidelity oracle: saved by an earlier run, reused")
+        return tracker
+    with stepping("the fidelity oracle: reference-valued inputs, kept apart from the tests"):
+        tracker.prepare(ds)
+    if digest:
+        tracker.save(path, digest)
+    return tracker
+
+
+def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, last: Dataset | None = None,
+              key: str | None = None) -> dict[str, Any] | None:
     """This round's fidelity figures (the oracle is built and the pool labelled on the first call)."""
     if not config.fidelity.enabled:
         return None
@@ -471,8 +545,7 @@ def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, la
     # service, never a reason to start a cluster.
     with jobs_here():
         if history.oracle is None:
-            history.oracle = FidelityTracker(config)
-            history.oracle.prepare(ds)
+            history.oracle = _prepared_oracle(ds, config, key)
         report = history.oracle.round_report(ds, int(r) if r.isdigit() else r)
         if last is not None:
             rules = history.oracle.final_rules(last, ds)
@@ -490,6 +563,9 @@ def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: Ru
     Example:
         >>> stats = final_stats(last, final, config, history, run_key="k", drop_reasons={}, dedup=None)   # doctest: +SKIP
     """
+    mutation = dict(history.mutation_score)
+    if config.mutants and (score := _final_mutation(last, final, history)) is not None:
+        mutation["main"] = score  # the published suites: the last round's, final-filtered
     return RoundStats(
         round=config.rounds,
         num_problems=len(final),
@@ -498,8 +574,9 @@ def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: Ru
         tests_by_method=tests_by_method(last, final),
         pass_at_k=json.loads(json.dumps(history.pass_at_k)),
         pool_pass_at_1=dict(history.pool_pass_at_1) or None,
-        mutation_score=dict(history.mutation_score) or None,
+        mutation_score=mutation or None,
         drop_reasons=dict(drop_reasons),
+        drop_reason_notes=drop_notes(drop_reasons),
         provenance=provenance(config, run_key),
         dedup=dedup,
         changes=[f"final filter: {len(last)} -> {len(final)} problems"],

@@ -25,6 +25,30 @@ _GIT_IDENTITY = {
 }
 
 
+# The store folder is what a `datasets` user passes to `load_dataset` first, and `load_dataset` reads a local folder's
+# files, never a git revision: this README's configs point at no file, so the error it raises names the call that
+# reads the store (instead of "no data files found"); the text says the same to a person listing the folder.
+STORE_README = """---
+configs:
+- config_name: default
+  data_files: "THIS-IS-AN-EVOLVECODER-ROUND-STORE--load_dataset-cannot-read-its-revisions--use--evolvecoder_datasets.\
+rounds.load_round(store,round=N)--or--load_dataset(evolvecoder_datasets.rounds.round_folder(store,'roundN'))"
+---
+# An EvolveCoder round store
+
+This folder is a bare git repository: one branch per round (`round0`, `round1`, ...) and `main` for the published
+dataset. `datasets.load_dataset` reads a local folder's files, not its git revisions, so load a revision with
+
+```python
+from evolvecoder_datasets.rounds import load_round, round_folder
+ds = load_round("path/to/store", round=1)        # or round=None for main
+from datasets import load_dataset
+ds = load_dataset(round_folder("path/to/store", "round1"), split="train")
+```
+
+or list them with `evolvecoder-datasets rounds path/to/store`.
+"""
+
 
 class _LocalStore(_Store):
     """A bare git repository in a folder, with the Hub's file layout; one commit per push."""
@@ -51,8 +75,15 @@ class _LocalStore(_Store):
     def _is_repo(self) -> bool:
         return (self.path / "HEAD").is_file() and (self.path / "objects").is_dir()
 
+    def _write_pointer(self) -> None:
+        """The README a `load_dataset(store)` meets (outside git: the repository never holds it)."""
+        readme = self.path / CARD_FILENAME
+        if not readme.is_file():
+            readme.write_text(STORE_README)
+
     def ensure(self, *, private: bool | None) -> None:
         if self._is_repo():
+            self._write_pointer()
             return
         if self.path.exists() and any(self.path.iterdir()):
             raise RoundStoreError(f"{self.path} exists and is not a round store (a bare git repository)")
@@ -62,6 +93,7 @@ class _LocalStore(_Store):
             (Path(tmp) / ".gitattributes").write_bytes(_GITATTRIBUTES)
             self._commit("main", None, {".gitattributes": Path(tmp) / ".gitattributes"}, keep_parent=False,
                          message="Initialise the round store")
+        self._write_pointer()
 
     def _require_repo(self) -> None:
         if not self._is_repo():

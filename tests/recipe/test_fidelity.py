@@ -87,3 +87,29 @@ def test_no_revision_publishes_a_test_outside_the_statement_not_even_round0(tmp_
     for stats in result.stats:
         assert stats["fidelity"]["by_kind"]["variant"]["tpr"] == 1.0
     assert load_round_stats(result.output_dir + "/store", round=1)["domains"]["seed_violations"] >= 3
+
+
+def test_a_rerun_reads_the_saved_oracle_instead_of_building_it_again(result, monkeypatch):
+    """The round-0 oracle (minutes at scale) is saved beside the stage checkpoints: a rerun of the same run (after an
+    interrupt, or to publish again) reads it back and reports the same figures; a file written for another round 0
+    is not believed."""
+    import json
+    from pathlib import Path
+
+    from evolvecoder_datasets.recipe.fidelity import FidelityTracker
+
+    saved = Path(result.output_dir) / "stages" / "fidelity_oracle.json"
+    assert json.loads(saved.read_text())["problems"]
+
+    def never(self, ds):
+        raise AssertionError("the oracle was built again")
+
+    monkeypatch.setattr(FidelityTracker, "prepare", never)
+    _, config = load_config("recipes/configs/search_only.yaml")
+    again = run_recipe(dataclasses.replace(
+        config, output_dir=result.output_dir, figures=False, rounds=1, mutants=12, sources=("humaneval",),
+        problem_ids=("HumanEval_0", "HumanEval_12", "HumanEval_40", "HumanEval_95"),
+        fidelity=FidelityConfig(inputs=40, candidates=100)))
+    assert [s["fidelity"]["suite"] for s in again.stats] == [s["fidelity"]["suite"] for s in result.stats]
+    tracker = FidelityTracker(config)
+    assert not tracker.load(saved, "another round 0") and tracker.problems == {}

@@ -43,9 +43,15 @@ def test_load_dataset_of_round_folder_is_the_path_form_that_honours_the_revision
     assert round_folder(store, 0, cache_dir=str(tmp_path)) != folder
 
 
-def test_load_dataset_on_the_store_itself_fails_loudly_rather_than_give_another_revisions_rows(store, tmp_path):
-    with pytest.raises(FileNotFoundError, match="data files"):  # datasets' DataFilesNotFoundError
-        datasets.load_dataset(str(store), revision="round2", split="train", cache_dir=str(tmp_path))
+@pytest.mark.parametrize("revision", ["round2", None])
+def test_load_dataset_on_the_store_itself_fails_naming_the_call_that_reads_it(store, tmp_path, revision):
+    """``load_dataset(store, revision=...)`` is the first thing a datasets user types; datasets reads a local folder's
+    files, never its git revisions, so it cannot honour ``revision``. It fails (rather than give another revision's
+    rows), and its error names ``load_round`` and ``round_folder``; the folder's README says the same to a person."""
+    with pytest.raises(FileNotFoundError, match=r"load_round\(store,round=N\).*round_folder"):
+        datasets.load_dataset(str(store), revision=revision, split="train", cache_dir=str(tmp_path))
+    assert "load_round" in (store / "README.md").read_text()
+    assert load_round(store, round=2)["id"] == _rows(2)["id"]  # the pointer is outside git: no revision holds it
 
 
 def test_a_revision_the_store_lacks_is_a_typed_error_naming_the_rounds(store):

@@ -1,0 +1,124 @@
+"""One line per step of a recipe run on stderr (stage, model round, oracle, publish), with the run's clock.
+
+A run used to be silent for minutes (sampling, the model round, the fidelity oracle) and, from Python, to print
+every ``datasets`` bar underneath (~30 for a four-problem run). Now each step says when it starts and how long it
+took, and the bars underneath are off while the run lasts. The switch is the one ``datasets`` users know:
+after ``datasets.disable_progress_bars()`` a run prints nothing; ``run_recipe(config, progress=True)`` (the CLI and
+the demo) prints the lines whatever the switch says.
+
+Example:
+    >>> import io
+    >>> out = io.StringIO()
+    >>> with run_progress(True, stream=out):
+    ...     with stepping("round 0: running the pool"):
+    ...         pass
+    >>> out.getvalue().splitlines()[0][-27:]
+    'round 0: running the pool …'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Iterator
+from typing import TextIO
+
+__all__ = ["describe_stage", "run_progress", "step", "stepping"]
+
+_STAGES = {
+    "dedup": "deduplicating the seeds (sentence embeddings)",
+    "references": "the seeds' reference solutions",
+    "domains": "each problem's input domain",
+    "refine": "refining the seeds into problems (test writer)",
+    "sample": "sampling solutions (pool models)",
+    "execute": "round 0: every program of the pool on every test",
+    "final": "the final filter",
+}
+
+
+class _Lines:
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+
+    def write(self, text: str) -> None:
+        elapsed = int(time.monotonic() - self.start)
+        stream = self.stream or sys.stderr
+        print(f"[{elapsed // 60:d}:{elapsed % 60:02d}] {text}", file=stream, flush=True)
+
+
+_active: list[_Lines] = []
+
+
+def describe_stage(name: str) -> str:
+    """What a checkpointed stage does, from its folder name (``03_execute``, ``04_round1``).
+
+    Example:
+        >>> describe_stage("04_round1"), describe_stage("02_sample")
+        ('round 1: new tests (test writer and search)', 'sampling solutions (pool models)')
+    """
+    stem = name.split("_", 1)[-1]
+    if stem.startswith("round") and stem[5:].isdigit():
+        return f"round {stem[5:]}: new tests (test writer and search)"
+    return _STAGES.get(stem, stem.replace("_", " "))
+
+
+def step(text: str) -> None:
+    """One line of the running recipe's progress (nothing outside a run, or in a quiet one).
+
+    Example:
+        >>> step("publishing round 1")   # prints only inside run_progress(True)
+    """
+    if _active:
+        _active[-1].write(text)
+
+
+@contextlib.contextmanager
+def stepping(text: str) -> Iterator[None]:
+    """A step's start line, then its end line with the seconds it took (or that it failed).
+
+    Example:
+        >>> with stepping("the fidelity oracle"):
+        ...     pass
+    """
+    step(f"{text} …")
+    start = time.monotonic()
+    try:
+        yield
+    except BaseException:
+        step(f"{text}: stopped after {time.monotonic() - start:.0f} s")
+        raise
+    step(f"{text}: done in {time.monotonic() - start:.0f} s")
+
+
+@contextlib.contextmanager
+def run_progress(enabled: bool | None = None, *, library_bars: bool = False,
+                 stream: TextIO | None = None) -> Iterator[bool]:
+    """Progress lines for the run inside the block; ``datasets``' own bars off meanwhile unless ``library_bars``.
+
+    Args:
+        enabled (`bool`, *optional*): print the lines; by default, where ``datasets``' progress bars are on.
+        library_bars (`bool`, defaults to `False`): keep ``datasets``' bars too (the CLI's ``--verbose``).
+        stream (`TextIO`, *optional*): where the lines go (default ``sys.stderr``).
+
+    Example:
+        >>> with run_progress(False):
+        ...     step("not shown")
+    """
+    import datasets
+
+    bars_on = not datasets.are_progress_bars_disabled()
+    shown = bars_on if enabled is None else bool(enabled)
+    quiet_bars = bars_on and not library_bars
+    if quiet_bars:
+        datasets.disable_progress_bars()
+    if shown:
+        _active.append(_Lines(stream))
+    try:
+        yield shown
+    finally:
+        if shown:
+            _active.pop()
+        if quiet_bars:
+            datasets.enable_progress_bars()
