@@ -49,15 +49,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SchemaError
 from .dockerfile import AGENT_USER, WORKDIR, EnvironmentSpec, environment_spec, write_build_context
-from .environment import PLUGIN_MODULE, PLUGIN_PATH
 from .pipeline import JUDGED_INSIDE, SOLUTION_FILE, TEST_FILE, VERSION, CodeInstructRun, Task, Verification
 from .split import SPLIT_MODE, TEST_TIMEOUT_S
+from .verdict import PLUGIN_MODULE, PLUGIN_PATH
 from .verifier import JUDGE_ARCHIVE, JUDGE_CONFIG, judge_archive
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-    from .environment import EnvironmentBackend
+    from .backend import EnvironmentBackend
 
 logger = logging.getLogger(__name__)
 
