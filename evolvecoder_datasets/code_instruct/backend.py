@@ -88,7 +88,7 @@ class EnvironmentBackend(abc.ABC):
 
     def sandbox_settings(self, env: RepoEnvironment) -> SandboxSettings | None:
         """Settings of a sandbox whose programs import ``env``'s packages, so split tests can be judged outside the
-        solution's process (:func:`~.pipeline.verify_task`); ``None`` where the host's sandbox cannot reach this
+        solution's process (:func:`~.verification.verify_task`); ``None`` where the host's sandbox cannot reach this
         backend's environments (a container image): its tasks are verified by pytest, judged inside.
 
         Example:
