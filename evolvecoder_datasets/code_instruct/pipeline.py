@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LLMRequestError, LLMResponseError, LLMUnavailableError
 from ..prompts import code_instruct as prompt
+from .backend import EnvironmentBackend, RepoEnvironment
 from .config import VERSION, CodeInstructConfig
-from .environment import EnvironmentBackend, VenvBackend
+from .environment import VenvBackend
 from .gates import DecontaminationIndex, Deduplicator, run_gates
 from .repository import Repository, normalize_name
 from .seeds import Snippet, sample_snippets
@@ -134,10 +136,49 @@ def generate_tasks(
         index = DecontaminationIndex.from_benchmarks(config.decontamination, n=config.ngram)
     dedup = dedup if dedup is not None else Deduplicator()
     env = backend_env.prepare(repo)
-    snippets = sample_snippets(repo, config.num_seeds, config=config.seeds)
+    ledger = _open_ledger(repo, sample_snippets(repo, config.num_seeds, config=config.seeds))
+    llm_backend, owned = _open_llm(llm)
+    try:
+        with ThreadPoolExecutor(max_workers=config.verify_workers, thread_name_prefix="ecd-verify") as pool:
+            for attempt in range(1, config.max_attempts_per_seed + 1):
+                if not ledger.active:
+                    break
+                order, completions = _ask(llm_backend, ledger, attempt, repo=repo, config=config)
+                candidates = _gate(ledger, order, completions, attempt, repo=repo, config=config, index=index,
+                                   dedup=dedup)  # fmt: skip
+                _verify_and_emit(ledger, candidates, attempt, pool=pool, repo=repo, env=env, backend_env=backend_env,
+                                 config=config, dedup=dedup)  # fmt: skip
+    finally:
+        if owned:
+            llm_backend.close()
+    return _close_ledger(ledger, repo, env, backend_env)
+
+
+@dataclass
+class _Ledger:
+    """What a run has done so far: the seeds still asked, the tasks emitted, every rejection and the counts."""
+
+    report: YieldReport
+    active: dict[int, Snippet]
+    emitted: dict[int, Task] = field(default_factory=dict)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    last_reason: dict[int, str] = field(default_factory=dict)
+
+    def reject(
+        self, i: int, attempt: int, reason: str, detail: str, parsed: prompt.CodeInstructResult | None = None
+    ) -> None:
+        """Count a rejected candidate of seed ``i`` and keep its record (with its sections, when it was parsed)."""
+        self.report.skip_reasons[reason] += 1
+        self.last_reason[i] = reason
+        record = {"seed_index": self.active[i].index, "attempt": attempt, "reason": reason, "detail": detail}
+        if parsed is not None:
+            record.update(problem=parsed.problem, test=parsed.test, solution=parsed.solution)
+        self.rejected.append(record)
+
+
+def _open_ledger(repo: Repository, snippets: Sequence[Snippet | None]) -> _Ledger:
+    """The ledger of a new run: every seed with a window is active; one without is counted as ``no_window``."""
     report = YieldReport(repository=repo.name, seeds_sampled=len(snippets))
-    rejected: list[dict[str, Any]] = []
-    emitted: dict[int, Task] = {}
     active: dict[int, Snippet] = {}
     for position, snippet in enumerate(snippets):
         if snippet is None:
@@ -145,97 +186,139 @@ def generate_tasks(
             report.seed_outcomes["no_window"] += 1
         else:
             active[position] = snippet
-    last_reason: dict[int, str] = {}
+    return _Ledger(report, active)
 
-    def reject(i: int, attempt: int, reason: str, detail: str, parsed: prompt.CodeInstructResult | None = None) -> None:
-        report.skip_reasons[reason] += 1
-        last_reason[i] = reason
-        record = {"seed_index": active[i].index, "attempt": attempt, "reason": reason, "detail": detail}
-        if parsed is not None:
-            record.update(problem=parsed.problem, test=parsed.test, solution=parsed.solution)
-        rejected.append(record)
 
-    llm_backend, owned = _open_llm(llm)
-    try:
-        with ThreadPoolExecutor(max_workers=config.verify_workers, thread_name_prefix="ecd-verify") as pool:
-            for attempt in range(1, config.max_attempts_per_seed + 1):
-                if not active:
-                    break
-                order = sorted(active)
-                requests = [
-                    prompt.build_request(
-                        active[i].text, repo=config.repo_label or repo.name, path=active[i].path, package=repo.package,
-                        temperature=config.temperature, max_tokens=config.max_tokens,
-                        seed=config.llm_seed + attempt - 1,
-                    )
-                    for i in order
-                ]  # fmt: skip
-                completions = llm_backend.generate(requests, return_exceptions=True, desc=f"code_instruct {attempt}")
-                _stop_if_endpoint_down(completions, llm_backend)
-                report.attempts += len(order)
-                candidates: list[tuple[int, prompt.CodeInstructResult, str]] = []
+def _ask(
+    llm_backend: Backend, ledger: _Ledger, attempt: int, *, repo: Repository, config: CodeInstructConfig
+) -> tuple[list[int], Sequence[Any]]:
+    """Ask the model once for every active seed, all at once; the seeds in order and their answers (or errors)."""
+    order = sorted(ledger.active)
+    requests = [
+        prompt.build_request(
+            ledger.active[i].text, repo=config.repo_label or repo.name, path=ledger.active[i].path,
+            package=repo.package, temperature=config.temperature, max_tokens=config.max_tokens,
+            seed=config.llm_seed + attempt - 1,
+        )
+        for i in order
+    ]  # fmt: skip
+    completions = llm_backend.generate(requests, return_exceptions=True, desc=f"code_instruct {attempt}")
+    _stop_if_endpoint_down(completions, llm_backend)
+    ledger.report.attempts += len(order)
+    return order, completions
 
-                for i, completion in zip(order, completions):
-                    if isinstance(completion, BaseException):
-                        reject(i, attempt, "llm_error", f"{type(completion).__name__}: {completion}")
-                        continue
-                    try:
-                        parsed = prompt.parse(completion.text)
-                    except LLMResponseError as err:
-                        reject(i, attempt, err.reason, str(err))
-                        continue
-                    gate = run_gates(
-                        parsed.problem, parsed.test, parsed.solution,
-                        import_names=repo.import_names, public_symbols=repo.public_symbols,
-                        index=index, dedup=dedup, max_overlap=config.max_overlap, min_asserts=config.min_asserts,
-                    )  # fmt: skip
-                    if not gate.ok:
-                        reject(i, attempt, gate.reason or "gate", gate.detail, parsed)
-                        continue
-                    candidates.append((i, parsed, completion.model))
-                report.verified += len(candidates)
-                futures = [
-                    pool.submit(verify_task, parsed.test, parsed.solution, environment=env, backend=backend_env,
-                                timeout_s=config.verify_timeout_s)
-                    for _, parsed, _ in candidates
-                ]  # fmt: skip
-                for (i, parsed, model), future in zip(candidates, futures):
-                    verification = future.result()
-                    result = verification.result
-                    if result.ok:
-                        result = dedup.check(parsed.problem, parsed.solution)  # a twin emitted in this batch
-                    if not result.ok:
-                        reject(i, attempt, result.reason or "verification", result.detail, parsed)
-                        continue
-                    dedup.add(parsed.problem, parsed.solution)
-                    snippet = active.pop(i)
-                    emitted[i] = Task(
-                        id=f"{normalize_name(repo.dist_name).replace('-', '_')}_{snippet.index}",
-                        problem=parsed.problem,
-                        instruction=instruction_for(parsed.problem, repo),
-                        test=parsed.test,
-                        solution=parsed.solution,
-                        repo=repo.dist_name,
-                        repo_version=repo.version,
-                        package=repo.package,
-                        path=snippet.path,
-                        start_line=snippet.start_line,
-                        end_line=snippet.end_line,
-                        model=model,
-                        attempts=attempt,
-                        seed_index=snippet.index,
-                        stage_a=verification.stage_a.tests,
-                        stage_b=verification.stage_b.tests if verification.stage_b else {},
-                        environment=f"{env.backend}:{env.key}",
-                        judged=verification.judged,
-                    )
-                    report.emitted += 1
-                    report.seed_outcomes["emitted"] += 1
-    finally:
-        if owned:
-            llm_backend.close()
-    for i in active:
-        report.seed_outcomes[last_reason.get(i, "unanswered")] += 1
+
+def _gate(
+    ledger: _Ledger,
+    order: Sequence[int],
+    completions: Sequence[Any],
+    attempt: int,
+    *,
+    repo: Repository,
+    config: CodeInstructConfig,
+    index: DecontaminationIndex | None,
+    dedup: Deduplicator,
+) -> list[tuple[int, prompt.CodeInstructResult, str]]:
+    """Parse each answer and run the static gates on it; the survivors as ``(seed, parsed, model)``."""
+    candidates: list[tuple[int, prompt.CodeInstructResult, str]] = []
+    for i, completion in zip(order, completions):
+        if isinstance(completion, BaseException):
+            ledger.reject(i, attempt, "llm_error", f"{type(completion).__name__}: {completion}")
+            continue
+        try:
+            parsed = prompt.parse(completion.text)
+        except LLMResponseError as err:
+            ledger.reject(i, attempt, err.reason, str(err))
+            continue
+        gate = run_gates(
+            parsed.problem, parsed.test, parsed.solution,
+            import_names=repo.import_names, public_symbols=repo.public_symbols,
+            index=index, dedup=dedup, max_overlap=config.max_overlap, min_asserts=config.min_asserts,
+        )  # fmt: skip
+        if not gate.ok:
+            ledger.reject(i, attempt, gate.reason or "gate", gate.detail, parsed)
+            continue
+        candidates.append((i, parsed, completion.model))
+    return candidates
+
+
+def _verify_and_emit(
+    ledger: _Ledger,
+    candidates: Sequence[tuple[int, prompt.CodeInstructResult, str]],
+    attempt: int,
+    *,
+    pool: ThreadPoolExecutor,
+    repo: Repository,
+    env: RepoEnvironment,
+    backend_env: EnvironmentBackend,
+    config: CodeInstructConfig,
+    dedup: Deduplicator,
+) -> None:
+    """Verify the candidates in parallel; emit a task for each one that passes and has no twin emitted before it."""
+    ledger.report.verified += len(candidates)
+    futures = [
+        pool.submit(verify_task, parsed.test, parsed.solution, environment=env, backend=backend_env,
+                    timeout_s=config.verify_timeout_s)
+        for _, parsed, _ in candidates
+    ]  # fmt: skip
+    for (i, parsed, model), future in zip(candidates, futures):
+        verification = future.result()
+        result = verification.result
+        if result.ok:
+            result = dedup.check(parsed.problem, parsed.solution)  # a twin emitted in this batch
+        if not result.ok:
+            ledger.reject(i, attempt, result.reason or "verification", result.detail, parsed)
+            continue
+        dedup.add(parsed.problem, parsed.solution)
+        snippet = ledger.active.pop(i)
+        ledger.emitted[i] = _task(
+            parsed, snippet, verification, repo=repo, env=env, model=model, attempt=attempt
+        )
+        ledger.report.emitted += 1
+        ledger.report.seed_outcomes["emitted"] += 1
+
+
+def _task(
+    parsed: prompt.CodeInstructResult,
+    snippet: Snippet,
+    verification: Verification,
+    *,
+    repo: Repository,
+    env: RepoEnvironment,
+    model: str,
+    attempt: int,
+) -> Task:
+    """The task record of a verified candidate of ``snippet``."""
+    return Task(
+        id=f"{normalize_name(repo.dist_name).replace('-', '_')}_{snippet.index}",
+        problem=parsed.problem,
+        instruction=instruction_for(parsed.problem, repo),
+        test=parsed.test,
+        solution=parsed.solution,
+        repo=repo.dist_name,
+        repo_version=repo.version,
+        package=repo.package,
+        path=snippet.path,
+        start_line=snippet.start_line,
+        end_line=snippet.end_line,
+        model=model,
+        attempts=attempt,
+        seed_index=snippet.index,
+        stage_a=verification.stage_a.tests,
+        stage_b=verification.stage_b.tests if verification.stage_b else {},
+        environment=f"{env.backend}:{env.key}",
+        judged=verification.judged,
+    )
+
+
+def _close_ledger(
+    ledger: _Ledger, repo: Repository, env: RepoEnvironment, backend_env: EnvironmentBackend
+) -> CodeInstructRun:
+    """Count each seed still active by its last rejection; the run, with the container recipe a backend built."""
+    report = ledger.report
+    for i in ledger.active:
+        report.seed_outcomes[ledger.last_reason.get(i, "unanswered")] += 1
     spec_of = getattr(backend_env, "spec_of", None)  # a container backend knows the recipe it built the image from
     spec = spec_of(env) if callable(spec_of) else None
-    return CodeInstructRun([emitted[i] for i in sorted(emitted)], report, env, rejected, repo, spec)
+    emitted = ledger.emitted
+    return CodeInstructRun([emitted[i] for i in sorted(emitted)], report, env, ledger.rejected, repo, spec)
