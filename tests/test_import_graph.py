@@ -142,6 +142,13 @@ def test_the_execution_package_keeps_small_modules():
     assert long == {}, f"modules over 600 lines (split them by concern): {long}"
 
 
+def test_the_code_instruct_package_keeps_small_modules():
+    """No module under ``code_instruct/`` (the gates included) is over 600 lines."""
+    long = {str(path.relative_to(PACKAGE)): n for path in sorted((PACKAGE / "code_instruct").rglob("*.py"))
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 600}
+    assert long == {}, f"modules over 600 lines (split them by concern): {long}"
+
+
 def test_importing_the_upper_floor_imports_no_heavy_dependency():
     code = ("import sys, evolvecoder_datasets.recipe, evolvecoder_datasets.rounds, evolvecoder_datasets.config, "
             "evolvecoder_datasets.cli; print(sorted(m for m in ('torch', 'transformers', 'ray') if m in sys.modules))")

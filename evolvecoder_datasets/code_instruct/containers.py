@@ -1,4 +1,4 @@
-"""A container :class:`~.environment.EnvironmentBackend`: the task folder's own Dockerfile, built and run by Docker or
+"""A container :class:`~.backend.EnvironmentBackend`: the task folder's own Dockerfile, built and run by Docker or
 Podman.
 
 :class:`ContainerBackend` makes the environment of a repository in two steps. First a lock: the repository is
@@ -37,19 +37,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import ConfigError, EnvironmentBuildError, SandboxUnavailable
+from .backend import EnvironmentBackend, RepoEnvironment, _stage_files, _tail
 from .dockerfile import WORKDIR, EnvironmentSpec, environment_spec, write_build_context
-from .environment import (
-    PLUGIN_MODULE,
-    EnvironmentBackend,
-    PytestRun,
-    RepoEnvironment,
-    VenvBackend,
-    _missing_modules,
-    _stage_files,
-    _tail,
-    read_verdict,
-)
+from .environment import VenvBackend
 from .repository import Repository, default_cache_dir
+from .verdict import PLUGIN_MODULE, PytestRun, _missing_modules, read_verdict
 
 __all__ = ["ENGINES", "ContainerBackend", "detect_engine"]
 

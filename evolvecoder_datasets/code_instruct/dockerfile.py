@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, EnvironmentBuildError
-from .environment import RepoEnvironment
+from .backend import RepoEnvironment
 from .repository import Repository, _tree_files, normalize_name
 
 __all__ = [

@@ -14,6 +14,9 @@ a scrubbed environment and a wall-clock kill of the whole process group. A conta
 subclasses :class:`EnvironmentBackend` the same way: build an image in ``prepare``, mount the work folder in
 ``run_pytest`` and read the verdict with :func:`read_verdict`.
 
+This module holds :class:`VenvBackend`. The interface, :class:`RepoEnvironment` and the per-run work box live in
+:mod:`.backend`; :class:`PytestRun` and the reader of the verdict file in :mod:`.verdict` (all importable from here).
+
 Example:
     >>> from evolvecoder_datasets.code_instruct import VenvBackend, open_repository
     >>> repo = open_repository("tests/data/code_instruct/tinytext")                           # doctest: +SKIP
@@ -26,7 +29,6 @@ Example:
 
 from __future__ import annotations
 
-import abc
 import contextlib
 import fcntl
 import hashlib
@@ -40,14 +42,29 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, EnvironmentBuildError
+from .backend import (  # noqa: F401 - importable from here too
+    _LOG_TAIL,
+    LAUNCHER_PATH,
+    EnvironmentBackend,
+    RepoEnvironment,
+    _stage_files,
+    _tail,
+)
 from .repository import Repository, default_cache_dir, normalize_name
+from .verdict import (
+    PLUGIN_MODULE,
+    PLUGIN_PATH,
+    RUN_STATUSES,
+    PytestRun,
+    _missing_modules,
+    read_verdict,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..limits import SandboxSettings
@@ -63,193 +80,10 @@ __all__ = [
     "read_verdict",
 ]
 
-PLUGIN_PATH = Path(__file__).with_name("_verdict_plugin.py")
-LAUNCHER_PATH = Path(__file__).with_name("_launch.py")
-#: Module name the verdict plugin is loaded under (``pytest -p ecd_verdict``).
-PLUGIN_MODULE = "ecd_verdict"
-#: Outcomes of one pytest run, as :attr:`PytestRun.status` reports them.
-RUN_STATUSES = ("passed", "failed", "no_tests", "timeout", "crashed")
 # Bumped when the way environments are built changes, so that old ones are rebuilt.
 _BUILD_VERSION = "venv-1"
-_LOG_TAIL = 4000
-_PYTEST_INTERNAL_ERROR = 3  # pytest.ExitCode.INTERNAL_ERROR
 # Not copied into the build staging folder (caches and local virtualenvs; never part of a build).
 _COPY_SKIP = ("__pycache__", "*.pyc", ".tox", ".nox", ".venv", "venv", ".mypy_cache", ".pytest_cache")
-
-
-@dataclass(frozen=True)
-class RepoEnvironment:
-    """A built environment where one repository is installed next to pytest.
-
-    Args:
-        backend (`str`): the backend that built it (``"venv"``).
-        key (`str`): hash of everything that went into the build (source tree, interpreter, requirements).
-        python (`str`): the interpreter to run inside it.
-        root (`str`): its folder (the virtualenv).
-        repository (`str`): ``dist==version`` of the repository.
-        package (`str`): the import name verified importable after the build.
-        versions (`dict[str, str]`): installed versions of the repository's distribution and of pytest.
-        built_at (`float`): Unix time of the build.
-    """
-
-    backend: str
-    key: str
-    python: str
-    root: str
-    repository: str
-    package: str
-    versions: dict[str, str] = field(default_factory=dict)
-    built_at: float = 0.0
-
-
-@dataclass(frozen=True)
-class PytestRun:
-    """The verdict of one sandboxed pytest run.
-
-    Args:
-        status (`str`): ``"passed"`` (at least one test ran and every test passed), ``"failed"`` (a test failed,
-            errored or was skipped, or collection failed), ``"no_tests"`` (nothing collected), ``"timeout"`` (wall
-            or CPU limit) or ``"crashed"`` (no complete result file with the run's nonce: the interpreter died or
-            exited early, e.g. ``os._exit(0)``).
-        tests (`dict[str, str]`): outcome per test id (``passed``, ``failed``, ``error``, ``skipped``, ``xfailed``,
-            ``xpassed``).
-        collect_errors (`tuple[str, ...]`): ids of files that failed to import or collect.
-        exit_code (`int` or `None`): the process's exit code (for diagnostics only; never the verdict).
-        duration_s (`float`): wall time of the run.
-        log_tail (`str`): the end of pytest's output, for humans.
-        missing_modules (`tuple[str, ...]`): modules a failing import could not find (``ModuleNotFoundError``),
-            for diagnosis only.
-        judged_outside (`bool`, defaults to `False`): the outcomes were decided by the sandbox's judge on the test's
-            split form, not by pytest in the solution's interpreter.
-    """
-
-    status: str
-    tests: dict[str, str] = field(default_factory=dict)
-    collect_errors: tuple[str, ...] = ()
-    exit_code: int | None = None
-    duration_s: float = 0.0
-    log_tail: str = ""
-    missing_modules: tuple[str, ...] = ()
-    judged_outside: bool = False
-
-    @property
-    def passed(self) -> bool:
-        """Whether every collected test passed (and there was at least one)."""
-        return self.status == "passed"
-
-    def counts(self) -> dict[str, int]:
-        """How many tests ended in each outcome.
-
-        Example:
-            >>> PytestRun("failed", {"t::a": "passed", "t::b": "failed"}).counts()
-            {'passed': 1, 'failed': 1}
-        """
-        return dict(Counter(self.tests.values()))
-
-
-def read_verdict(path: str | os.PathLike, nonce: str) -> tuple[str, dict[str, str], tuple[str, ...]] | None:
-    """Read the verdict file the plugin writes; ``None`` when it is missing, unreadable or not stamped with ``nonce``.
-
-    Returns ``(status, tests, collect_errors)`` with ``status`` one of ``passed``, ``failed``, ``no_tests``.
-
-    Args:
-        path (`str` or `os.PathLike`): the result file.
-        nonce (`str`): the run's nonce, handed to the plugin through the environment.
-
-    Example:
-        >>> import json, tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "v.json")
-        >>> _ = open(path, "w").write(json.dumps({"nonce": "n1", "collected": 1, "collect_errors": [],
-        ...                                       "tests": {"t.py::test_a": "passed"}}))
-        >>> read_verdict(path, "n1")[0], read_verdict(path, "other")
-        ('passed', None)
-    """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not nonce or data.get("nonce") != nonce:
-        return None
-    tests = {str(k): str(v) for k, v in dict(data.get("tests") or {}).items()}
-    errors = tuple(str(e) for e in data.get("collect_errors") or ())
-    if data.get("exitstatus") == _PYTEST_INTERNAL_ERROR:
-        errors += ("<internal error>",)  # e.g. SystemExit raised while collecting
-    if errors or any(outcome != "passed" for outcome in tests.values()):
-        return "failed", tests, errors
-    if not tests:
-        return "no_tests", tests, errors
-    return "passed", tests, errors
-
-
-class EnvironmentBackend(abc.ABC):
-    """Builds per-repository environments and runs sandboxed pytest verdicts in them.
-
-    Subclasses implement :meth:`prepare` and :meth:`run_pytest`; the pipeline only talks to this interface.
-    """
-
-    #: Short name recorded in the environment and the provenance of every task.
-    name: str = "base"
-
-    @abc.abstractmethod
-    def prepare(self, repo: Repository) -> RepoEnvironment:
-        """Build (or reuse) the environment of ``repo``.
-
-        Raises:
-            EnvironmentBuildError: the repository or pytest cannot be installed, or the package does not import.
-        """
-
-    @abc.abstractmethod
-    def run_pytest(
-        self, env: RepoEnvironment, files: Mapping[str, str], *, test_file: str | None = None, timeout_s: float = 180.0
-    ) -> PytestRun:
-        """Write ``files`` (relative path -> text) to a fresh work folder and run pytest on ``test_file`` there.
-
-        Raises:
-            ConfigError: a file path leaves the work folder, or ``test_file`` is not among ``files``.
-        """
-
-    def sandbox_settings(self, env: RepoEnvironment) -> SandboxSettings | None:
-        """Settings of a sandbox whose programs import ``env``'s packages, so split tests can be judged outside the
-        solution's process (:func:`~.pipeline.verify_task`); ``None`` where the host's sandbox cannot reach this
-        backend's environments (a container image): its tasks are verified by pytest, judged inside.
-
-        Example:
-            >>> VenvBackend().sandbox_settings(env).python_env == env.root   # doctest: +SKIP
-            True
-        """
-        return None
-
-    def _run_in_fresh_box(
-        self, env: RepoEnvironment, files: Mapping[str, str], test_file: str | None, timeout_s: float, *, prefix: str
-    ) -> PytestRun:
-        """What every backend's :meth:`run_pytest` does around its own run: check the request, make a fresh folder
-        under ``self.work_root``, hand it to ``self._run_in_box`` and remove it afterwards."""
-        if timeout_s <= 0:
-            raise ConfigError(f"timeout_s must be positive; got {timeout_s}")
-        test_file = test_file or _only_test_file(files)
-        if test_file not in files:
-            raise ConfigError(f"test_file {test_file!r} is not among the files {sorted(files)}")
-        self.work_root.mkdir(parents=True, exist_ok=True)
-        box = Path(tempfile.mkdtemp(prefix=prefix, dir=self.work_root)).resolve()
-        try:
-            return self._run_in_box(box, env, files, test_file, timeout_s)
-        finally:
-            shutil.rmtree(box, ignore_errors=True)
-
-
-def _stage_files(work: Path, harness: Path, files: Mapping[str, str]) -> None:
-    """Write a run's files under ``work`` (a path that leaves it is refused) and the verdict harness (plugin,
-    launcher, an empty ``pytest.ini``) into ``harness``: what every backend's box holds before pytest starts."""
-    for rel, text in files.items():
-        target = (work / rel).resolve()
-        if work not in target.parents:
-            raise ConfigError(f"file path {rel!r} leaves the work folder")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    shutil.copyfile(PLUGIN_PATH, harness / f"{PLUGIN_MODULE}.py")
-    shutil.copyfile(LAUNCHER_PATH, harness / "launch.py")
-    (harness / "pytest.ini").write_text("[pytest]\n")
 
 
 @contextlib.contextmanager
@@ -272,17 +106,6 @@ def _traversable_by_others(path: Path) -> bool:
         except OSError:
             return False
     return True
-
-
-def _tail(path: Path) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - _LOG_TAIL))
-            return handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 class VenvBackend(EnvironmentBackend):
@@ -604,19 +427,3 @@ class VenvBackend(EnvironmentBackend):
         status, tests, errors = verdict
         return PytestRun(status, tests, errors, exit_code=code, duration_s=duration, log_tail=tail,
                          missing_modules=_missing_modules(verdict_path))  # fmt: skip
-
-
-def _missing_modules(path: Path) -> tuple[str, ...]:
-    """The ``missing_modules`` the plugin noted (the file's nonce was already checked by :func:`read_verdict`)."""
-    try:
-        names = json.loads(path.read_text(encoding="utf-8")).get("missing_modules") or ()
-    except (OSError, ValueError, AttributeError):
-        return ()
-    return tuple(str(name) for name in names if isinstance(name, str))
-
-
-def _only_test_file(files: Mapping[str, str]) -> str:
-    tests = [rel for rel in files if Path(rel).name.startswith("test_") and rel.endswith(".py")]
-    if len(tests) != 1:
-        raise ConfigError(f"pass test_file: expected exactly one test_*.py among {sorted(files)}")
-    return tests[0]

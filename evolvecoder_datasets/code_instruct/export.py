@@ -48,16 +48,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SchemaError
+from .config import VERSION
 from .dockerfile import AGENT_USER, WORKDIR, EnvironmentSpec, environment_spec, write_build_context
-from .environment import PLUGIN_MODULE, PLUGIN_PATH
-from .pipeline import JUDGED_INSIDE, SOLUTION_FILE, TEST_FILE, VERSION, CodeInstructRun, Task, Verification
 from .split import SPLIT_MODE, TEST_TIMEOUT_S
+from .tasks import JUDGED_INSIDE, SOLUTION_FILE, TEST_FILE, CodeInstructRun, Task
+from .verdict import PLUGIN_MODULE, PLUGIN_PATH
+from .verification import Verification
 from .verifier import JUDGE_ARCHIVE, JUDGE_CONFIG, judge_archive
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-    from .environment import EnvironmentBackend
+    from .backend import EnvironmentBackend
 
 logger = logging.getLogger(__name__)
 
@@ -522,8 +524,8 @@ def verify_task_folder(
         True
     """
     from .environment import VenvBackend
-    from .pipeline import verify_task
     from .repository import open_repository
+    from .verification import verify_task
 
     root = Path(folder)
     needed = [root / "environment" / "Dockerfile", root / "environment" / "requirements.txt",
