@@ -344,8 +344,8 @@ def _print_fidelity(result: Any) -> None:
               f"{rate(s.get('tnr')):>5}  {rate(s.get('fpr')):>5}  {rate(s.get('fnr')):>5}  {missing}")
     print("right = samples, mutants, rewrites of the reference and its domain variants (raising ValueError or")
     print("returning None outside the problem's domain) agreeing with it on every oracle input, all drawn inside")
-    print("the domain; TPR = right programs the suite accepts, TNR = wrong programs it rejects (LeetCode seeds: no")
-    print("reference).")
+    print("the domain; TPR = right programs the suite accepts, TNR = wrong programs it rejects. A LeetCode seed")
+    print("has no reference: a sample passing all its tests becomes one, or it leaves at round 0 (no_reference).")
     variants = (rows[-1][1].get("by_kind") or {}).get("variant") or {}
     domains = result.stats[-1].get("domains") or {}
     if domains:

@@ -30,7 +30,7 @@ _STAGES = {
     "dedup": "deduplicating the seeds (sentence embeddings)",
     "references": "the seeds' reference solutions",
     "domains": "each problem's input domain",
-    "refine": "refining the seeds into problems (test writer)",
+    "refine": "problems from the seeds (refine, where the config asks the test writer)",
     "sample": "sampling solutions (pool models)",
     "execute": "round 0: every program of the pool on every test",
     "final": "the final filter",
