@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
-from .stats import is_sample
+from ..stages.sample import is_sample
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset

@@ -25,9 +25,8 @@ import numpy as np
 from .. import schema
 from ..keys import chain, config_digest
 from ..stages.references import reference_verdicts
-from ..stages.sample import MUTANT_MODEL
+from ..stages.sample import MUTANT_MODEL, is_sample
 from .config import RECIPE_VERSION, RecipeConfig
-from .stdin import SUBMISSION_MODEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -152,17 +151,6 @@ def cases_of(ds: Dataset) -> list[list[str]]:
     tests = ds[schema.TESTS]
     inputs = ds[schema.INPUTS] if schema.INPUTS in ds.column_names else [None] * len(tests)
     return [list(t) if t else list(i or []) for t, i in zip(tests, inputs)]
-
-
-def is_sample(solution: dict) -> bool:
-    """Whether a pool entry is a model's sample (not a mutant, not a problem package's labelled submission).
-
-    Example:
-        >>> is_sample({"model": "qwen"}), is_sample({"model": "mutant"}), is_sample({"model": "submission:accepted"})
-        (True, False, False)
-    """
-    model = str(solution["model"])
-    return model != MUTANT_MODEL and not model.startswith(SUBMISSION_MODEL)
 
 
 def _llm_rows(solutions: Sequence[dict]) -> list[int]:
@@ -539,7 +527,6 @@ def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, la
     if not config.fidelity.enabled:
         return None
     from ..execution.sandbox import jobs_here
-    from .fidelity import FidelityTracker
 
     # A measurement, redone by every run (a rerun with every stage stored too): on this machine's execution
     # service, never a reason to start a cluster.

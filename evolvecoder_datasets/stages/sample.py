@@ -54,6 +54,7 @@ __all__ = [
     "ModelSpec",
     "SampleConfig",
     "build_solve_request",
+    "is_sample",
     "sample",
     "sample_dataset",
 ]
@@ -61,6 +62,19 @@ __all__ = [
 MUTANT_MODEL = "mutant"
 SOLVE_VERSION = solve_prompt.VERSION
 _STAGE_VERSION = "1"
+
+
+def is_sample(solution: dict) -> bool:
+    """Whether a pool entry is a model's sample (not a mutant, not a problem package's labelled submission).
+
+    Example:
+        >>> from evolvecoder_datasets.stages.sample import is_sample
+        >>> is_sample({"model": "qwen"}), is_sample({"model": "mutant"}), is_sample({"model": "submission:accepted"})
+        (True, False, False)
+    """
+    model = str(solution["model"])
+    return model != MUTANT_MODEL and not model.startswith(schema.SUBMISSION_MODEL)
+
 
 @dataclass(frozen=True)
 class ModelSpec:
