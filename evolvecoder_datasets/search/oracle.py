@@ -72,7 +72,7 @@ from .inputs import InputMutator, reference_constants
 from .probes import ProbeProgram
 from .writer import hot_constants
 
-__all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs"]
+__all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs", "oracle_sample"]
 
 _VERSION = "3"
 _LENGTH_BITS = 24  # the compressed blob is far below 16 MiB
@@ -134,6 +134,11 @@ class FidelityConfig:
             (:mod:`evolvecoder_datasets.mutants.rewrites`) as right programs that are not the reference; each is
             checked against the oracle first, and they never join the published pool.
         max_listed (`int`, defaults to 20): problems listed by name in the statistics for each kind of error.
+        sample (`int` or `None`, defaults to 200): at most this many problems get an oracle, drawn by
+            :func:`oracle_sample` (seeded by ``seed`` and each problem's id: the same problems every round and on a
+            rerun) from those with a reference; the others count as ``not_sampled``, never as errors. A run of at
+            most ``sample`` problems measures every one; a larger run pays for a fixed number, and the figures carry
+            their 95% intervals. ``None``: every problem.
         version (`str`): bump when the oracle changes.
 
     Raises:
@@ -156,16 +161,37 @@ class FidelityConfig:
     max_input_chars: int = 300
     rewrites: bool = True
     max_listed: int = 20
+    sample: int | None = 200
     version: str = f"oracle-{_VERSION}"
 
     def __post_init__(self) -> None:
         for name in ("inputs", "candidates", "max_value_chars", "max_input_chars"):
             check_positive(name, getattr(self, name))
         check_positive("max_listed", self.max_listed, minimum=0)
+        if self.sample is not None:
+            check_positive("sample", self.sample)
         check_positive("cheap_bytes", self.cheap_bytes, minimum=0)
         check_fraction("explore", self.explore)
         if not (0 < self.cpu_s < self.timeout_s):
             raise ConfigError("FidelityConfig needs 0 < cpu_s < timeout_s")
+
+
+def oracle_sample(ids: Sequence[str], config: FidelityConfig = FidelityConfig()) -> set[str]:
+    """The problems of ``ids`` that get an oracle: all of them when ``config.sample`` is `None` or not below their
+    number, else the ``sample`` whose seeded hash (``config.seed`` with the id) is smallest. Each problem's rank
+    depends on its id alone, so the draw is the same every round, on a rerun, and in any order of ``ids``.
+
+    Example:
+        >>> from evolvecoder_datasets.search.oracle import FidelityConfig, oracle_sample
+        >>> ids = [f"P_{i}" for i in range(10)]
+        >>> picked = oracle_sample(ids, FidelityConfig(sample=3))
+        >>> len(picked), picked == oracle_sample(ids[::-1], FidelityConfig(sample=3))
+        (3, True)
+    """
+    unique = list(dict.fromkeys(str(i) for i in ids))
+    if config.sample is None or config.sample >= len(unique):
+        return set(unique)
+    return set(sorted(unique, key=lambda pid: (stable_int(config.seed, pid, "fidelity-sample"), pid))[: config.sample])
 
 
 @dataclass
