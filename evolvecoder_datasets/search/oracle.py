@@ -26,11 +26,11 @@ How it is built, per problem with a reference and a literal call in its tests
    tolerance; a float inside a list, tuple or dict exactly, so a right program whose nested floats differ in the
    last bits is labelled wrong: the oracle errs towards calling programs wrong, which the fidelity figures show as
    accepted wrong programs, never as rejected right ones);
-3. the reference's values on every usable input where they compress into ``cheap_bytes``, else on up to
-   ``inputs`` of them, are read back through pass/fail verdicts only (a
-   process that ran nothing but the reference compresses their ``repr`` lines with ``zlib`` and the caller reads
-   the bits; ~8-10x fewer verdicts than reading each value), decompressed with a size bound and parsed with
-   ``ast.literal_eval`` on the trusted side;
+3. the reference's values on every usable input where they compress (``zlib``) into ``cheap_bytes``, else on a
+   spread of ``inputs`` of them, are read back many to a stdin case from a process that ran nothing but the
+   reference (:func:`~evolvecoder_datasets.search.oracle_values.read_reference_values`: its stdout, bounded by the
+   service), and parsed with ``ast.literal_eval`` on the trusted side (a value read through pass/fail verdicts
+   cost ~8 executions a compressed byte);
 4. the asserts are written, and the reference must pass each in a separate run (those it fails are dropped).
 
 Programs are then labelled by running them against the oracle's asserts in the sandbox like any test (the judge
@@ -69,13 +69,13 @@ from ..tolerance import float_assert
 from .calls import recover_call, render_args
 from .domain import Domain, infer_domain
 from .inputs import InputMutator, reference_constants
+from .oracle_values import read_reference_values
 from .probes import ProbeProgram
 from .writer import hot_constants
 
 __all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs", "oracle_sample"]
 
 _VERSION = "3"
-_LENGTH_BITS = 24  # the compressed blob is far below 16 MiB
 
 #: Why a problem has no oracle.
 REASONS = {
@@ -84,29 +84,6 @@ REASONS = {
     "no_usable_input": "the reference returned no plain, deterministic, quick value on any candidate",
     "unreadable": "the reference's values could not be read back, or it failed its own oracle asserts",
 }
-
-# Appended to a reference-only probe program (whose _ecd_usable says which inputs are usable: ProbeProgram with
-# nested_floats and cheaper_call): the repr lines of the reference's values on the usable inputs, compressed, read
-# bit by bit through verdicts.
-_BLOB_HELPERS = '''
-def _ecd_blob():
-    if "blob" not in _ecd_cache:
-        import zlib as _ecd_zlib
-        text = "\\n".join(repr(_ecd_ref_value(k)) for k in _ECD_BLOB)
-        _ecd_cache["blob"] = _ecd_zlib.compress(text.encode("utf-8"), 9)
-    return _ecd_cache["blob"]
-
-def _ecd_warm(k):
-    _ecd_ref_value(k)
-    return True
-
-def _ecd_blob_length_bit(b):
-    return (len(_ecd_blob()) >> b) & 1 == 1
-
-def _ecd_blob_bit(i):
-    return (_ecd_blob()[i >> 3] >> (i & 7)) & 1 == 1
-'''
-
 
 @dataclass(frozen=True)
 class FidelityConfig:
@@ -222,7 +199,7 @@ class Oracle:
         callee (`str` or `None`): the call they make.
         candidates (`int`): candidate inputs drawn.
         usable (`int`): candidates the reference handled.
-        reads (`int`): verdicts spent reading values back.
+        reads (`int`): executions (stdin cases) spent reading values back.
         reason (`str` or `None`): why there is no oracle (a key of :data:`REASONS`).
 
     Example:
@@ -340,45 +317,6 @@ def _usable(sandbox: Any, program: str, n: int, resumes: int = 8) -> list[int]:
     return usable
 
 
-def _bits(statuses: Sequence[str]) -> list[int] | None:
-    if any(s not in ("pass", "fail") for s in statuses):
-        return None
-    return [1 if s == "pass" else 0 for s in statuses]
-
-
-def _read_blob(
-    sandbox: Any, probe: ProbeProgram, indices: list[int], max_chars: int, max_bytes: int | None = None
-) -> tuple[list[str] | None, int]:
-    """The ``repr`` lines of the reference's values on ``indices``, read through verdicts; ``(None, spent)`` when
-    the read fails or the text is not what a plain value's ``repr`` would be, or (before reading more than its
-    length) when the compressed text is longer than ``max_bytes``."""
-    program = probe.program() + f"_ECD_BLOB = {indices!r}\n" + _BLOB_HELPERS
-    # each value is computed by a test of its own first (one CPU limit each; a fast-mode process keeps them)
-    warm = [f"assert _ecd_warm({k})" for k in indices]
-    report = sandbox.run(program, warm + [f"assert _ecd_blob_length_bit({b})" for b in range(_LENGTH_BITS)])
-    bits = _bits(report.statuses[len(warm):]) if all(s == "pass" for s in report.statuses[: len(warm)]) else None
-    if bits is None or report.infra_error:
-        return None, _LENGTH_BITS
-    length = sum(bit << b for b, bit in enumerate(bits))
-    if not 0 < length <= len(indices) * (max_chars + 1) + 64 or (max_bytes is not None and length > max_bytes):
-        return None, _LENGTH_BITS
-    report = sandbox.run(program, warm + [f"assert _ecd_blob_bit({i})" for i in range(8 * length)])
-    spent = _LENGTH_BITS + 8 * length
-    bits = _bits(report.statuses[len(warm):]) if all(s == "pass" for s in report.statuses[: len(warm)]) else None
-    if bits is None or report.infra_error or len(bits) != 8 * length:
-        return None, spent
-    data = bytes(sum(bits[8 * i + b] << b for b in range(8)) for i in range(length))
-    try:
-        inflater = zlib.decompressobj()
-        text = inflater.decompress(data, len(indices) * (max_chars + 1)).decode("utf-8")
-        if inflater.unconsumed_tail or not inflater.eof:
-            return None, spent
-    except (zlib.error, UnicodeDecodeError):
-        return None, spent
-    lines = text.split("\n")
-    return (lines if len(lines) == len(indices) else None), spent
-
-
 def _assert(callee: str, args: tuple, text: str) -> str | None:
     try:
         value = literal(text)
@@ -405,8 +343,7 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     # of the reference's two calls decides (one CPU alarm of 3 x cpu_s over both)
     probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars,
                          nested_floats=True, cheaper_call=True, precondition=domain.contract)
-    program = probe.program() + "_ECD_BLOB = []\n" + _BLOB_HELPERS
-    usable = _usable(sandbox, program, len(inputs))
+    usable = _usable(sandbox, probe.program(), len(inputs))
     oracle.usable = len(usable)
     if not usable:
         oracle.reason = "no_usable_input"
@@ -415,13 +352,20 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     for group in sources:
         groups.append([k for k in range(start, start + len(group)) if k in ok])
         start += len(group)
-    lines, oracle.reads = None, 0
-    if config.cheap_bytes and len(usable) > config.inputs:  # all of them, where their values are cheap to read
-        lines, oracle.reads = _read_blob(sandbox, probe, usable, config.max_value_chars, config.cheap_bytes)
-    if lines is None:
-        usable = _spread(groups, config.inputs)
-        lines, spent = _read_blob(sandbox, probe, usable, config.max_value_chars)
-        oracle.reads += spent
+    # the values of every usable input where they are cheap (compressed within cheap_bytes), else of a spread of
+    # `inputs` of them: read many a case through the reference's own stdout (oracle_values), never bit by bit
+    everything = bool(config.cheap_bytes) and len(usable) > config.inputs
+    chosen = usable if everything else _spread(groups, config.inputs)
+    lines, oracle.reads = read_reference_values(sandbox, probe, chosen, max_chars=config.max_value_chars)
+    if everything and (lines is None or len(zlib.compress("\n".join(lines).encode("utf-8"), 9)) > config.cheap_bytes):
+        read = dict(zip(usable, lines or ()))
+        chosen = _spread(groups, config.inputs)
+        if lines is None:  # the spread alone, as the budget asks
+            lines, spent = read_reference_values(sandbox, probe, chosen, max_chars=config.max_value_chars)
+            oracle.reads += spent
+        else:
+            lines = [read[k] for k in chosen]
+    usable = chosen
     if lines is None:
         oracle.reason = "unreadable"
         return oracle
