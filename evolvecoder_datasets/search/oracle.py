@@ -18,7 +18,9 @@ How it is built, per problem with a reference and a literal call in its tests
    scaled (every number times 2 ... 100: magnitudes and differences the seeds do not reach); all from a random
    stream of their own (``FidelityConfig.seed`` with
    the problem id and ``"oracle"``, never the search's); the usable ones are taken from the sources in turn;
-2. the reference runs each candidate **in the sandbox**, alone in its process; an input is usable when the
+2. the reference runs each candidate **in the sandbox**, with no other program in its process (up to 64 candidates
+   a stdin case, the answers printed: :func:`~evolvecoder_datasets.search.oracle_values.read_usable`); an input is
+   usable when the
    reference returns plain data, the same twice, the cheaper of the two calls within ``cpu_s`` (the search's
    usability test, :class:`~evolvecoder_datasets.search.probes.ProbeProgram` with ``cheaper_call``; a CPU
    alarm of the process's own, 3 x ``cpu_s``, ends an input the reference never finishes; a top-level float is
@@ -69,7 +71,7 @@ from ..tolerance import float_assert
 from .calls import recover_call, render_args
 from .domain import Domain, infer_domain
 from .inputs import InputMutator, reference_constants
-from .oracle_values import read_reference_values
+from .oracle_values import read_reference_values, read_usable
 from .probes import ProbeProgram
 from .writer import hot_constants
 
@@ -199,7 +201,7 @@ class Oracle:
         callee (`str` or `None`): the call they make.
         candidates (`int`): candidate inputs drawn.
         usable (`int`): candidates the reference handled.
-        reads (`int`): executions (stdin cases) spent reading values back.
+        reads (`int`): executions (stdin cases) spent asking which candidates are usable and reading values back.
         reason (`str` or `None`): why there is no oracle (a key of :data:`REASONS`).
 
     Example:
@@ -303,20 +305,6 @@ def _spread(groups: list[list[int]], limit: int) -> list[int]:
     return out
 
 
-def _usable(sandbox: Any, program: str, n: int, resumes: int = 8) -> list[int]:
-    """The candidates the reference handles; a run that stopped early (the reference hung past its own alarm and
-    the sandbox's timeouts ended the run) resumes after the last candidate that ran, at most ``resumes`` times."""
-    usable, start = [], 0
-    for _ in range(resumes + 1):
-        statuses = sandbox.run(program, [f"assert _ecd_usable({k})" for k in range(start, n)]).statuses
-        usable += [start + k for k, status in enumerate(statuses) if status == "pass"]
-        ran = [k for k, status in enumerate(statuses) if status != "unexecuted"]
-        start += (ran[-1] + 1) if ran else 1
-        if start >= n or len(ran) == len(statuses):
-            break
-    return usable
-
-
 def _assert(callee: str, args: tuple, text: str) -> str | None:
     try:
         value = literal(text)
@@ -343,7 +331,7 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     # of the reference's two calls decides (one CPU alarm of 3 x cpu_s over both)
     probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars,
                          nested_floats=True, cheaper_call=True, precondition=domain.contract)
-    usable = _usable(sandbox, probe.program(), len(inputs))
+    usable, oracle.reads = read_usable(sandbox, probe, len(inputs))
     oracle.usable = len(usable)
     if not usable:
         oracle.reason = "no_usable_input"
@@ -356,7 +344,8 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     # `inputs` of them: read many a case through the reference's own stdout (oracle_values), never bit by bit
     everything = bool(config.cheap_bytes) and len(usable) > config.inputs
     chosen = usable if everything else _spread(groups, config.inputs)
-    lines, oracle.reads = read_reference_values(sandbox, probe, chosen, max_chars=config.max_value_chars)
+    lines, spent = read_reference_values(sandbox, probe, chosen, max_chars=config.max_value_chars)
+    oracle.reads += spent
     if everything and (lines is None or len(zlib.compress("\n".join(lines).encode("utf-8"), 9)) > config.cheap_bytes):
         read = dict(zip(usable, lines or ()))
         chosen = _spread(groups, config.inputs)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["read_reference_values"]
+__all__ = ["read_reference_values", "read_usable"]
 
 _MARK = "#ecd-values"
 
@@ -48,7 +48,7 @@ def _ecd_print_values():
     for k in wanted:
         _ecd_sys.stdout = _ecd_io.StringIO()
         try:
-            text = repr(_ecd_ref_value(k))
+            text = repr(_ecd_ref_value(k)) if _ECD_WHAT == "value" else ("1" if _ecd_usable(k) else "0")
         finally:
             _ecd_sys.stdout = out
         out.write(text + "\\n")
@@ -60,8 +60,8 @@ _ecd_print_values()
 '''
 
 
-def _program(probe: Any, budget_s: float) -> str:
-    return probe.program() + f"_ECD_BUDGET = {budget_s!r}\n" + _PRINTER
+def _program(probe: Any, budget_s: float, what: str) -> str:
+    return probe.program() + f"_ECD_BUDGET, _ECD_WHAT = {budget_s!r}, {what!r}\n" + _PRINTER
 
 
 def _lines(output: str | None, asked: int, max_chars: int) -> list[str] | None:
@@ -77,6 +77,33 @@ def _lines(output: str | None, asked: int, max_chars: int) -> list[str] | None:
     if len(lines) > asked or any(len(line) > max_chars for line in lines):
         return None
     return lines
+
+
+def _read(sandbox: Any, probe: Any, indices: list[int], what: str, max_chars: int, timeout_s: float | None,
+          chunk: int, passes: int) -> tuple[dict[int, str] | None, int]:
+    """Index -> printed line for the indices read back, and the cases spent; ``None`` on a sandbox failure."""
+    limit = float(timeout_s or getattr(sandbox, "timeout_s", None) or 1.0)
+    program = _program(probe, limit / 2, what)
+    values: dict[int, str] = {}
+    spent, size = 0, max(1, int(chunk))
+    for _ in range(max(1, passes)):
+        left = [k for k in indices if k not in values]
+        if not left:
+            break
+        groups = [left[i: i + size] for i in range(0, len(left), size)]
+        report = sandbox.value_stdio(program, [" ".join(map(str, g)) + "\n" for g in groups], timeout_s=timeout_s)
+        spent += len(groups)
+        if report.infra_error:
+            return None, spent
+        failed = False
+        for group, status, output in zip(groups, report.statuses, report.outputs or [None] * len(groups)):
+            lines = _lines(output, len(group), max_chars) if status == "pass" else None
+            if lines is None:
+                failed = True
+                continue
+            values.update(zip(group, lines))
+        size = 1 if failed else size  # a case that did not end normally: its indices one a case from now on
+    return values, spent
 
 
 def read_reference_values(
@@ -107,27 +134,27 @@ def read_reference_values(
     indices = list(indices)
     if not indices:
         return [], 0
-    limit = float(timeout_s or getattr(sandbox, "timeout_s", None) or 1.0)
-    program = _program(probe, limit / 2)
-    values: dict[int, str] = {}
-    spent, size = 0, max(1, int(chunk))
-    for _ in range(max(1, passes)):
-        left = [k for k in indices if k not in values]
-        if not left:
-            break
-        groups = [left[i: i + size] for i in range(0, len(left), size)]
-        report = sandbox.value_stdio(program, [" ".join(map(str, g)) + "\n" for g in groups], timeout_s=timeout_s)
-        spent += len(groups)
-        if report.infra_error:
-            return None, spent
-        failed = False
-        for group, status, output in zip(groups, report.statuses, report.outputs or [None] * len(groups)):
-            lines = _lines(output, len(group), max_chars) if status == "pass" else None
-            if lines is None:
-                failed = True
-                continue
-            values.update(zip(group, lines))
-        size = 1 if failed else size  # a case that did not end normally: its indices one a case from now on
-    if len(values) < len(indices):
+    values, spent = _read(sandbox, probe, indices, "value", max_chars, timeout_s, chunk, passes)
+    if values is None or len(values) < len(indices):
         return None, spent
     return [values[k] for k in indices], spent
+
+
+def read_usable(sandbox: Any, probe: Any, n: int, *, timeout_s: float | None = None, chunk: int = 64,
+                passes: int = 4) -> tuple[list[int], int]:
+    """Which of the probe's ``n`` inputs are usable (``_ecd_usable``: plain data, the same twice, within
+    ``cpu_s``; each asked under the process's own CPU alarm) and the stdin cases spent. An input whose case never
+    ends normally, even alone, is not usable.
+
+    Example:
+        >>> from evolvecoder_datasets.execution import Sandbox
+        >>> from evolvecoder_datasets.search.probes import ProbeProgram
+        >>> probe = ProbeProgram("def inv(x):\\n    return 1 // x\\n", "inv", [(1,), (0,), (2,)])
+        >>> with Sandbox(workers=1, mode="fast") as sb:
+        ...     read_usable(sb, probe, 3)
+        ([0, 2], 1)
+    """
+    if n <= 0:
+        return [], 0
+    values, spent = _read(sandbox, probe, list(range(n)), "usable", 1, timeout_s, chunk, passes)
+    return sorted(k for k, flag in (values or {}).items() if flag == "1"), spent
