@@ -37,7 +37,9 @@ How it is built, per problem with a reference and a literal call in its tests
 
 Programs are then labelled by running them against the oracle's asserts in the sandbox like any test (the judge
 decides outside; the expected values never enter a process that ran program code), stopping at the first
-failure (:func:`label_programs`). A problem without a reference (LeetCode seeds), without a literal call, or where
+failure (:func:`label_programs`). Up to ``batch`` asserts make one test (``assert (a) and (b) ...``) while the
+reference's CPU on them stays within ``cpu_s``, so each test still gives a right program ``timeout_s / cpu_s``
+times the reference's time (10x by default), as one assert did; the reference checks its asserts the same way. A problem without a reference (LeetCode seeds), without a literal call, or where
 no input is usable has no oracle and a reason (:data:`REASONS`): its programs have no label, never a guess.
 
 Example:
@@ -77,7 +79,7 @@ from .writer import hot_constants
 
 __all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs", "oracle_sample"]
 
-_VERSION = "3"
+_VERSION = "4"  # 4: values read many to a case, asserts judged in groups
 
 #: Why a problem has no oracle.
 REASONS = {
@@ -118,6 +120,9 @@ class FidelityConfig:
             rerun) from those with a reference; the others count as ``not_sampled``, never as errors. A run of at
             most ``sample`` problems measures every one; a larger run pays for a fixed number, and the figures carry
             their 95% intervals. ``None``: every problem.
+        batch (`int`, defaults to 32): most oracle asserts joined into one test (``assert (a) and (b) ...``, judged
+            outside like any assert) when labelling a program and when the reference checks them, while the
+            reference's CPU on the group stays within ``cpu_s``; 1: one assert a test.
         version (`str`): bump when the oracle changes.
 
     Raises:
@@ -141,10 +146,11 @@ class FidelityConfig:
     rewrites: bool = True
     max_listed: int = 20
     sample: int | None = 200
+    batch: int = 32
     version: str = f"oracle-{_VERSION}"
 
     def __post_init__(self) -> None:
-        for name in ("inputs", "candidates", "max_value_chars", "max_input_chars"):
+        for name in ("inputs", "candidates", "max_value_chars", "max_input_chars", "batch"):
             check_positive(name, getattr(self, name))
         check_positive("max_listed", self.max_listed, minimum=0)
         if self.sample is not None:
@@ -203,6 +209,8 @@ class Oracle:
         usable (`int`): candidates the reference handled.
         reads (`int`): executions (stdin cases) spent asking which candidates are usable and reading values back.
         reason (`str` or `None`): why there is no oracle (a key of :data:`REASONS`).
+        cpu (`list[float]`): per assert, the CPU seconds the reference's usability question took (two calls): how
+            many asserts :func:`label_programs` joins into one test.
 
     Example:
         >>> Oracle("P_1", reason="no_reference").available
@@ -216,6 +224,7 @@ class Oracle:
     usable: int = 0
     reads: int = 0
     reason: str | None = None
+    cpu: list[float] = field(default_factory=list)
 
     @property
     def available(self) -> bool:
@@ -316,6 +325,50 @@ def _assert(callee: str, args: tuple, text: str) -> str | None:
     return float_assert(call, text) if type(value) is float else f"assert {call} == {text}"
 
 
+def _chunks(cpu: Sequence[float], n: int, config: FidelityConfig) -> list[list[int]]:
+    """Consecutive groups of at most ``config.batch`` of ``n`` asserts whose reference CPU (``cpu``; unknown: a group
+    of its own) stays within ``config.cpu_s``: judged as one test under ``timeout_s``, a group gives a right program
+    at least ``timeout_s / cpu_s`` times the reference's time, as one assert did."""
+    groups: list[list[int]] = []
+    spent = 0.0
+    for i in range(n):
+        cost = cpu[i] if i < len(cpu) else config.cpu_s
+        if not groups or len(groups[-1]) >= config.batch or spent + cost > config.cpu_s:
+            groups.append([])
+            spent = 0.0
+        groups[-1].append(i)
+        spent += cost
+    return groups
+
+
+def _joined(tests: Sequence[str], group: Sequence[int]) -> str:
+    """One assert of many (``assert (a) and (b) ...``): the judge plans it outside like any assert."""
+    if len(group) == 1:
+        return tests[group[0]]
+    return "assert " + " and ".join(f"({tests[i][len('assert '):]})" for i in group)
+
+
+def _verify(sandbox: Any, reference: str, tests: list[str], cpu: list[float], config: FidelityConfig) -> list[bool]:
+    """Whether the reference passes each assert: by groups (:func:`_chunks`), and one by one inside a group it
+    does not pass."""
+    if not tests:
+        return []
+    groups = _chunks(cpu, len(tests), config)
+    passed = [False] * len(tests)
+    report = sandbox.run(reference, [_joined(tests, g) for g in groups])
+    retry = []
+    for group, ok in zip(groups, report.passed):
+        if ok:
+            for i in group:
+                passed[i] = True
+        elif len(group) > 1:
+            retry += group
+    if retry:
+        for i, ok in zip(retry, sandbox.run(reference, [tests[i] for i in retry]).passed):
+            passed[i] = ok
+    return passed
+
+
 def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, verify: Any) -> Oracle:
     if not problem.reference:
         return Oracle(problem.id, reason="no_reference")
@@ -331,7 +384,8 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     # of the reference's two calls decides (one CPU alarm of 3 x cpu_s over both)
     probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars,
                          nested_floats=True, cheaper_call=True, precondition=domain.contract)
-    usable, oracle.reads = read_usable(sandbox, probe, len(inputs))
+    costs, oracle.reads = read_usable(sandbox, probe, len(inputs))
+    usable = sorted(costs)
     oracle.usable = len(usable)
     if not usable:
         oracle.reason = "no_usable_input"
@@ -358,9 +412,11 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     if lines is None:
         oracle.reason = "unreadable"
         return oracle
-    tests = [t for k, text in zip(usable, lines) if (t := _assert(call.callee, inputs[k], text))]
-    passed = verify.run(problem.reference, tests).passed if tests else []
+    written = [(t, costs[k]) for k, text in zip(usable, lines) if (t := _assert(call.callee, inputs[k], text))]
+    tests, cpu = [t for t, _ in written], [c for _, c in written]
+    passed = _verify(verify, problem.reference, tests, cpu, config)
     oracle.tests = [t for t, ok in zip(tests, passed) if ok]
+    oracle.cpu = [c for c, ok in zip(cpu, passed) if ok]
     if not oracle.tests:
         oracle.reason = "unreadable"
     return oracle
@@ -411,7 +467,7 @@ def label_programs(
     """Per problem, which programs agree with the reference on every oracle input (right) and which do not.
 
     Each program runs against its problem's oracle asserts in the sandbox (verdicts decided by the judge outside),
-    stopping at the first that does not pass. A program is right when it passes every one: a wrong value, an
+    stopping at the first that does not pass (asserts joined in groups: see ``FidelityConfig.batch``). A program is right when it passes every one: a wrong value, an
     exception, a timeout under ``config.timeout_s`` or a crash makes it wrong (the program's doing). A run the
     sandbox itself failed (``infra_error``) says nothing about the program: it stays unlabelled.
 
@@ -435,8 +491,9 @@ def label_programs(
     jobs, owners = [], []
     for k, (oracle, codes) in enumerate(zip(oracles, programs)):
         if oracle.available:
+            joined = [_joined(oracle.tests, g) for g in _chunks(oracle.cpu, len(oracle.tests), config)]
             for i, code in enumerate(codes):
-                jobs.append(Job(code, tests=list(oracle.tests), timeout_s=config.timeout_s, stop_on_failure=True))
+                jobs.append(Job(code, tests=joined, timeout_s=config.timeout_s, stop_on_failure=True))
                 owners.append((k, i))
     out: list[np.ndarray | None] = [np.zeros(len(codes), dtype=np.int8) if oracle.available else None
                                     for oracle, codes in zip(oracles, programs)]

@@ -48,7 +48,11 @@ def _ecd_print_values():
     for k in wanted:
         _ecd_sys.stdout = _ecd_io.StringIO()
         try:
-            text = repr(_ecd_ref_value(k)) if _ECD_WHAT == "value" else ("1" if _ecd_usable(k) else "0")
+            if _ECD_WHAT == "value":
+                text = repr(_ecd_ref_value(k))
+            else:  # usable: the flag and the CPU seconds the question took (the reference's two calls)
+                began = _ecd_time.process_time()
+                text = "0" if not _ecd_usable(k) else "1 %.6f" % (_ecd_time.process_time() - began)
         finally:
             _ecd_sys.stdout = out
         out.write(text + "\\n")
@@ -141,20 +145,29 @@ def read_reference_values(
 
 
 def read_usable(sandbox: Any, probe: Any, n: int, *, timeout_s: float | None = None, chunk: int = 64,
-                passes: int = 4) -> tuple[list[int], int]:
+                passes: int = 4) -> tuple[dict[int, float], int]:
     """Which of the probe's ``n`` inputs are usable (``_ecd_usable``: plain data, the same twice, within
-    ``cpu_s``; each asked under the process's own CPU alarm) and the stdin cases spent. An input whose case never
-    ends normally, even alone, is not usable.
+    ``cpu_s``; each asked under the process's own CPU alarm), with the CPU seconds the reference's two calls took
+    on each, and the stdin cases spent. An input whose case never ends normally, even alone, is not usable.
 
     Example:
         >>> from evolvecoder_datasets.execution import Sandbox
         >>> from evolvecoder_datasets.search.probes import ProbeProgram
         >>> probe = ProbeProgram("def inv(x):\\n    return 1 // x\\n", "inv", [(1,), (0,), (2,)])
         >>> with Sandbox(workers=1, mode="fast") as sb:
-        ...     read_usable(sb, probe, 3)
-        ([0, 2], 1)
+        ...     usable, cases = read_usable(sb, probe, 3)
+        >>> sorted(usable), all(0 <= s < 0.1 for s in usable.values()), cases
+        ([0, 2], True, 1)
     """
     if n <= 0:
-        return [], 0
-    values, spent = _read(sandbox, probe, list(range(n)), "usable", 1, timeout_s, chunk, passes)
-    return sorted(k for k, flag in (values or {}).items() if flag == "1"), spent
+        return {}, 0
+    values, spent = _read(sandbox, probe, list(range(n)), "usable", 40, timeout_s, chunk, passes)
+    usable: dict[int, float] = {}
+    for k, line in sorted((values or {}).items()):
+        flag, _, seconds = line.partition(" ")
+        if flag == "1":
+            try:
+                usable[k] = max(0.0, float(seconds))
+            except ValueError:
+                continue
+    return usable, spent
