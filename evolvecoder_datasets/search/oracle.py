@@ -99,8 +99,8 @@ class FidelityConfig:
         inputs (`int`, defaults to 300): most oracle inputs per problem (usable ones, valued by the reference)
             where the values are costly to read; see ``cheap_bytes``.
         cheap_bytes (`int`, defaults to 1024): where the compressed values of every usable candidate fit in this
-            many bytes (booleans, small numbers: ~8 verdicts a byte), the oracle keeps them all, not just
-            ``inputs``: a larger budget only where it is cheap (0: always ``inputs``).
+            many bytes (booleans, small numbers), the oracle keeps them all, not just ``inputs``: a larger oracle only
+            where its values are small (0: always ``inputs``).
         candidates (`int`, defaults to 900): most candidate inputs drawn per problem (each costs one reference run).
         seed (`int`, defaults to 1): seed of the oracle's own random stream (with the problem id); never the search's.
         explore (`float`, defaults to 0.4): probability of an edit outside the seeds' observed domain (the search
