@@ -4,6 +4,7 @@ preformatted rows from the ``fidelity`` and ``domains`` entries of a round's sta
 
 Kept apart from :mod:`evolvecoder_datasets.cards` (which merges :func:`fidelity_context` into the template's
 variables), so the block can change without touching the rest of the card. A rate over no program prints ``–``;
+a TPR or TNR with its 95% interval in the statistics prints it after the rate (``0.968 (0.95–0.98)``);
 problems without an oracle (no reference, as LeetCode seeds) are named with their reason, never given a number.
 
 Example:
@@ -45,9 +46,22 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _interval(value: Any) -> str:
+    """`` (0.95–0.98)``: a rate's 95% interval after it, or nothing where the statistics have none."""
+    if isinstance(value, list | tuple) and len(value) == 2 and all(_is_number(v) for v in value):
+        return f" ({value[0]:.2f}–{value[1]:.2f})"
+    return ""
+
+
 def _row(name: Any, entry: Any) -> list[str]:
     entry = entry if isinstance(entry, Mapping) else {}
-    return [str(name).replace("|", "\\|")] + [_fmt(entry.get(k)) for k in _KEYS]
+    cells = []
+    for k in _KEYS:
+        cell = _fmt(entry.get(k))
+        if k in ("tpr", "tnr") and entry.get(k) is not None:
+            cell += _interval(entry.get(f"{k}_ci"))
+        cells.append(cell)
+    return [str(name).replace("|", "\\|")] + cells
 
 
 def _order(key: Any) -> tuple[bool, Any]:
@@ -116,8 +130,15 @@ def fidelity_context(stats: Mapping[str, Any]) -> dict[str, Any]:
                      + (f" out of {_fmt(settings.get('candidates'))} candidates, and every usable candidate is kept "
                         f"where the reference's values are cheap to read" if settings.get("candidates") else "")
                      + ", fewer where the domain admits fewer distinct inputs")
+        sampled = oracle.get("sampled") if isinstance(oracle.get("sampled"), Mapping) else {}
+        drawn = ""
+        if _is_number(sampled.get("of")) and _is_number(sampled.get("problems")):
+            drawn = (f" (a seeded sample of {_fmt(sampled.get('problems'))} of the {_fmt(sampled.get('of'))} problems "
+                     f"with a reference; the rest are not sampled, and each rate is given with its 95% Wilson "
+                     f"interval)" if sampled["problems"] < sampled["of"]
+                     else f" (every one of the {_fmt(sampled.get('of'))} problems with a reference)")
         oracle_line = (
-            f"Oracle: {_fmt(oracle.get('problems'))} problems, {f'{mean:.1f}' if _is_number(mean) else _fmt(mean)} "
+            f"Oracle: {_fmt(oracle.get('problems'))} problems{drawn}, {f'{mean:.1f}' if _is_number(mean) else _fmt(mean)} "
             f"reference-valued inputs per problem on average (min {_fmt(sizes.get('min'))}, max "
             f"{_fmt(sizes.get('max'))}{asked}), generated apart from the published tests and never "
             f"used to choose them. It labels {_fmt(pool.get('right'))} programs of the pool right and "
@@ -141,6 +162,10 @@ def fidelity_context(stats: Mapping[str, Any]) -> dict[str, Any]:
     if total:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(missing.items()))
         no_oracle = f"{total} problems have no oracle ({reasons}): no figure is given for them."
+    not_sampled = fid.get("not_sampled")
+    if _is_number(not_sampled) and not_sampled:
+        no_oracle = (no_oracle + " " if no_oracle else "") + (
+            f"{_fmt(not_sampled)} problems were not sampled for the oracle (not an error): no figure is given for them.")
     return {
         "fidelity_rows": rows,
         "fidelity_kind_rows": [_row(k, kinds[k]) for k in sorted(kinds)],

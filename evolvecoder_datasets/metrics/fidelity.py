@@ -8,7 +8,11 @@ A suite **accepts** a program when it passes every test of the suite. Over the p
 - **TNR** (true-negative rate) = wrong programs rejected / wrong programs; **FPR** = 1 - TNR (wrong ones let through).
 
 A rate over no program is ``None``, never a number; so is every figure of a problem without an oracle (no
-reference, as LeetCode seeds): such problems are counted apart (``no_oracle``), never folded into a rate.
+reference, as LeetCode seeds): such problems are counted apart (``no_oracle``), never folded into a rate. Problems
+left out of a sampled oracle (``FidelityConfig.sample``) are counted as ``not_sampled``, not as errors. Beside each
+TPR and TNR, ``tpr_ci`` and ``tnr_ci`` give its 95% Wilson score interval on the program counts
+(:func:`wilson_interval`). It treats programs as independent draws; programs of one problem are not, so the true
+uncertainty is wider where a few problems hold most of the programs.
 
 Example:
     >>> import numpy as np
@@ -33,7 +37,30 @@ from ..errors import SchemaError
 from ..schema import STATUS_NAMES
 
 __all__ = ["Confusion", "ProblemFidelity", "accepted_by", "confusion", "fidelity_report", "method_columns",
-           "rate_rows"]
+           "rate_rows", "wilson_interval", "NOT_SAMPLED"]
+
+#: Why a problem has no figure without any error: the oracle's sample (``FidelityConfig.sample``) left it out.
+NOT_SAMPLED = "not_sampled"
+
+
+def wilson_interval(successes: int, total: int, z: float = 1.959964) -> list[float] | None:
+    """The Wilson score interval ``[low, high]`` of a proportion ``successes / total`` (95% by default); ``None``
+    over no trial.
+
+    Unlike the normal approximation it stays inside [0, 1] and is not empty at 0 or 1 successes: with all of 20
+    programs accepted, the rate may still be as low as 0.84.
+
+    Example:
+        >>> from evolvecoder_datasets.metrics.fidelity import wilson_interval
+        >>> [round(x, 4) for x in wilson_interval(20, 20)], wilson_interval(0, 0)
+        ([0.8389, 1.0], None)
+    """
+    if total <= 0:
+        return None
+    p, z2 = successes / total, z * z
+    centre = (p + z2 / (2 * total)) / (1 + z2 / total)
+    half = z * ((p * (1 - p) + z2 / (4 * total)) / total) ** 0.5 / (1 + z2 / total)
+    return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
 @dataclass(frozen=True)
@@ -92,14 +119,17 @@ class Confusion:
         return self._rate(self.fp, self.wrong)
 
     def as_dict(self) -> dict[str, Any]:
-        """The counts, the two totals and the four rates (``None`` where undefined).
+        """The counts, the two totals, the four rates (``None`` where undefined) and the 95% Wilson intervals of
+        TPR and TNR (``tpr_ci``, ``tnr_ci``: ``[low, high]`` or ``None``).
 
         Example:
-            >>> Confusion(tp=1).as_dict()["tnr"] is None
-            True
+            >>> d = Confusion(tp=1).as_dict()
+            >>> d["tnr"] is None, d["tnr_ci"] is None, [round(x, 3) for x in d["tpr_ci"]]
+            (True, True, [0.207, 1.0])
         """
         return {"right": self.right, "wrong": self.wrong, "tpr": self.tpr, "tnr": self.tnr, "fpr": self.fpr,
-                "fnr": self.fnr, "tp": self.tp, "fn": self.fn, "tn": self.tn, "fp": self.fp}
+                "fnr": self.fnr, "tp": self.tp, "fn": self.fn, "tn": self.tn, "fp": self.fp,
+                "tpr_ci": wilson_interval(self.tp, self.right), "tnr_ci": wilson_interval(self.tn, self.wrong)}
 
 
 def accepted_by(M: Any, columns: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
@@ -204,7 +234,8 @@ def fidelity_report(problems: Sequence[ProblemFidelity], *, max_listed: int = 20
         max_listed (`int`, defaults to 20): problems listed by name for each kind of error (all are counted).
 
     Returns:
-        `dict`: ``problems`` (with an oracle), ``no_oracle`` (reason -> problems), ``suite`` (a
+        `dict`: ``problems`` (with an oracle), ``no_oracle`` (reason -> problems), ``not_sampled`` (problems the
+        oracle's sample left out: not an error), ``suite`` (a
         :meth:`Confusion.as_dict`), ``by_kind`` and ``by_method`` (name -> the same; a method's row judges its
         tests alone, as if they were the whole suite), ``rejects_right`` and ``accepts_wrong`` (``problems``,
         ``programs`` and ``listed``: ``{"id", "programs", "cause"}`` / ``{"id", "programs"}``).
@@ -223,12 +254,16 @@ def fidelity_report(problems: Sequence[ProblemFidelity], *, max_listed: int = 20
     by_kind: dict[str, Confusion] = {}
     by_method: dict[str, Confusion] = {}
     no_oracle: Counter = Counter()
+    not_sampled = 0
     rejects: list[dict[str, Any]] = []
     accepts: list[dict[str, Any]] = []
     counted = 0
     for p in problems:
         if p.labels is None:
-            no_oracle[p.reason or "no_oracle"] += 1
+            if p.reason == NOT_SAMPLED:
+                not_sampled += 1
+            else:
+                no_oracle[p.reason or "no_oracle"] += 1
             continue
         labels = np.asarray(p.labels).astype(np.int8)
         M = np.asarray(p.matrix, dtype=bool).reshape(len(labels), -1) if len(labels) else np.zeros((0, 0), bool)
@@ -250,6 +285,7 @@ def fidelity_report(problems: Sequence[ProblemFidelity], *, max_listed: int = 20
     return {
         "problems": counted,
         "no_oracle": dict(sorted(no_oracle.items())),
+        "not_sampled": not_sampled,
         "suite": total.as_dict(),
         "by_kind": {k: v.as_dict() for k, v in sorted(by_kind.items())},
         "by_method": {k: v.as_dict() for k, v in sorted(by_method.items())},

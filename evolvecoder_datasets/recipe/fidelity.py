@@ -1,6 +1,8 @@
 """Each round's test fidelity in a recipe run: an oracle built once, the pool labelled once, every suite judged.
 
-At round 0 (:meth:`FidelityTracker.prepare`) every problem with a confirmed reference gets an oracle
+At round 0 (:meth:`FidelityTracker.prepare`) every problem with a confirmed reference (at most
+``FidelityConfig.sample`` of them, a seeded draw by id: :func:`~evolvecoder_datasets.search.oracle.oracle_sample`;
+the others count as ``not_sampled``) gets an oracle
 (:mod:`evolvecoder_datasets.search.oracle`), and every program of its pool (model samples and mutants) plus the
 semantics-preserving rewrites of its reference (:mod:`evolvecoder_datasets.mutants.rewrites`) is labelled right or
 wrong by it. The pool never changes across rounds, so the labels hold for every round. Each round
@@ -37,7 +39,7 @@ import numpy as np
 
 from .. import schema
 from ..limits import SandboxSettings
-from ..metrics.fidelity import ProblemFidelity, fidelity_report
+from ..metrics.fidelity import NOT_SAMPLED, ProblemFidelity, fidelity_report
 from ..schema import TIME_LIMIT
 from ..stages.sample import MUTANT_MODEL
 from .stdin import SUBMISSION_MODEL
@@ -91,7 +93,7 @@ class FidelityTracker:
         """
         from ..mutants.rewrites import rewrite_program
         from ..search.domain import domain_variants
-        from ..search.oracle import OracleProblem, build_oracles, label_programs
+        from ..search.oracle import OracleProblem, build_oracles, label_programs, oracle_sample
         from ..stages.support.domains import derive_domain
 
         self.prepared = True
@@ -100,6 +102,10 @@ class FidelityTracker:
         refs = ds[schema.REFERENCE_SOLUTIONS] if schema.REFERENCE_SOLUTIONS in cols else [None] * len(ids)
         oks = ds[schema.REFERENCE_OK] if schema.REFERENCE_OK in cols else [False] * len(ids)
         references = [(r[0] if ok and r else None) for r, ok in zip(refs, oks)]
+        # at most `sample` problems with a reference get an oracle (a seeded draw by id); the rest are not_sampled
+        picked = oracle_sample([pid for pid, ref in zip(ids, references) if ref], self.settings)
+        unsampled = {pid for pid, ref in zip(ids, references) if ref and pid not in picked}
+        references = [None if pid in unsampled else ref for pid, ref in zip(ids, references)]
         pools = [[s["code"] for s in sols] for sols in ds[schema.SOLUTIONS]]
         origins = ds[schema.TEST_ORIGIN] if schema.TEST_ORIGIN in cols else [None] * len(ids)
         # each problem's domain, as its first round will derive it: the oracle draws inside it, and the variants of
@@ -139,13 +145,16 @@ class FidelityTracker:
             counts["unlabelled"] += int((pool_labels == -1).sum())
         sizes = [len(o.tests) for o in oracles if o.available]
         sizes += self._prepare_stdin(ds, references, pools, counts)
+        for pid in unsampled:
+            self.problems[pid] = _Problem(None, NOT_SAMPLED)
         reasons: dict[str, int] = {}
         for p in self.problems.values():
-            if p.labels is None:
+            if p.labels is None and p.reason != NOT_SAMPLED:
                 reasons[p.reason or "no_oracle"] = reasons.get(p.reason or "no_oracle", 0) + 1
         self.summary = {
             "problems": len(sizes),
             "no_oracle": dict(sorted(reasons.items())),
+            "sampled": {"problems": len(picked), "of": len(picked) + len(unsampled), "setting": self.settings.sample},
             "inputs_per_problem": {"mean": float(np.mean(sizes)) if sizes else None,
                                    "min": int(min(sizes)) if sizes else None, "max": int(max(sizes)) if sizes else None},
             "pool": counts,
@@ -154,7 +163,8 @@ class FidelityTracker:
                                 "wrong": variants_made - right_variants},
             "domains": dict(sorted(Counter(d.how for d, _ in domains).items())),
             "settings": {"inputs": self.settings.inputs, "candidates": self.settings.candidates,
-                         "seed": self.settings.seed, "timeout_s": self.settings.timeout_s},
+                         "seed": self.settings.seed, "timeout_s": self.settings.timeout_s,
+                         "sample": self.settings.sample},
         }
         if generated - right_rewrites:
             logger.warning("%d of %d rewrites disagree with their oracle: left out of the fidelity figures",

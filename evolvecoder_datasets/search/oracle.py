@@ -18,7 +18,9 @@ How it is built, per problem with a reference and a literal call in its tests
    scaled (every number times 2 ... 100: magnitudes and differences the seeds do not reach); all from a random
    stream of their own (``FidelityConfig.seed`` with
    the problem id and ``"oracle"``, never the search's); the usable ones are taken from the sources in turn;
-2. the reference runs each candidate **in the sandbox**, alone in its process; an input is usable when the
+2. the reference runs each candidate **in the sandbox**, with no other program in its process (up to 64 candidates
+   a stdin case, the answers printed: :func:`~evolvecoder_datasets.search.oracle_values.read_usable`); an input is
+   usable when the
    reference returns plain data, the same twice, the cheaper of the two calls within ``cpu_s`` (the search's
    usability test, :class:`~evolvecoder_datasets.search.probes.ProbeProgram` with ``cheaper_call``; a CPU
    alarm of the process's own, 3 x ``cpu_s``, ends an input the reference never finishes; a top-level float is
@@ -26,16 +28,18 @@ How it is built, per problem with a reference and a literal call in its tests
    tolerance; a float inside a list, tuple or dict exactly, so a right program whose nested floats differ in the
    last bits is labelled wrong: the oracle errs towards calling programs wrong, which the fidelity figures show as
    accepted wrong programs, never as rejected right ones);
-3. the reference's values on every usable input where they compress into ``cheap_bytes``, else on up to
-   ``inputs`` of them, are read back through pass/fail verdicts only (a
-   process that ran nothing but the reference compresses their ``repr`` lines with ``zlib`` and the caller reads
-   the bits; ~8-10x fewer verdicts than reading each value), decompressed with a size bound and parsed with
-   ``ast.literal_eval`` on the trusted side;
+3. the reference's values on every usable input where they compress (``zlib``) into ``cheap_bytes``, else on a
+   spread of ``inputs`` of them, are read back many to a stdin case from a process that ran nothing but the
+   reference (:func:`~evolvecoder_datasets.search.oracle_values.read_reference_values`: its stdout, bounded by the
+   service), and parsed with ``ast.literal_eval`` on the trusted side (a value read through pass/fail verdicts
+   cost ~8 executions a compressed byte);
 4. the asserts are written, and the reference must pass each in a separate run (those it fails are dropped).
 
 Programs are then labelled by running them against the oracle's asserts in the sandbox like any test (the judge
 decides outside; the expected values never enter a process that ran program code), stopping at the first
-failure (:func:`label_programs`). A problem without a reference (LeetCode seeds), without a literal call, or where
+failure (:func:`label_programs`). Up to ``batch`` asserts make one test (``assert (a) and (b) ...``) while the
+reference's CPU on them stays within ``cpu_s``, so each test still gives a right program ``timeout_s / cpu_s``
+times the reference's time (10x by default), as one assert did; the reference checks its asserts the same way. A problem without a reference (LeetCode seeds), without a literal call, or where
 no input is usable has no oracle and a reason (:data:`REASONS`): its programs have no label, never a guess.
 
 Example:
@@ -69,13 +73,13 @@ from ..tolerance import float_assert
 from .calls import recover_call, render_args
 from .domain import Domain, infer_domain
 from .inputs import InputMutator, reference_constants
+from .oracle_values import read_reference_values, read_usable
 from .probes import ProbeProgram
 from .writer import hot_constants
 
-__all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs"]
+__all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs", "oracle_sample"]
 
-_VERSION = "3"
-_LENGTH_BITS = 24  # the compressed blob is far below 16 MiB
+_VERSION = "4"  # 4: values read many to a case, asserts judged in groups
 
 #: Why a problem has no oracle.
 REASONS = {
@@ -84,29 +88,6 @@ REASONS = {
     "no_usable_input": "the reference returned no plain, deterministic, quick value on any candidate",
     "unreadable": "the reference's values could not be read back, or it failed its own oracle asserts",
 }
-
-# Appended to a reference-only probe program (whose _ecd_usable says which inputs are usable: ProbeProgram with
-# nested_floats and cheaper_call): the repr lines of the reference's values on the usable inputs, compressed, read
-# bit by bit through verdicts.
-_BLOB_HELPERS = '''
-def _ecd_blob():
-    if "blob" not in _ecd_cache:
-        import zlib as _ecd_zlib
-        text = "\\n".join(repr(_ecd_ref_value(k)) for k in _ECD_BLOB)
-        _ecd_cache["blob"] = _ecd_zlib.compress(text.encode("utf-8"), 9)
-    return _ecd_cache["blob"]
-
-def _ecd_warm(k):
-    _ecd_ref_value(k)
-    return True
-
-def _ecd_blob_length_bit(b):
-    return (len(_ecd_blob()) >> b) & 1 == 1
-
-def _ecd_blob_bit(i):
-    return (_ecd_blob()[i >> 3] >> (i & 7)) & 1 == 1
-'''
-
 
 @dataclass(frozen=True)
 class FidelityConfig:
@@ -118,8 +99,8 @@ class FidelityConfig:
         inputs (`int`, defaults to 300): most oracle inputs per problem (usable ones, valued by the reference)
             where the values are costly to read; see ``cheap_bytes``.
         cheap_bytes (`int`, defaults to 1024): where the compressed values of every usable candidate fit in this
-            many bytes (booleans, small numbers: ~8 verdicts a byte), the oracle keeps them all, not just
-            ``inputs``: a larger budget only where it is cheap (0: always ``inputs``).
+            many bytes (booleans, small numbers), the oracle keeps them all, not just ``inputs``: a larger oracle only
+            where its values are small (0: always ``inputs``).
         candidates (`int`, defaults to 900): most candidate inputs drawn per problem (each costs one reference run).
         seed (`int`, defaults to 1): seed of the oracle's own random stream (with the problem id); never the search's.
         explore (`float`, defaults to 0.4): probability of an edit outside the seeds' observed domain (the search
@@ -134,6 +115,14 @@ class FidelityConfig:
             (:mod:`evolvecoder_datasets.mutants.rewrites`) as right programs that are not the reference; each is
             checked against the oracle first, and they never join the published pool.
         max_listed (`int`, defaults to 20): problems listed by name in the statistics for each kind of error.
+        sample (`int` or `None`, defaults to 200): at most this many problems get an oracle, drawn by
+            :func:`oracle_sample` (seeded by ``seed`` and each problem's id: the same problems every round and on a
+            rerun) from those with a reference; the others count as ``not_sampled``, never as errors. A run of at
+            most ``sample`` problems measures every one; a larger run pays for a fixed number, and the figures carry
+            their 95% intervals. ``None``: every problem.
+        batch (`int`, defaults to 32): most oracle asserts joined into one test (``assert (a) and (b) ...``, judged
+            outside like any assert) when labelling a program and when the reference checks them, while the
+            reference's CPU on the group stays within ``cpu_s``; 1: one assert a test.
         version (`str`): bump when the oracle changes.
 
     Raises:
@@ -156,16 +145,38 @@ class FidelityConfig:
     max_input_chars: int = 300
     rewrites: bool = True
     max_listed: int = 20
+    sample: int | None = 200
+    batch: int = 32
     version: str = f"oracle-{_VERSION}"
 
     def __post_init__(self) -> None:
-        for name in ("inputs", "candidates", "max_value_chars", "max_input_chars"):
+        for name in ("inputs", "candidates", "max_value_chars", "max_input_chars", "batch"):
             check_positive(name, getattr(self, name))
         check_positive("max_listed", self.max_listed, minimum=0)
+        if self.sample is not None:
+            check_positive("sample", self.sample)
         check_positive("cheap_bytes", self.cheap_bytes, minimum=0)
         check_fraction("explore", self.explore)
         if not (0 < self.cpu_s < self.timeout_s):
             raise ConfigError("FidelityConfig needs 0 < cpu_s < timeout_s")
+
+
+def oracle_sample(ids: Sequence[str], config: FidelityConfig = FidelityConfig()) -> set[str]:
+    """The problems of ``ids`` that get an oracle: all of them when ``config.sample`` is `None` or not below their
+    number, else the ``sample`` whose seeded hash (``config.seed`` with the id) is smallest. Each problem's rank
+    depends on its id alone, so the draw is the same every round, on a rerun, and in any order of ``ids``.
+
+    Example:
+        >>> from evolvecoder_datasets.search.oracle import FidelityConfig, oracle_sample
+        >>> ids = [f"P_{i}" for i in range(10)]
+        >>> picked = oracle_sample(ids, FidelityConfig(sample=3))
+        >>> len(picked), picked == oracle_sample(ids[::-1], FidelityConfig(sample=3))
+        (3, True)
+    """
+    unique = list(dict.fromkeys(str(i) for i in ids))
+    if config.sample is None or config.sample >= len(unique):
+        return set(unique)
+    return set(sorted(unique, key=lambda pid: (stable_int(config.seed, pid, "fidelity-sample"), pid))[: config.sample])
 
 
 @dataclass
@@ -196,8 +207,10 @@ class Oracle:
         callee (`str` or `None`): the call they make.
         candidates (`int`): candidate inputs drawn.
         usable (`int`): candidates the reference handled.
-        reads (`int`): verdicts spent reading values back.
+        reads (`int`): executions (stdin cases) spent asking which candidates are usable and reading values back.
         reason (`str` or `None`): why there is no oracle (a key of :data:`REASONS`).
+        cpu (`list[float]`): per assert, the CPU seconds the reference's usability question took (two calls): how
+            many asserts :func:`label_programs` joins into one test.
 
     Example:
         >>> Oracle("P_1", reason="no_reference").available
@@ -211,6 +224,7 @@ class Oracle:
     usable: int = 0
     reads: int = 0
     reason: str | None = None
+    cpu: list[float] = field(default_factory=list)
 
     @property
     def available(self) -> bool:
@@ -300,59 +314,6 @@ def _spread(groups: list[list[int]], limit: int) -> list[int]:
     return out
 
 
-def _usable(sandbox: Any, program: str, n: int, resumes: int = 8) -> list[int]:
-    """The candidates the reference handles; a run that stopped early (the reference hung past its own alarm and
-    the sandbox's timeouts ended the run) resumes after the last candidate that ran, at most ``resumes`` times."""
-    usable, start = [], 0
-    for _ in range(resumes + 1):
-        statuses = sandbox.run(program, [f"assert _ecd_usable({k})" for k in range(start, n)]).statuses
-        usable += [start + k for k, status in enumerate(statuses) if status == "pass"]
-        ran = [k for k, status in enumerate(statuses) if status != "unexecuted"]
-        start += (ran[-1] + 1) if ran else 1
-        if start >= n or len(ran) == len(statuses):
-            break
-    return usable
-
-
-def _bits(statuses: Sequence[str]) -> list[int] | None:
-    if any(s not in ("pass", "fail") for s in statuses):
-        return None
-    return [1 if s == "pass" else 0 for s in statuses]
-
-
-def _read_blob(
-    sandbox: Any, probe: ProbeProgram, indices: list[int], max_chars: int, max_bytes: int | None = None
-) -> tuple[list[str] | None, int]:
-    """The ``repr`` lines of the reference's values on ``indices``, read through verdicts; ``(None, spent)`` when
-    the read fails or the text is not what a plain value's ``repr`` would be, or (before reading more than its
-    length) when the compressed text is longer than ``max_bytes``."""
-    program = probe.program() + f"_ECD_BLOB = {indices!r}\n" + _BLOB_HELPERS
-    # each value is computed by a test of its own first (one CPU limit each; a fast-mode process keeps them)
-    warm = [f"assert _ecd_warm({k})" for k in indices]
-    report = sandbox.run(program, warm + [f"assert _ecd_blob_length_bit({b})" for b in range(_LENGTH_BITS)])
-    bits = _bits(report.statuses[len(warm):]) if all(s == "pass" for s in report.statuses[: len(warm)]) else None
-    if bits is None or report.infra_error:
-        return None, _LENGTH_BITS
-    length = sum(bit << b for b, bit in enumerate(bits))
-    if not 0 < length <= len(indices) * (max_chars + 1) + 64 or (max_bytes is not None and length > max_bytes):
-        return None, _LENGTH_BITS
-    report = sandbox.run(program, warm + [f"assert _ecd_blob_bit({i})" for i in range(8 * length)])
-    spent = _LENGTH_BITS + 8 * length
-    bits = _bits(report.statuses[len(warm):]) if all(s == "pass" for s in report.statuses[: len(warm)]) else None
-    if bits is None or report.infra_error or len(bits) != 8 * length:
-        return None, spent
-    data = bytes(sum(bits[8 * i + b] << b for b in range(8)) for i in range(length))
-    try:
-        inflater = zlib.decompressobj()
-        text = inflater.decompress(data, len(indices) * (max_chars + 1)).decode("utf-8")
-        if inflater.unconsumed_tail or not inflater.eof:
-            return None, spent
-    except (zlib.error, UnicodeDecodeError):
-        return None, spent
-    lines = text.split("\n")
-    return (lines if len(lines) == len(indices) else None), spent
-
-
 def _assert(callee: str, args: tuple, text: str) -> str | None:
     try:
         value = literal(text)
@@ -362,6 +323,50 @@ def _assert(callee: str, args: tuple, text: str) -> str | None:
         return None
     call = f"{callee}({render_args(args)})"
     return float_assert(call, text) if type(value) is float else f"assert {call} == {text}"
+
+
+def _chunks(cpu: Sequence[float], n: int, config: FidelityConfig) -> list[list[int]]:
+    """Consecutive groups of at most ``config.batch`` of ``n`` asserts whose reference CPU (``cpu``; unknown: a group
+    of its own) stays within ``config.cpu_s``: judged as one test under ``timeout_s``, a group gives a right program
+    at least ``timeout_s / cpu_s`` times the reference's time, as one assert did."""
+    groups: list[list[int]] = []
+    spent = 0.0
+    for i in range(n):
+        cost = cpu[i] if i < len(cpu) else config.cpu_s
+        if not groups or len(groups[-1]) >= config.batch or spent + cost > config.cpu_s:
+            groups.append([])
+            spent = 0.0
+        groups[-1].append(i)
+        spent += cost
+    return groups
+
+
+def _joined(tests: Sequence[str], group: Sequence[int]) -> str:
+    """One assert of many (``assert (a) and (b) ...``): the judge plans it outside like any assert."""
+    if len(group) == 1:
+        return tests[group[0]]
+    return "assert " + " and ".join(f"({tests[i][len('assert '):]})" for i in group)
+
+
+def _verify(sandbox: Any, reference: str, tests: list[str], cpu: list[float], config: FidelityConfig) -> list[bool]:
+    """Whether the reference passes each assert: by groups (:func:`_chunks`), and one by one inside a group it
+    does not pass."""
+    if not tests:
+        return []
+    groups = _chunks(cpu, len(tests), config)
+    passed = [False] * len(tests)
+    report = sandbox.run(reference, [_joined(tests, g) for g in groups])
+    retry = []
+    for group, ok in zip(groups, report.passed):
+        if ok:
+            for i in group:
+                passed[i] = True
+        elif len(group) > 1:
+            retry += group
+    if retry:
+        for i, ok in zip(retry, sandbox.run(reference, [tests[i] for i in retry]).passed):
+            passed[i] = ok
+    return passed
 
 
 def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, verify: Any) -> Oracle:
@@ -379,8 +384,8 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     # of the reference's two calls decides (one CPU alarm of 3 x cpu_s over both)
     probe = ProbeProgram(problem.reference, call.callee, inputs, cpu_s=config.cpu_s, max_chars=config.max_value_chars,
                          nested_floats=True, cheaper_call=True, precondition=domain.contract)
-    program = probe.program() + "_ECD_BLOB = []\n" + _BLOB_HELPERS
-    usable = _usable(sandbox, program, len(inputs))
+    costs, oracle.reads = read_usable(sandbox, probe, len(inputs))
+    usable = sorted(costs)
     oracle.usable = len(usable)
     if not usable:
         oracle.reason = "no_usable_input"
@@ -389,19 +394,29 @@ def _build_one(problem: OracleProblem, config: FidelityConfig, sandbox: Any, ver
     for group in sources:
         groups.append([k for k in range(start, start + len(group)) if k in ok])
         start += len(group)
-    lines, oracle.reads = None, 0
-    if config.cheap_bytes and len(usable) > config.inputs:  # all of them, where their values are cheap to read
-        lines, oracle.reads = _read_blob(sandbox, probe, usable, config.max_value_chars, config.cheap_bytes)
-    if lines is None:
-        usable = _spread(groups, config.inputs)
-        lines, spent = _read_blob(sandbox, probe, usable, config.max_value_chars)
-        oracle.reads += spent
+    # the values of every usable input where they are cheap (compressed within cheap_bytes), else of a spread of
+    # `inputs` of them: read many a case through the reference's own stdout (oracle_values), never bit by bit
+    everything = bool(config.cheap_bytes) and len(usable) > config.inputs
+    chosen = usable if everything else _spread(groups, config.inputs)
+    lines, spent = read_reference_values(sandbox, probe, chosen, max_chars=config.max_value_chars)
+    oracle.reads += spent
+    if everything and (lines is None or len(zlib.compress("\n".join(lines).encode("utf-8"), 9)) > config.cheap_bytes):
+        read = dict(zip(usable, lines or ()))
+        chosen = _spread(groups, config.inputs)
+        if lines is None:  # the spread alone, as the budget asks
+            lines, spent = read_reference_values(sandbox, probe, chosen, max_chars=config.max_value_chars)
+            oracle.reads += spent
+        else:
+            lines = [read[k] for k in chosen]
+    usable = chosen
     if lines is None:
         oracle.reason = "unreadable"
         return oracle
-    tests = [t for k, text in zip(usable, lines) if (t := _assert(call.callee, inputs[k], text))]
-    passed = verify.run(problem.reference, tests).passed if tests else []
+    written = [(t, costs[k]) for k, text in zip(usable, lines) if (t := _assert(call.callee, inputs[k], text))]
+    tests, cpu = [t for t, _ in written], [c for _, c in written]
+    passed = _verify(verify, problem.reference, tests, cpu, config)
     oracle.tests = [t for t, ok in zip(tests, passed) if ok]
+    oracle.cpu = [c for c, ok in zip(cpu, passed) if ok]
     if not oracle.tests:
         oracle.reason = "unreadable"
     return oracle
@@ -452,7 +467,7 @@ def label_programs(
     """Per problem, which programs agree with the reference on every oracle input (right) and which do not.
 
     Each program runs against its problem's oracle asserts in the sandbox (verdicts decided by the judge outside),
-    stopping at the first that does not pass. A program is right when it passes every one: a wrong value, an
+    stopping at the first that does not pass (asserts joined in groups: see ``FidelityConfig.batch``). A program is right when it passes every one: a wrong value, an
     exception, a timeout under ``config.timeout_s`` or a crash makes it wrong (the program's doing). A run the
     sandbox itself failed (``infra_error``) says nothing about the program: it stays unlabelled.
 
@@ -476,8 +491,9 @@ def label_programs(
     jobs, owners = [], []
     for k, (oracle, codes) in enumerate(zip(oracles, programs)):
         if oracle.available:
+            joined = [_joined(oracle.tests, g) for g in _chunks(oracle.cpu, len(oracle.tests), config)]
             for i, code in enumerate(codes):
-                jobs.append(Job(code, tests=list(oracle.tests), timeout_s=config.timeout_s, stop_on_failure=True))
+                jobs.append(Job(code, tests=joined, timeout_s=config.timeout_s, stop_on_failure=True))
                 owners.append((k, i))
     out: list[np.ndarray | None] = [np.zeros(len(codes), dtype=np.int8) if oracle.available else None
                                     for oracle, codes in zip(oracles, programs)]

@@ -1,0 +1,240 @@
+"""Where a recipe run's executions go, per problem, at two sizes: does anything grow faster than the problems?
+
+Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 12 40] [--before /tmp/wt_base] [--json out.json]
+
+Each size runs ``recipes/configs/search_only.yaml`` with ``rounds: 2``, ``mutants: 8``, the first N HumanEval
+problems, ``store: none`` and no figures, in a fresh output folder, in a child process of its own (so the sandbox's
+per-process counters start at zero). With ``--before TREE`` the same sizes run again on the code of another
+checkout (a git worktree of the base commit), back to back, and the table shows both and their ratio.
+
+Printed per size and tree:
+
+- executions (tests and stdin cases sent to this machine's execution service) per problem, by stage: round-0
+  execute, the rounds' search writer, reference checks (the statistics' reference verdicts), the fidelity oracle's
+  build (candidates, value reads, the reference's own check of its asserts), labelling (pool, rewrites and domain
+  variants on the oracle), the fidelity of each round (rewrites on the new tests), other;
+- the oracle's share of all executions (build + labelling + each round's fidelity);
+- the driver process's CPU (``resource.getrusage(RUSAGE_SELF)``, user + system, over the whole run) per execution
+  and per job;
+- an extrapolation to the paper's 22k problems x 64 programs per problem on one 64-core machine.
+
+A stage is found by walking the caller's stack when a batch is sent (a few microseconds per request, the same for
+both trees). The service's own CPU is not in the driver's figure: it is the per-execution cost the cores pay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PAPER_PROBLEMS, PAPER_PROGRAMS, PAPER_CORES = 22_000, 64, 64
+
+# function name on the caller's stack -> stage (the innermost match wins)
+STAGES = {
+    "_build_one": "oracle build", "build_oracles": "oracle build", "stdio_oracle": "oracle build",
+    "label_programs": "labelling", "label_stdio_programs": "labelling",
+    "_rewrite_matrix": "round fidelity", "final_rules": "round fidelity",
+    "reference_verdicts": "reference checks", "_run_references": "reference checks",
+    "search_tests": "rounds' search", "value_inputs": "rounds' search", "_value_one": "rounds' search",
+    "execute_dataset": "round-0 execute",
+}
+ORDER = ["round-0 execute", "rounds' new tests", "rounds' search", "reference checks", "oracle build", "labelling", "round fidelity",
+         "other"]
+ORACLE = ("oracle build", "labelling", "round fidelity")
+
+
+PHASE = ["rounds' new tests"]  # what the streamed jobs (threads "ecd-stream") belong to: round 0's, then the rounds'
+
+
+def _stage() -> str:
+    import threading
+
+    if threading.current_thread().name.startswith("ecd-stream"):
+        return PHASE[0]
+    frame = sys._getframe(2)
+    while frame is not None:
+        stage = STAGES.get(frame.f_code.co_name)
+        if stage is not None:
+            return stage
+        frame = frame.f_back
+    return "other"
+
+
+def child(n: int, out: str) -> None:
+    """One recipe run of the first ``n`` HumanEval problems; its counts and CPU written to ``out`` as JSON."""
+    root = tempfile.mkdtemp(prefix="ecd-bench-scale-")
+    os.environ["HF_HOME"] = root
+    os.environ["HF_DATASETS_CACHE"] = os.path.join(root, "datasets")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from datasets import disable_progress_bars
+
+    import evolvecoder_datasets
+    from evolvecoder_datasets.config import load_config
+    from evolvecoder_datasets.execution import sandbox as sandbox_module
+    from evolvecoder_datasets.recipe import run_recipe
+
+    disable_progress_bars()
+    by_stage: dict[str, dict[str, int]] = {}
+    original = sandbox_module.Sandbox._execute_many
+
+    def counted(self, jobs):
+        entry = by_stage.setdefault(_stage(), {"jobs": 0, "tests": 0})
+        entry["jobs"] += len(jobs)
+        entry["tests"] += sum(j.size for j in jobs)
+        return original(self, jobs)
+
+    sandbox_module.Sandbox._execute_many = counted
+    from evolvecoder_datasets.stages import execute as execute_module
+
+    execute_dataset = execute_module.execute_dataset
+
+    def round0(*args, **kwargs):  # the recipe imports it when round 0 runs
+        PHASE[0] = "round-0 execute"
+        try:
+            return execute_dataset(*args, **kwargs)
+        finally:
+            PHASE[0] = "rounds' new tests"
+
+    execute_module.execute_dataset = round0
+    _, config = load_config(HERE.parent / "recipes" / "configs" / "search_only.yaml",
+                            {"output_dir": os.path.join(root, "run"), "rounds": 2, "mutants": 8,
+                             "limit_per_source": n, "store": "none", "figures": False})
+    counts0 = sandbox_module.local_counts()
+    usage0, wall0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    result = run_recipe(config, progress=False)
+    usage1, wall1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    counts1 = sandbox_module.local_counts()
+    fidelity = ((result.stats[-1] or {}).get("fidelity") or {}) if getattr(result, "stats", None) else {}
+    Path(out).write_text(json.dumps({
+        "tree": str(Path(evolvecoder_datasets.__file__).resolve().parent.parent), "problems": n,
+        "by_stage": by_stage, "wall_s": wall1 - wall0,
+        "cpu_s": (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime),
+        "jobs": counts1["jobs"] - counts0["jobs"], "tests": counts1["tests"] - counts0["tests"],
+        "oracle": fidelity.get("oracle", {}).get("problems"), "suite": fidelity.get("suite"),
+        "sample": getattr(config.fidelity, "sample", None)}))
+
+
+def measure(n: int, tree: Path) -> dict:
+    """Run :func:`child` for ``n`` problems in a fresh interpreter importing the package from ``tree``."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = f.name
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    subprocess.run([sys.executable, __file__, "--child", str(n), "--out", out], env=env, check=True)
+    return json.loads(Path(out).read_text())
+
+
+def summary(m: dict) -> dict:
+    """Per-problem executions and jobs by stage, the oracle's share, the driver's CPU per execution and per job."""
+    n, total = m["problems"], sum(e["tests"] for e in m["by_stage"].values())
+    stages = {s: m["by_stage"].get(s, {"tests": 0})["tests"] / n for s in ORDER}
+    jobs_by = {s: m["by_stage"].get(s, {"jobs": 0})["jobs"] / n for s in ORDER}
+    oracle = sum(stages[s] for s in ORACLE)
+    jobs = sum(e["jobs"] for e in m["by_stage"].values())
+    return {"per_problem": stages, "jobs_by_stage": jobs_by, "total_per_problem": total / n,
+            "oracle_share": oracle * n / total if total else 0,
+            "driver_us_per_execution": 1e6 * m["cpu_s"] / max(total, 1), "driver_us_per_job": 1e6 * m["cpu_s"] / max(jobs, 1),
+            "jobs_per_problem": jobs / n, "wall_s": m["wall_s"], "driver_cpu_s": m["cpu_s"]}
+
+
+GROWING = ("round-0 execute", "rounds' new tests", "labelling", "round fidelity")  # one job or test per program
+
+
+def _paper(per: dict, pool: float, sample: int | None) -> tuple[float, float]:
+    """(everything, the oracle's part) at 22k problems x 64 programs from per-problem figures by stage."""
+    scale = PAPER_PROGRAMS / pool
+    oracle_problems = PAPER_PROBLEMS if sample is None else min(sample, PAPER_PROBLEMS)
+    oracle = oracle_problems * sum(per[s] * (scale if s in GROWING else 1) for s in ORACLE)
+    rest = PAPER_PROBLEMS * sum(per[s] * (scale if s in GROWING else 1) for s in ORDER if s not in ORACLE)
+    return rest + oracle, oracle
+
+
+def extrapolate(s: dict, pool: float, exec_per_s_per_core: float, sample: int | None) -> str:
+    """The paper-scale run (22k problems, 64 programs each) from this run: what runs each program (round-0 execute,
+    the rounds' new tests, labelling, the rewrites' fidelity) grows with the pool, the rest stays per problem, and
+    the oracle's stages run on ``sample`` problems only (``None``: all). Tests per problem stay this run's."""
+    executions, oracle = _paper(s["per_problem"], pool, sample)
+    jobs, _ = _paper(s["jobs_by_stage"], pool, sample) if "jobs_by_stage" in s else (0.0, 0.0)
+    service_h = executions / (exec_per_s_per_core * PAPER_CORES) / 3600
+    driver_h = jobs * s["driver_us_per_job"] * 1e-6 / 3600
+    return (f"{executions / 1e6:,.0f}M executions ({100 * oracle / executions:.1f}% the oracle's), {jobs / 1e6:.1f}M "
+            f"jobs: service {service_h:.2f} h on {PAPER_CORES} cores at {exec_per_s_per_core:,.0f}/s/core; driver "
+            f"{driver_h:.1f} h of one core at this run's CPU per job")
+
+
+def show(results: dict[str, dict[int, dict]], pool: float, rate: float, samples: dict[str, int | None]) -> None:
+    trees = list(results)
+    sizes = sorted({n for r in results.values() for n in r})
+    header = "".join(f"{f'{t} N={n}':>18}" for n in sizes for t in trees)
+    print(f"\n{'executions per problem':<28}{header}")
+    rows = [(s, lambda x, s=s: f"{x['per_problem'][s]:,.0f}") for s in ORDER]
+    rows += [("total", lambda x: f"{x['total_per_problem']:,.0f}"),
+             ("oracle share", lambda x: f"{100 * x['oracle_share']:.0f}%"),
+             ("jobs per problem", lambda x: f"{x['jobs_per_problem']:,.0f}"),
+             ("driver CPU us / execution", lambda x: f"{x['driver_us_per_execution']:.1f}"),
+             ("driver CPU us / job", lambda x: f"{x['driver_us_per_job']:.0f}"),
+             ("driver CPU s", lambda x: f"{x['driver_cpu_s']:.1f}"), ("wall s", lambda x: f"{x['wall_s']:.0f}")]
+    for label, fmt in rows:
+        print(f"{label:<28}" + "".join(f"{fmt(results[t][n]):>18}" for n in sizes for t in trees))
+    if len(trees) == 2:
+        before, after = trees
+        for n in sizes:
+            b, a = results[before][n], results[after][n]
+            print(f"N={n}: after/before  executions per problem {a['total_per_problem'] / b['total_per_problem']:.3f}, "
+                  f"oracle build {a['per_problem']['oracle build'] / max(b['per_problem']['oracle build'], 1e-9):.3f}, "
+                  f"labelling {a['per_problem']['labelling'] / max(b['per_problem']['labelling'], 1e-9):.3f}, "
+                  f"driver CPU {a['driver_cpu_s'] / b['driver_cpu_s']:.3f}, wall {a['wall_s'] / b['wall_s']:.3f}")
+    largest = sizes[-1]
+    for t in trees:
+        print(f"paper scale ({t}, from N={largest}): {extrapolate(results[t][largest], pool, rate, samples.get(t))}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[12, 40])
+    parser.add_argument("--before", type=Path, help="a checkout of the base commit, run back to back")
+    parser.add_argument("--pool", type=float, default=8, help="programs per problem in this run's pool (its 8 "
+                        "mutants; the rewrites and variants stay per problem) for the extrapolation")
+    parser.add_argument("--from-json", type=Path, help="print the table of an earlier --json run, running nothing")
+    parser.add_argument("--rate", type=float, default=1350.0,
+                        help="fast-mode executions per second per core of the service (docs/scaling.md)")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.out)
+        return
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        results = {t: {int(n): v for n, v in r.items()} for t, r in saved["summary"].items()}
+        show(results, args.pool, args.rate, saved.get("samples", {}))
+        return
+    after_tree = HERE.parent
+    trees = {"before": args.before, "after": after_tree} if args.before else {"after": after_tree}
+    print(f"load before: {os.getloadavg()[0]:.2f}; trees: {', '.join(f'{k}={v}' for k, v in trees.items())}")
+    results: dict[str, dict[int, dict]] = {t: {} for t in trees}
+    raw: dict[str, dict[int, dict]] = {t: {} for t in trees}
+    for n in args.sizes:
+        for name, tree in trees.items():
+            raw[name][n] = measure(n, tree)
+            results[name][n] = summary(raw[name][n])
+            print(f"{name} N={n}: {results[name][n]['total_per_problem']:,.0f} executions per problem, "
+                  f"{results[name][n]['wall_s']:.0f} s, fidelity {raw[name][n]['suite'] and {k: raw[name][n]['suite'][k] for k in ('tpr', 'tnr')}}",
+                  flush=True)
+    samples = {t: next(iter(raw[t].values())).get("sample") for t in trees}
+    show(results, args.pool, args.rate, samples)
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps({"summary": results, "raw": raw, "samples": samples}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
