@@ -28,8 +28,9 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import SandboxError
+from ..errors import ConfigError, SandboxError, SandboxUntrusted
 from . import _protocol
+from ._trust import check_peer, open_private_file, private_folder, safe_parent, socket_present
 
 _SOCKET = "service.sock"
 _PACKAGE = Path(__file__).resolve().parent.parent  # evolvecoder_datasets/
@@ -45,14 +46,23 @@ def _digest() -> str:
 
 
 def service_folder() -> str:
-    """The runtime folder of this machine's service for this copy of the package (made, mode 0700)."""
+    """The runtime folder of this machine's service for this copy of the package: each level made with mode 0700
+    and proven this user's (a real directory of this effective uid, no group or other bits) before it is used.
+
+    Raises:
+        SandboxUntrusted: a level is another user's, a symbolic link or open to others, or the shared parent lets
+            others rename its entries; the message names the path, its owner and mode, and the fix.
+    """
     base = os.environ.get("EVOLVECODER_SERVICE_DIR")
-    if not base:
-        root = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-        base = os.path.join(root, f"evolvecoder-{os.getuid()}")
-    folder = os.path.join(base, _digest())
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    return folder
+    if base:
+        base = os.path.abspath(base)
+        os.makedirs(os.path.dirname(base), exist_ok=True)  # the user's own path, up to the folder we check
+    else:
+        root = os.path.abspath(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+        base = os.path.join(root, f"evolvecoder-{os.geteuid()}")
+    safe_parent(os.path.dirname(base))
+    private_folder(base)
+    return private_folder(os.path.join(base, _digest()))
 
 
 def service_env() -> dict[str, str]:
@@ -64,18 +74,28 @@ def service_env() -> dict[str, str]:
 
 
 def _lock(folder: str) -> int:
-    fd = os.open(os.path.join(folder, "start.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = open_private_file(folder, "start.lock", os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
 
 
 def _try_connect(folder: str) -> socket.socket | None:
+    """A connection to the service answering in ``folder``, None where none answers; a socket path that is not a
+    socket of ours, or a peer of another uid, raises :class:`SandboxUntrusted` before anything is sent."""
+    path = os.path.join(folder, _SOCKET)
+    if not socket_present(path):
+        return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(os.path.join(folder, _SOCKET))
+        sock.connect(path)
     except OSError:
         sock.close()
         return None
+    try:
+        check_peer(sock, path)
+    except SandboxUntrusted:
+        sock.close()
+        raise
     return sock
 
 
@@ -88,10 +108,8 @@ def bind_listener(folder: str) -> socket.socket | None:
             live.close()
             return None
         path = os.path.join(folder, _SOCKET)
-        try:
-            os.unlink(path)  # a dead service's
-        except FileNotFoundError:
-            pass
+        if socket_present(path):  # a dead service's socket (anything else there is refused, never removed)
+            os.unlink(path)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(path)
         os.chmod(path, 0o600)
@@ -144,7 +162,7 @@ def connect() -> socket.socket:
             return sock
         for proc in [p for p in _started if p.poll() is not None]:
             _started.remove(proc)
-        log = os.open(os.path.join(folder, "service.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        log = open_private_file(folder, "service.log", os.O_WRONLY | os.O_APPEND)
         try:
             proc = subprocess.Popen([sys.executable, "-m", "evolvecoder_datasets.execution.service", "--folder", folder],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=service_env(), cwd="/",

@@ -438,6 +438,7 @@ class Service:
 def main(argv: list[str] | None = None) -> None:
     """``python -m evolvecoder_datasets.execution.service``: serve this machine's callers until idle."""
     from ._client import bind_listener, release_listener, service_folder
+    from ._trust import private_folder
 
     parser = argparse.ArgumentParser(description="The execution service of evolvecoder-datasets.")
     parser.add_argument("--folder", default=None, help="runtime folder of the socket (default: per user)")
@@ -445,7 +446,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--idle-s", type=float, default=IDLE_S, help="exit after this long without a caller")
     parser.add_argument("--address-space", type=int, default=JUDGE_ADDRESS_SPACE, help="bytes per judge process")
     args = parser.parse_args(argv)
-    folder = args.folder or service_folder()
+    folder = private_folder(args.folder, create=False) if args.folder else service_folder()
     listener = bind_listener(folder)
     if listener is None:
         print(f"an execution service already answers in {folder}", file=sys.stderr)
