@@ -7,6 +7,12 @@ execution code), so two checkouts of the package never share one. The first call
 under a lock file, so that the processes of one machine (``Dataset.map(num_proc=N)`` workers, several trainers)
 start exactly one.
 
+Nothing there is trusted for its name (:mod:`._trust`): each folder level made under a shared parent must be a real
+directory of this effective uid with mode 0700, the lock and log files are opened without following links, and
+the process answering on the socket must run as this effective uid (``SO_PEERCRED``) before anything is sent to it;
+otherwise :class:`~evolvecoder_datasets.errors.SandboxUntrusted`. Its replies are checked for their size and shape
+(:mod:`._protocol`): a malformed one is a ``SandboxError`` (an infrastructure failure), never a verdict.
+
 Example:
     >>> from evolvecoder_datasets.execution._client import service_folder
     >>> service_folder().split(os.sep)[-2].startswith("evolvecoder-")
@@ -19,6 +25,7 @@ import atexit
 import fcntl
 import functools
 import hashlib
+import marshal
 import os
 import socket
 import subprocess
@@ -198,15 +205,22 @@ class Connections:
         self._lock = threading.Lock()
         self._pid = os.getpid()
 
-    def request(self, message):
-        """Send ``message`` and return the service's answer; SandboxError where it could not be had twice."""
+    def request(self, message) -> tuple:
+        """Send ``message`` and return the service's answer, checked to be ``("ok", ...)`` or ``("error", kind,
+        message)``. A connection that broke is replaced once; a reply that is too large or malformed is a
+        SandboxError at once (never retried, never a verdict); a service that is not this user's is
+        SandboxUntrusted."""
         last: Exception | None = None
         for _attempt in range(2):
             sock = self._take()
             try:
                 _protocol.send(sock, message)
                 reply = _protocol.recv(sock)
-            except (OSError, ValueError, EOFError) as err:
+                reply = None if reply is None else _protocol.check_reply(reply)
+            except _protocol.ReplyError as err:
+                sock.close()
+                raise SandboxError(f"the execution service sent a malformed reply: {err}") from None
+            except (OSError, EOFError) as err:
                 reply, last = None, err
             if reply is None:
                 sock.close()
@@ -216,6 +230,32 @@ class Connections:
                 self._idle.append(sock)
             return reply
         raise SandboxError(f"the execution service did not answer: {last}")
+
+    def run(self, settings: tuple, workers: int, jobs: list[bytes], sizes: list[int], keys: list,
+            bounds: list[int] | None = None) -> list[bytes]:  # fmt: skip
+        """Run encoded ``jobs`` on the service and return one report's bytes per job, in order. A batch too large
+        for one frame goes as several (:func:`~._protocol.batch_frames`; ``bounds`` per job: the most bytes its
+        report may take, see :func:`~._protocol.reply_bound`).
+
+        Raises:
+            ConfigError: one job alone is over the service's cap, or the service called the request malformed.
+            SandboxError: the service failed, or answered something that is not the reports asked for.
+        """
+        bounds = bounds if bounds is not None else [_protocol.reply_bound(n, False, 0) for n in sizes]
+        try:
+            ranges = _protocol.batch_frames(jobs, bounds, len(marshal.dumps(settings)))
+        except OverflowError as err:
+            raise ConfigError(str(err)) from None
+        blobs: list[bytes] = []
+        for a, b in ranges:
+            reply = self.request(("run", settings, workers, jobs[a:b], sizes[a:b], keys[a:b]))
+            if reply[0] != "ok":
+                raise (ConfigError if reply[1] == "ConfigError" else SandboxError)(reply[2])
+            try:
+                blobs += _protocol.run_reports(reply, b - a)
+            except _protocol.ReplyError as err:
+                raise SandboxError(f"the execution service sent a malformed reply: {err}") from None
+        return blobs
 
     def _take(self) -> socket.socket:
         with self._lock:
@@ -253,11 +293,12 @@ def release_service(wait_s: float = 15.0) -> bool:
         reply = None
     finally:
         sock.close()
-    if not reply or reply[0] != "ok":
+    shaped = type(reply) is tuple and len(reply) == 3 and all(type(x) is int for x in reply[1:])
+    if not shaped or reply[0] != "ok":  # type: ignore[index]
         return False
-    if len(reply) > 2 and reply[2]:  # other callers hold it: it ends when the last of them leaves, not now
+    if reply[2]:  # type: ignore[index]  # other callers hold it: it ends when the last of them leaves, not now
         return False
-    pid, deadline = int(reply[1]), time.monotonic() + wait_s
+    pid, deadline = reply[1], time.monotonic() + wait_s  # type: ignore[index]
     ours = [p for p in _started if p.pid == pid]
     while time.monotonic() < deadline:
         if ours and ours[0].poll() is not None:  # our child: reaped here

@@ -12,10 +12,12 @@ import json
 import marshal
 import os
 import select
+import shutil
 import socket
 import stat
 import struct
 import tempfile
+import threading
 import time
 
 import pytest
@@ -48,6 +50,15 @@ def service_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("EVOLVECODER_SERVICE_DIR", str(base))
     yield base
     _client.release_service(wait_s=10.0)
+
+
+@pytest.fixture
+def reachable():
+    """A folder under /tmp that every user can traverse (pytest's own temp folders are 0700)."""
+    folder = tempfile.mkdtemp(prefix="ecd-reach-", dir="/tmp")
+    os.chmod(folder, 0o711)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _mode(path) -> int:
@@ -315,6 +326,55 @@ def test_a_fake_service_of_another_uid_is_refused_and_never_receives_a_program(s
         seen = _finish(*fake)
     assert seen["connections"] >= 3  # it was reached each time, and it answered
     assert seen["bytes"] == 0  # but no request (no program, no test) ever reached it
+
+
+def _other_client(path: str):
+    def work(stop_r: int, ready) -> dict:
+        ready()
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(path)
+        body = marshal.dumps(("ping",))
+        try:
+            s.sendall(struct.pack(">I", len(body)) + body)
+        except OSError:
+            pass
+        s.settimeout(10)
+        try:
+            return {"answer": repr(s.recv(100))}
+        except OSError as err:
+            return {"answer": type(err).__name__}
+
+    return work
+
+
+@needs_root
+def test_the_service_closes_a_connection_of_another_uid_without_reading_it(reachable):
+    from evolvecoder_datasets.execution.service import Service
+
+    folder = reachable  # as if the other user could reach the socket
+    path = os.path.join(folder, "service.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o666)
+    listener.listen(4)
+    service = Service(folder, judges=1, idle_s=5.0)
+    other = _as_other_user(_other_client(path))
+    conn, _ = listener.accept()
+    assert peer_credentials(conn)[1] == OTHER
+    service._connection(conn)  # returns at once: nothing read, closed
+    assert _finish(*other)["answer"] in ("b''", "ConnectionResetError") and service.refused == 1
+    # Control: a caller of this uid on the same listener gets its answer.
+    mine = socket.socket(socket.AF_UNIX)
+    mine.connect(path)
+    conn, _ = listener.accept()
+    worker = threading.Thread(target=service._connection, args=(conn,))
+    worker.start()
+    _protocol.send(mine, ("ping",))
+    assert _protocol.recv(mine) == ("ok", os.getpid())
+    mine.close()
+    worker.join(10)
+    listener.close()
+    assert service.refused == 1
 
 
 def test_the_real_service_runs_as_its_callers_uid_and_passes_the_check(service_dir):
