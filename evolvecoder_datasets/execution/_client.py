@@ -240,6 +240,16 @@ class Connections:
         Raises:
             ConfigError: one job alone is over the service's cap, or the service called the request malformed.
             SandboxError: the service failed, or answered something that is not the reports asked for.
+
+        Example:
+            >>> from evolvecoder_datasets.execution import Job, Sandbox
+            >>> from evolvecoder_datasets.execution._protocol import SETTINGS, decode_report, encode_job
+            >>> with Sandbox(workers=1, mode="fast") as sb:
+            ...     settings = tuple(getattr(sb, name) for name in SETTINGS)
+            ...     blobs = Connections().run(settings, 1, [encode_job(Job("x = 1", tests=["assert x == 1"]))],
+            ...                               [1], [None])
+            >>> decode_report(blobs[0], 1).statuses
+            ['pass']
         """
         bounds = bounds if bounds is not None else [_protocol.reply_bound(n, False, 0) for n in sizes]
         try:

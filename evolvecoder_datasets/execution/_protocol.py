@@ -101,6 +101,12 @@ def decode_report(data: bytes, size: int | None = None):
 
     Raises:
         ReplyError: the bytes are not such a report.
+
+    Example:
+        >>> decode_report(crash_report(1, "none", "judge failed"), 2)
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.execution._protocol.ReplyError: a malformed report (statuses: 1, tests: 2)
     """
     from ..schema import STATUS_NAMES
     from .report import ExecutionReport
@@ -115,7 +121,7 @@ def decode_report(data: bytes, size: int | None = None):
     outputs = rest[0] if rest else None
     n = len(statuses) if type(statuses) is list else -1
     problems = [
-        (n < 0 or (size is not None and n != size), f"{_brief(statuses)} is not {size} statuses"),
+        (n < 0 or (size is not None and n != size), f"statuses: {n if n >= 0 else _brief(statuses)}, tests: {size}"),
         (not all(type(x) is str and x in STATUS_NAMES for x in statuses or ()), "an unknown status"),
         (not _list_of(messages, n, (str,)), "messages"),
         (not _list_of(cpu_s, n, (float,)) or not all(math.isfinite(c) for c in cpu_s), "cpu_s"),
@@ -163,6 +169,10 @@ def run_reports(reply: tuple, n: int) -> list[bytes]:
 
     Raises:
         ReplyError: not a list of ``n`` byte strings.
+
+    Example:
+        >>> run_reports(("ok", [crash_report(1, "none", "x")]), 1) == [crash_report(1, "none", "x")]
+        True
     """
     value = reply[1]
     if len(reply) != 2 or type(value) is not list or len(value) != n or not all(type(b) is bytes for b in value):
@@ -220,6 +230,12 @@ def checked_settings(settings) -> tuple:
 
     Raises:
         ValueError: not a tuple of :data:`SETTINGS`, or a wall or load limit that is not a positive number.
+
+    Example:
+        >>> checked_settings(("too", "short"))
+        Traceback (most recent call last):
+        ...
+        ValueError: settings must be a tuple of 13 values
     """
     if type(settings) is not tuple or len(settings) != len(SETTINGS):
         raise ValueError(f"settings must be a tuple of {len(SETTINGS)} values")
@@ -241,6 +257,18 @@ def checked_run(request) -> tuple[tuple, int, list, list, list]:
 
     Raises:
         ValueError: what does not fit, named (the caller's bug: an error reply, nothing runs).
+
+    Example:
+        >>> from evolvecoder_datasets.execution import Sandbox, Job
+        >>> sb = Sandbox(isolation="none")
+        >>> settings = tuple("none" if name == "isolation" else getattr(sb, name) for name in SETTINGS)
+        >>> job = encode_job(Job("x = 1", tests=["assert x == 1"]))
+        >>> checked_run(("run", settings, 1, [job], [1], [None]))[3]
+        [(1, 'python', False)]
+        >>> checked_run(("run", settings, 1, [job], [10**9], [None]))
+        Traceback (most recent call last):
+        ...
+        ValueError: job 0 is not an encoded job of 1000000000 tests
     """
     if type(request) is not tuple or len(request) not in (5, 6):
         raise ValueError("a run request is (run, settings, workers, jobs, sizes[, keys])")
@@ -296,6 +324,16 @@ def send(sock, obj) -> None:
 
 def recv(sock, cap: int = MAX_REPLY_FRAME):
     """The next frame's object, or None at end of stream.
+
+    Example:
+        >>> import socket
+        >>> a, b = socket.socketpair()
+        >>> send(a, ("ping",)); recv(b)
+        ('ping',)
+        >>> a.sendall(_HEADER.pack(10**9)); recv(b, cap=100)
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.execution._protocol.FrameTooLarge: a frame of 1000000000 bytes is over the cap of 100 bytes
 
     Raises:
         FrameTooLarge: the header declares more than ``cap`` bytes (nothing more is read).

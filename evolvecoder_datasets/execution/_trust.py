@@ -38,6 +38,8 @@ from ..errors import SandboxUntrusted
 
 _FIX = ("remove it (as its owner, or root), or set EVOLVECODER_SERVICE_DIR (or XDG_RUNTIME_DIR) to a folder "
         "only you own, mode 0700")  # fmt: skip
+_PARENT_FIX = ("set EVOLVECODER_SERVICE_DIR (or XDG_RUNTIME_DIR) to a folder only you own, mode 0700, or make this one "
+               "sticky (chmod +t) or writable by its owner only")  # fmt: skip
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
@@ -59,7 +61,7 @@ def _kind(st: os.stat_result) -> str:
     return "a special file"
 
 
-def _refuse(path: str, problem: str, st: os.stat_result | None = None) -> SandboxUntrusted:
+def _refuse(path: str, problem: str, st: os.stat_result | None = None, fix: str = _FIX) -> SandboxUntrusted:
     seen = "" if st is None else f" ({_kind(st)} owned by {_owner(st.st_uid)}, mode {stat.S_IMODE(st.st_mode):04o})"
     if st is not None and stat.S_ISLNK(st.st_mode):
         try:
@@ -67,7 +69,7 @@ def _refuse(path: str, problem: str, st: os.stat_result | None = None) -> Sandbo
         except OSError:
             pass
     return SandboxUntrusted(f"refusing the execution service's {path!r}{seen}: {problem}; this process runs as "
-                            f"{_owner(os.geteuid())}. Fix: {_FIX}")  # fmt: skip
+                            f"{_owner(os.geteuid())}. Fix: {fix}")  # fmt: skip
 
 
 def _lstat(path: str) -> os.stat_result | None:
@@ -150,10 +152,11 @@ def safe_parent(path: str) -> str:
     if not stat.S_ISDIR(st.st_mode):
         raise _refuse(path, "the folder above the runtime folder is not a directory", st)
     if st.st_uid not in (0, os.geteuid()):
-        raise _refuse(path, "the folder above the runtime folder is another user's, who could replace it", st)
+        raise _refuse(path, "the folder above the runtime folder is another user's, who could replace it", st,
+                      _PARENT_FIX)  # fmt: skip
     if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
         raise _refuse(path, "others may rename entries of the folder above the runtime folder (writable, not "
-                            "sticky)", st)  # fmt: skip
+                            "sticky)", st, _PARENT_FIX)  # fmt: skip
     return path
 
 

@@ -418,16 +418,22 @@ class Service:
             return ("ok", os.getpid(), others)
         return ("error", "ConfigError", f"unknown request {op!r}")
 
+    def _ours(self, conn: socket.socket) -> bool:
+        """Whether the peer of ``conn`` runs as this service's effective uid (``SO_PEERCRED``); another's is
+        counted and logged, and its connection is the caller's to close unread."""
+        uid = peer_credentials(conn)[1]
+        if uid == os.geteuid():
+            return True
+        with self._lock:
+            self.refused += 1
+        logger.warning("refused a connection from uid %d (this service answers uid %d only)", uid, os.geteuid())
+        return False
+
     def _connection(self, conn: socket.socket) -> None:
         with self._lock:
             self.connections += 1
         try:
-            uid = peer_credentials(conn)[1]
-            if uid != os.geteuid():  # another user's process: closed without reading a byte
-                with self._lock:
-                    self.refused += 1
-                logger.warning("refused a connection from uid %d (this service answers uid %d only)", uid,
-                               os.geteuid())  # fmt: skip
+            if not self._ours(conn):  # another user's process: closed without reading a byte
                 return
             while self._exchange(conn):
                 pass
@@ -460,8 +466,11 @@ class Service:
                 del body
                 reply = self._answer(request, conn) if type(request) is tuple and request else \
                     ("error", "ConfigError", "a request must be a non-empty tuple")
-            except Exception as err:  # noqa: BLE001 - the caller's malformed request: its error, not the service's
+            except (ValueError, TypeError, IndexError, KeyError, EOFError) as err:  # the caller's malformed request
                 reply = ("error", "ConfigError", f"malformed request: {type(err).__name__}: {str(err)[:300]}")
+            except Exception as err:  # noqa: BLE001 - a bug of ours on this request: its error, not the service's end
+                logger.exception("the front failed on a request")
+                reply = ("error", "SandboxError", f"the execution service failed: {type(err).__name__}: {err}"[:400])
             if reply is None:  # the caller hung up
                 return False
             send(conn, reply)
@@ -485,6 +494,9 @@ class Service:
                     break
                 continue
             conn.settimeout(None)
+            if not self._ours(conn):  # never counted as a caller: it cancels no release, keeps nothing alive
+                conn.close()
+                continue
             with self._lock:
                 self.last_seen = time.monotonic()
                 self.released = False
