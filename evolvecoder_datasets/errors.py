@@ -25,6 +25,7 @@ __all__ = [
     "SandboxError",
     "SandboxUnavailable",
     "SandboxCrashed",
+    "SandboxUntrusted",
     "LLMError",
     "LLMRequestError",
     "LLMRateLimitError",
@@ -76,6 +77,12 @@ class SandboxUnavailable(SandboxError):
 
 class SandboxCrashed(SandboxError):
     """A fork server died or stopped answering; the job's cells are infrastructure failures."""
+
+
+class SandboxUntrusted(SandboxError):
+    """The execution service's runtime folder, a file in it, or the process answering on its socket is not provably
+    this user's (another owner, a group or other permission bit, a symbolic link, a peer of another uid). Nothing
+    was sent to it; the message names the path or the uid found and how to fix it."""
 
 
 class LLMError(EvolveCoderError, RuntimeError):

@@ -67,10 +67,7 @@ class _NodeExecutor:
                 raise SandboxError(str(reply[2]))
             with self._lock:
                 self._warm.add(settings)
-        reply = self._connections.request(("run", settings, workers, jobs, sizes, keys))
-        if reply[0] != "ok":
-            raise SandboxError(str(reply[2]))
-        return reply[1]
+        return self._connections.run(settings, workers, jobs, sizes, keys)
 
     def where(self) -> tuple[str, int]:
         from evolvecoder_datasets.execution._client import service_folder

@@ -7,6 +7,12 @@ execution code), so two checkouts of the package never share one. The first call
 under a lock file, so that the processes of one machine (``Dataset.map(num_proc=N)`` workers, several trainers)
 start exactly one.
 
+Nothing there is trusted for its name (:mod:`._trust`): each folder level made under a shared parent must be a real
+directory of this effective uid with mode 0700, the lock and log files are opened without following links, and
+the process answering on the socket must run as this effective uid (``SO_PEERCRED``) before anything is sent to it;
+otherwise :class:`~evolvecoder_datasets.errors.SandboxUntrusted`. Its replies are checked for their size and shape
+(:mod:`._protocol`): a malformed one is a ``SandboxError`` (an infrastructure failure), never a verdict.
+
 Example:
     >>> from evolvecoder_datasets.execution._client import service_folder
     >>> service_folder().split(os.sep)[-2].startswith("evolvecoder-")
@@ -19,6 +25,7 @@ import atexit
 import fcntl
 import functools
 import hashlib
+import marshal
 import os
 import socket
 import subprocess
@@ -28,8 +35,9 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import SandboxError
+from ..errors import ConfigError, SandboxError, SandboxUntrusted
 from . import _protocol
+from ._trust import check_peer, open_private_file, private_folder, safe_parent, socket_present
 
 _SOCKET = "service.sock"
 _PACKAGE = Path(__file__).resolve().parent.parent  # evolvecoder_datasets/
@@ -45,14 +53,23 @@ def _digest() -> str:
 
 
 def service_folder() -> str:
-    """The runtime folder of this machine's service for this copy of the package (made, mode 0700)."""
+    """The runtime folder of this machine's service for this copy of the package: each level made with mode 0700
+    and proven this user's (a real directory of this effective uid, no group or other bits) before it is used.
+
+    Raises:
+        SandboxUntrusted: a level is another user's, a symbolic link or open to others, or the shared parent lets
+            others rename its entries; the message names the path, its owner and mode, and the fix.
+    """
     base = os.environ.get("EVOLVECODER_SERVICE_DIR")
-    if not base:
-        root = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-        base = os.path.join(root, f"evolvecoder-{os.getuid()}")
-    folder = os.path.join(base, _digest())
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    return folder
+    if base:
+        base = os.path.abspath(base)
+        os.makedirs(os.path.dirname(base), exist_ok=True)  # the user's own path, up to the folder we check
+    else:
+        root = os.path.abspath(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+        base = os.path.join(root, f"evolvecoder-{os.geteuid()}")
+    safe_parent(os.path.dirname(base))
+    private_folder(base)
+    return private_folder(os.path.join(base, _digest()))
 
 
 def service_env() -> dict[str, str]:
@@ -64,18 +81,28 @@ def service_env() -> dict[str, str]:
 
 
 def _lock(folder: str) -> int:
-    fd = os.open(os.path.join(folder, "start.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = open_private_file(folder, "start.lock", os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
 
 
 def _try_connect(folder: str) -> socket.socket | None:
+    """A connection to the service answering in ``folder``, None where none answers; a socket path that is not a
+    socket of ours, or a peer of another uid, raises :class:`SandboxUntrusted` before anything is sent."""
+    path = os.path.join(folder, _SOCKET)
+    if not socket_present(path):
+        return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(os.path.join(folder, _SOCKET))
+        sock.connect(path)
     except OSError:
         sock.close()
         return None
+    try:
+        check_peer(sock, path)
+    except SandboxUntrusted:
+        sock.close()
+        raise
     return sock
 
 
@@ -88,10 +115,8 @@ def bind_listener(folder: str) -> socket.socket | None:
             live.close()
             return None
         path = os.path.join(folder, _SOCKET)
-        try:
-            os.unlink(path)  # a dead service's
-        except FileNotFoundError:
-            pass
+        if socket_present(path):  # a dead service's socket (anything else there is refused, never removed)
+            os.unlink(path)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(path)
         os.chmod(path, 0o600)
@@ -144,7 +169,7 @@ def connect() -> socket.socket:
             return sock
         for proc in [p for p in _started if p.poll() is not None]:
             _started.remove(proc)
-        log = os.open(os.path.join(folder, "service.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        log = open_private_file(folder, "service.log", os.O_WRONLY | os.O_APPEND)
         try:
             proc = subprocess.Popen([sys.executable, "-m", "evolvecoder_datasets.execution.service", "--folder", folder],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=service_env(), cwd="/",
@@ -180,15 +205,22 @@ class Connections:
         self._lock = threading.Lock()
         self._pid = os.getpid()
 
-    def request(self, message):
-        """Send ``message`` and return the service's answer; SandboxError where it could not be had twice."""
+    def request(self, message) -> tuple:
+        """Send ``message`` and return the service's answer, checked to be ``("ok", ...)`` or ``("error", kind,
+        message)``. A connection that broke is replaced once; a reply that is too large or malformed is a
+        SandboxError at once (never retried, never a verdict); a service that is not this user's is
+        SandboxUntrusted."""
         last: Exception | None = None
         for _attempt in range(2):
             sock = self._take()
             try:
                 _protocol.send(sock, message)
                 reply = _protocol.recv(sock)
-            except (OSError, ValueError, EOFError) as err:
+                reply = None if reply is None else _protocol.check_reply(reply)
+            except _protocol.ReplyError as err:
+                sock.close()
+                raise SandboxError(f"the execution service sent a malformed reply: {err}") from None
+            except (OSError, EOFError) as err:
                 reply, last = None, err
             if reply is None:
                 sock.close()
@@ -198,6 +230,42 @@ class Connections:
                 self._idle.append(sock)
             return reply
         raise SandboxError(f"the execution service did not answer: {last}")
+
+    def run(self, settings: tuple, workers: int, jobs: list[bytes], sizes: list[int], keys: list,
+            bounds: list[int] | None = None) -> list[bytes]:  # fmt: skip
+        """Run encoded ``jobs`` on the service and return one report's bytes per job, in order. A batch too large
+        for one frame goes as several (:func:`~._protocol.batch_frames`; ``bounds`` per job: the most bytes its
+        report may take, see :func:`~._protocol.reply_bound`).
+
+        Raises:
+            ConfigError: one job alone is over the service's cap, or the service called the request malformed.
+            SandboxError: the service failed, or answered something that is not the reports asked for.
+
+        Example:
+            >>> from evolvecoder_datasets.execution import Job, Sandbox
+            >>> from evolvecoder_datasets.execution._protocol import SETTINGS, decode_report, encode_job
+            >>> with Sandbox(workers=1, mode="fast") as sb:
+            ...     settings = tuple(getattr(sb, name) for name in SETTINGS)
+            ...     blobs = Connections().run(settings, 1, [encode_job(Job("x = 1", tests=["assert x == 1"]))],
+            ...                               [1], [None])
+            >>> decode_report(blobs[0], 1).statuses
+            ['pass']
+        """
+        bounds = bounds if bounds is not None else [_protocol.reply_bound(n, False, 0) for n in sizes]
+        try:
+            ranges = _protocol.batch_frames(jobs, bounds, len(marshal.dumps(settings)))
+        except OverflowError as err:
+            raise ConfigError(str(err)) from None
+        blobs: list[bytes] = []
+        for a, b in ranges:
+            reply = self.request(("run", settings, workers, jobs[a:b], sizes[a:b], keys[a:b]))
+            if reply[0] != "ok":
+                raise (ConfigError if reply[1] == "ConfigError" else SandboxError)(reply[2])
+            try:
+                blobs += _protocol.run_reports(reply, b - a)
+            except _protocol.ReplyError as err:
+                raise SandboxError(f"the execution service sent a malformed reply: {err}") from None
+        return blobs
 
     def _take(self) -> socket.socket:
         with self._lock:
@@ -235,11 +303,12 @@ def release_service(wait_s: float = 15.0) -> bool:
         reply = None
     finally:
         sock.close()
-    if not reply or reply[0] != "ok":
+    shaped = type(reply) is tuple and len(reply) == 3 and all(type(x) is int for x in reply[1:])
+    if not shaped or reply[0] != "ok":  # type: ignore[index]
         return False
-    if len(reply) > 2 and reply[2]:  # other callers hold it: it ends when the last of them leaves, not now
+    if reply[2]:  # type: ignore[index]  # other callers hold it: it ends when the last of them leaves, not now
         return False
-    pid, deadline = int(reply[1]), time.monotonic() + wait_s
+    pid, deadline = reply[1], time.monotonic() + wait_s  # type: ignore[index]
     ours = [p for p in _started if p.pid == pid]
     while time.monotonic() < deadline:
         if ours and ours[0].poll() is not None:  # our child: reaped here

@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..errors import ConfigError, SandboxError
+from ..errors import ConfigError, SandboxError, SandboxUntrusted
 from ..limits import SandboxSettings
 from ._order import _FailureOrder, _in_given_order, _permuted  # noqa: F401 - importable from here too
 from .checkers import Checker
@@ -226,8 +226,12 @@ class _SettingsView:
 
 
 def _check_job(job: Job) -> None:
+    from ._protocol import MAX_JOB_TESTS
+
     if job.kind == "stdio" and job.outputs is not None and len(job.outputs) != len(job.inputs or ()):
         raise ConfigError("a stdin/stdout job needs as many outputs as inputs")
+    if job.size > MAX_JOB_TESTS:
+        raise ConfigError(f"a job has {job.size} tests; the execution service takes at most {MAX_JOB_TESTS} per job")
 
 
 class Sandbox(_SettingsView):
@@ -320,11 +324,12 @@ class Sandbox(_SettingsView):
         return reply[1]
 
     def _request(self, message):
+        """The service's answer to ``message`` (None: only start, and check this is the process that did)."""
         self.start()
         if self._owner_pid != os.getpid():
             raise SandboxError("this Sandbox was started in another process (inherited through fork); "
                                "create a new one here, or use shared_sandbox()")
-        return self._ask(self._connections, message)
+        return None if message is None else self._ask(self._connections, message)
 
     @property
     def connected(self) -> bool:
@@ -344,22 +349,29 @@ class Sandbox(_SettingsView):
         process's uids from ``/proc`` in the fork server (a server's own word is not taken)."""
         return self.run("pass", ["assert True"]).uid_dropped
 
+    def _info(self) -> tuple[list[int], list[int]]:
+        value = self._request(("info", self.isolation))
+        if not (type(value) is tuple and len(value) == 2
+                and all(type(v) is list and all(type(x) is int for x in v) for v in value)):  # fmt: skip
+            raise SandboxError("the execution service sent a malformed reply to info")
+        return value
+
     @property
     def server_pids(self) -> list[int]:
         """Process ids of the service's fork servers (every caller of the machine shares them)."""
-        return list(self._request(("info", self.isolation))[0])
+        return list(self._info()[0])
 
     @property
     def sandbox_uids(self) -> set[int]:
         """The unprivileged uids the service's fork servers run programs as."""
-        return set(self._request(("info", self.isolation))[1])
+        return set(self._info()[1])
 
     # -- jobs --------------------------------------------------------------------------------------------------
     def _execute_many(self, jobs: list[Job]) -> list[ExecutionReport]:
         """One request for all of ``jobs``. Where tests run in processes of their own, their order changes no
         verdict: the service runs a stopping job's tests that failed most often for earlier jobs with the same
         tests first (see :class:`_FailureOrder`; keyed by this process's hash of the test list)."""
-        from ._protocol import crash_report, decode_report, encode_job
+        from ._protocol import ReplyError, crash_report, decode_report, encode_job, reply_bound
 
         if not jobs:
             return []
@@ -384,12 +396,20 @@ class Sandbox(_SettingsView):
                     if _here_depth[0]:
                         _here_counts["jobs"] += len(jobs)
                         _here_counts["tests"] += sum(sizes)
-                blobs = self._request(("run", self._settings, self.workers, encoded, sizes, keys))
-        except SandboxError as err:
-            if "another process" in str(err):
+                self._request(None)  # started, and in the process that started it
+                bounds = [reply_bound(j.size, j.kind == "stdio" and j.outputs is None, self.max_output_bytes)
+                          for j in jobs]  # fmt: skip
+                blobs = self._connections.run(self._settings, self.workers, encoded, sizes, keys, bounds)
+            if type(blobs) is not list or len(blobs) != len(jobs):
+                got = len(blobs) if type(blobs) is list else type(blobs).__name__
+                raise SandboxError(f"the execution service answered {got} reports for {len(jobs)} jobs")
+            return [decode_report(b, j.size) for b, j in zip(blobs, jobs)]
+        except (SandboxError, ReplyError) as err:
+            if isinstance(err, SandboxUntrusted) or "another process" in str(err):
                 raise
-            blobs = [crash_report(j.size, self.isolation or "none", f"sandbox failure: {err}", str(err)) for j in jobs]
-        return [decode_report(b) for b in blobs]
+            why = f"the execution service sent a malformed reply: {err}" if isinstance(err, ReplyError) else str(err)
+            return [decode_report(crash_report(j.size, self.isolation or "none", f"sandbox failure: {why}", why))
+                    for j in jobs]  # fmt: skip
 
     def run(self, program: str, tests: Sequence[str]) -> ExecutionReport:
         """Run ``program`` once against each assert in ``tests``.

@@ -37,7 +37,9 @@ import sys
 import threading
 import time
 
-from ._protocol import SETTINGS, crash_report, read_frame, recv, send, write_frame
+from ._protocol import (MAX_REQUEST_FRAME, SETTINGS, checked_run, checked_settings, crash_report, read_frame,
+                        recv_body, recv_header, send, write_frame)  # fmt: skip
+from ._trust import peer_credentials
 from .isolation import PYTHON_ENV_MARKER, SIDE_SERVER_MARKER
 from ._order import _FailureOrder
 
@@ -50,6 +52,11 @@ JUDGE_CPU_PER_TEST_S = 0.05
 # Address space of a judge process (the soft limit; its fork servers' children set their own).
 JUDGE_ADDRESS_SPACE = 2 << 30
 IDLE_S = 60.0
+# Request bytes read (or being read) and not yet answered, over all callers: four of the largest frames
+# (``MAX_REQUEST_FRAME``, 256 MiB). A frame's declared size is reserved before its body is read, so a caller past
+# this waits (its bytes stay in its socket) instead of growing the front's memory; a sender that stalls in the
+# middle of a frame is dropped after ``FRAME_STALL_S`` and gives its reservation back.
+MAX_IN_FLIGHT = 4 * MAX_REQUEST_FRAME
 
 _WALL, _LOAD, _ISOLATION = (SETTINGS.index(k) for k in ("wall_timeout_s", "load_timeout_s", "isolation"))
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -189,19 +196,37 @@ class _JudgeSlot:
         return data
 
 
-def _tool_wall_s(job: bytes, size: int) -> float:
+def _tool_wall_s(shape: tuple[int, str, bool]) -> float:
     """Wall seconds a job may add for its compiles and its checker (run by the judge's toolchain and checker
-    servers, see ``_tools``), beyond what its tests take: none for a plain Python job."""
+    servers, see ``_tools``), beyond what its tests take: none for a plain Python job. ``shape``: the job's
+    checked ``(size, language, has a checker)``."""
     from .checkers import CHECKER_WALL_S
     from .languages import COMPILE_WALL_S, PRECOMPILE_WALL_S
 
-    fields = marshal.loads(job)
-    compiled, checker = (fields[7], fields[8]) if len(fields) > 8 else ("python", None)
+    size, compiled, checker = shape
     build = COMPILE_WALL_S + PRECOMPILE_WALL_S  # a toolchain server's first C++ compile builds its header first
     extra = build if compiled != "python" else 0.0
-    if checker is not None:
+    if checker:
         extra += build + size * (CHECKER_WALL_S + 1.0)
     return extra
+
+
+class _Budget:
+    """Bytes the front holds for requests read and not yet answered; :meth:`take` waits until they fit."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.held = limit, 0
+        self._cond = threading.Condition()
+
+    def take(self, n: int) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self.held + n <= self.limit)
+            self.held += n
+
+    def give(self, n: int) -> None:
+        with self._cond:
+            self.held -= n
+            self._cond.notify_all()
 
 
 class _Keyed:
@@ -229,9 +254,10 @@ class _KeyedFailures(_FailureOrder):
 class _Request:
     """One caller's batch: its jobs, at most ``workers`` of them with the judges at once."""
 
-    def __init__(self, settings: tuple, workers: int, jobs: list, sizes: list, tasks: queue.Queue,
+    def __init__(self, settings: tuple, workers: int, jobs: list, shapes: list, tasks: queue.Queue,
                  keys: list | None = None) -> None:  # fmt: skip
-        self.settings, self.jobs, self.sizes, self.tasks = settings, jobs, sizes, tasks
+        self.settings, self.jobs, self.shapes, self.tasks = settings, jobs, shapes, tasks
+        self.sizes = [shape[0] for shape in shapes]
         self.keys = keys or [None] * len(jobs)
         self.results: list = [None] * len(jobs)
         self.left = len(jobs)
@@ -275,6 +301,8 @@ class Service:
         self.connections = 0
         self.last_seen = time.monotonic()
         self.released = False  # a caller asked it to end once no caller is connected
+        self.budget = _Budget(MAX_IN_FLIGHT)
+        self.refused = 0  # connections of another uid, closed unread
         self._lock = threading.Lock()
 
     # -- judges ------------------------------------------------------------------------------------------------
@@ -289,23 +317,13 @@ class Service:
                     continue
             if isinstance(task, tuple) and isinstance(task[0], _Request):
                 request, i = task
-                size = request.sizes[i]
-                data = None
-                key = request.keys[i]
-                if not request.cancelled:
-                    order = self.failures.order(_Keyed(key)) if key is not None else None
-                    frame = marshal.dumps(("run", request.settings, request.jobs[i], order))
-                    slot.current = request
-                    wall = request.wall_base + size * request.wall_per_test + _tool_wall_s(request.jobs[i], size)
-                    data = slot.call(frame, wall,
-                                     JUDGE_CPU_S + JUDGE_CPU_PER_TEST_S * size)  # fmt: skip
-                    slot.current = None
-                    if data is not None and key is not None:
-                        report = marshal.loads(data)  # (statuses, ..., infra_error at 5, ...)
-                        if report[5] is None:
-                            self.failures.record(_Keyed(key), report[0])
+                try:
+                    data = self._judged(slot, request, i)
+                except Exception:  # a bug here costs this job, never the judge's thread (every caller's)
+                    logger.exception("the front failed on a job")
+                    slot.current, data = None, None
                 if data is None:
-                    data = crash_report(size, request.settings[_ISOLATION],
+                    data = crash_report(request.sizes[i], request.settings[_ISOLATION],
                                         "judge failed on this job (it died or overran its limits)")  # fmt: skip
                 request.finish(i, data)
             else:  # (isolation, event): start the judge and its fork server for isolation, between jobs
@@ -314,6 +332,23 @@ class Service:
                 if data is not None:
                     slot.uids = list(marshal.loads(data)[1])
                 event.set()
+
+    def _judged(self, slot: _JudgeSlot, request: _Request, i: int) -> bytes | None:
+        """Job ``i`` of ``request`` on ``slot``'s judge process: its report's bytes, None where it failed."""
+        if request.cancelled:
+            return None
+        size, key = request.sizes[i], request.keys[i]
+        order = self.failures.order(_Keyed(key)) if key is not None else None
+        frame = marshal.dumps(("run", request.settings, request.jobs[i], order))
+        slot.current = request
+        wall = request.wall_base + size * request.wall_per_test + _tool_wall_s(request.shapes[i])
+        data = slot.call(frame, wall, JUDGE_CPU_S + JUDGE_CPU_PER_TEST_S * size)
+        slot.current = None
+        if data is not None and key is not None:
+            report = marshal.loads(data)  # (statuses, ..., infra_error at 5, ...)
+            if report[5] is None and len(report[0]) == size:
+                self.failures.record(_Keyed(key), report[0])
+        return data
 
     def _warm(self, isolation: str) -> None:
         """Every judge process started, with a fork server for ``isolation`` (each between its jobs)."""
@@ -364,13 +399,15 @@ class Service:
     def _answer(self, request, conn: socket.socket):
         op = request[0]
         if op == "run":
-            _, settings, workers, jobs, sizes, *keys = request
-            batch = _Request(settings, workers, jobs, sizes, self.tasks, keys[0] if keys else None)
+            settings, workers, jobs, shapes, keys = checked_run(request)
+            batch = _Request(settings, workers, jobs, shapes, self.tasks, keys)
             return ("ok", batch.results) if self._wait(batch, conn) else None
         if op == "start":
-            self._warm(request[1][_ISOLATION])
+            self._warm(checked_settings(request[1])[_ISOLATION])
             return ("ok", None)
         if op == "info":
+            if request[1] not in (None, "bwrap", "unshare", "none"):
+                raise ValueError(f"unknown isolation {str(request[1])[:40]!r}")
             return ("ok", self._info(request[1]))
         if op == "ping":
             return ("ok", os.getpid())
@@ -381,32 +418,65 @@ class Service:
             return ("ok", os.getpid(), others)
         return ("error", "ConfigError", f"unknown request {op!r}")
 
+    def _ours(self, conn: socket.socket) -> bool:
+        """Whether the peer of ``conn`` runs as this service's effective uid (``SO_PEERCRED``); another's is
+        counted and logged, and its connection is the caller's to close unread."""
+        uid = peer_credentials(conn)[1]
+        if uid == os.geteuid():
+            return True
+        with self._lock:
+            self.refused += 1
+        logger.warning("refused a connection from uid %d (this service answers uid %d only)", uid, os.geteuid())
+        return False
+
     def _connection(self, conn: socket.socket) -> None:
         with self._lock:
             self.connections += 1
         try:
-            while True:
-                try:
-                    request = recv(conn)
-                except (OSError, ValueError, EOFError, TypeError):
-                    break
-                if request is None:
-                    break
-                try:
-                    reply = self._answer(request, conn)
-                except (ValueError, TypeError, IndexError, KeyError) as err:
-                    reply = ("error", "ConfigError", f"malformed request: {type(err).__name__}: {err}")
-                if reply is None:  # the caller hung up
-                    break
-                try:
-                    send(conn, reply)
-                except OSError:
-                    break
+            if not self._ours(conn):  # another user's process: closed without reading a byte
+                return
+            while self._exchange(conn):
+                pass
+        except OSError:
+            pass
         finally:
             conn.close()
             with self._lock:
                 self.connections -= 1
                 self.last_seen = time.monotonic()
+
+    def _exchange(self, conn: socket.socket) -> bool:
+        """Read one request, answer it; False where the connection is done. A frame over ``MAX_REQUEST_FRAME``
+        is answered with an error and the connection closed before its body is read; a body is read against its
+        declared size, in chunks, once its size fits the front's in-flight budget."""
+        size = recv_header(conn)
+        if size is None:
+            return False
+        if size > MAX_REQUEST_FRAME:
+            message = f"a request of {size} bytes is over the execution service's cap of {MAX_REQUEST_FRAME} bytes"
+            send(conn, ("error", "ConfigError", message))
+            return False
+        self.budget.take(size)
+        try:
+            body = recv_body(conn, size)
+            if body is None:
+                return False
+            try:
+                request = marshal.loads(body)
+                del body
+                reply = self._answer(request, conn) if type(request) is tuple and request else \
+                    ("error", "ConfigError", "a request must be a non-empty tuple")
+            except (ValueError, TypeError, IndexError, KeyError, EOFError) as err:  # the caller's malformed request
+                reply = ("error", "ConfigError", f"malformed request: {type(err).__name__}: {str(err)[:300]}")
+            except Exception as err:  # noqa: BLE001 - a bug of ours on this request: its error, not the service's end
+                logger.exception("the front failed on a request")
+                reply = ("error", "SandboxError", f"the execution service failed: {type(err).__name__}: {err}"[:400])
+            if reply is None:  # the caller hung up
+                return False
+            send(conn, reply)
+            return True
+        finally:
+            self.budget.give(size)
 
     def serve(self, listener: socket.socket) -> None:
         """Answer callers on ``listener`` until no caller has been connected for ``idle_s`` seconds, or none is
@@ -424,6 +494,9 @@ class Service:
                     break
                 continue
             conn.settimeout(None)
+            if not self._ours(conn):  # never counted as a caller: it cancels no release, keeps nothing alive
+                conn.close()
+                continue
             with self._lock:
                 self.last_seen = time.monotonic()
                 self.released = False
@@ -438,6 +511,7 @@ class Service:
 def main(argv: list[str] | None = None) -> None:
     """``python -m evolvecoder_datasets.execution.service``: serve this machine's callers until idle."""
     from ._client import bind_listener, release_listener, service_folder
+    from ._trust import private_folder
 
     parser = argparse.ArgumentParser(description="The execution service of evolvecoder-datasets.")
     parser.add_argument("--folder", default=None, help="runtime folder of the socket (default: per user)")
@@ -445,7 +519,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--idle-s", type=float, default=IDLE_S, help="exit after this long without a caller")
     parser.add_argument("--address-space", type=int, default=JUDGE_ADDRESS_SPACE, help="bytes per judge process")
     args = parser.parse_args(argv)
-    folder = args.folder or service_folder()
+    folder = private_folder(args.folder, create=False) if args.folder else service_folder()
     listener = bind_listener(folder)
     if listener is None:
         print(f"an execution service already answers in {folder}", file=sys.stderr)

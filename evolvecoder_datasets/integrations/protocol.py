@@ -10,7 +10,9 @@ Two request shapes reach the same reward:
   a JSON text of either (or of ``{"tests": [...], "time_limit_s": ...}``).
 
 A request that does not fit is a :class:`~evolvecoder_datasets.errors.SchemaError` (the service answers 400)
-raised before anything runs, so it changes nothing.
+raised before anything runs, so it changes nothing; a text over the cap of 1 MiB of characters (a completion, a
+message's content, a test, a stdin input or answer, a checker, a query, a prompt, a label) is its subclass
+:class:`TextTooLarge` (413).
 
 Example:
     >>> from evolvecoder_datasets.integrations.protocol import parse_score_request
@@ -32,7 +34,8 @@ from ..errors import SchemaError
 from ..rewards.config import KINDS
 from ..schema import TIME_LIMIT
 
-__all__ = ["END_OF_TURN", "Batch", "completion_from_query", "parse_openrlhf_request", "parse_score_request"]
+__all__ = ["END_OF_TURN", "MAX_TEXT", "Batch", "TextTooLarge", "completion_from_query", "parse_openrlhf_request",
+           "parse_score_request"]
 
 #: End-of-turn and end-of-text tokens a decoded query may end with (ChatML, Llama 3, Gemma, Phi, SentencePiece).
 END_OF_TURN = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "<end_of_turn>",
@@ -40,7 +43,13 @@ END_OF_TURN = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "
 #: Where an assistant turn starts, for a query whose prompt is not its prefix.
 _ASSISTANT_MARKERS = ("<|im_start|>assistant\n", "<|start_header_id|>assistant<|end_header_id|>\n\n",
                       "<start_of_turn>model\n", "<|assistant|>\n", "<|assistant|>")  # fmt: skip
-_MAX_TEXT = 1 << 20  # one completion or one test, in characters
+#: The most characters of one text in a request: a completion, a message's content, a test, a stdin input or answer,
+#: a checker's source, a query, a prompt, a label.
+MAX_TEXT = 1 << 20
+
+
+class TextTooLarge(SchemaError):
+    """A text of a request is over :data:`MAX_TEXT` characters (the service answers 413; nothing has run)."""
 
 
 @dataclass
@@ -57,14 +66,31 @@ def _fail(message: str) -> SchemaError:
     return SchemaError(message)
 
 
+def _text(value: str, where: str) -> str:
+    if len(value) > MAX_TEXT:
+        raise TextTooLarge(f"{where} has {len(value)} characters; this service takes at most {MAX_TEXT} per text")
+    return value
+
+
+def _texts_in(content: Any, where: str) -> None:
+    """Every string in a message's content (a string, or a list of parts whose strings are checked)."""
+    if isinstance(content, str):
+        _text(content, where)
+    elif isinstance(content, list):
+        for i, part in enumerate(content):
+            for key, text in (part.items() if isinstance(part, dict) else [("", part)]):
+                if isinstance(text, str):
+                    _text(text, f"{where}[{i}]{'.' + key if key else ''}")
+
+
 def _completion(value: Any, where: str) -> Any:
     """A string, or a conversation (a list of ``{"role", "content"}`` messages) whose last assistant turn answers."""
     if isinstance(value, str):
-        if len(value) > _MAX_TEXT:
-            raise _fail(f"{where} is longer than {_MAX_TEXT} characters")
-        return value
+        return _text(value, where)
     if isinstance(value, list) and all(isinstance(m, dict) and isinstance(m.get("content", ""), (str, list))
                                        for m in value):  # fmt: skip
+        for i, message in enumerate(value):
+            _texts_in(message.get("content", ""), f"{where}[{i}].content")
         return value
     raise _fail(f"{where} must be a string or a list of messages, got {type(value).__name__}")
 
@@ -75,12 +101,15 @@ _STDIO_KEYS = {"inputs", "outputs", "checker", "language", "float_tol"}
 def _tests_value(value: Any, where: str) -> Any:
     """A row's tests: a list of assert strings, or stdin/stdout cases (``{"inputs": [...], "outputs": [...]}``, with
     optional ``checker`` (``{source, language, contract}``), ``language`` and ``float_tol``)."""
-    if isinstance(value, list) and all(isinstance(t, str) and len(t) <= _MAX_TEXT for t in value):
-        return value
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        return [_text(t, f"{where}[{i}]") for i, t in enumerate(value)]
     if isinstance(value, dict) and set(value) <= _STDIO_KEYS and {"inputs", "outputs"} <= set(value):
         ins, outs = value["inputs"], value["outputs"]
         if (isinstance(ins, list) and isinstance(outs, list) and len(ins) == len(outs)
                 and all(isinstance(x, str) for x in ins + outs)):  # fmt: skip
+            for name, texts in (("inputs", ins), ("outputs", outs)):
+                for i, text in enumerate(texts):
+                    _text(text, f"{where}.{name}[{i}]")
             return {"inputs": ins, "outputs": outs, **_stdio_options(value, where)}
     raise _fail(f"{where} must be a list of assert strings or {{'inputs': [...], 'outputs': [...]}} of strings")
 
@@ -96,8 +125,10 @@ def _stdio_options(value: dict, where: str) -> dict:
     if checker is not None:
         fields = ("source", "language", "contract")
         if not (isinstance(checker, dict) and set(checker) <= set(fields) and isinstance(checker.get("source"), str)
-                and len(checker["source"]) <= _MAX_TEXT and all(isinstance(checker.get(k, ""), str) for k in fields)):
+                and all(isinstance(checker.get(k, ""), str) for k in fields)):
             raise _fail(f"{where}.checker must be {{'source', 'language', 'contract'}} of strings")  # fmt: skip
+        for key in fields:
+            _text(checker.get(key, ""), f"{where}.checker.{key}")
         try:
             out["checker"] = dict(zip(fields, Checker.from_value(checker).as_tuple()))
         except ConfigError as err:
@@ -236,6 +267,7 @@ def completion_from_query(query: str, prompt: str | None = None) -> str:
 def _label(label: Any, rows: Mapping[str, Mapping] | None, where: str) -> tuple[Any, float | None]:
     """A label's tests and limit: a row id, a list of asserts, a dict with ``tests``, or a JSON text of those."""
     if isinstance(label, str):
+        _text(label, where)
         if rows is not None and label in rows:
             row = rows[label]
             return row[schema.TESTS], _limit(row.get(TIME_LIMIT), where)
@@ -295,6 +327,8 @@ def parse_openrlhf_request(body: Any, *, rows: Mapping[str, Mapping] | None = No
     for i, (query, prompt, label) in enumerate(zip(queries, prompts, labels)):
         if not isinstance(query, str) or not (prompt is None or isinstance(prompt, str)):
             raise _fail(f"query[{i}] and prompts[{i}] must be strings")
+        _text(query, f"query[{i}]")
+        _text(prompt or "", f"prompts[{i}]")
         completions.append(_completion(completion_from_query(query, prompt), f"query[{i}]"))
         entries.append(_label(label, rows, f"labels[{i}]"))
     return Batch(completions, _columns(entries))

@@ -18,11 +18,12 @@ Endpoints:
 - ``GET /metrics``: counters in Prometheus' text format (requests by endpoint and status, completions scored,
   sandbox failures, batches in flight, queued bytes, the reward cache, open files, memory).
 
-Limits: a body over ``max_body_bytes`` answers 413; no token 401, a wrong one 403 (checked before the body is
-read); a body that does not fit 400 (nothing runs); more queued request bytes than ``max_queued_bytes`` 429 with
-``Retry-After`` (memory stays bounded whatever the clients do). On SIGTERM or SIGINT the service stops taking
-batches (503), finishes those in flight for up to ``shutdown_grace_s``, answers the rest 503, then stops its fork
-servers.
+Limits: a body over ``max_body_bytes`` answers 413 (by ``Content-Length`` before reading it, or while reading a
+chunked one: never more than the limit is read); a text over 1 MiB of characters 413 too (``protocol.MAX_TEXT``);
+no token 401, a wrong one 403 (checked before the body is read); a body that does not fit 400 (nothing runs); more
+queued request bytes than ``max_queued_bytes`` 429 with ``Retry-After`` (memory stays bounded whatever the clients
+do). On SIGTERM or SIGINT the service stops taking batches (503), finishes those in flight for up to
+``shutdown_grace_s``, answers the rest 503, then stops its fork servers.
 
 Example:
     >>> from evolvecoder_datasets.integrations.server import RewardServer, ServeConfig
@@ -54,7 +55,7 @@ from .._deps import require
 from ..errors import ConfigError, SandboxError, SchemaError
 from ..schema import TIME_LIMIT
 from ..rewards import CodeReward, RewardConfig, cache_info
-from .protocol import Batch, parse_openrlhf_request, parse_score_request
+from .protocol import Batch, TextTooLarge, parse_openrlhf_request, parse_score_request
 
 logger = logging.getLogger("evolvecoder_datasets.serve")
 
@@ -350,6 +351,8 @@ def _app(service: RewardService, web, stopping: asyncio.Event):
             stop.cancel()
             try:
                 batch, scored = task.result()
+            except TextTooLarge as err:
+                return error(413, str(err))
             except SchemaError as err:
                 return error(400, str(err))
             except SandboxError as err:
