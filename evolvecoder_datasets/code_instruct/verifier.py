@@ -110,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
                                     test_file=config["test_file"])  # fmt: skip
     except NotSplittable as err:  # the folder was written for a test that splits: it was edited since
         suite, verdict["reason"] = None, f"the test no longer splits: {err}"
+    if suite is not None and "test_ids" in config and list(suite.names) != list(config["test_ids"]):
+        # the tests verified (and checked against pytest's own collection) are these: anything else was edited
+        suite, verdict["reason"] = None, "the test's split differs from the tests that were verified"
     solution = read_solution(work / "task_module.py")
     if suite is not None and solution is None:
         verdict["reason"] = "no readable task_module.py (a regular UTF-8 file of at most 1 MiB)"
