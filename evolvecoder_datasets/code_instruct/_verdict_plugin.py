@@ -216,12 +216,14 @@ class _Verdict:
 
 
 _PENDING = [_Verdict(os.environ.pop("ECD_VERDICT_PATH", ""), _read_key(os.environ.pop("ECD_VERDICT_FD", "")))]
-sys.addaudithook(_PENDING[0].audit)
 
 
 def pytest_addhooks(pluginmanager):
-    """Register the hooks' object once, then leave ``sys.modules``: afterwards no import or module attribute leads
-    to it."""
+    """Register the hooks' object once (and, in a harness run, its audit hook: only a process pytest loaded this
+    plugin into gets one), then leave ``sys.modules``: afterwards no import or module attribute leads to it."""
     if _PENDING:
-        pluginmanager.register(_PENDING.pop(), "ecd_verdict_hooks")
+        verdict = _PENDING.pop()
+        if verdict.path and verdict.key:
+            sys.addaudithook(verdict.audit)
+        pluginmanager.register(verdict, "ecd_verdict_hooks")
     _MODULES.pop(__name__, None)
