@@ -37,8 +37,11 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .raises import RAISED_HELPER, rewrite_raises
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..limits import SandboxSettings
@@ -115,12 +118,17 @@ def split_settings(settings: SandboxSettings | None = None, *, test_timeout_s: f
     return dataclasses.replace(settings if settings is not None else SandboxSettings(), **values)
 
 
-def split_pytest_module(test: str, *, test_file: str = "test_task.py") -> SplitSuite:
+def split_pytest_module(test: str, *, test_file: str = "test_task.py",
+                        exceptions: Mapping[str, str] | None = None) -> SplitSuite:  # fmt: skip
     """Split a plain pytest module into one planned test per ``test_*`` function.
 
     Args:
         test (`str`): the pytest module's source.
         test_file (`str`, defaults to ``"test_task.py"``): the file name its ids start with.
+        exceptions (`Mapping[str, str]`, *optional*): the exception classes the test names, as written, with their
+            qualified names learned in a clean process of the task's environment
+            (:func:`~.exceptions.learn_exception_classes`): ``pytest.raises`` blocks on them, or checking their
+            ``__cause__``/``__context__``, are rewritten so the judge decides them (:func:`~.raises.rewrite_raises`).
 
     Returns:
         `SplitSuite`: the tests, their pytest ids and the program's alias lines.
@@ -136,12 +144,12 @@ def split_pytest_module(test: str, *, test_file: str = "test_task.py") -> SplitS
         evolvecoder_datasets.code_instruct.split.NotSplittable: decorated_test: test_a
     """
     try:
-        return _split(test, test_file)
+        return _split(test, test_file, dict(exceptions or {}))
     except (RecursionError, MemoryError):  # a model-written module nested past what the AST tools recurse through
         raise NotSplittable("too_deep", "nested past what can be split") from None
 
 
-def _split(test: str, test_file: str) -> SplitSuite:
+def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
     try:
         tree = ast.parse(test)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
@@ -211,11 +219,14 @@ def _split(test: str, test_file: str) -> SplitSuite:
         raise NotSplittable("duplicate_test_name", next(n for n in names if names.count(n) > 1))
     rewrite = _TaskModuleAttributes(module_aliases)
     prelude = [rewrite.visit(s) for s in prelude]
-    tests = []
+    tests, raised = [], False
     for _, body, _ in cases:
         body = [rewrite.visit(s) for s in body]
+        if exceptions:
+            body, changed = rewrite_raises(body, exceptions)
+            raised = raised or changed
         tests.append(ast.unparse(ast.Module(body=[*prelude, *body], type_ignores=[])))
-    suffix = "".join(f"{mine} = {theirs}\n" for mine, theirs in aliases)
+    suffix = "".join(f"{mine} = {theirs}\n" for mine, theirs in aliases) + (RAISED_HELPER if raised else "")
     return SplitSuite(tuple(tests), tuple(f"{test_file}::{n}" for n in names), "\n" + suffix if suffix else "",
                       tuple(line for _, _, line in cases))
 

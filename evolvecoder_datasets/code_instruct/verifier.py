@@ -35,7 +35,8 @@ MAX_SOLUTION_BYTES = 1 << 20
 _PACKAGE = Path(__file__).resolve().parents[1]
 # What the verifier imports, in the package's folder: the sandbox, the judge, the split and this module.
 _SHIPPED = ("__init__.py", "_lazy.py", "_parse.py", "chat.py", "errors.py", "limits.py", "schema.py",
-            "execution", "code_instruct/__init__.py", "code_instruct/split.py", "code_instruct/verifier.py")  # fmt: skip
+            "execution", "code_instruct/__init__.py", "code_instruct/split.py", "code_instruct/raises.py",
+            "code_instruct/exceptions.py", "code_instruct/verifier.py")  # fmt: skip
 
 
 def judge_archive() -> bytes:
@@ -99,15 +100,16 @@ def main(argv: list[str] | None = None) -> int:
         0
     """
     from ..execution import Sandbox
+    from .exceptions import exception_references, learn_exception_classes
     from .split import SPLIT_MODE, TEST_TIMEOUT_S, NotSplittable, split_pytest_module, split_settings
 
     tests_dir, work, logs = (Path(a) for a in (argv if argv is not None else sys.argv[1:]))
     logs.mkdir(parents=True, exist_ok=True)
     config = json.loads((tests_dir / JUDGE_CONFIG).read_text(encoding="utf-8"))
     verdict: dict = {"tests": {}, "judged": [], "reason": ""}
+    test = (tests_dir / config["test_file"]).read_text(encoding="utf-8")
     try:
-        suite = split_pytest_module((tests_dir / config["test_file"]).read_text(encoding="utf-8"),
-                                    test_file=config["test_file"])  # fmt: skip
+        suite = split_pytest_module(test, test_file=config["test_file"])
     except NotSplittable as err:  # the folder was written for a test that splits: it was edited since
         suite, verdict["reason"] = None, f"the test no longer splits: {err}"
     if suite is not None and "test_ids" in config and list(suite.names) != list(config["test_ids"]):
@@ -122,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
                                   isolation=str(config.get("isolation", "auto")),
                                   mode=str(config.get("mode", SPLIT_MODE)))  # fmt: skip
         with Sandbox(settings) as sandbox:
+            references = exception_references(test)
+            if references:  # learned in this image, in a sandbox job of their own (the agent's code is not in it)
+                classes = learn_exception_classes(references, settings=settings, sandbox=sandbox)
+                suite = split_pytest_module(test, test_file=config["test_file"], exceptions=classes)
             report = sandbox.run(suite.program(solution), list(suite.tests))
         verdict["tests"] = dict(zip(suite.names, report.statuses))
         verdict["messages"] = dict(zip(suite.names, report.messages))

@@ -71,6 +71,26 @@ def sdists():
 
 
 @pytest.fixture(scope="session")
+def tomli_env(venv_backend, tmp_path_factory):
+    """tomli 2.0.1 (a real library with its own exception class, ``tomli.TOMLDecodeError``) from its PyPI sdist, in
+    a virtualenv of the persistent test cache; skips when PyPI is unreachable."""
+    folder = Path(os.environ.get("ECD_TEST_SDIST_CACHE") or env_cache().parent / "test-sdists")
+    folder.mkdir(parents=True, exist_ok=True)
+    sdist = folder / "tomli-2.0.1.tar.gz"
+    if not sdist.is_file():
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "tomli==2.0.1", "-d",
+               str(folder)]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if proc.returncode != 0:
+            pytest.skip(f"pip download failed (PyPI unreachable?): {proc.stderr[-300:]}")
+    repo = open_repository(sdist, cache_dir=tmp_path_factory.mktemp("tomli-source"))
+    try:
+        return venv_backend.prepare(repo)
+    except EnvironmentBuildError as err:
+        pytest.skip(f"cannot build the tomli venv (PyPI unreachable?): {str(err)[:200]}")
+
+
+@pytest.fixture(scope="session")
 def harbor_cli(request):
     """Harbor's CLI in its own Python >= 3.12 virtualenv under the git-ignored ``.cache/`` of the repository.
 
