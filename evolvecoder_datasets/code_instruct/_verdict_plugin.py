@@ -23,7 +23,7 @@ walk its frames, and a test that takes ``request`` holds pytest's objects; see d
   it matters: the JSON string quoting, the HMAC), so patching ``json``, ``hmac`` or builtins later changes nothing it
   writes.
 
-Standard library only: it runs in the repository's virtualenv, which has pytest but not this package.
+Standard library and pytest only: it runs in the repository's virtualenv, which has pytest but not this package.
 """
 
 from __future__ import annotations

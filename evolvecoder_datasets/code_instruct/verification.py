@@ -41,8 +41,10 @@ class Verification:
         judged (`str`, defaults to ``"inside"``): ``"outside"`` where the sandbox's judge decided both stages'
             verdicts (the test was split into planned asserts), ``"inside"`` where pytest did.
         inside_reason (`str`, defaults to ``""``): why a test was judged inside: the split's refusal
-            (``"split: fixture"``), a collection that differs from the split (``"collection_mismatch: ..."``), or a
-            backend whose environments the sandbox cannot reach (``"no_sandbox"``); empty when judged outside.
+            (``"split: fixture"``), a collection that differs from the split (``"collection_mismatch: ..."``), a
+            backend whose environments the sandbox cannot reach (``"no_sandbox"``), a test function the judge's
+            planner keeps inside (``"planner: ..."``), or rewritten exception checks the judge could not decide where
+            the plain split passed (``"exceptions: ..."``); empty when judged outside.
         collection (`PytestRun`, *optional*): the separate ``pytest --collect-only`` run of the module with the
             solution.
     """
@@ -53,6 +55,7 @@ class Verification:
     judged: str = "inside"
     inside_reason: str = ""
     collection: PytestRun | None = None
+
 
 #: The ``task_module.py`` of the decoy run of a test judged inside: every public name imports, nothing works
 #: (calling, comparing, iterating or testing one raises an exception no ``pytest.raises(Exception)`` catches; its
@@ -84,7 +87,6 @@ def __getattr__(name):
         raise AttributeError(name)
     return _Decoy()
 """
-
 
 
 def verify_task(

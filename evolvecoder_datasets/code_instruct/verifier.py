@@ -5,8 +5,11 @@ An exported task folder whose verification was judged outside ships this module,
 ``python -m evolvecoder_datasets.code_instruct.verifier TESTS WORK LOGS``: the test module is split into planned
 asserts (:func:`~.split.split_pytest_module`), the agent's ``task_module.py`` is the sandbox's program (it imports
 the image's installed packages), and the verdicts are decided by the judge, in processes that never run the agent's
-code. pytest never runs the agent's code here, so nothing in it can reach the verdict. The reward is 1 only when
-every test function passed and every one was judged outside; ``LOGS/verdict.json`` keeps each test's status.
+code. pytest never runs the agent's code here, so nothing in it can reach the verdict. The split must give the test
+ids recorded at export (``judge.json``'s ``test_ids``: the tests verification checked against pytest's own
+collection); the exception classes the test names are learned again in this image, in a sandbox job of their own
+(:mod:`.exceptions`). The reward is 1 only when every test function passed and every one was judged outside;
+``LOGS/verdict.json`` keeps each test's status.
 
 Example:
     >>> from evolvecoder_datasets.code_instruct.verifier import main
