@@ -91,12 +91,23 @@ def test_the_split_alone_would_have_rewarded_the_wrong_solution(venv_backend, ti
     assert run.tests == {"test_task.py::test_a": "passed", "test_task.py::test_big": "failed"}
 
 
+# The reported shape itself, which the split's static reading now refuses (judged inside: "split: binds_test_name").
+REPORTED = HONEST + CASE + "\ntest_big = _case('Hello World', 'hello-world')\n"
+
+
 @pytest.mark.parametrize("name", ["callable_made_at_import", "class_made_at_import", "method_added_to_a_test_class",
-                                  "test_rebound_under_its_name"])  # fmt: skip
+                                  "test_rebound_under_its_name", "reported"])  # fmt: skip
 def test_the_exported_verifier_runs_what_pytest_collects(name, exported, reward):
     """Judged inside, the task's folder (exported only when asked) verifies with pytest, which runs the hidden test."""
-    folder = exported(TRICKS[name][0], RIGHT, "inside")
+    folder = exported(REPORTED if name == "reported" else TRICKS[name][0], RIGHT, "inside")
     assert (reward(folder, RIGHT), reward(folder, ALMOST)) == ("1", "0")
+
+
+def test_the_reported_module_is_judged_inside_and_verifies_no_almost_right_solution(venv_backend, tinytext_env):
+    right = verify_task(REPORTED, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert right.result.ok and (right.judged, right.inside_reason) == ("inside", "split: binds_test_name"), right
+    almost = verify_task(REPORTED, ALMOST, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert (almost.result.ok, almost.stage_b.tests.get("test_task.py::test_big")) == (False, "failed"), almost
 
 
 def test_the_honest_control_is_judged_outside_and_rewarded_by_the_solution(venv_backend, tinytext_env, exported,

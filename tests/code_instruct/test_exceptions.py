@@ -110,6 +110,18 @@ def test_a_test_on_the_librarys_exceptions_is_judged_outside(venv_backend, tinyt
     assert [reward(folder, wrong) for wrong in JSON_WRONG.values()] == ["0"] * len(JSON_WRONG)
 
 
+def test_on_the_pytest_path_the_same_checks_are_pytests(venv_backend, tinytext_env, exported, reward):
+    """A test only pytest can judge (it takes a fixture) keeps its exception checks as pytest does them: judged
+    inside with the reason, the right solution verified, a wrong one not; its exported pytest folder rewards alike."""
+    test = JSON_TEST.replace("def test_words_become_slugs():", "def test_words_become_slugs(tmp_path):")
+    right = verify_task(test, JSON_RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert right.result.ok and (right.judged, right.inside_reason) == ("inside", "split: fixture"), right
+    wrong = verify_task(test, JSON_WRONG["no_cause"], environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert (wrong.result.ok, wrong.result.reason) == (False, "solution_fails_test"), wrong
+    folder = exported(test, JSON_RIGHT, "inside")
+    assert (reward(folder, JSON_RIGHT), reward(folder, JSON_WRONG["no_cause"])) == ("1", "0")
+
+
 def test_pytest_in_the_solutions_process_takes_the_rebound_class(venv_backend, tinytext_env):
     """The control: why the class must come from a clean process. The solution that rebinds ``json.JSONDecodeError``
     passes pytest, which looks the class up in the solution's interpreter."""
