@@ -1,84 +1,229 @@
 """pytest plugin loaded by the verification harness (``-p ecd_verdict``); it writes the machine-readable verdict.
 
-It reads the result path and a per-run random nonce from the environment at import time and removes both before any
-test module is imported. Every collection error and every test phase is recorded; the file is written (atomically)
-only when the session finishes, so a test or a solution that kills the interpreter (``os._exit(0)``) leaves no
-verdict, and the harness counts that as a crash, never as a pass. Standard library only: it runs in the repository's
-virtualenv, which has pytest but not this package.
+The run's secret key comes through an inherited pipe (``ECD_VERDICT_FD``), never the environment, a file or the
+command line: the plugin reads it and closes the pipe when pytest loads it, before any test module is imported, and
+removes its variables from the environment. At the end of the session it writes every collected test (with its
+line), every collection error and every test phase's outcome to ``ECD_VERDICT_PATH``, signed with an HMAC of that
+key; the reader (:func:`~evolvecoder_datasets.code_instruct.verdict.read_verdict`) refuses a file without a valid
+signature. A test or solution that kills the interpreter (``os._exit(0)``) leaves no signed file: a crash, never a
+pass.
+
+What a test module could reach is kept out of its way (defence in depth: code that shares pytest's interpreter can
+walk its frames, and a test that takes ``request`` holds pytest's objects; see docs/threat-model.md):
+
+* nothing under a name a test can import: the hooks and their state (the key, the results) live on one object
+  registered with pytest's plugin manager, and the module leaves ``sys.modules`` as soon as pytest registered it;
+* a seal: what the ``pytest``, ``_pytest`` and ``pluggy`` modules and their classes hold is recorded when collection
+  starts and compared after collection, after each test phase and at the end; a plugin registered after the start
+  (``pytest_plugins`` in a test module, a conftest written at import) counts the same. Any change is written into
+  the verdict as ``tampered``, which no reader takes as a pass;
+* an audit hook (which nothing removes) refuses ``gc``'s object walks, ``sys._current_frames`` and trace or profile
+  functions, and records the try;
+* the functions the plugin calls are the ones it captured at import (module globals of its own, C functions where
+  it matters: the JSON string quoting, the HMAC), so patching ``json``, ``hmac`` or builtins later changes nothing it
+  writes.
+
+Standard library and pytest only: it runs in the repository's virtualenv, which has pytest but not this package.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import sys
+from _json import encode_basestring_ascii as _quote
 
-_PATH = os.environ.pop("ECD_VERDICT_PATH", "")
-_NONCE = os.environ.pop("ECD_VERDICT_NONCE", "")
-_RESULTS: dict[str, str] = {}
-_COLLECT_ERRORS: list[str] = []
-_COLLECTED = [0]
-_MISSING: set[str] = set()
+from pytest import hookimpl as _hookimpl
+
+try:
+    from _hashlib import hmac_digest as _hmac_digest
+except ImportError:  # pragma: no cover - an interpreter without OpenSSL: the pure-Python HMAC, captured now
+    from hmac import digest as _hmac_digest
+
+# Captured at import, before any test module runs: a test that patches builtins or ``os`` later changes none of them.
+_str, _int, _bool, _len, _sorted, _isinstance, _type, _hasattr, _getattr, _list, _dict, _vars, _memoryview = (
+    str, int, bool, len, sorted, isinstance, type, hasattr, getattr, list, dict, vars, memoryview)
+_open, _write, _close, _replace = os.open, os.write, os.close, os.replace
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+_MODULES = sys.modules
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
-
-
-def _note_missing(report) -> None:
-    """Remember modules a failing import could not find (a diagnosis only; never part of the verdict)."""
-    try:
-        text = str(report.longrepr)
-    except Exception:  # noqa: BLE001 - a repr that cannot be rendered just gives no diagnosis
-        text = ""
-    _MISSING.update(_NO_MODULE.findall(text))
-
 # Phase outcomes in increasing severity: a test's verdict is the worst of its phases.
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 1, "failed": 2, "error": 3}
+# What the audit hook refuses: the ways to walk from a test to pytest's objects without holding one.
+_REFUSED = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
+                      "sys.settrace", "sys.setprofile"})
+# pytest itself sets these around every test (the assertion plugin's comparison hooks).
+_MOVING = frozenset({("_pytest.assertion.util", "_reprcompare"), ("_pytest.assertion.util", "_assertion_pass"),
+                     ("_pytest.assertion.util", "_config")})
+_MAX_TAMPERED = 64
 
 
-def _record(nodeid: str, outcome: str) -> None:
-    previous = _RESULTS.get(nodeid)
-    if previous is None or _RANK[outcome] > _RANK[previous]:
-        _RESULTS[nodeid] = outcome
+def _read_key(fd_text: str) -> bytes:
+    """The run's key from the inherited pipe, which is closed afterwards (so nothing later reads it again)."""
+    if not fd_text.isdigit():
+        return b""
+    try:
+        key = os.read(int(fd_text), 256).strip()
+    except OSError:
+        key = b""
+    try:
+        os.close(int(fd_text))
+    except OSError:
+        pass
+    return key
 
 
-def pytest_collectreport(report):
-    if report.failed:
-        _COLLECT_ERRORS.append(report.nodeid or "<session>")
-        _note_missing(report)
+class _Verdict:
+    """The hooks and everything they record; one instance, registered with pytest's plugin manager only."""
 
+    def __init__(self, path: str, key: bytes) -> None:
+        self.path, self.key = path, key
+        self.results: dict = {}
+        self.collected: list = []
+        self.collect_errors: list = []
+        self.missing: set = set()
+        self.tampered: list = []
+        self.seal: dict = {}
+        self.sealed = False
 
-def pytest_collection_modifyitems(session, config, items):
-    _COLLECTED[0] = len(items)
+    # -- tampering -----------------------------------------------------------------------------------------------
 
+    def audit(self, event, args):
+        if event in _REFUSED:
+            self.tamper(f"audit: {event}")
+            raise RuntimeError(f"{event} is refused while the verdict plugin runs")
 
-def pytest_runtest_logreport(report):
-    if report.failed:
-        _note_missing(report)
-    if report.when == "call":
-        if hasattr(report, "wasxfail"):
-            outcome = "xfailed" if report.skipped else "xpassed"
+    def tamper(self, what):
+        if _len(self.tampered) < _MAX_TAMPERED and what not in self.tampered:
+            self.tampered.append(what)
+
+    def take_seal(self):
+        """Record what pytest's and pluggy's modules and their own classes hold."""
+        for name, module in _list(_MODULES.items()):
+            if name in ("pytest", "_pytest", "pluggy") or name.startswith(("_pytest.", "pluggy.")):
+                entries = _dict(_vars(module))
+                self.seal[name] = (module, entries)
+                for attr, value in entries.items():
+                    if _isinstance(value, _type) and _getattr(value, "__module__", None) == name:
+                        self.seal[(name, attr)] = (value, _dict(_vars(value)))
+        self.sealed = True
+
+    def check_seal(self, when):
+        if not self.sealed:
+            return
+        for label, (holder, entries) in self.seal.items():
+            if _isinstance(label, _str) and _MODULES.get(label) is not holder:
+                self.tamper(f"{when}: sys.modules[{label!r}] replaced")
+            now = _vars(holder)
+            for attr, value in entries.items():
+                if now.get(attr, now) is not value and (label, attr) not in _MOVING:
+                    self.tamper(f"{when}: {label}.{attr} changed")
+            if _len(now) != _len(entries):  # a new name: pytest only adds flags (a warning shown once)
+                for attr, value in _list(now.items()):
+                    if attr not in entries and _type(value) is not _bool:
+                        self.tamper(f"{when}: {label}.{attr} added")
+
+    # -- hooks ---------------------------------------------------------------------------------------------------
+
+    def pytest_plugin_registered(self, plugin, manager):
+        if self.sealed:
+            self.tamper(f"a plugin registered during the run: {_type(plugin).__name__}")
+
+    def pytest_collection(self, session):
+        """Seal when collection starts: every plugin has started its session (the fixture manager registers then),
+        and no test module has been imported yet."""
+        self.take_seal()
+
+    @_hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """Inside the assertion plugin's wrapper, which leaves pytest's configuration in a module global during each
+        test (``_pytest.assertion.util._config``, and the comparison hook's closure): cleared before the test runs
+        (asserts are plain, so nothing reads them), restored by that wrapper afterwards."""
+        util = _MODULES.get("_pytest.assertion.util")
+        if util is not None:
+            util._config = util._reprcompare = util._assertion_pass = None
+        return (yield)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collect_errors.append(_str(report.nodeid) or "<session>")
+            self.note_missing(report)
+        self.check_seal("collection")
+
+    def pytest_collection_finish(self, session):
+        for item in session.items:
+            location = _getattr(item, "location", None) or ("", None, "")
+            line = location[1]
+            self.collected.append((_str(item.nodeid), line + 1 if _type(line) is _int else 0))
+        self.check_seal("collection")
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            self.note_missing(report)
+        if report.when == "call":
+            if _hasattr(report, "wasxfail"):
+                outcome = "xfailed" if report.skipped else "xpassed"
+            else:
+                outcome = report.outcome
+        elif report.failed:
+            outcome = "error"  # a fixture failed in setup or teardown
+        elif report.skipped:
+            outcome = "skipped"
         else:
-            outcome = report.outcome
-    elif report.failed:
-        outcome = "error"  # a fixture failed in setup or teardown
-    elif report.skipped:
-        outcome = "skipped"
-    else:
-        outcome = "passed"
-    _record(report.nodeid, outcome)
+            outcome = "passed"
+        nodeid, outcome = _str(report.nodeid), _str(outcome)
+        previous = self.results.get(nodeid)
+        if previous is None or _RANK.get(outcome, 3) > _RANK.get(previous, 3):
+            self.results[nodeid] = outcome
+        self.check_seal(nodeid)
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.check_seal("end")
+        if self.path and self.key:
+            self.write(_int(exitstatus))
+
+    # -- the result ----------------------------------------------------------------------------------------------
+
+    def note_missing(self, report):
+        """Remember modules a failing import could not find (a diagnosis only; never part of the verdict)."""
+        try:
+            text = _str(report.longrepr)
+        except Exception:  # noqa: BLE001 - a repr that cannot be rendered just gives no diagnosis
+            text = ""
+        self.missing.update(_NO_MODULE.findall(text))
+
+    def write(self, exitstatus):
+        """The payload (JSON written by hand with the captured C quoting), its HMAC on a line of its own."""
+        def strings(values):
+            return "[" + ",".join(_quote(_str(v)) for v in values) + "]"
+
+        collected = ",".join("[" + _quote(n) + "," + _str(line) + "]" for n, line in self.collected)
+        tests = ",".join(_quote(n) + ":" + _quote(o) for n, o in self.results.items())
+        payload = ('{"version":2,"exitstatus":' + _str(exitstatus) + ',"collected":[' + collected + "]"
+                   + ',"collect_errors":' + strings(self.collect_errors) + ',"tests":{' + tests + "}"
+                   + ',"missing_modules":' + strings(_sorted(self.missing))
+                   + ',"tampered":' + strings(self.tampered) + "}").encode("ascii")
+        signed = payload + b"\n" + _hmac_digest(self.key, payload, "sha256").hex().encode("ascii") + b"\n"
+        partial = self.path + ".partial"
+        fd = _open(partial, _FLAGS, 0o644)
+        try:
+            view = _memoryview(signed)
+            while view:
+                view = view[_write(fd, view):]
+        finally:
+            _close(fd)
+        _replace(partial, self.path)
 
 
-def pytest_sessionfinish(session, exitstatus):
-    if not _PATH:
-        return
-    payload = {
-        "nonce": _NONCE,
-        "exitstatus": int(exitstatus),
-        "collected": _COLLECTED[0],
-        "collect_errors": _COLLECT_ERRORS,
-        "tests": _RESULTS,
-        "missing_modules": sorted(_MISSING),
-    }
-    partial = _PATH + ".partial"
-    with open(partial, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle)
-    os.replace(partial, _PATH)
+_PENDING = [_Verdict(os.environ.pop("ECD_VERDICT_PATH", ""), _read_key(os.environ.pop("ECD_VERDICT_FD", "")))]
+
+
+def pytest_addhooks(pluginmanager):
+    """Register the hooks' object once (and, in a harness run, its audit hook: only a process pytest loaded this
+    plugin into gets one), then leave ``sys.modules``: afterwards no import or module attribute leads to it."""
+    if _PENDING:
+        verdict = _PENDING.pop()
+        if verdict.path and verdict.key:
+            sys.addaudithook(verdict.audit)
+        pluginmanager.register(verdict, "ecd_verdict_hooks")
+    _MODULES.pop(__name__, None)

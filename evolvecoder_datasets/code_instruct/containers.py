@@ -7,8 +7,8 @@ there, pinned, becomes the :class:`~.dockerfile.EnvironmentSpec`. Then the image
 writes the very build context a task folder exports (``Dockerfile``, ``requirements.txt``, ``src/``), and the engine
 builds it (tagged by the spec's digest, so it is built once). Verification runs pytest inside that image: no network,
 an unprivileged uid, memory, CPU and process limits, a read-only root with a private ``/tmp``; the work folder is
-mounted at ``/app`` (the delivery contract's folder) and the verdict comes from the same nonce-stamped result file
-the virtualenv backend reads, through the same launcher and plugin.
+mounted at ``/app`` (the delivery contract's folder) and the verdict comes from the same signed result file the
+virtualenv backend reads, through the same launcher and plugin.
 
 Choose it with ``environment: container`` in a code_instruct recipe, or pass it to :func:`~.pipeline.generate_tasks`.
 :func:`detect_engine` says which engine answers and why the others do not: a ``docker`` client without a reachable
@@ -37,11 +37,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import ConfigError, EnvironmentBuildError, SandboxUnavailable
-from .backend import EnvironmentBackend, RepoEnvironment, _stage_files, _tail
+from .backend import EnvironmentBackend, RepoEnvironment, _Ended, _read_run, _stage_files
 from .dockerfile import WORKDIR, EnvironmentSpec, environment_spec, write_build_context
 from .environment import VenvBackend
 from .repository import Repository, default_cache_dir
-from .verdict import PLUGIN_MODULE, PytestRun, _missing_modules, read_verdict
+from .verdict import PytestRun, harness_args, new_key
 
 __all__ = ["ENGINES", "ContainerBackend", "detect_engine"]
 
@@ -291,30 +291,33 @@ class ContainerBackend(EnvironmentBackend):
         ]  # fmt: skip
 
     def run_pytest(
-        self, env: RepoEnvironment, files: Mapping[str, str], *, test_file: str | None = None, timeout_s: float = 180.0
+        self, env: RepoEnvironment, files: Mapping[str, str], *, test_file: str | None = None, timeout_s: float = 180.0,
+        collect_only: bool = False,
     ) -> PytestRun:
-        """Run pytest on ``test_file`` inside the image, ``files`` in ``/app``; the verdict as :class:`VenvBackend`.
+        """Run pytest on ``test_file`` inside the image, ``files`` in ``/app``; the verdict (or, ``collect_only``,
+        the collection) as :class:`VenvBackend`.
 
         Raises:
             ConfigError: a path leaves the work folder, or no single test file can be chosen.
             SandboxUnavailable: no container engine works here.
         """
-        return self._run_in_fresh_box(env, files, test_file, timeout_s, prefix="ecd-container-")
+        return self._run_in_fresh_box(env, files, test_file, timeout_s, prefix="ecd-container-",
+                                      collect_only=collect_only)  # fmt: skip
 
     def _run_in_box(
-        self, box: Path, env: RepoEnvironment, files: Mapping[str, str], test_file: str, timeout_s: float
+        self, box: Path, env: RepoEnvironment, files: Mapping[str, str], test_file: str, timeout_s: float, *,
+        collect_only: bool = False,
     ) -> PytestRun:
         work, harness, result = box / "work", box / "harness", box / "result"
         for folder in (work, harness, result):
             folder.mkdir()
             os.chmod(folder, 0o777)  # the container's uid is not ours
         _stage_files(work, harness, files)
-        nonce = secrets.token_hex(16)
+        key = new_key()
         child_env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/tmp",
             "TMPDIR": "/tmp", "PYTHONPATH": _HARNESS, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "OMP_NUM_THREADS": "1",
-            "ECD_VERDICT_PATH": f"{_RESULT}/verdict.json", "ECD_VERDICT_NONCE": nonce,
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "OMP_NUM_THREADS": "1", "ECD_VERDICT_PATH": f"{_RESULT}/verdict.json",
         }  # fmt: skip
         cpu = max(1, math.ceil(timeout_s))
         spec = {
@@ -322,8 +325,9 @@ class ContainerBackend(EnvironmentBackend):
             "uid": None,  # the engine already runs it as an unprivileged user
             "cwd": WORKDIR,
             "env": child_env,
-            "argv": ["/usr/local/bin/python", "-m", "pytest", "-p", PLUGIN_MODULE, "-p", "no:cacheprovider", "-q",
-                     "-c", f"{_HARNESS}/pytest.ini", "--rootdir", WORKDIR, "-o", "addopts=", test_file],
+            "argv": ["/usr/local/bin/python", "-m", "pytest",
+                     *harness_args(f"{_HARNESS}/pytest.ini", WORKDIR, test_file, collect_only=collect_only)],
+            "key": key,  # the launcher hands it to the plugin through a pipe, then removes this file
         }  # fmt: skip
         (harness / "spec.json").write_text(json.dumps(spec))
         name = f"ecd-verify-{secrets.token_hex(6)}"
@@ -342,12 +346,6 @@ class ContainerBackend(EnvironmentBackend):
                 proc.kill()
             proc.wait()
         duration = time.monotonic() - started
-        tail = _tail(log_path)
-        verdict = None if timed_out else read_verdict(result / "verdict.json", nonce)
-        if verdict is None:
-            killed = proc.returncode in (137, 152, -9)  # SIGKILL or SIGXCPU through the engine
-            status = "timeout" if timed_out or killed else "crashed"
-            return PytestRun(status, exit_code=proc.returncode, duration_s=duration, log_tail=tail)
-        status, tests, errors = verdict
-        return PytestRun(status, tests, errors, exit_code=proc.returncode, duration_s=duration, log_tail=tail,
-                         missing_modules=_missing_modules(result / "verdict.json"))  # fmt: skip
+        killed = proc.returncode in (137, 152, -9)  # SIGKILL or SIGXCPU through the engine
+        ended = _Ended(proc.returncode, timed_out, killed, duration)
+        return _read_run(result / "verdict.json", key, log_path, ended, test_file=test_file, collect_only=collect_only)

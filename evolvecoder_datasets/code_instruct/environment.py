@@ -4,8 +4,8 @@ An :class:`EnvironmentBackend` does two things: :meth:`~EnvironmentBackend.prepa
 repository is installed next to pytest (built once, reused while the source tree is unchanged), and
 :meth:`~EnvironmentBackend.run_pytest` on a set of files in a private work folder inside that environment. The
 verdict never comes from the exit code or the log: a small pytest plugin we ship writes every test's outcome to a
-result file stamped with a per-run random nonce, and only a complete, stamped file counts (``os._exit(0)`` in a
-solution leaves none and reads as a crash).
+result file signed with a per-run random key it gets through a pipe, and only a complete, signed file counts
+(``os._exit(0)`` in a solution leaves none and reads as a crash).
 
 :class:`VenvBackend` builds a virtualenv (``python -m venv`` + ``pip install <repo> pytest``) and runs pytest with
 the venv's interpreter under the same isolation as the sandbox (bubblewrap, else ``unshare``, else none with a
@@ -35,7 +35,6 @@ import hashlib
 import json
 import math
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -53,6 +52,9 @@ from .backend import (  # noqa: F401 - importable from here too
     LAUNCHER_PATH,
     EnvironmentBackend,
     RepoEnvironment,
+    _Ended,
+    _killed,
+    _read_run,
     _stage_files,
     _tail,
 )
@@ -62,7 +64,8 @@ from .verdict import (
     PLUGIN_PATH,
     RUN_STATUSES,
     PytestRun,
-    _missing_modules,
+    harness_args,
+    new_key,
     read_verdict,
 )
 
@@ -330,7 +333,8 @@ class VenvBackend(EnvironmentBackend):
         return argv
 
     def run_pytest(
-        self, env: RepoEnvironment, files: Mapping[str, str], *, test_file: str | None = None, timeout_s: float = 180.0
+        self, env: RepoEnvironment, files: Mapping[str, str], *, test_file: str | None = None, timeout_s: float = 180.0,
+        collect_only: bool = False,
     ) -> PytestRun:
         """Run pytest on ``test_file`` in a fresh work folder holding ``files``, inside the sandbox.
 
@@ -339,9 +343,11 @@ class VenvBackend(EnvironmentBackend):
             files (`Mapping[str, str]`): relative path -> text, e.g. ``{"test_task.py": ..., "task_module.py": ...}``.
             test_file (`str`, *optional*): which file to run; defaults to the only ``test_*.py`` among ``files``.
             timeout_s (`float`, defaults to 180): wall-clock limit (CPU limited to the same number of seconds).
+            collect_only (`bool`, defaults to `False`): only collect (``pytest --collect-only``): the run's
+                ``collected`` and ``listed`` say what pytest would run, and no test runs.
 
         Returns:
-            `PytestRun`: the verdict read from the plugin's nonce-stamped result file.
+            `PytestRun`: the verdict read from the plugin's signed result file.
 
         Raises:
             ConfigError: a path leaves the work folder, or no single test file can be chosen.
@@ -351,10 +357,11 @@ class VenvBackend(EnvironmentBackend):
             >>> run.status                                                                                  # doctest: +SKIP
             'crashed'
         """
-        return self._run_in_fresh_box(env, files, test_file, timeout_s, prefix="ecd-verify-")
+        return self._run_in_fresh_box(env, files, test_file, timeout_s, prefix="ecd-verify-", collect_only=collect_only)
 
     def _run_in_box(
-        self, box: Path, env: RepoEnvironment, files: Mapping[str, str], test_file: str, timeout_s: float
+        self, box: Path, env: RepoEnvironment, files: Mapping[str, str], test_file: str, timeout_s: float, *,
+        collect_only: bool = False,
     ) -> PytestRun:
         work, harness, result, tmp = (box / "work", box / "harness", box / "result", box / "tmp")
         for folder, mode in ((work, 0o777), (harness, 0o755), (result, 0o777), (tmp, 0o1777)):
@@ -362,7 +369,7 @@ class VenvBackend(EnvironmentBackend):
             os.chmod(folder, mode)
         os.chmod(box, 0o755)
         _stage_files(work, harness, files)
-        nonce = secrets.token_hex(16)
+        key = new_key()
         verdict_path = result / "verdict.json"
         child_env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -377,10 +384,9 @@ class VenvBackend(EnvironmentBackend):
             "OMP_NUM_THREADS": "1",
             "OPENBLAS_NUM_THREADS": "1",
             "ECD_VERDICT_PATH": str(verdict_path),
-            "ECD_VERDICT_NONCE": nonce,
         }
-        pytest_argv = [env.python, "-m", "pytest", "-p", PLUGIN_MODULE, "-p", "no:cacheprovider", "-q",
-                       "-c", str(harness / "pytest.ini"), "--rootdir", str(work), "-o", "addopts=", test_file]  # fmt: skip
+        pytest_argv = [env.python, "-m", "pytest", *harness_args(str(harness / "pytest.ini"), str(work), test_file,
+                                                                 collect_only=collect_only)]  # fmt: skip
         cpu = max(1, math.ceil(timeout_s))
         memory, output = self.memory_mb * 1024 * 1024, self.max_output_mb * 1024 * 1024
         # (soft, hard): SIGXCPU at the soft CPU limit, SIGKILL one second later if it is ignored.
@@ -396,8 +402,9 @@ class VenvBackend(EnvironmentBackend):
             uid = None  # the venv sits under a private folder the dropped uid could not read
         if uid is not None:
             limits["RLIMIT_NPROC"] = (512, 512)
-        spec = {"limits": limits, "uid": uid, "cwd": str(work), "env": child_env, "argv": pytest_argv}
+        spec = {"limits": limits, "uid": uid, "cwd": str(work), "env": child_env, "argv": pytest_argv, "key": key}
         spec_path = harness / "spec.json"
+        spec_path.touch(mode=0o600)  # the launcher reads it before dropping privileges, and removes it
         spec_path.write_text(json.dumps(spec))
         argv = [env.python, "-I", "-S", str(harness / "launch.py"), str(spec_path)]
         cmd = self._command(argv, box=box, env=env)
@@ -417,13 +424,5 @@ class VenvBackend(EnvironmentBackend):
                 proc.wait()
         duration = time.monotonic() - started
         code = proc.returncode
-        tail = _tail(log_path)
-        verdict = None if timed_out else read_verdict(verdict_path, nonce)
-        if verdict is None:
-            # bwrap reports a signal death as 128 + signal; without bwrap it is a negative code.
-            killed = code is not None and abs(code) % 128 in (signal.SIGXCPU, signal.SIGKILL)
-            status = "timeout" if timed_out or (killed and duration >= 0.9 * timeout_s) else "crashed"
-            return PytestRun(status, exit_code=code, duration_s=duration, log_tail=tail)
-        status, tests, errors = verdict
-        return PytestRun(status, tests, errors, exit_code=code, duration_s=duration, log_tail=tail,
-                         missing_modules=_missing_modules(verdict_path))  # fmt: skip
+        ended = _Ended(code, timed_out, _killed(code) and duration >= 0.9 * timeout_s, duration)
+        return _read_run(verdict_path, key, log_path, ended, test_file=test_file, collect_only=collect_only)

@@ -21,7 +21,8 @@ A task folder is a Harbor task (``harbor lint`` reports no finding on it)::
       tests/judge.json          library only, and their limits: the test is split into planned asserts, the agent's
                                 code runs in the sandbox and the verdicts are decided in processes that never ran it
       tests/ecd_verdict.py      (a task judged inside, exported only when asked) the verdict plugin of a pytest run
-                                in the agent's interpreter: a reward an agent's code can forge
+                                in the agent's interpreter: hardened, but a reward code in that interpreter can
+                                still reach (docs/threat-model.md)
       solution/patch.diff       the reference solution, as a diff that creates task_module.py
       solution/solve.sh         applies it in /app
 
@@ -50,9 +51,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, SchemaError
 from .config import VERSION
 from .dockerfile import AGENT_USER, WORKDIR, EnvironmentSpec, environment_spec, write_build_context
-from .split import SPLIT_MODE, TEST_TIMEOUT_S
+from .split import SPLIT_MODE, TEST_TIMEOUT_S, split_pytest_module
 from .tasks import JUDGED_INSIDE, SOLUTION_FILE, TEST_FILE, CodeInstructRun, Task
-from .verdict import PLUGIN_MODULE, PLUGIN_PATH
+from .verdict import HARNESS_FLAGS, PLUGIN_MODULE, PLUGIN_PATH
 from .verification import Verification
 from .verifier import JUDGE_ARCHIVE, JUDGE_CONFIG, judge_archive
 
@@ -196,24 +197,49 @@ mkdir -p "$LOGS"
 """
 
 _TEST_SH = f"""#!/usr/bin/env bash
-# Harbor verifier: runs test_task.py against the agent's task_module.py and writes the reward (1 or 0).
-# The reward is read from the verdict file the {PLUGIN_MODULE} plugin stamps with this run's nonce, never from
-# pytest's exit code (a solution calling os._exit(0) makes pytest exit 0).
-{_SH_HEAD}NONCE="$(python -c 'import secrets; print(secrets.token_hex(16))')"
+# Harbor verifier (a task judged inside): runs test_task.py with pytest against the agent's task_module.py and writes
+# the reward (1 or 0). pytest runs the agent's code in its own interpreter, so the reward is that process's account:
+# hardened, never proof (evolvecoder_datasets' docs/threat-model.md). The {PLUGIN_MODULE} plugin signs the outcomes
+# with a key it reads from a pipe (never the environment); a separate collect-only run must have collected the same
+# tests, every one must have passed, and pytest's exit code and its own must both be 0. Never pytest's exit code alone.
+{_SH_HEAD}echo 0 > "$LOGS/reward.txt"
+KEY="$(python -c 'import secrets; print(secrets.token_hex(32))')"
 cd "$WORK"
-ECD_VERDICT_PATH="$LOGS/verdict.json" ECD_VERDICT_NONCE="$NONCE" PYTHONPATH="$TESTS" \\
-  PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -p {PLUGIN_MODULE} -p no:cacheprovider -q \\
-  --rootdir "$WORK" -o addopts= "$TESTS/{TEST_FILE}"
-python - "$LOGS/verdict.json" "$NONCE" > "$LOGS/reward.txt" <<'PY'
-import json, sys
+run_pytest() {{  # $1: the result file, then pytest's extra arguments; the key goes through fd 3
+  local result="$1"
+  shift
+  ECD_VERDICT_PATH="$result" ECD_VERDICT_FD=3 PYTHONPATH="$TESTS" PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 \\
+    python -m pytest {" ".join(HARNESS_FLAGS)} --rootdir "$WORK" -o addopts= "$@" "$TESTS/{TEST_FILE}" \\
+    3< <(printf '%s' "$KEY")
+}}
+run_pytest "$LOGS/collection.json" --collect-only > "$LOGS/collection.txt" 2>&1
+run_pytest "$LOGS/verdict.json"
+STATUS=$?
+python - "$LOGS/collection.json" "$LOGS/verdict.json" "$STATUS" > "$LOGS/reward.txt" 3< <(printf '%s' "$KEY") <<'PY'
+import hmac, json, os, sys
+key = os.read(3, 256).strip()
+def signed(path):
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(8 << 20)
+        payload, _, digest = data.rstrip(b"\\n").rpartition(b"\\n")
+        if key and hmac.compare_digest(digest, hmac.new(key, payload, "sha256").hexdigest().encode()):
+            value = json.loads(payload)
+            return value if isinstance(value, dict) else {{}}
+    except (OSError, ValueError):
+        pass
+    return {{}}
+collection, run = signed(sys.argv[1]), signed(sys.argv[2])
 try:
-    with open(sys.argv[1], encoding="utf-8") as handle:
-        verdict = json.load(handle)
-except (OSError, ValueError):
-    verdict = {{}}
-tests = verdict.get("tests") or {{}}
-ok = (verdict.get("nonce") == sys.argv[2] and not verdict.get("collect_errors") and verdict.get("exitstatus") == 0
-      and bool(tests) and all(outcome == "passed" for outcome in tests.values()))
+    collected = sorted(map(str, collection.get("collected") or []))
+    tests = run.get("tests") or {{}}
+    ok = (sys.argv[3] == "0" and run.get("exitstatus") == 0 and collection.get("exitstatus") == 0 and bool(collected)
+          and collected == sorted(map(str, run.get("collected") or [])) and not run.get("collect_errors")
+          and not run.get("tampered") and not collection.get("tampered")
+          and sorted(tests) == sorted(entry[0] for entry in collection["collected"])
+          and all(outcome == "passed" for outcome in tests.values()))
+except Exception:  # an account of an unexpected shape is no pass
+    ok = False
 print(1 if ok else 0)
 PY
 echo "reward: $(cat "$LOGS/reward.txt")"
@@ -482,7 +508,7 @@ def export_task_folders(
             archive = archive if archive is not None else judge_archive()
             (folder / "tests" / JUDGE_ARCHIVE).write_bytes(archive)
             limits = {"test_file": TEST_FILE, "test_timeout_s": TEST_TIMEOUT_S, "memory_mb": MEMORY_MB,
-                      "mode": SPLIT_MODE}
+                      "mode": SPLIT_MODE, "test_ids": list(split_pytest_module(test, test_file=TEST_FILE).names)}
             (folder / "tests" / JUDGE_CONFIG).write_text(json.dumps(limits, indent=1) + "\n", encoding="utf-8")
             test_sh = _TEST_SH_OUTSIDE
         (folder / "solution" / "patch.diff").write_text(solution_patch(str(row["solution"])), encoding="utf-8")

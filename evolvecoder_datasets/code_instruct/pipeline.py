@@ -43,6 +43,7 @@ from .tasks import (  # noqa: F401 - importable from here too
     CodeInstructRun,
     Task,
     YieldReport,
+    inside_reason_key,
     instruction_for,
     tasks_from_runs,
 )
@@ -276,6 +277,8 @@ def _verify_and_emit(
         )
         ledger.report.emitted += 1
         ledger.report.seed_outcomes["emitted"] += 1
+        if verification.judged == JUDGED_INSIDE:
+            ledger.report.judged_inside[inside_reason_key(verification.inside_reason)] += 1
 
 
 def _task(
@@ -308,6 +311,7 @@ def _task(
         stage_b=verification.stage_b.tests if verification.stage_b else {},
         environment=f"{env.backend}:{env.key}",
         judged=verification.judged,
+        judged_reason=verification.inside_reason if verification.judged == JUDGED_INSIDE else "",
     )
 
 

@@ -14,7 +14,12 @@ fixtures (a test parameter no ``parametrize`` gives), other decorators and marks
 ``usefixtures``), test classes with bases, set-up methods or methods that use ``self``, ``pytestmark``, set-up and
 tear-down hooks, ``yield``/``return``/``global`` in a test's body, async tests, the ``task_module`` object used other
 than by attribute (``dir(task_module)``, ``monkeypatch.setattr(task_module, ...)``), ``"task_module"`` as a string
-and module-level statements other than imports, assignments, helper ``def``/``class`` and docstrings.
+and module-level statements other than imports, assignments, helper ``def``/``class`` and docstrings. So is a
+module-level binding pytest would read as something other than set-up code (a name pytest collects, ``test*`` or
+``Test*``, bound by an assignment, an import or a walrus, so a test function re-bound later; a ``pytest_*`` name such
+as ``pytest_plugins`` or ``pytest_generate_tests``; xunit set-up names; ``pytest`` itself re-bound; a star import; an
+assignment to an attribute or an item): pytest would run what the split does not. What the static reading cannot
+see (a test made by code at import time) the collection check of :func:`~.verification.verify_task` finds.
 
 Example:
     >>> suite = split_pytest_module(
@@ -32,8 +37,11 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .raises import RAISED_HELPER, rewrite_raises
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..limits import SandboxSettings
@@ -73,11 +81,14 @@ class SplitSuite:
         names (`tuple[str, ...]`): their pytest ids (``test_task.py::test_name``).
         program_suffix (`str`): lines appended to the solution so the test's import aliases name the program's
             objects (``from task_module import f as g`` gives ``g = f``); empty when there are none.
+        lines (`tuple[int, ...]`): for each test, the first line of the function it comes from (its first
+            decorator's line when it has one), as pytest reports the location of what it collected.
     """
 
     tests: tuple[str, ...]
     names: tuple[str, ...]
     program_suffix: str = ""
+    lines: tuple[int, ...] = ()
 
     def program(self, solution: str) -> str:
         """The sandbox program: ``solution`` and the alias lines.
@@ -107,12 +118,17 @@ def split_settings(settings: SandboxSettings | None = None, *, test_timeout_s: f
     return dataclasses.replace(settings if settings is not None else SandboxSettings(), **values)
 
 
-def split_pytest_module(test: str, *, test_file: str = "test_task.py") -> SplitSuite:
+def split_pytest_module(test: str, *, test_file: str = "test_task.py",
+                        exceptions: Mapping[str, str] | None = None) -> SplitSuite:  # fmt: skip
     """Split a plain pytest module into one planned test per ``test_*`` function.
 
     Args:
         test (`str`): the pytest module's source.
         test_file (`str`, defaults to ``"test_task.py"``): the file name its ids start with.
+        exceptions (`Mapping[str, str]`, *optional*): the exception classes the test names, as written, with their
+            qualified names learned in a clean process of the task's environment
+            (:func:`~.exceptions.learn_exception_classes`): ``pytest.raises`` blocks on them, or checking their
+            ``__cause__``/``__context__``, are rewritten so the judge decides them (:func:`~.raises.rewrite_raises`).
 
     Returns:
         `SplitSuite`: the tests, their pytest ids and the program's alias lines.
@@ -128,12 +144,12 @@ def split_pytest_module(test: str, *, test_file: str = "test_task.py") -> SplitS
         evolvecoder_datasets.code_instruct.split.NotSplittable: decorated_test: test_a
     """
     try:
-        return _split(test, test_file)
+        return _split(test, test_file, dict(exceptions or {}))
     except (RecursionError, MemoryError):  # a model-written module nested past what the AST tools recurse through
         raise NotSplittable("too_deep", "nested past what can be split") from None
 
 
-def _split(test: str, test_file: str) -> SplitSuite:
+def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
     try:
         tree = ast.parse(test)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
@@ -148,6 +164,7 @@ def _split(test: str, test_file: str) -> SplitSuite:
     functions: list[ast.stmt] = []  # test functions and test classes, in order
     constants: dict[str, ast.expr] = {}  # module-level ``NAME = <value>``, for parametrize(..., NAME)
     for position, stmt in enumerate(tree.body):
+        _check_bindings(stmt)
         if isinstance(stmt, ast.Import):
             kept = []
             for alias in stmt.names:
@@ -179,7 +196,7 @@ def _split(test: str, test_file: str) -> SplitSuite:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if any(_is_fixture(d) for d in stmt.decorator_list):
                 raise NotSplittable("fixture", stmt.name)
-            if stmt.name.startswith(("pytest_", "setup", "teardown")):
+            if stmt.name.startswith(_HOOK_PREFIXES):
                 raise NotSplittable("pytest_hook", stmt.name)
             prelude.append(stmt)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
@@ -197,21 +214,26 @@ def _split(test: str, test_file: str) -> SplitSuite:
     cases = [case for node in functions for case in _cases(node, constants)]
     if not cases:
         raise NotSplittable("no_test_functions")
-    names = [name for name, _ in cases]
+    names = [name for name, _, _ in cases]
     if len(set(names)) != len(names):  # pytest keeps the last definition only
         raise NotSplittable("duplicate_test_name", next(n for n in names if names.count(n) > 1))
     rewrite = _TaskModuleAttributes(module_aliases)
     prelude = [rewrite.visit(s) for s in prelude]
-    tests = []
-    for _, body in cases:
+    tests, raised = [], False
+    for _, body, _ in cases:
         body = [rewrite.visit(s) for s in body]
+        if exceptions:
+            body, changed = rewrite_raises(body, exceptions)
+            raised = raised or changed
         tests.append(ast.unparse(ast.Module(body=[*prelude, *body], type_ignores=[])))
-    suffix = "".join(f"{mine} = {theirs}\n" for mine, theirs in aliases)
-    return SplitSuite(tuple(tests), tuple(f"{test_file}::{n}" for n in names), "\n" + suffix if suffix else "")
+    suffix = "".join(f"{mine} = {theirs}\n" for mine, theirs in aliases) + (RAISED_HELPER if raised else "")
+    return SplitSuite(tuple(tests), tuple(f"{test_file}::{n}" for n in names), "\n" + suffix if suffix else "",
+                      tuple(line for _, _, line in cases))
 
 
-def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, list[ast.stmt]]]:
-    """``(pytest id without the file, statements)`` for each test a module-level test function or class makes."""
+def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, list[ast.stmt], int]]:
+    """``(pytest id without the file, statements, first line)`` for each test a module-level test function or class
+    makes."""
     if isinstance(node, ast.ClassDef):
         if node.decorator_list or node.keywords or any(not (isinstance(b, ast.Name) and b.id == "object")
                                                        for b in node.bases):  # fmt: skip
@@ -222,12 +244,13 @@ def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, li
                 continue
             if not (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test")):
                 raise NotSplittable("test_class", f"{node.name}: {ast.unparse(stmt).splitlines()[0][:60]}")
-            out += [(f"{node.name}::{name}", body) for name, body in _function_cases(stmt, constants, method=True)]
+            out += [(f"{node.name}::{name}", body, line)
+                    for name, body, line in _function_cases(stmt, constants, method=True)]  # fmt: skip
         return out
     return _function_cases(node, constants)
 
 
-def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str, list[ast.stmt]]]:
+def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str, list[ast.stmt], int]]:
     """The tests of one test function: one, or one per parameter set of its ``pytest.mark.parametrize``
     decorators (the parameters bound by assignments before the body)."""
     if isinstance(stmt, ast.AsyncFunctionDef):
@@ -257,7 +280,8 @@ def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str,
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the test's docstring
     ids = _unique([i for i, _ in sets])
-    return [(f"{stmt.name}[{i}]" if stmt.decorator_list else stmt.name, [*bind, *body])
+    first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])  # the code object's first line
+    return [(f"{stmt.name}[{i}]" if stmt.decorator_list else stmt.name, [*bind, *body], first)
             for i, (_, bind) in zip(ids, sets)]  # fmt: skip
 
 
@@ -356,6 +380,85 @@ def _own_nodes(function: ast.FunctionDef):
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 todo.append(child)
+
+
+# Module-level names pytest reads itself: hooks and plugins (``pytest_plugins``, ``pytest_generate_tests``), xunit
+# set-up and tear-down (``setup_module``, ``setUpModule``...), and the collection switches of a module.
+_HOOK_PREFIXES = ("pytest_", "setup", "teardown", "setUp", "tearDown")
+_READ_BY_PYTEST = frozenset({"__test__", "__getattr__", "__dir__"})
+# Values that are data whatever they hold, so a ``test_cases = [...]`` is set-up, not a test pytest collects.
+_DATA_DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Constant, ast.JoinedStr, ast.ListComp, ast.SetComp,
+                  ast.DictComp)  # fmt: skip
+
+
+def _check_bindings(stmt: ast.stmt) -> None:
+    """Refuse a module-level statement that binds a name pytest would read as more than set-up code: a name it
+    collects (``test*``, ``Test*``) bound other than by the test's own ``def``/``class``, a hook or set-up name, or
+    ``pytest`` itself bound to something else (an import, an assignment, a walrus, a helper's ``global``); and the
+    bindings the split cannot follow (a star import, an assignment to an attribute or an item)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        for alias in stmt.names:
+            if alias.name == "*":
+                raise NotSplittable("star_import", ast.unparse(stmt)[:80])
+            bound = alias.asname or alias.name.split(".")[0]
+            if bound == "pytest":  # ``import pytest`` (or ``import pytest.x``), nothing else under that name
+                if not isinstance(stmt, ast.Import) or alias.name.split(".")[0] != "pytest":
+                    raise NotSplittable("rebinds_pytest", ast.unparse(stmt)[:80])
+                continue
+            _check_name(bound, stmt)
+    elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+        data = isinstance(stmt.value, _DATA_DISPLAYS)  # a list, a dict...: never a function or a class
+        for target in _targets(stmt):
+            for name in _assigned_names(target, stmt):
+                if not (data and isinstance(target, ast.Name) and name.startswith(("test", "Test"))):
+                    _check_name(name, stmt)
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name in _READ_BY_PYTEST:
+        raise NotSplittable("binds_pytest_name", stmt.name)
+    for node in _module_scope_nodes(stmt):
+        if isinstance(node, ast.NamedExpr):
+            _check_name(node.target.id, stmt)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        for node in ast.walk(stmt):  # a helper that binds a module name pytest reads when called at import
+            for name in node.names if isinstance(node, (ast.Global, ast.Nonlocal)) else ():
+                _check_name(name, stmt)
+
+
+def _check_name(name: str, stmt: ast.stmt) -> None:
+    if name == "pytestmark":
+        raise NotSplittable("pytestmark", ast.unparse(stmt)[:80])
+    if name.startswith(("test", "Test")):
+        raise NotSplittable("binds_test_name", f"{name}: {ast.unparse(stmt).splitlines()[0][:60]}")
+    if name.startswith(_HOOK_PREFIXES) or name in _READ_BY_PYTEST or name == "pytest":
+        raise NotSplittable("binds_pytest_name", f"{name}: {ast.unparse(stmt).splitlines()[0][:60]}")
+
+
+def _assigned_names(target: ast.expr, stmt: ast.stmt) -> list[str]:
+    """The names an assignment target binds; an attribute or an item (``test_a.__test__ = False``,
+    ``sys.modules[...] = ...``) cannot be split."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _assigned_names(element, stmt)]
+    if isinstance(target, ast.Starred):
+        return _assigned_names(target.value, stmt)
+    raise NotSplittable("module_assignment_target", ast.unparse(stmt).splitlines()[0][:80])
+
+
+def _module_scope_nodes(stmt: ast.stmt):
+    """The nodes of a module-level statement evaluated in the module's scope: not the bodies of functions, lambdas
+    and classes (their decorators, defaults and bases are)."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo += [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)]
+        elif isinstance(node, ast.ClassDef):
+            todo += [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+        elif isinstance(node, ast.Lambda):
+            todo += [*node.args.defaults, *(d for d in node.args.kw_defaults if d)]
+        else:
+            todo += list(ast.iter_child_nodes(node))
 
 
 def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:

@@ -62,6 +62,9 @@ class Task:
             ``task_module.py``, where a solution can reach the verdict plugin and forge its file. The exports leave
             ``"inside"`` tasks out unless asked (``CodeInstructConfig.export_judged_inside``; see
             docs/threat-model.md).
+        judged_reason (`str`, defaults to ``""``): why a task was judged inside
+            (:attr:`~.verification.Verification.inside_reason`: the split's refusal, a collection that differs from
+            the split, a backend the sandbox cannot reach); empty when judged outside.
     """
 
     id: str
@@ -82,6 +85,7 @@ class Task:
     stage_b: dict[str, str] = field(default_factory=dict)
     environment: str = ""
     judged: str = JUDGED_INSIDE
+    judged_reason: str = ""
 
 
 @dataclass
@@ -97,6 +101,7 @@ class YieldReport:
         emitted (`int`): tasks emitted.
         skip_reasons (`Counter`): per rejected candidate, its reason.
         seed_outcomes (`Counter`): per seed, ``"emitted"`` or the reason of its last rejection.
+        judged_inside (`Counter`): per emitted task judged inside, why (:func:`inside_reason_key`).
     """
 
     repository: str = ""
@@ -107,6 +112,7 @@ class YieldReport:
     emitted: int = 0
     skip_reasons: Counter = field(default_factory=Counter)
     seed_outcomes: Counter = field(default_factory=Counter)
+    judged_inside: Counter = field(default_factory=Counter)
 
     @property
     def yield_rate(self) -> float:
@@ -125,6 +131,7 @@ class YieldReport:
             emitted=self.emitted + other.emitted,
             skip_reasons=self.skip_reasons + other.skip_reasons,
             seed_outcomes=self.seed_outcomes + other.seed_outcomes,
+            judged_inside=self.judged_inside + other.judged_inside,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,6 +146,7 @@ class YieldReport:
             "yield_rate": round(self.yield_rate, 4),
             "skip_reasons": dict(self.skip_reasons.most_common()),
             "seed_outcomes": dict(self.seed_outcomes.most_common()),
+            "judged_inside": dict(self.judged_inside.most_common()),
         }
 
     def __str__(self) -> str:
@@ -152,7 +160,21 @@ class YieldReport:
         if self.skip_reasons:
             lines.append("  skipped candidates by reason:")
             lines += [f"    {reason:<32} {count}" for reason, count in self.skip_reasons.most_common()]
+        if self.judged_inside:
+            lines.append("  emitted but judged inside (left out of exports unless asked), by reason:")
+            lines += [f"    {reason:<32} {count}" for reason, count in self.judged_inside.most_common()]
         return "\n".join(lines)
+
+
+def inside_reason_key(reason: str) -> str:
+    """The counter key of a judged-inside reason: the split's refusal with its name, else the reason's head.
+
+    Example:
+        >>> inside_reason_key("split: fixture"), inside_reason_key("collection_mismatch: pytest collects ...")
+        ('split: fixture', 'collection_mismatch')
+    """
+    head, _, rest = reason.partition(": ")
+    return f"split: {rest}" if head == "split" else head or "unknown"
 
 
 @dataclass

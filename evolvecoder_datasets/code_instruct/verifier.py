@@ -5,8 +5,11 @@ An exported task folder whose verification was judged outside ships this module,
 ``python -m evolvecoder_datasets.code_instruct.verifier TESTS WORK LOGS``: the test module is split into planned
 asserts (:func:`~.split.split_pytest_module`), the agent's ``task_module.py`` is the sandbox's program (it imports
 the image's installed packages), and the verdicts are decided by the judge, in processes that never run the agent's
-code. pytest never runs the agent's code here, so nothing in it can reach the verdict. The reward is 1 only when
-every test function passed and every one was judged outside; ``LOGS/verdict.json`` keeps each test's status.
+code. pytest never runs the agent's code here, so nothing in it can reach the verdict. The split must give the test
+ids recorded at export (``judge.json``'s ``test_ids``: the tests verification checked against pytest's own
+collection); the exception classes the test names are learned again in this image, in a sandbox job of their own
+(:mod:`.exceptions`). The reward is 1 only when every test function passed and every one was judged outside;
+``LOGS/verdict.json`` keeps each test's status.
 
 Example:
     >>> from evolvecoder_datasets.code_instruct.verifier import main
@@ -35,7 +38,8 @@ MAX_SOLUTION_BYTES = 1 << 20
 _PACKAGE = Path(__file__).resolve().parents[1]
 # What the verifier imports, in the package's folder: the sandbox, the judge, the split and this module.
 _SHIPPED = ("__init__.py", "_lazy.py", "_parse.py", "chat.py", "errors.py", "limits.py", "schema.py",
-            "execution", "code_instruct/__init__.py", "code_instruct/split.py", "code_instruct/verifier.py")  # fmt: skip
+            "execution", "code_instruct/__init__.py", "code_instruct/split.py", "code_instruct/raises.py",
+            "code_instruct/exceptions.py", "code_instruct/verifier.py")  # fmt: skip
 
 
 def judge_archive() -> bytes:
@@ -99,17 +103,21 @@ def main(argv: list[str] | None = None) -> int:
         0
     """
     from ..execution import Sandbox
+    from .exceptions import exception_references, learn_exception_classes
     from .split import SPLIT_MODE, TEST_TIMEOUT_S, NotSplittable, split_pytest_module, split_settings
 
     tests_dir, work, logs = (Path(a) for a in (argv if argv is not None else sys.argv[1:]))
     logs.mkdir(parents=True, exist_ok=True)
     config = json.loads((tests_dir / JUDGE_CONFIG).read_text(encoding="utf-8"))
     verdict: dict = {"tests": {}, "judged": [], "reason": ""}
+    test = (tests_dir / config["test_file"]).read_text(encoding="utf-8")
     try:
-        suite = split_pytest_module((tests_dir / config["test_file"]).read_text(encoding="utf-8"),
-                                    test_file=config["test_file"])  # fmt: skip
+        suite = split_pytest_module(test, test_file=config["test_file"])
     except NotSplittable as err:  # the folder was written for a test that splits: it was edited since
         suite, verdict["reason"] = None, f"the test no longer splits: {err}"
+    if suite is not None and "test_ids" in config and list(suite.names) != list(config["test_ids"]):
+        # the tests verified (and checked against pytest's own collection) are these: anything else was edited
+        suite, verdict["reason"] = None, "the test's split differs from the tests that were verified"
     solution = read_solution(work / "task_module.py")
     if suite is not None and solution is None:
         verdict["reason"] = "no readable task_module.py (a regular UTF-8 file of at most 1 MiB)"
@@ -119,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
                                   isolation=str(config.get("isolation", "auto")),
                                   mode=str(config.get("mode", SPLIT_MODE)))  # fmt: skip
         with Sandbox(settings) as sandbox:
+            references = exception_references(test)
+            if references:  # learned in this image, in a sandbox job of their own (the agent's code is not in it)
+                classes = learn_exception_classes(references, settings=settings, sandbox=sandbox)
+                suite = split_pytest_module(test, test_file=config["test_file"], exceptions=classes)
             report = sandbox.run(suite.program(solution), list(suite.tests))
         verdict["tests"] = dict(zip(suite.names, report.statuses))
         verdict["messages"] = dict(zip(suite.names, report.messages))

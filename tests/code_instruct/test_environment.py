@@ -69,7 +69,7 @@ def test_exit_inside_a_test_leaves_no_verdict(venv_backend, tinytext_env):
     assert _run(venv_backend, tinytext_env, solution).status == "crashed"
 
 
-def test_a_forged_verdict_file_without_the_nonce_is_ignored(venv_backend, tinytext_env):
+def test_a_forged_verdict_file_without_the_key_is_ignored(venv_backend, tinytext_env):
     forge = ("import json, os, glob\n"
              "for path in glob.glob('/tmp/**/result', recursive=True) + glob.glob(os.path.dirname(os.getcwd()) + '/result'):\n"
              "    open(os.path.join(path, 'verdict.json'), 'w').write(json.dumps({'nonce': 'guess', 'tests': {'x': 'passed'}}))\n"
@@ -90,7 +90,9 @@ def test_no_network_and_an_unprivileged_uid(venv_backend, tinytext_env):
              "    try:\n        socket.create_connection(('1.1.1.1', 53), timeout=2)\n        net = 'net'\n"
              "    except OSError:\n        net = 'nonet'\n"
              "    return f'{net}-{os.getuid()}'\n")  # fmt: skip
-    test = "from task_module import f\n\ndef test_probe():\n    assert f('') == 'expected'\n"
+    # printed: asserts are plain in the harness (pytest's assertion rewriting keeps its configuration where a test
+    # could read it), so a failing assert shows no values; the captured output is in the report
+    test = "from task_module import f\n\ndef test_probe():\n    print(f(''))\n    assert f('') == 'expected'\n"
     run = _run(venv_backend, tinytext_env, probe, test=test)
     assert run.status == "failed"
     assert "nonet" in run.log_tail
@@ -98,14 +100,36 @@ def test_no_network_and_an_unprivileged_uid(venv_backend, tinytext_env):
         assert "nonet-65534" in run.log_tail
 
 
-def test_read_verdict_needs_the_nonce_and_all_tests_passing(tmp_path):
+def _signed(path, key, tests, collected=None, **fields):
+    from evolvecoder_datasets.code_instruct.verdict import sign_verdict
+
+    payload = {"version": 2, "exitstatus": 0, "collect_errors": [], "missing_modules": [], "tampered": [],
+               "collected": [[name, 1] for name in (tests if collected is None else collected)], "tests": tests,
+               **fields}  # fmt: skip
+    path.write_bytes(sign_verdict(json.dumps(payload).encode(), key))
+
+
+def test_read_verdict_needs_the_key_and_every_collected_test_passing(tmp_path):
     path = tmp_path / "verdict.json"
-    path.write_text(json.dumps({"nonce": "n", "tests": {"a": "passed", "b": "skipped"}, "collect_errors": []}))
-    assert read_verdict(path, "n")[0] == "failed"  # a skipped test is not a pass
-    path.write_text(json.dumps({"nonce": "n", "tests": {}, "collect_errors": []}))
-    assert read_verdict(path, "n")[0] == "no_tests"
-    assert read_verdict(path, "") is None
-    assert read_verdict(tmp_path / "missing.json", "n") is None
+    _signed(path, "k", {"a": "passed", "b": "passed"})
+    assert read_verdict(path, "k").status == "passed"
+    assert read_verdict(path, "other") is None and read_verdict(path, "") is None  # not signed with this run's key
+    _signed(path, "k", {"a": "passed", "b": "skipped"})
+    assert read_verdict(path, "k").status == "failed"  # a skipped test is not a pass
+    _signed(path, "k", {"a": "passed"}, collected=["a", "b"])
+    run = read_verdict(path, "k")
+    assert (run.status, run.tests["b"]) == ("failed", "error")  # a collected test without an outcome failed
+    _signed(path, "k", {"a": "passed", "z": "passed"}, collected=["a"])
+    assert read_verdict(path, "k").status == "failed"  # an outcome for a test pytest did not collect
+    _signed(path, "k", {"a": "passed"}, tampered=["pytest.fail changed"])
+    assert read_verdict(path, "k").status == "failed"
+    _signed(path, "k", {"a": "passed"}, exitstatus=1)
+    assert read_verdict(path, "k").status == "failed"  # pytest itself did not say OK
+    _signed(path, "k", {})
+    assert read_verdict(path, "k").status == "no_tests"
+    path.write_bytes(path.read_bytes().replace(b'"tests"', b'"tests" '))
+    assert read_verdict(path, "k") is None  # edited after signing
+    assert read_verdict(tmp_path / "missing.json", "k") is None
 
 
 def test_paths_outside_the_work_folder_are_refused(venv_backend, tinytext_env):

@@ -8,8 +8,9 @@ calls run in the sandbox, the comparisons in the judge. These tests run wrong so
 (forging pytest's verdict, lying objects, patching the modules and builtins the expected side uses, reading the
 test at load time, dying, hanging, raising what pytest treats specially) against real repository tasks, each next
 to the right solution as a control, and check that none is verified. A test whose shape cannot be split (a fixture,
-a mark) is still verified by pytest: there the forgeries work, which is why such tasks say
-``judged: inside`` and are left out of the exports unless asked.
+a mark) is still verified by pytest: there a solution's lying objects work, which is why such tasks say
+``judged: inside`` and are left out of the exports unless asked (the verdict channel itself is hardened: see
+``test_verdict_forgery.py``).
 """
 
 from __future__ import annotations
@@ -115,8 +116,13 @@ def test_no_wrong_solution_is_verified_when_the_test_is_split(name, shape, venv_
     verification = verify_task(SHAPES[shape], ATTACKS[name], environment=tinytext_env, backend=venv_backend, timeout_s=60,
                                test_timeout_s=1.0)  # fmt: skip
     assert not verification.result.ok, (name, verification)
-    assert verification.judged == "outside"
     assert verification.stage_b is not None and "passed" not in verification.stage_b.tests.values()
+    if name == "reads_the_tests_at_load_and_answers_from_them":
+        # its gc walk at import breaks pytest's own collection (the verdict plugin refuses it), so the task cannot
+        # be judged as the split: pytest's two stages reject it
+        assert verification.inside_reason == "collection_mismatch: the collection failed: ['audit: gc.get_objects']"
+    else:
+        assert verification.judged == "outside"
 
 
 # Shapes the split leaves to pytest: fixtures and marks. There, a solution decides its own verdict.
@@ -130,13 +136,17 @@ INSIDE_TESTS = {
 
 @pytest.mark.parametrize("shape", sorted(INSIDE_TESTS))
 @pytest.mark.parametrize("forgery", [FORGE_PLUGIN, FORGE_FILE], ids=["plugin", "verdict_file"])
-def test_a_test_that_cannot_be_split_is_pytests_and_judged_inside(shape, forgery, venv_backend, tinytext_env):
-    """Why such tasks stay out of the exports: a wrong solution forges its pytest verification."""
+def test_a_test_that_cannot_be_split_is_judged_inside_and_the_old_forgeries_no_longer_verify(
+        shape, forgery, venv_backend, tinytext_env):  # fmt: skip
+    """Such tasks are pytest's, judged inside (left out of the exports, the reason recorded). The forgeries that
+    verified a wrong solution there before (the plugin's record replaced through ``sys.modules``, the verdict file
+    rewritten with the nonce read from the plugin) find nothing to reach now: the hooks live under no importable name,
+    and the file is signed with a key the plugin read from a pipe."""
     verification = verify_task(INSIDE_TESTS[shape], forgery + WRONG, environment=tinytext_env, backend=venv_backend,
                                timeout_s=60)  # fmt: skip
-    assert verification.result.ok and verification.judged == "inside", (shape, verification)
+    assert not verification.result.ok and verification.judged == "inside", (shape, verification)
     right = verify_task(INSIDE_TESTS[shape], RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60)
-    assert right.result.ok and right.judged == "inside"
+    assert right.result.ok and right.judged == "inside" and right.inside_reason.startswith("split: "), right
 
 
 def _task(**changes) -> Task:
@@ -165,15 +175,18 @@ def test_tasks_judged_inside_are_left_out_of_the_exports_unless_asked():
     assert CodeInstructConfig().export_judged_inside is False
 
 
-FORGERIES = ["patches_the_plugins_record", "writes_the_verdict_file_with_the_nonce_it_reads",
-             "returns_an_object_equal_to_everything", "patches_the_repository_the_expected_side_uses"]
+# What a pytest run in the solution's interpreter still lets through (it judges what the objects say), and what it
+# no longer does (the verdict's own channel).
+FORGERIES = {"returns_an_object_equal_to_everything": "passed", "patches_the_repository_the_expected_side_uses": "passed",
+             "patches_the_plugins_record": "failed", "writes_the_verdict_file_with_the_nonce_it_reads": "failed"}
 
 
-@pytest.mark.parametrize("name", FORGERIES)
-def test_the_forgeries_pass_a_pytest_run_that_shares_their_interpreter(name, venv_backend, tinytext_env):
-    """The control for the attacks above: run as written, by pytest in the solution's interpreter, these wrong
-    solutions pass every test of the task; only the split stops them."""
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_what_a_pytest_run_that_shares_the_solutions_interpreter_lets_through(name, venv_backend, tinytext_env):
+    """The control for the attacks above: run as written, by pytest in the solution's interpreter, a wrong solution
+    whose objects lie (equal to everything) or that patches the repository the expected side calls passes every test
+    of the task; only the split stops them. A forgery of the verdict's channel itself fails there too now."""
     test = TEST_BY_REPO.split("\ndef test_against_json")[0]  # json is not patched by every one of them
     run = venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": ATTACKS[name]},
                                   test_file="test_task.py", timeout_s=60)  # fmt: skip
-    assert run.status == "passed", (name, run)
+    assert run.status == FORGERIES[name], (name, run)

@@ -106,6 +106,58 @@ def test_shapes_only_pytest_can_judge_are_refused_with_their_reason(reason, test
     assert info.value.reason == reason
 
 
+# Modules whose module-level code makes pytest collect (or drop) a test the split would not see: the static reading
+# refuses each, so none of them is judged by a split that leaves out what pytest runs. ``extra`` is the pytest id
+# of the test only pytest would run, ``gone`` the one only the split would (both checked against pytest itself).
+PLAIN = "from task_module import f\n\ndef test_a():\n    assert f(1) == 1\n\n"
+COLLECTION_TRICKS = {
+    "callable_made_at_import": ("binds_test_name", PLAIN + "def _case(a, b):\n    def check():\n"
+                                "        assert f(a) == b\n    return check\n\ntest_big = _case(10, 20)\n",
+                                "test_big", None),
+    "test_rebound_later": ("binds_test_name", PLAIN + "def _other():\n    assert f(2) == 3\n\ntest_a = _other\n",
+                           None, None),
+    "class_made_at_import": ("binds_test_name", PLAIN + "TestMore = type('TestMore', (), {'test_m': "
+                             "lambda self: None})\n", "TestMore::test_m", None),
+    "plugins_of_the_test_module": ("binds_pytest_name", "pytest_plugins = []\n" + PLAIN, None, None),
+    "generated_parameters": ("binds_pytest_name", PLAIN + "def _gen(metafunc):\n    pass\n\n"
+                             "pytest_generate_tests = _gen\n", None, None),
+    "collection_switch": ("module_assignment_target", PLAIN + "test_a.__test__ = False\n", None, "test_a"),
+    "walrus_at_import": ("binds_test_name", PLAIN + "_made = (test_w := lambda: None)\n", "test_w", None),
+    "imported_test_function": ("binds_test_name", "from os.path import join as test_join\n" + PLAIN, "test_join",
+                               None),
+    "star_import": ("star_import", "from task_module import *\n\ndef test_a():\n    assert f(1) == 1\n", None,
+                    None),
+    "helper_binding_a_global": ("binds_test_name", PLAIN + "def _make():\n    global test_g\n"
+                                "    def test_g():\n        assert f(5) == 6\n\n_made = _make()\n", "test_g", None),
+    "pytest_rebound": ("rebinds_pytest", "import unittest.mock as pytest\n" + PLAIN, None, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLLECTION_TRICKS))
+def test_module_code_that_changes_what_pytest_collects_is_refused(name, tinytext_env, tmp_path):
+    import subprocess
+
+    reason, test, extra, gone = COLLECTION_TRICKS[name]
+    with pytest.raises(NotSplittable) as info:
+        split_pytest_module(test)
+    assert info.value.reason == reason
+    if extra is None and gone is None:
+        return
+    (tmp_path / "test_task.py").write_text(test)
+    (tmp_path / "task_module.py").write_text("def f(x):\n    return x\n")
+    collected = subprocess.run([tinytext_env.python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                                "test_task.py"], cwd=tmp_path, capture_output=True, text=True, check=False)  # fmt: skip
+    ids = [line.split("::", 1)[1] for line in collected.stdout.splitlines() if line.startswith("test_task.py::")]
+    assert (extra is None or extra in ids) and (gone is None or gone not in ids), (name, collected.stdout)
+
+
+def test_data_bound_to_a_test_like_name_is_still_set_up():
+    """``test_cases = [...]`` is a list, never a test pytest collects: it stays part of the module's set-up."""
+    suite = split_pytest_module("from task_module import f\n\ntest_cases = [(1, 2)]\nTestData = {'a': 1}\n\n"
+                                "def test_a():\n    for x, y in test_cases:\n        assert f(x) == y\n")
+    assert suite.names == ("test_task.py::test_a",) and suite.lines == (6,)
+
+
 def _scripted(repo: str = "*"):
     """``(file name, parsed answer, NotSplittable or None)`` for each scripted answer of ``repo`` that parses."""
     for path in sorted(glob.glob(str(ANSWERS / repo / "*.txt"))):

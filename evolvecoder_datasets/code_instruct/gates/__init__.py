@@ -74,6 +74,9 @@ SKIP_REASONS = {
     "no_tests_collected": "stage B: pytest collected no test",
     "verify_timeout": "stage B: the run with the solution timed out",
     "verify_crashed": "stage B: the run with the solution left no verdict (crash, os._exit)",
+    "collection_mismatch": "stage B: the pytest run did not run the tests a separate collect-only run found",
+    "test_passes_a_wrong_solution": "stage B, judged inside: the test passed against a decoy task_module whose every "
+    "name raises (it does not test the solution, or forges pytest's verdict)",
     "no_window": "no acceptable code window could be drawn for this seed",
 }
 #: The static gates in the order :func:`run_gates` applies them.

@@ -1,0 +1,147 @@
+"""The published test is judged as pytest collects it (attack class 1: what pytest collects is not what was split).
+
+Module-level code can make pytest run a test the split never sees (a callable or a class made at import, a method
+added to a test class, a test re-bound under its own name, a plugin named at import) or drop one it judges
+(``__test__ = False``), and it can collect one way under ``--collect-only`` and another when it runs. Before,
+such a module was judged on its split alone, and a solution that fails the hidden test got reward 1. Each variant
+here passes the split's static reading (so the check against pytest's own collection is what catches it) and is run
+for real: verification judges it inside with the reason recorded (or rejects it), never outside on the split alone;
+the exported verifier follows pytest's collection; an honest module is the control.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evolvecoder_datasets.code_instruct import verify_task
+from evolvecoder_datasets.code_instruct.backend import MAX_LISTING_LINES, _listed_ids
+from evolvecoder_datasets.code_instruct.collection import collection_mismatch
+from evolvecoder_datasets.code_instruct.split import split_pytest_module
+from evolvecoder_datasets.code_instruct.verdict import PytestRun
+
+RIGHT = "import tinytext\n\ndef f(text):\n    return tinytext.slugify(text)\n"
+# Right on what the plain test asks, wrong on what the hidden tests ask.
+ALMOST = "def f(text):\n    return {'A b': 'a-b', 'X  Y': 'x-y'}.get(text, 'wrong')\n"
+HONEST = "from task_module import f\n\ndef test_a():\n    assert f('A b') == 'a-b'\n    assert f('X  Y') == 'x-y'\n"
+CASE = ("\ndef _case(text, slug):\n    def check():\n        assert f(text) == slug\n    return check\n\n"
+        "def _method(self):\n    assert f('Hello World') == 'hello-world'\n")  # fmt: skip
+
+# name: (module, how the split and pytest differ: the start of Verification.inside_reason, or of the rejection)
+TRICKS = {
+    "callable_made_at_import": (HONEST + CASE + "\n_made = globals().update(test_big=_case('Hello World', "
+                                "'hello-world'))\n", "collection_mismatch: pytest collects a test the split does not"),
+    "class_made_at_import": (HONEST + "import sys\n" + CASE + "\n_made = setattr(sys.modules[__name__], 'TestMore', "
+                             "type('TestMore', (), {'test_m': _method}))\n",
+                             "collection_mismatch: pytest collects a test the split does not"),
+    "method_added_to_a_test_class": ("from task_module import f\n\nclass TestGroup:\n    def test_a(self):\n"
+                                     "        assert f('A b') == 'a-b'\n" + CASE
+                                     + "\n_made = setattr(TestGroup, 'test_more', _method)\n",
+                                     "collection_mismatch: pytest collects a test the split does not"),
+    "test_rebound_under_its_name": (HONEST + CASE + "\n_made = globals().__setitem__('test_a', _case('Hello World', "
+                                    "'hello-world'))\n", "collection_mismatch: pytest runs another function under"),
+    "test_switched_off_at_import": (HONEST + "\ndef test_b():\n    assert f('Hello World') == 'hello-world'\n\n"
+                                    "_made = setattr(test_b, '__test__', False)\n",
+                                    "collection_mismatch: the split judges a test pytest does not collect"),
+    "prints_a_collection_of_its_own": (HONEST + "import os\n\ndef _print_past_the_capture():\n"
+                                       "    for fd in range(3, 64):  # pytest keeps the real stdout on one of them\n"
+                                       "        try:\n            os.write(fd, b'\\ntest_task.py::test_ghost\\n')\n"
+                                       "        except OSError:\n            pass\n\n"
+                                       "_made = _print_past_the_capture()\n",
+                                       "collection_mismatch: pytest's printed collection and its plugin's account"),
+    "plugin_named_at_import": (HONEST + "\n_made = open('ecd_more.py', 'w').write('')\n"
+                               "_named = globals().__setitem__('pytest_plugins', ['ecd_more'])\n",
+                               "collection_mismatch: the collection failed"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKS))
+def test_a_module_pytest_collects_differently_is_never_judged_on_its_split(name, venv_backend, tinytext_env):
+    test, reason = TRICKS[name]
+    split_pytest_module(test)  # the static reading takes it: only pytest's own collection shows the difference
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert right.judged == "inside" and right.inside_reason.startswith(reason), right
+    almost = verify_task(test, ALMOST, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    if name not in ("test_switched_off_at_import", "prints_a_collection_of_its_own"):  # no hidden test in those
+        assert not almost.result.ok, almost
+
+
+def test_a_module_that_collects_differently_under_collect_only_is_rejected(venv_backend, tinytext_env):
+    """Adaptive: the hidden test exists only when pytest is not asked to ``--collect-only``. The separate collection
+    then matches the split, but the run as written collects one more test than it did: rejected, for any solution."""
+    test = (HONEST + "import sys\n" + CASE + "\n_made = None if '--collect-only' in sys.argv else "
+            "globals().update(test_big=_case('Hello World', 'hello-world'))\n")
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert (right.result.ok, right.result.reason) == (False, "collection_mismatch"), right
+    assert "test_task.py::test_big" in right.result.detail
+    almost = verify_task(test, ALMOST, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert (almost.result.ok, almost.result.reason) == (False, "solution_fails_test"), almost  # test_big, as written
+
+
+def test_the_split_alone_would_have_rewarded_the_wrong_solution(venv_backend, tinytext_env):
+    """The attack as reported: the split of the module judges only ``test_a``, which the almost-right solution passes;
+    pytest also runs ``test_big``, which it fails."""
+    from evolvecoder_datasets.execution import shared_sandbox
+
+    test = TRICKS["callable_made_at_import"][0]
+    suite = split_pytest_module(test)
+    report = shared_sandbox(venv_backend.sandbox_settings(tinytext_env), timeout_s=5.0).run(
+        suite.program(ALMOST), list(suite.tests))  # fmt: skip
+    assert suite.names == ("test_task.py::test_a",) and report.statuses == ["pass"]
+    run = venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": ALMOST}, timeout_s=60)
+    assert run.tests == {"test_task.py::test_a": "passed", "test_task.py::test_big": "failed"}
+
+
+# The reported shape itself, which the split's static reading now refuses (judged inside: "split: binds_test_name").
+REPORTED = HONEST + CASE + "\ntest_big = _case('Hello World', 'hello-world')\n"
+
+
+@pytest.mark.parametrize("name", ["callable_made_at_import", "class_made_at_import", "method_added_to_a_test_class",
+                                  "test_rebound_under_its_name", "reported"])  # fmt: skip
+def test_the_exported_verifier_runs_what_pytest_collects(name, exported, reward):
+    """Judged inside, the task's folder (exported only when asked) verifies with pytest, which runs the hidden test."""
+    folder = exported(REPORTED if name == "reported" else TRICKS[name][0], RIGHT, "inside")
+    assert (reward(folder, RIGHT), reward(folder, ALMOST)) == ("1", "0")
+
+
+def test_the_reported_module_is_judged_inside_and_verifies_no_almost_right_solution(venv_backend, tinytext_env):
+    right = verify_task(REPORTED, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert right.result.ok and (right.judged, right.inside_reason) == ("inside", "split: binds_test_name"), right
+    almost = verify_task(REPORTED, ALMOST, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert (almost.result.ok, almost.stage_b.tests.get("test_task.py::test_big")) == (False, "failed"), almost
+
+
+def test_the_honest_control_is_judged_outside_and_rewarded_by_the_solution(venv_backend, tinytext_env, exported,
+                                                                           reward):  # fmt: skip
+    right = verify_task(HONEST, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert right.result.ok and right.judged == "outside" and right.inside_reason == ""
+    assert right.collection.collected == (("test_task.py::test_a", 3),)
+    assert not verify_task(HONEST, "def f(text):\n    return 'wrong'\n", environment=tinytext_env,
+                           backend=venv_backend, timeout_s=60).result.ok  # fmt: skip
+    folder = exported(HONEST, RIGHT, "outside")
+    assert (reward(folder, RIGHT), reward(folder, "def f(text):\n    return 'wrong'\n")) == ("1", "0")
+
+
+def test_an_exported_split_verifier_refuses_a_test_edited_after_verification(exported, reward):
+    """``judge.json`` records the test ids that were verified against pytest's collection; a test file that splits
+    into other tests is not the verified one, and rewards nothing."""
+    folder = exported(HONEST, RIGHT, "outside")
+    path = folder / "tests" / "test_task.py"
+    path.write_text(path.read_text() + "\ndef test_extra():\n    assert f('A b') == 'a-b'\n")
+    assert reward(folder, RIGHT) == "0"
+
+
+def test_collection_output_is_read_with_bounds_and_compared_not_trusted(tmp_path):
+    log = tmp_path / "log.txt"
+    flood = "".join(f"test_task.py::test_{i}\n" for i in range(MAX_LISTING_LINES + 500)) + "x" * 5000 + "\n"
+    log.write_text("noise\n" + "test_task.py::" + "y" * 3000 + "\n" + flood)
+    listed = _listed_ids(log, "test_task.py")
+    assert len(listed) < MAX_LISTING_LINES and all(len(line) <= 2000 for line in listed)
+    suite = split_pytest_module(HONEST)
+    account = (("test_task.py::test_a", 3),)
+    assert collection_mismatch(PytestRun("passed", collected=account, listed=("test_task.py::test_a",)), suite) is None
+    printed_more = PytestRun("passed", collected=account, listed=("test_task.py::test_a", "test_task.py::test_z"))
+    assert collection_mismatch(printed_more, suite) == "pytest's printed collection and its plugin's account differ"
+    tampered = PytestRun("failed", collected=account, tampered=("pytest.fail changed",))
+    assert collection_mismatch(tampered, suite) == "the collection failed: ['pytest.fail changed']"
+    moved = PytestRun("passed", collected=(("test_task.py::test_a", 9),), listed=("test_task.py::test_a",))
+    assert collection_mismatch(moved, suite).startswith("pytest runs another function under")
