@@ -192,11 +192,7 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
     check_list_cells(batch, schema.TESTS, stage="refine")
     references = [list(r or ()) for r in _column(batch, schema.SOLUTIONS, n)]
     seed_tests = [list(t or ()) for t in _column(batch, schema.TESTS, n)]
-    previous = _column(batch, schema.DROP_REASON, n)
-    rows = [_Row(question=q or "", drop_reason=d or None) for q, d in zip(batch[schema.QUESTION], previous)]
-    for row, question in zip(rows, batch[schema.QUESTION]):
-        if row.drop_reason is None and not (isinstance(question, str) and question.strip()):
-            row.question, row.drop_reason = "", "seed_no_question"  # nothing to refine: no paid request
+    rows = _seed_rows(batch, n)
 
     # 1. one refine request per live row, all sent together (none when the stage keeps the seeds as they are)
     live = [i for i, row in enumerate(rows) if row.drop_reason is None]
@@ -206,7 +202,37 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
                 rows[i].drop_reason = "refine_no_tests"
             elif config.reference_check == "auto":
                 rows[i].reference = reference_for(references[i], rows[i].suite.tests)
-    requests = [
+    requests = _requests(rows, live, batch, references, config)
+    record = config.on_llm_error == "record"
+    answers = get_backend(llm_config).generate(requests, return_exceptions=record, desc="refine") if requests else []
+    asked = live if config.ask else []
+
+    # 2. parse, clean, make independent
+    for i, answer in zip(asked, answers):
+        _take_answer(rows[i], answer, (batch[schema.QUESTION][i], seed_tests[i]), references[i], config)
+
+    # 3. reference check, every checked row in one sandbox call
+    _check_references(rows, [i for i in live if rows[i].reference is not None and rows[i].suite.tests], config)
+
+    # 4. too few tests left (weak models may fall back to the seed's own asserts, checked the same way)
+    _keep_min_tests(rows, live, batch[schema.QUESTION], seed_tests, references, config)
+    return _columns(batch, rows, references, n)
+
+
+def _seed_rows(batch: dict[str, list], n: int) -> list[_Row]:
+    """One :class:`_Row` per seed, already dropped where the seed was, or where it has no question to refine."""
+    previous = _column(batch, schema.DROP_REASON, n)
+    rows = [_Row(question=q or "", drop_reason=d or None) for q, d in zip(batch[schema.QUESTION], previous)]
+    for row, question in zip(rows, batch[schema.QUESTION]):
+        if row.drop_reason is None and not (isinstance(question, str) and question.strip()):
+            row.question, row.drop_reason = "", "seed_no_question"  # nothing to refine: no paid request
+    return rows
+
+
+def _requests(rows: list[_Row], live: list[int], batch: dict[str, list], references: list[list[str]],
+              config: RefineConfig) -> list:
+    """One refine request per live row (none when the stage does not ask)."""
+    return [
         refine_prompt.build_request(
             rows[i].question,
             solution=references[i][0] if references[i] else None,
@@ -218,45 +244,42 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
         for i in live
         if config.ask
     ]
-    record = config.on_llm_error == "record"
-    answers = get_backend(llm_config).generate(requests, return_exceptions=record, desc="refine") if requests else []
-    asked = live if config.ask else []
 
-    # 2. parse, clean, make independent
-    for i, answer in zip(asked, answers):
-        row = rows[i]
-        if isinstance(answer, BaseException):
-            raise_unrecordable(answer)
-            row.drop_reason = "refine_llm_error"
-            continue
-        try:
-            parsed = refine_prompt.parse(answer.text)
-        except LLMResponseError as err:
-            seed = (batch[schema.QUESTION][i], seed_tests[i])
-            if not (config.fallback_to_seed and _fall_back_to_seed(row, *seed, f"refine_{err.reason}")):
-                row.drop_reason = f"refine_{err.reason}"
-            elif config.reference_check == "auto":
-                row.reference = reference_for(references[i], row.suite.tests)
-            continue
-        tests, dependent = independent_tests(parsed.tests)
-        row.question = parsed.question
-        row.suite = TestSuite.of(tests, round=0, method="refine")
-        row.dropped_tests = sum(parsed.dropped_tests.values()) + dependent
-        if config.include_seed_tests:
-            _add_seed_tests(row, seed_tests[i])
-        if config.reference_check == "auto":
-            row.reference = reference_for(references[i], row.suite.tests)
 
-    # 3. reference check, every checked row in one sandbox call
-    _check_references(rows, [i for i in live if rows[i].reference is not None and rows[i].suite.tests], config)
+def _take_answer(row: _Row, answer: Any, seed: tuple[str, list[str]], references: list[str],
+                 config: RefineConfig) -> None:
+    """Read one answer into its row: the refined question and its independent tests, or why there are none."""
+    if isinstance(answer, BaseException):
+        raise_unrecordable(answer)
+        row.drop_reason = "refine_llm_error"
+        return
+    try:
+        parsed = refine_prompt.parse(answer.text)
+    except LLMResponseError as err:
+        if not (config.fallback_to_seed and _fall_back_to_seed(row, *seed, f"refine_{err.reason}")):
+            row.drop_reason = f"refine_{err.reason}"
+        elif config.reference_check == "auto":
+            row.reference = reference_for(references, row.suite.tests)
+        return
+    tests, dependent = independent_tests(parsed.tests)
+    row.question = parsed.question
+    row.suite = TestSuite.of(tests, round=0, method="refine")
+    row.dropped_tests = sum(parsed.dropped_tests.values()) + dependent
+    if config.include_seed_tests:
+        _add_seed_tests(row, seed[1])
+    if config.reference_check == "auto":
+        row.reference = reference_for(references, row.suite.tests)
 
-    # 4. too few tests left (weak models may fall back to the seed's own asserts, checked the same way)
+
+def _keep_min_tests(rows: list[_Row], live: list[int], questions: list, seed_tests: list[list[str]],
+                    references: list[list[str]], config: RefineConfig) -> None:
+    """Drop the live rows left with fewer than ``min_tests`` tests, or give them the seed's own (checked alike)."""
     fell_back = []
     for i in live:
         row = rows[i]
         if row.drop_reason is None and len(row.suite) < config.min_tests:
             reason = "reference_rejected_tests" if row.reference_failed > 0 else "refine_too_few_tests"
-            seed = (batch[schema.QUESTION][i], seed_tests[i])
+            seed = (questions[i], seed_tests[i])
             if config.fallback_to_seed and row.fallback is None and _fall_back_to_seed(row, *seed, reason):
                 row.reference = reference_for(references[i], row.suite.tests) if config.reference_check == "auto" else None
                 row.reference_failed = -1
@@ -268,6 +291,9 @@ def refine(batch: dict[str, list], *, config: RefineConfig) -> dict[str, list]:
         if len(rows[i].suite) < config.min_tests:
             rows[i].drop_reason = "reference_rejected_tests"
 
+
+def _columns(batch: dict[str, list], rows: list[_Row], references: list[list[str]], n: int) -> dict[str, list]:
+    """The columns the stage writes, from its rows."""
     out: dict[str, list] = {}
     out[schema.QUESTION] = [row.question for row in rows]
     out[schema.SEED_QUESTION] = list(batch[schema.QUESTION])

@@ -40,10 +40,7 @@ class _Watch:
         killed_for = None
         values: dict = {}
         progress = self.progress
-        watched = [run.rfd, self.in_fd] if progress.enabled else [run.rfd]
-        if self.wake_r >= 0 and run.supervised:
-            watched.append(self.wake_r)
-            _drain_pipe(self.wake_r)
+        watched = self._watched_fds(run)
         quiet = [fd for fd in watched if fd != run.rfd]
         ended = (job, tests, pending, statuses, messages, cpu, values)  # what a test's end updates
         try:
@@ -56,14 +53,7 @@ class _Watch:
                     next_check = run.last_event + min(cpu_budget, wall_budget)
                 wake = progress.wake_at()
                 until = next_check if wake is None else min(next_check, wake)
-                fds = watched
-                if run.current is not None and not run.eof:
-                    # A test's line waits in the pipe until its process ends (one wake-up per test, not two); a
-                    # test that runs longer, or writes more than the pipe holds, is read from as it goes.
-                    grace = run.started + _LINE_GRACE_S
-                    if _monotonic() < grace:
-                        fds, until = quiet, min(until, grace)
-                ready = select.select(fds, [], [], max(0.0, until - _monotonic()))[0]
+                ready = self._wait_ready(run, watched, quiet, until)
                 if self.in_fd in ready and progress.caller_says_stop():
                     killed_for = "stop"
                     break
@@ -109,44 +99,80 @@ class _Watch:
                     if killed_for is not None:
                         break
                     continue
-                elapsed = _monotonic() - run.last_event
-                if judge_cpu or not run.loaded:  # S runs the program's code: its whole tree's time counts
-                    used = sum(run.tree_cpus()) - run.last_cpu
-                else:
-                    used = run.cpu() - run.last_cpu
-                if used >= cpu_budget or elapsed >= wall_budget:
-                    killed_for = "cpu" if used >= cpu_budget else "wall"
-                    run.killed_after_cpu = used
+                killed_for, next_check = self._check_solution(run, cpu_budget, wall_budget, judge_cpu=judge_cpu)
+                if killed_for is not None:
                     break
-                # Not there yet (the child was waiting, or starved of CPU): look again when it could be.
-                next_check = _monotonic() + min(max(cpu_budget - used, 0.01), wall_budget - elapsed)
         finally:
-            if run.ctl_fd >= 0:
-                _close(run.ctl_fd)
-            _kill_tree(run.pid)
-            own_cpu, children_cpu = run.cpus()  # S is dead or dying, not reaped: what the kernel counted for it
-            try:
-                _, run.exit_status = _waitpid(run.pid, 0)
-            except ChildProcessError:
-                pass
-            # Orphaned grandchildren hold the pipe's write end: end them before draining.
-            children_cpu += sweep_children()
-            self._drain(run, job, tests, pending, statuses, messages, cpu, values, final=True)
-            _close(run.rfd)
-            if run.stat_fd >= 0:
-                _close(run.stat_fd)
-            run.children.close()
+            own_cpu, children_cpu = self._end_run(run, job, tests, pending, statuses, messages, cpu, values)
         if tests is not None and not judge_cpu and run.loaded and run.stat_fd >= 0:
             self._check_accounting(run, children_cpu, cpu_limit, killed_for, statuses, messages)
         if judge_cpu and killed_for is None and run.reported and own_cpu + children_cpu > 0.0:
-            # Fast mode: S's marks split its time between tests, but none of it may go missing. What its tree used
-            # after the last test it reported belongs to that test (S has nothing else to do but exit).
-            left = own_cpu + children_cpu - run.last_cpu
-            if left > max(cpu_limit, 0.05) + 2.0 / _CLK_TCK:
-                idx = run.reported[-1]
-                statuses[idx], messages[idx] = "timeout", f"{left:.2f} s of CPU time after its report"
-                self.payloads[idx] = None
+            self._charge_after_report(run, own_cpu + children_cpu, cpu_limit, statuses, messages)
         return killed_for
+
+    def _watched_fds(self, run: _Run) -> list:
+        """What the watch loop waits on: S's result pipe, the caller's pipe where it may stop the job, and the
+        wake-up pipe (emptied first) where the server supervises the tests."""
+        watched = [run.rfd, self.in_fd] if self.progress.enabled else [run.rfd]
+        if self.wake_r >= 0 and run.supervised:
+            watched.append(self.wake_r)
+            _drain_pipe(self.wake_r)
+        return watched
+
+    def _wait_ready(self, run: _Run, watched: list, quiet: list, until: float) -> list:
+        """The fds of ``watched`` that are readable, waiting at most until ``until``."""
+        fds = watched
+        if run.current is not None and not run.eof:
+            # A test's line waits in the pipe until its process ends (one wake-up per test, not two); a
+            # test that runs longer, or writes more than the pipe holds, is read from as it goes.
+            grace = run.started + _LINE_GRACE_S
+            if _monotonic() < grace:
+                fds, until = quiet, min(until, grace)
+        return select.select(fds, [], [], max(0.0, until - _monotonic()))[0]
+
+    def _check_solution(self, run: _Run, cpu_budget: float, wall_budget: float, *, judge_cpu: bool):
+        """S's own limits, checked when it could first have reached one. Returns ``(killed_for, next_check)``:
+        ``"cpu"`` or ``"wall"`` and None where it went over, else None and when to look again."""
+        elapsed = _monotonic() - run.last_event
+        if judge_cpu or not run.loaded:  # S runs the program's code: its whole tree's time counts
+            used = sum(run.tree_cpus()) - run.last_cpu
+        else:
+            used = run.cpu() - run.last_cpu
+        if used >= cpu_budget or elapsed >= wall_budget:
+            killed_for = "cpu" if used >= cpu_budget else "wall"
+            run.killed_after_cpu = used
+            return killed_for, None
+        # Not there yet (the child was waiting, or starved of CPU): look again when it could be.
+        return None, _monotonic() + min(max(cpu_budget - used, 0.01), wall_budget - elapsed)
+
+    def _end_run(self, run: _Run, job, tests, pending, statuses, messages, cpu, values) -> tuple[float, float]:
+        """End S and whatever it left running, read the rest of its lines and close its fds. Returns ``(own_cpu,
+        children_cpu)``: what the kernel counted for S itself, and for the children reaped by S and by the sweep."""
+        if run.ctl_fd >= 0:
+            _close(run.ctl_fd)
+        _kill_tree(run.pid)
+        own_cpu, children_cpu = run.cpus()  # S is dead or dying, not reaped: what the kernel counted for it
+        try:
+            _, run.exit_status = _waitpid(run.pid, 0)
+        except ChildProcessError:
+            pass
+        # Orphaned grandchildren hold the pipe's write end: end them before draining.
+        children_cpu += sweep_children()
+        self._drain(run, job, tests, pending, statuses, messages, cpu, values, final=True)
+        _close(run.rfd)
+        if run.stat_fd >= 0:
+            _close(run.stat_fd)
+        run.children.close()
+        return own_cpu, children_cpu
+
+    def _charge_after_report(self, run: _Run, used: float, cpu_limit: float, statuses, messages) -> None:
+        """Fast mode: S's marks split its tree's CPU time ``used`` between tests, but none of it may go missing; what
+        it used after the last test it reported belongs to that test (S has nothing else to do but exit)."""
+        left = used - run.last_cpu
+        if left > max(cpu_limit, 0.05) + 2.0 / _CLK_TCK:
+            idx = run.reported[-1]
+            statuses[idx], messages[idx] = "timeout", f"{left:.2f} s of CPU time after its report"
+            self.payloads[idx] = None
 
     def _check_accounting(self, run: _Run, children_cpu: float, cpu_limit: float, killed_for, statuses,
                           messages) -> None:

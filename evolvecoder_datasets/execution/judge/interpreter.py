@@ -13,6 +13,7 @@ import copy
 import functools
 
 from .._wire_decode import CycleRef, ForeignObject, ProgramObject
+from .expressions import _Compound
 from .language import (
     _ATTRIBUTES,
     _BINOPS,
@@ -122,7 +123,7 @@ class _Function:
 _CLEAN_RESULTS: collections.OrderedDict = collections.OrderedDict()
 
 
-class _Interpreter:
+class _Interpreter(_Compound):
     def __init__(self, probes: list, budget: int = _STEP_BUDGET) -> None:
         self.probes = probes
         self.steps = 0
@@ -264,10 +265,11 @@ class _Interpreter:
             pass
         return False
 
-    def function(self, node: ast.FunctionDef, env: dict) -> _Function:
+    def function(self, node, env: dict) -> _Function:
+        """A helper the test defines, ``def`` or ``lambda``, closed over ``env``."""
         params = [a.arg for a in node.args.args]
         defaults = [self.eval(d, env) for d in node.args.defaults]
-        return _Function(self, params, defaults, node.body, env, expr=False)
+        return _Function(self, params, defaults, node.body, env, expr=type(node) is ast.Lambda)
 
     def assign(self, target, value, env: dict) -> None:
         t = type(target)
@@ -298,6 +300,7 @@ class _Interpreter:
 
     # -- expressions ------------------------------------------------------------------------------------------
     def eval(self, node, env: dict):
+        """The value of an expression: the commonest kinds here, the others by :data:`_EVALUATORS`."""
         self.tick()
         t = type(node)
         if t is ast.Constant:
@@ -360,20 +363,10 @@ class _Interpreter:
                 else:
                     items.append(self.eval(elt, env))
             return tuple(items) if t is ast.Tuple else items if t is ast.List else set(items)
-        if t is ast.Dict:
-            out = {}
-            for key, value in zip(node.keys, node.values):
-                if key is None:
-                    out.update(self.eval(value, env))
-                else:
-                    out[self.eval(key, env)] = self.eval(value, env)
-            return out
         if t is ast.Subscript:
             value = self.eval(node.value, env)
             _check_data(value)
             return value[self.eval(node.slice, env)]
-        if t is ast.Slice:
-            return slice(*(self.eval(p, env) if p is not None else None for p in (node.lower, node.upper, node.step)))
         if t is ast.Attribute:
             return self.attribute(self.eval(node.value, env), node.attr)
         if t is ast.Call:
@@ -393,38 +386,10 @@ class _Interpreter:
                 else:
                     kwargs[kw.arg] = self.eval(kw.value, env)
             return func(*args, **kwargs)
-        if t is ast.Lambda:
-            params = [a.arg for a in node.args.args]
-            defaults = [self.eval(d, env) for d in node.args.defaults]
-            return _Function(self, params, defaults, node.body, env, expr=True)
-        if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
-            return self.comprehension(node, env)
-        if t is _Unrolled:
-            return self.unrolled(node, env)
-        if t is _Clean:
-            return self.clean_call(node, env)
-        if t is ast.NamedExpr:
-            value = env[node.target.id] = self.eval(node.value, env)
-            return value
-        if t is _Search:
-            return self.search(self.eval(node.pattern, env), self.eval(node.text, env))
-        if t is _ExcInfo:
-            exc = self.eval(node.exc, env)
-            return ProgramObject("ExceptionInfo", (("value", exc), ("type", type(exc)),
-                                                   ("typename", type(exc).__name__)))  # fmt: skip
-        if t is ast.JoinedStr:
-            return "".join(str(self.eval(v, env)) for v in node.values)
-        if t is ast.FormattedValue:
-            value = self.eval(node.value, env)
-            if node.conversion == ord("r"):
-                value = repr(value)
-            elif node.conversion == ord("s"):
-                value = str(value)
-            elif node.conversion == ord("a"):
-                value = ascii(value)
-            spec = self.eval(node.format_spec, env) if node.format_spec is not None else ""
-            return format(value, spec)
-        raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+        evaluate = _EVALUATORS.get(t)
+        if evaluate is None:
+            raise JudgeLimit(f"{t.__name__} is outside the judge's language")
+        return evaluate(self, node, env)
 
     clean = None  # set by judge(): runs a helper call in a process that never ran program code
     # (what a test's own part evaluated to, by test source and expression, is kept in _CLEAN_RESULTS: the same for
@@ -471,6 +436,10 @@ class _Interpreter:
             raise JudgeLimit("the pattern search returned no truth value")
         raise _ProbeFailed(*entry[1:])
 
+    def raised_match(self, node: _Search, env: dict) -> bool:
+        """``pytest.raises(match=...)``'s check: :meth:`search` of the evaluated pattern in the exception's text."""
+        return self.search(self.eval(node.pattern, env), self.eval(node.text, env))
+
     def same(self, a, b) -> bool:
         """``is``: sandbox identities when both sides are probe values, else :func:`_same`."""
         ida, idb = self.identity.get(id(a)), self.identity.get(id(b))
@@ -491,39 +460,6 @@ class _Interpreter:
             return {k: v for k, v in items()}
         values = [parts[0] for parts in items()]
         return set(values) if node.kind == "set" else values
-
-    def comprehension(self, node, env: dict):
-        out_list: list = []
-        out_dict: dict = {}
-        local = dict(env)
-
-        def loop(i: int) -> None:
-            if i == len(node.generators):
-                self.tick()
-                if type(node) is ast.DictComp:
-                    out_dict[self.eval(node.key, local)] = self.eval(node.value, local)
-                else:
-                    out_list.append(self.eval(node.elt, local))
-                return
-            gen = node.generators[i]
-            for item in self.eval(gen.iter, local):
-                self.tick()
-                self.assign(gen.target, item, local)
-                if all(self.eval(cond, local) for cond in gen.ifs):
-                    loop(i + 1)
-
-        loop(0)
-        for sub in ast.walk(node):  # a walrus in a comprehension binds in the enclosing scope, as in Python
-            if type(sub) is ast.NamedExpr and sub.target.id in local:
-                env[sub.target.id] = local[sub.target.id]
-        t = type(node)
-        if t is ast.DictComp:
-            return out_dict
-        if t is ast.SetComp:
-            return set(out_list)
-        if t is ast.GeneratorExp:
-            return iter(out_list)
-        return out_list
 
     def attribute(self, value, attr: str):
         if type(value) is _ModuleView:
@@ -581,3 +517,21 @@ def _as_load(target):
     raise JudgeLimit("augmented assignment to this target is outside the judge's language")
 
 
+#: The expression kinds :meth:`_Interpreter.eval` does not evaluate in its own body, each with the method that does
+#: (one dict lookup per node of these kinds; a kind in neither is outside the judge's language).
+_EVALUATORS = {
+    ast.Dict: _Interpreter.dict_display,
+    ast.Slice: _Interpreter.slice_value,
+    ast.Lambda: _Interpreter.function,
+    ast.ListComp: _Interpreter.comprehension,
+    ast.SetComp: _Interpreter.comprehension,
+    ast.GeneratorExp: _Interpreter.comprehension,
+    ast.DictComp: _Interpreter.comprehension,
+    _Unrolled: _Interpreter.unrolled,
+    _Clean: _Interpreter.clean_call,
+    ast.NamedExpr: _Interpreter.named,
+    _Search: _Interpreter.raised_match,
+    _ExcInfo: _Interpreter.exc_info,
+    ast.JoinedStr: _Interpreter.joined,
+    ast.FormattedValue: _Interpreter.formatted,
+}

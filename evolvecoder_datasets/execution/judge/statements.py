@@ -49,170 +49,187 @@ def _exits(stmt) -> bool:
 
 class _Planner(_ExpressionPlanner):
     def statement(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            for alias in stmt.names:
-                bound = (alias.asname or alias.name).partition(".")[0]
-                one = copy.copy(stmt)
-                one.names = [alias]
-                self.deferred[bound] = one  # reaches the sandbox only if its code reads the name
-                judge_ok = isinstance(stmt, ast.Import) and alias.name in _MODULES and bound not in self.forced
-                if isinstance(stmt, ast.ImportFrom) and stmt.module in _MODULES and stmt.level == 0 \
-                        and alias.name in (_MODULES[stmt.module] or {}) and bound not in self.forced:  # fmt: skip
-                    self.judge_values[bound] = stmt
-                    self.judge_funcs.add(bound)
-                    self.judge_stmt(ast.copy_location(ast.ImportFrom(module=stmt.module, names=[alias], level=0), stmt))
-                elif judge_ok:
-                    self.modules.add(bound)
-                else:
-                    self.modules.discard(bound)
-                    self.judge_values.pop(bound, None)
-                    self.forced.add(bound)
-                    if stmt.level == 0 if isinstance(stmt, ast.ImportFrom) else True:
-                        one = copy.copy(stmt)
-                        one.names = [alias]
-                        self.imported[bound] = ast.unparse(one)
-            return
-        if isinstance(stmt, ast.Assert):
-            test = self.split(stmt.test)
-            msg = stmt.msg if stmt.msg is not None and self.supported(stmt.msg) else None
-            self.judge_stmt(ast.copy_location(ast.Assert(test=test, msg=msg), stmt))
-            return
-        if isinstance(stmt, ast.FunctionDef):
-            if not getattr(stmt, "_plain", False):  # in place, once: the tree is this plan's own
-                stmt = _DropAnnotations().visit(stmt)
-                stmt._plain = True
-            if stmt.name not in self.forced and self.pure_function(stmt):
-                self.judge_values[stmt.name] = stmt
-                self.judge_funcs.add(stmt.name)
-                self.judge_stmt(stmt)
+        """Plan one statement of the test: a simple one by its kind (:data:`_STATEMENTS`), any other as a block."""
+        handler = _STATEMENTS.get(type(stmt))
+        if handler is None:
+            self.plan_block(stmt)
+        else:
+            handler(self, stmt)
+
+    def plan_import(self, stmt) -> None:
+        """``import m`` / ``from m import f``: the judge's own module, a name it may read, or the sandbox's."""
+        for alias in stmt.names:
+            bound = (alias.asname or alias.name).partition(".")[0]
+            one = copy.copy(stmt)
+            one.names = [alias]
+            self.deferred[bound] = one  # reaches the sandbox only if its code reads the name
+            judge_ok = isinstance(stmt, ast.Import) and alias.name in _MODULES and bound not in self.forced
+            if isinstance(stmt, ast.ImportFrom) and stmt.module in _MODULES and stmt.level == 0 \
+                    and alias.name in (_MODULES[stmt.module] or {}) and bound not in self.forced:  # fmt: skip
+                self.judge_values[bound] = stmt
+                self.judge_funcs.add(bound)
+                self.judge_stmt(ast.copy_location(ast.ImportFrom(module=stmt.module, names=[alias], level=0), stmt))
+            elif judge_ok:
+                self.modules.add(bound)
             else:
-                # Sent to the sandbox only when its code calls it: a ``check(candidate)`` that the test calls once
-                # is inlined instead, and its expected values stay here.
-                self.unbind(stmt.name)
-                self.deferred[stmt.name] = stmt
+                self.modules.discard(bound)
+                self.judge_values.pop(bound, None)
+                self.forced.add(bound)
+                if stmt.level == 0 if isinstance(stmt, ast.ImportFrom) else True:
+                    one = copy.copy(stmt)
+                    one.names = [alias]
+                    self.imported[bound] = ast.unparse(one)
+
+    def plan_assert(self, stmt: ast.Assert) -> None:
+        """``assert``: the judge's, with its program part split into probes."""
+        test = self.split(stmt.test)
+        msg = stmt.msg if stmt.msg is not None and self.supported(stmt.msg) else None
+        self.judge_stmt(ast.copy_location(ast.Assert(test=test, msg=msg), stmt))
+
+    def plan_def(self, stmt: ast.FunctionDef) -> None:
+        """``def``: a helper of the judge's when it is pure, else one the sandbox gets when its code calls it."""
+        if not getattr(stmt, "_plain", False):  # in place, once: the tree is this plan's own
+            stmt = _DropAnnotations().visit(stmt)
+            stmt._plain = True
+        if stmt.name not in self.forced and self.pure_function(stmt):
+            self.judge_values[stmt.name] = stmt
+            self.judge_funcs.add(stmt.name)
+            self.judge_stmt(stmt)
+        else:
+            # Sent to the sandbox only when its code calls it: a ``check(candidate)`` that the test calls once
+            # is inlined instead, and its expected values stay here.
+            self.unbind(stmt.name)
+            self.deferred[stmt.name] = stmt
+
+    def plan_assign(self, stmt) -> None:
+        """``x = ...`` (plain or annotated): bound by the judge, as a probe, or in the sandbox."""
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = stmt.value
+        if value is None:
             return
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            value = stmt.value
-            if value is None:
-                return
-            names = [self.targets(t) for t in targets]
-            if len(targets) == 1 and names[0] and isinstance(value, (ast.Tuple, ast.List)) and \
-                    isinstance(targets[0], (ast.Tuple, ast.List)) and len(names[0]) == len(value.elts) and \
-                    not any(isinstance(e, ast.Starred) for e in value.elts):  # fmt: skip
-                for name, part in zip(names[0], value.elts):  # a, b = (1, [2]): one binding each
-                    self.statement(ast.copy_location(
-                        ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=part), stmt))
-                return
-            flat = [n for group in names if group for n in group]
-            if all(names) and not self.depends(value) and self.supported(value) and not (set(flat) & self.forced):
-                for name in flat:
-                    self.judge_values[name] = stmt
-                    self.judge_funcs.discard(name)
-                if isinstance(value, ast.Lambda) and len(flat) == 1:  # ref = lambda n: 2 * n: a helper like a def
-                    self.judge_funcs.add(flat[0])
-                self.judge_stmt(stmt)
-                return
-            judged_here = self.conditional or self.try_frame is not None
-            # r = f(x) in a try or a branch: the judge binds the value (a program object, ``Thing()``, keeps its
-            # methods only where it lives: the sandbox binds it, below)
-            program_object = isinstance(value, (ast.Call, ast.Name)) and not self._value_like(value)
-            if all(names) and judged_here and not set(flat) & self.forced and not program_object:
-                split = self.split(value)
-                if self.at_try_top():
-                    self.try_setter(split, discard=False)
-                self.judge_stmt(ast.copy_location(ast.Assign(targets=targets, value=split), stmt))
-                for name in flat:
-                    self.bind_judge(name)
-                return
-            if self.at_try_top() and not self.try_frame.judged and len(flat) == 1 and len(targets) == 1 \
-                    and isinstance(targets[0], ast.Name):  # fmt: skip
-                # obj = Thing(bad) in a try body, read later by the program: bound in the sandbox by a walrus
-                self.unbind(flat[0])
-                walrus = ast.NamedExpr(target=ast.Name(id=flat[0], ctx=ast.Store()), value=value)
-                self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(walrus, setter=True, discard=True)),
-                                                  stmt))  # fmt: skip
-                return
-            if all(names):
-                for name in flat:
-                    self.unbind(name)
-                if self._value_like(value):
-                    self.data_names.update(flat)
-                self.sandbox(stmt)
-                return
-            # a[0] = ..., obj.attr = ...: where the container lives decides
-            bases = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            if bases and all(self.known(b) for b in bases) and self.supported(value):
-                self.judge_stmt(stmt)
-                return
-            target = targets[0]
-            if (self.at_try_top() and not self.try_frame.judged and len(targets) == 1
-                    and type(target) is ast.Attribute and not any(self.known(b) for b in bases)
-                    and not _free_names(value) & set(self.judge_values)):  # fmt: skip
-                # obj.low = 2 in a try body (a validator that refuses it): the assignment as a probe whose error the
-                # judge catches; its value holds nothing of the judge's
-                store = ast.Call(func=ast.Name(id="setattr", ctx=ast.Load()),
-                                 args=[target.value, ast.Constant(target.attr), value], keywords=[])  # fmt: skip
-                self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(ast.copy_location(store, stmt),
-                                                                            setter=True, discard=True)), stmt))
-                return
+        names = [self.targets(t) for t in targets]
+        if len(targets) == 1 and names[0] and isinstance(value, (ast.Tuple, ast.List)) and \
+                isinstance(targets[0], (ast.Tuple, ast.List)) and len(names[0]) == len(value.elts) and \
+                not any(isinstance(e, ast.Starred) for e in value.elts):  # fmt: skip
+            for name, part in zip(names[0], value.elts):  # a, b = (1, [2]): one binding each
+                self.statement(ast.copy_location(
+                    ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=part), stmt))
+            return
+        flat = [n for group in names if group for n in group]
+        if all(names) and not self.depends(value) and self.supported(value) and not (set(flat) & self.forced):
+            for name in flat:
+                self.judge_values[name] = stmt
+                self.judge_funcs.discard(name)
+            if isinstance(value, ast.Lambda) and len(flat) == 1:  # ref = lambda n: 2 * n: a helper like a def
+                self.judge_funcs.add(flat[0])
+            self.judge_stmt(stmt)
+            return
+        judged_here = self.conditional or self.try_frame is not None
+        # r = f(x) in a try or a branch: the judge binds the value (a program object, ``Thing()``, keeps its
+        # methods only where it lives: the sandbox binds it, below)
+        program_object = isinstance(value, (ast.Call, ast.Name)) and not self._value_like(value)
+        if all(names) and judged_here and not set(flat) & self.forced and not program_object:
+            split = self.split(value)
+            if self.at_try_top():
+                self.try_setter(split, discard=False)
+            self.judge_stmt(ast.copy_location(ast.Assign(targets=targets, value=split), stmt))
+            for name in flat:
+                self.bind_judge(name)
+            return
+        if self.at_try_top() and not self.try_frame.judged and len(flat) == 1 and len(targets) == 1 \
+                and isinstance(targets[0], ast.Name):  # fmt: skip
+            # obj = Thing(bad) in a try body, read later by the program: bound in the sandbox by a walrus
+            self.unbind(flat[0])
+            walrus = ast.NamedExpr(target=ast.Name(id=flat[0], ctx=ast.Store()), value=value)
+            self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(walrus, setter=True, discard=True)),
+                                              stmt))  # fmt: skip
+            return
+        if all(names):
+            for name in flat:
+                self.unbind(name)
+            if self._value_like(value):
+                self.data_names.update(flat)
             self.sandbox(stmt)
             return
-        if isinstance(stmt, ast.AugAssign):
-            target = stmt.target
-            if isinstance(target, ast.Name) and self.known(target.id) and self.supported(stmt.value):
-                self.judge_stmt(stmt)
-            elif isinstance(target, ast.Name) and target.id in self.judge_values and target.id not in self.forced:
-                # total += f(x): the judge's own accumulator, the program's part a probe
-                self.judge_stmt(ast.copy_location(ast.AugAssign(target=target, op=stmt.op,
-                                                                value=self.split(stmt.value)), stmt))  # fmt: skip
-            else:
-                if isinstance(target, ast.Name):
-                    self.unbind(target.id)
-                self.sandbox(stmt)
+        self.plan_store(stmt, targets, value)
+
+    def plan_store(self, stmt, targets: list, value) -> None:
+        """``a[0] = ...``, ``obj.attr = ...``: where the container lives decides."""
+        bases = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if bases and all(self.known(b) for b in bases) and self.supported(value):
+            self.judge_stmt(stmt)
             return
-        if isinstance(stmt, ast.Expr):
-            value = stmt.value
-            if isinstance(value, ast.Constant):
-                return  # a docstring or a bare constant
-            inlined = self.inline(value)
-            if inlined is not None:
-                self.inlining += 1
-                if self.inlining > 8:
-                    raise _Inside("helpers nested too deeply to inline")
-                for inner in inlined:
-                    self.statement(inner)
-                self.inlining -= 1
-                return
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.judge_funcs:
-                self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
-                return
-            func = value.func if isinstance(value, ast.Call) else None
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in _METHOD_NAMES \
-                    and func.value.id in self.judge_values and func.value.id not in self.forced:  # fmt: skip
-                # seen.append(g(x)): a builtin method of the judge's own value, the program's part a probe
-                self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
-                return
-            clean = self.clean_call(value, frozenset()) if isinstance(value, ast.Call) else None
-            if clean is not None:  # unittest.TestCase().assertEqual(f(1), 3), np.testing.assert_allclose(...)
-                self.judge_stmt(ast.copy_location(ast.Expr(value=clean), stmt))
-                return
-            if self.depends(value) and self.at_try_top() and not self.try_frame.judged:
-                # parse('x') in a try body: a probe whose error the judge catches
-                self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(value, setter=True, discard=True)),
-                                                  stmt))  # fmt: skip
-            elif self.depends(value):
-                self.sandbox(stmt)
-            elif self.supported(value):
-                self.judge_stmt(stmt)
-            else:
-                raise _Inside("a statement outside the judge's language")
+        target = targets[0]
+        if (self.at_try_top() and not self.try_frame.judged and len(targets) == 1
+                and type(target) is ast.Attribute and not any(self.known(b) for b in bases)
+                and not _free_names(value) & set(self.judge_values)):  # fmt: skip
+            # obj.low = 2 in a try body (a validator that refuses it): the assignment as a probe whose error the
+            # judge catches; its value holds nothing of the judge's
+            store = ast.Call(func=ast.Name(id="setattr", ctx=ast.Load()),
+                             args=[target.value, ast.Constant(target.attr), value], keywords=[])  # fmt: skip
+            self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(ast.copy_location(store, stmt),
+                                                                        setter=True, discard=True)), stmt))
             return
-        if isinstance(stmt, ast.Pass):
+        self.sandbox(stmt)
+
+    def plan_augassign(self, stmt: ast.AugAssign) -> None:
+        """``x += ...``: the judge's accumulator when it holds the name, else the sandbox's."""
+        target = stmt.target
+        if isinstance(target, ast.Name) and self.known(target.id) and self.supported(stmt.value):
+            self.judge_stmt(stmt)
+        elif isinstance(target, ast.Name) and target.id in self.judge_values and target.id not in self.forced:
+            # total += f(x): the judge's own accumulator, the program's part a probe
+            self.judge_stmt(ast.copy_location(ast.AugAssign(target=target, op=stmt.op,
+                                                            value=self.split(stmt.value)), stmt))  # fmt: skip
+        else:
+            if isinstance(target, ast.Name):
+                self.unbind(target.id)
+            self.sandbox(stmt)
+
+    def plan_expr(self, stmt: ast.Expr) -> None:
+        """An expression statement: an inlined helper call, the judge's, a try body's probe, or the sandbox's."""
+        value = stmt.value
+        if isinstance(value, ast.Constant):
+            return  # a docstring or a bare constant
+        inlined = self.inline(value)
+        if inlined is not None:
+            self.inlining += 1
+            if self.inlining > 8:
+                raise _Inside("helpers nested too deeply to inline")
+            for inner in inlined:
+                self.statement(inner)
+            self.inlining -= 1
             return
-        if isinstance(stmt, (ast.Break, ast.Continue)):
-            self.jump(stmt)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.judge_funcs:
+            self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
             return
+        func = value.func if isinstance(value, ast.Call) else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in _METHOD_NAMES \
+                and func.value.id in self.judge_values and func.value.id not in self.forced:  # fmt: skip
+            # seen.append(g(x)): a builtin method of the judge's own value, the program's part a probe
+            self.judge_stmt(ast.copy_location(ast.Expr(value=self.split(value)), stmt))
+            return
+        clean = self.clean_call(value, frozenset()) if isinstance(value, ast.Call) else None
+        if clean is not None:  # unittest.TestCase().assertEqual(f(1), 3), np.testing.assert_allclose(...)
+            self.judge_stmt(ast.copy_location(ast.Expr(value=clean), stmt))
+            return
+        if self.depends(value) and self.at_try_top() and not self.try_frame.judged:
+            # parse('x') in a try body: a probe whose error the judge catches
+            self.judge_stmt(ast.copy_location(ast.Expr(value=self.probe(value, setter=True, discard=True)),
+                                              stmt))  # fmt: skip
+        elif self.depends(value):
+            self.sandbox(stmt)
+        elif self.supported(value):
+            self.judge_stmt(stmt)
+        else:
+            raise _Inside("a statement outside the judge's language")
+
+    def plan_pass(self, stmt: ast.Pass) -> None:
+        """``pass``: nothing to plan."""
+
+    def plan_block(self, stmt: ast.stmt) -> None:
+        """A compound statement (``if``, loops, ``try``, ``with``, ``raise``, classes): the judge's, written out, or
+        the sandbox's."""
         if isinstance(stmt, ast.Raise) and self._pure_block(stmt):
             self.judge_stmt(stmt)
             return
@@ -521,3 +538,18 @@ class _Planner(_ExpressionPlanner):
             todo.extend(ast.iter_child_nodes(sub))
         mapping = dict(zip(params, call.args))
         return [_substituted(s, mapping) for s in body]
+
+
+_STATEMENTS = {  # the statement kinds planned by a method of their own (any other is a block, see plan_block)
+    ast.Import: _Planner.plan_import,
+    ast.ImportFrom: _Planner.plan_import,
+    ast.Assert: _Planner.plan_assert,
+    ast.FunctionDef: _Planner.plan_def,
+    ast.Assign: _Planner.plan_assign,
+    ast.AnnAssign: _Planner.plan_assign,
+    ast.AugAssign: _Planner.plan_augassign,
+    ast.Expr: _Planner.plan_expr,
+    ast.Pass: _Planner.plan_pass,
+    ast.Break: _Planner.jump,
+    ast.Continue: _Planner.jump,
+}

@@ -1,0 +1,93 @@
+"""The judge interpreter's compound expressions: dict displays, slices, f-strings, the walrus, comprehensions, and
+what ``pytest.raises(...) as info`` binds.
+
+:class:`_Compound` is mixed into :class:`.interpreter._Interpreter`, whose ``eval`` hands these kinds over through
+its dispatch table (``interpreter._EVALUATORS``); each evaluates its parts with that ``eval``, so every part is a
+step of the test's budget, as it always was.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .._wire_decode import ProgramObject
+
+
+class _Compound:
+    """Mixed into :class:`.interpreter._Interpreter`: the expression kinds its ``eval`` reaches by its table."""
+
+    def dict_display(self, node: ast.Dict, env: dict) -> dict:
+        """``{k: v, **more}``: each key and value in order, a ``**`` part merged where it stands."""
+        out = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                out.update(self.eval(value, env))
+            else:
+                out[self.eval(key, env)] = self.eval(value, env)
+        return out
+
+    def slice_value(self, node: ast.Slice, env: dict) -> slice:
+        """``lower:upper:step`` in a subscript, as a ``slice`` of its evaluated bounds."""
+        return slice(*(self.eval(p, env) if p is not None else None for p in (node.lower, node.upper, node.step)))
+
+    def named(self, node: ast.NamedExpr, env: dict):
+        """``(y := value)``: binds ``y`` in ``env`` and is the value."""
+        value = env[node.target.id] = self.eval(node.value, env)
+        return value
+
+    def exc_info(self, node, env: dict) -> ProgramObject:
+        """What ``pytest.raises(E) as info`` binds: the exception as ``info.value``, its class as ``info.type``."""
+        exc = self.eval(node.exc, env)
+        return ProgramObject("ExceptionInfo", (("value", exc), ("type", type(exc)),
+                                               ("typename", type(exc).__name__)))  # fmt: skip
+
+    def joined(self, node: ast.JoinedStr, env: dict) -> str:
+        """An f-string: the text of each of its parts, joined."""
+        return "".join(str(self.eval(v, env)) for v in node.values)
+
+    def formatted(self, node: ast.FormattedValue, env: dict) -> str:
+        """One ``{value!conversion:spec}`` of an f-string."""
+        value = self.eval(node.value, env)
+        if node.conversion == ord("r"):
+            value = repr(value)
+        elif node.conversion == ord("s"):
+            value = str(value)
+        elif node.conversion == ord("a"):
+            value = ascii(value)
+        spec = self.eval(node.format_spec, env) if node.format_spec is not None else ""
+        return format(value, spec)
+
+    def comprehension(self, node, env: dict):
+        """A list, set or dict comprehension or a generator expression, item by item (a walrus inside binds in
+        ``env``, as in Python)."""
+        out_list: list = []
+        out_dict: dict = {}
+        local = dict(env)
+
+        def loop(i: int) -> None:
+            if i == len(node.generators):
+                self.tick()
+                if type(node) is ast.DictComp:
+                    out_dict[self.eval(node.key, local)] = self.eval(node.value, local)
+                else:
+                    out_list.append(self.eval(node.elt, local))
+                return
+            gen = node.generators[i]
+            for item in self.eval(gen.iter, local):
+                self.tick()
+                self.assign(gen.target, item, local)
+                if all(self.eval(cond, local) for cond in gen.ifs):
+                    loop(i + 1)
+
+        loop(0)
+        for sub in ast.walk(node):  # a walrus in a comprehension binds in the enclosing scope, as in Python
+            if type(sub) is ast.NamedExpr and sub.target.id in local:
+                env[sub.target.id] = local[sub.target.id]
+        t = type(node)
+        if t is ast.DictComp:
+            return out_dict
+        if t is ast.SetComp:
+            return set(out_list)
+        if t is ast.GeneratorExp:
+            return iter(out_list)
+        return out_list
