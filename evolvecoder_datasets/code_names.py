@@ -19,10 +19,29 @@ __all__ = [
     "defined_names",
     "independent_tests",
     "normalise_test",
+    "pytest_raises_item",
     "reference_for",
 ]
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def pytest_raises_item(stmt: ast.With) -> tuple[ast.Call, ast.expr | None] | None:
+    """The ``pytest.raises(...)`` call of a one-item ``with`` statement and its ``as`` target; None for any other
+    ``with`` (the judge's rewrite and code_instruct's probe read the same shape).
+
+    Example:
+        >>> call, var = pytest_raises_item(ast.parse("with pytest.raises(KeyError) as e: d[1]").body[0])
+        >>> ast.unparse(call), ast.unparse(var)
+        ('pytest.raises(KeyError)', 'e')
+    """
+    if len(stmt.items) != 1:
+        return None
+    call, var = stmt.items[0].context_expr, stmt.items[0].optional_vars
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "raises"
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest"):
+        return None
+    return call, var
 
 
 def called_names(test: str) -> set[str]:

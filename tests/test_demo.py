@@ -89,31 +89,6 @@ def test_method_contributions_count_parsed_added_kept_and_parse_failures(tmp_pat
                                     for o in origins)
 
 
-def test_quiet_progress_bars_leaves_no_library_bar_in_a_recipe_run(tmp_path):
-    """A real 4-seed run in a fresh process: with the demo's default, no bar of datasets (saving, parquet, map)
-    reaches the terminal; the stages' own bars may (one per stage)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    code = ("import dataclasses\n"
-            "from evolvecoder_datasets.demo import quiet_progress_bars\n"
-            "from evolvecoder_datasets.config import load_config\n"
-            "from evolvecoder_datasets.recipe import run_recipe\n"
-            "quiet_progress_bars()\n"
-            f"_, c = load_config({str(root / 'recipes/configs/search_only.yaml')!r})\n"
-            f"run_recipe(dataclasses.replace(c, output_dir={str(tmp_path / 'run')!r}, limit_per_source=4, rounds=1,"
-            " figures=False))\n")
-    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    for library_bar in ("Saving the dataset", "Creating parquet", "Generating train split", "evolve round"):
-        assert library_bar not in proc.stderr, library_bar
-
-
 def _recipe_in_a_fresh_process(tmp_path, name: str, before: str):
     import os
     import subprocess
@@ -134,6 +109,15 @@ def _recipe_in_a_fresh_process(tmp_path, name: str, before: str):
                           check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc
+
+
+def test_quiet_progress_bars_leaves_no_library_bar_in_a_recipe_run(tmp_path):
+    """A real 4-seed run in a fresh process: with the demo's default, no bar of datasets (saving, parquet, map)
+    reaches the terminal; the stages' own bars may (one per stage)."""
+    proc = _recipe_in_a_fresh_process(
+        tmp_path, "run", "from evolvecoder_datasets.demo import quiet_progress_bars\nquiet_progress_bars()")
+    for library_bar in ("Saving the dataset", "Creating parquet", "Generating train split", "evolve round"):
+        assert library_bar not in proc.stderr, library_bar
 
 
 def test_a_library_run_prints_one_line_per_step_and_datasets_switch_silences_it(tmp_path):

@@ -27,6 +27,8 @@ import ast
 import builtins
 import copy
 
+from ..code_names import pytest_raises_item
+
 __all__ = ["RAISED_HELPER", "rewrite_raises"]
 
 _BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
@@ -93,12 +95,10 @@ def _rewrite_block(stmts: list[ast.stmt], classes: dict[str, str], counter: list
 
 def _rewrite_with(stmt: ast.With, rest: list[ast.stmt], classes: dict[str, str], counter: list[int]):
     """``(new statements, the rest with the ``as`` name's uses rewritten)``, or ``None`` to keep the block."""
-    if len(stmt.items) != 1 or len(stmt.body) != 1:
+    found = pytest_raises_item(stmt) if len(stmt.body) == 1 else None
+    if found is None:
         return None
-    call, var = stmt.items[0].context_expr, stmt.items[0].optional_vars
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "raises"
-            and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest"):
-        return None
+    call, var = found
     keywords = {k.arg: k.value for k in call.keywords}
     kinds = [*call.args, *([keywords["expected_exception"]] if "expected_exception" in keywords else [])]
     if len(kinds) != 1 or set(keywords) - {"match", "expected_exception"} or (var is not None and

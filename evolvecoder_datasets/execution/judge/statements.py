@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from ...code_names import pytest_raises_item
 from .language import _METHOD_NAMES, _MODULES, _PROBE
 from .nodes import _MAX_UNROLL, _UNKNOWN, _ExcInfo, _Inside, _literal_ast, _Passes, _Search
 from .planner import _ExpressionPlanner, _LoopFrame, _TryFrame
@@ -404,12 +405,10 @@ class _Planner(_ExpressionPlanner):
     def raises_as_try(self, stmt: ast.With) -> ast.Try | None:
         """``with pytest.raises(E, match=p) as info: body`` as ``try: body / except E as e: [info = ...]
         [assert re.search(p, str(e))] / else: raise AssertionError``."""
-        if len(stmt.items) != 1:
+        found = pytest_raises_item(stmt)
+        if found is None:
             return None
-        call, var = stmt.items[0].context_expr, stmt.items[0].optional_vars
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "raises"
-                and isinstance(call.func.value, ast.Name) and call.func.value.id == "pytest"):
-            return None
+        call, var = found
         keywords = {k.arg: k.value for k in call.keywords}
         if None in keywords or set(keywords) - {"match", "expected_exception"} or var is not None and not \
                 isinstance(var, ast.Name):  # fmt: skip
