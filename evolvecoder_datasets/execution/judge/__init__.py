@@ -27,8 +27,10 @@ Example:
 
 Layout: :mod:`.language` (what the judge's language allows), :mod:`.nodes` (a plan and its judge-only nodes),
 :mod:`.syntax` (AST helpers), :mod:`.planner` and :mod:`.statements` (the split of a test's expressions and
-statements), :mod:`.plan` (:func:`plan_test`, :func:`outside_share`), :mod:`.interpreter` (the judge's part,
-evaluated), :mod:`.verdict` (the sandbox's report read, and :func:`judge`).
+statements), :mod:`.plan` (:func:`plan_test`, :func:`outside_share`), :mod:`.interpreter` and
+:mod:`.expressions` (the judge's part, evaluated: the hot expression kinds inline, the rarer ones by a table),
+:mod:`.owned` (the names and statements of a test that no program name reaches), :mod:`.verdict` (the sandbox's
+report read, and :func:`judge`).
 """
 
 from __future__ import annotations
