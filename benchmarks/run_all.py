@@ -51,6 +51,7 @@ BENCHMARKS: dict[str, tuple[str, list[str]]] = {
     "contest": ("bench_contest.py", ["--programs", "8", "--cases", "4", "--compiles", "1"]),
     "stdio_search": ("bench_stdio_search.py", ["--mutants", "12", "--oracle", "60"]),
     "fidelity": ("bench_fidelity.py", ["--problems", "4", "--rounds", "1", "--inputs", "32", "--candidates", "96"]),
+    "scale": ("bench_scale.py", ["--sizes", "4", "8"]),
     "model_writers": ("bench_model_writers.py", ["--problems", "6", "--num-tests", "2",
                                                  "--cache-dir", str(SCRATCH / "model-writers")]),
 }

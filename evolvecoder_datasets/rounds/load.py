@@ -248,7 +248,8 @@ def rerender_card(
     if push and name == "main" and not final:
         raise ConfigError(f"{store.repo_id}@main holds no published dataset yet (push_final has not run): pushing a "
                           "card there would describe a round as the final dataset; re-render a round branch")
-    rows = _quietly(lambda: load_round(repo_id, name, token=token))  # the fields and example row the card shows
+    # the fields and the example row the card shows (main before push_final holds no rows of its own)
+    rows = _quietly(lambda: load_round(repo_id, name, token=token)) if final or name != "main" else None
     card = render_round_card(stats, previous=previous, figures=store.list_files(commit, FIGURES_DIR),
                              repo_id=store.repo_id, local_store=store.local, final=final, template=template,
                              dataset=rows)
