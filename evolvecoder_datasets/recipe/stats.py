@@ -261,6 +261,9 @@ def by_source(ds: Dataset) -> dict[str, dict[str, int]]:
     return out
 
 
+_WRITERS = ("adversarial", "discriminative", "search")  # the methods that write tests in rounds 1..R
+
+
 def method_rows(ds: Dataset, retained_from: Dataset | None = None) -> list[dict[str, Any]]:
     """Tests per round and method, with the one meaning the card's table and ``methods.png`` share.
 
@@ -289,7 +292,7 @@ def method_rows(ds: Dataset, retained_from: Dataset | None = None) -> list[dict[
         made[(0, "refine")] += methods.get("refine", 0) + int(row.get(schema.REFINE_DROPPED_TESTS) or 0) + \
             max(int(row.get(schema.REFERENCE_FAILED_TESTS) or 0), 0)
         for entry in row.get(schema.EVOLVE_LOG) or ():
-            if entry["method"] in ("adversarial", "discriminative", "search"):
+            if entry["method"] in _WRITERS:
                 made[(int(entry["round"]), entry["method"])] += int(entry["parsed"])
     rows = []
     for key in sorted(set(made) | set(kept)):
@@ -315,7 +318,7 @@ def tests_by_method(ds: Dataset, retained_from: Dataset | None = None) -> dict[s
     if schema.EVOLVE_LOG in ds.column_names:  # a method that ran and wrote nothing is a row of zeros, not absent
         for log in ds[schema.EVOLVE_LOG]:
             for entry in log or ():
-                if entry["method"] in ("adversarial", "discriminative", "search"):
+                if entry["method"] in _WRITERS:
                     totals.setdefault(entry["method"], {"generated": 0, "retained": 0})
     suites = retained_from if retained_from is not None else ds
     if schema.PASS_MATRIX in suites.column_names and schema.TEST_ORIGIN in suites.column_names:
