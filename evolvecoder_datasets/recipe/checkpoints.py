@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import schema
 from ..keys import chain
+from .progress import describe_stage, step, stepping
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -76,8 +77,6 @@ class Checkpoints:
 
         folder = self.root / name
         saved = self.record(name)
-        from .progress import describe_stage, step, stepping
-
         if saved.get("key") == key and not saved.get("failed"):
             logger.info("reusing stage %s (%d rows) saved by an earlier run in %s", name, saved.get("rows", 0), folder)
             step(f"{describe_stage(name)}: saved by an earlier run, reused")

@@ -24,6 +24,8 @@ import time
 from collections.abc import Iterator
 from typing import TextIO
 
+from .._deps import datasets_bars_off
+
 __all__ = ["describe_stage", "run_progress", "step", "stepping"]
 
 _STAGES = {
@@ -106,19 +108,12 @@ def run_progress(enabled: bool | None = None, *, library_bars: bool = False,
         >>> with run_progress(False):
         ...     step("not shown")
     """
-    import datasets
-
-    bars_on = not datasets.are_progress_bars_disabled()
-    shown = bars_on if enabled is None else bool(enabled)
-    quiet_bars = bars_on and not library_bars
-    if quiet_bars:
-        datasets.disable_progress_bars()
-    if shown:
-        _active.append(_Lines(stream))
-    try:
-        yield shown
-    finally:
+    with datasets_bars_off(not library_bars) as bars_on:
+        shown = bars_on if enabled is None else bool(enabled)
         if shown:
-            _active.pop()
-        if quiet_bars:
-            datasets.enable_progress_bars()
+            _active.append(_Lines(stream))
+        try:
+            yield shown
+        finally:
+            if shown:
+                _active.pop()

@@ -38,7 +38,7 @@ from ..schema import TIME_LIMIT
 from ..stages.support.drops import drop_reason_counts, dropped_records, without_dropped
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
-from .progress import stepping
+from .progress import run_progress, stepping
 from .seeds import dedup_seeds, load_seeds, local_only, packages_only
 from .stats import (
     RoundStats,
@@ -317,7 +317,6 @@ def run_recipe(config: RecipeConfig, *, progress: bool | None = None, library_ba
         >>> result = run_recipe(config)  # doctest: +SKIP
     """
     from ..execution.sandbox import local_counts
-    from .progress import run_progress
 
     before = local_counts()
     ray = config.on_ray()

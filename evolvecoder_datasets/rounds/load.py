@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import schema
+from .._deps import datasets_bars_off
 from ..cards import render_round_card, stats_summary
 from ..errors import ConfigError
 from .hub import _typed_hub_errors
@@ -249,7 +250,10 @@ def rerender_card(
         raise ConfigError(f"{store.repo_id}@main holds no published dataset yet (push_final has not run): pushing a "
                           "card there would describe a round as the final dataset; re-render a round branch")
     # the fields and the example row the card shows (main before push_final holds no rows of its own)
-    rows = _quietly(lambda: load_round(repo_id, name, token=token)) if final or name != "main" else None
+    rows = None
+    if final or name != "main":
+        with datasets_bars_off():  # a re-rendered card prints nothing of the rows it reads
+            rows = load_round(repo_id, name, token=token)
     card = render_round_card(stats, previous=previous, figures=store.list_files(commit, FIGURES_DIR),
                              repo_id=store.repo_id, local_store=store.local, final=final, template=template,
                              dataset=rows)
@@ -300,19 +304,6 @@ def describe_round(repo_id: str | os.PathLike, revision: str | int | None = None
     if dropped:
         text += "\n\n" + _dropped_table(store, commit, name)
     return text
-
-
-def _quietly(load: Any) -> Any:
-    """``load()`` with ``datasets``' bars off (a card re-rendered prints nothing of the rows it reads)."""
-    import datasets
-
-    was_on = not datasets.are_progress_bars_disabled()
-    datasets.disable_progress_bars()
-    try:
-        return load()
-    finally:
-        if was_on:
-            datasets.enable_progress_bars()
 
 
 def _no_drops() -> Dataset:
