@@ -173,8 +173,6 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
 
     The reference runs only on the tests it has not been judged on earlier in the run.
     """
-    from ..mutants import killed_mask
-    from ..passmatrix import as_pass_matrix
 
     rows = [i for i, sols in enumerate(ds[schema.SOLUTIONS]) if any(s["model"] == MUTANT_MODEL for s in sols)]
     if not rows:
@@ -195,22 +193,27 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
     if jobs:
         for pid, (_, new), passed in zip(owners, jobs, _run_references(jobs, config)):
             history.reference_passes[pid].update(zip(new, passed))
-    scores = []
-    for i, pid, suite in zip(rows, ids, tests):
-        sols = ds[i][schema.SOLUTIONS]
-        M = as_pass_matrix(ds[i][schema.PASS_MATRIX])
-        mutant_rows = [k for k, s in enumerate(sols) if s["model"] == MUTANT_MODEL]
-        trusted = np.asarray([history.reference_passes[pid][t] for t in suite or every[i]], dtype=bool)
-        killed = killed_mask(M[mutant_rows], trusted)
-        scores.append({"killed": int(killed.sum()), "considered": len(mutant_rows)})
-    return scores
+    return [_mutant_kills(ds[i], history.reference_passes[pid], suite or every[i]) for i, pid, suite in
+            zip(rows, ids, tests)]
+
+
+def _mutant_kills(row: dict[str, Any], known: dict[str, bool], cases: list[str],
+                  columns: list[int] | None = None) -> dict[str, int]:
+    """A problem's mutants killed by a test the reference passes (over ``columns`` of its matrix, default all)."""
+    from ..mutants import killed_mask
+    from ..passmatrix import as_pass_matrix
+
+    mutant_rows = [k for k, s in enumerate(row[schema.SOLUTIONS]) if s["model"] == MUTANT_MODEL]
+    columns = list(range(len(cases))) if columns is None else columns
+    M = as_pass_matrix(row[schema.PASS_MATRIX])[:, columns]
+    trusted = np.asarray([known.get(cases[c], False) for c in columns], dtype=bool)
+    return {"killed": int(killed_mask(M[mutant_rows], trusted).sum()), "considered": len(mutant_rows)}
 
 
 def _final_mutation(last: Dataset, final: Dataset, history: RunHistory) -> float | None:
     """The mutation score of ``main``: the last round's pass matrices restricted to the tests the final filter
     kept, over the problems it kept (the reference verdicts are those the rounds recorded)."""
-    from ..mutants import killed_mask, pooled_score
-    from ..passmatrix import as_pass_matrix
+    from ..mutants import pooled_score
 
     at = {str(pid): i for i, pid in enumerate(last[schema.ID])}
     every, kept_cases = cases_of(last), cases_of(final)
@@ -220,15 +223,10 @@ def _final_mutation(last: Dataset, final: Dataset, history: RunHistory) -> float
         known = history.reference_passes.get(str(pid))
         if i is None or known is None:
             continue
-        sols = last[i][schema.SOLUTIONS]
-        mutant_rows = [k for k, s in enumerate(sols) if s["model"] == MUTANT_MODEL]
         column = {case: c for c, case in enumerate(every[i])}
         cols = [column[case] for case in kept_cases[j] if case in column]
-        if not mutant_rows or not cols:
-            continue
-        M = as_pass_matrix(last[i][schema.PASS_MATRIX])[:, cols]
-        trusted = np.asarray([known.get(every[i][c], False) for c in cols], dtype=bool)
-        scores.append({"killed": int(killed_mask(M[mutant_rows], trusted).sum()), "considered": len(mutant_rows)})
+        if cols and any(s["model"] == MUTANT_MODEL for s in last[i][schema.SOLUTIONS]):
+            scores.append(_mutant_kills(last[i], known, every[i], cols))
     if not scores:
         return None
     _, considered, score = pooled_score(scores)
