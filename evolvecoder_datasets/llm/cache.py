@@ -35,6 +35,7 @@ __all__ = ["RequestCache", "request_key", "CACHE_FILENAME"]
 
 CACHE_FILENAME = "llm_cache.sqlite"
 _KEY_SCHEMA = 1  # bump when the key recipe changes
+_BUSY_S = 60.0  # how long an open or a write waits for another process holding the file
 
 
 def request_key(
@@ -70,6 +71,24 @@ def request_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (persistent: only its first opener changes it). The switch needs the file to itself,
+    and sqlite answers ``database is locked`` at once, without its busy handler, while another process opens or
+    switches the same new file; so ask again for up to ``_BUSY_S``, as the handler would."""
+    deadline = time.monotonic() + _BUSY_S
+    pause = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) and "busy" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+
 def _connect_read_only(path: str) -> sqlite3.Connection:
     """Open an existing cache without writing to it, so a replay works from a read-only copy of a run.
 
@@ -79,7 +98,7 @@ def _connect_read_only(path: str) -> sqlite3.Connection:
     uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
     last: sqlite3.Error | None = None
     for suffix in ("", "&immutable=1"):
-        conn = sqlite3.connect(uri + suffix, uri=True, timeout=60.0, check_same_thread=False, isolation_level=None)
+        conn = sqlite3.connect(uri + suffix, uri=True, timeout=_BUSY_S, check_same_thread=False, isolation_level=None)
         try:
             conn.execute("SELECT COUNT(*) FROM completions").fetchone()
         except sqlite3.OperationalError as err:
@@ -119,8 +138,8 @@ class RequestCache:
         if read_only and os.path.exists(self.path):
             self._conn = _connect_read_only(self.path)
             return
-        self._conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn = sqlite3.connect(self.path, timeout=_BUSY_S, check_same_thread=False, isolation_level=None)
+        _enter_wal(self._conn)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS completions ("

@@ -86,3 +86,27 @@ def test_replay_reads_a_run_directory_on_a_read_only_mount(tmp_path, killed):
                           env={**os.environ, "PYTHONPATH": REPO, "READER": reader})  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "replayed 25" in done.stdout
+
+
+def test_the_switch_to_wal_waits_for_a_reader_holding_the_new_file(tmp_path):
+    """sqlite can refuse the journal-mode switch at once (``database is locked``) while another process holds the
+    new file; seen in CI when four writers opened one new cache together. A connection with no busy wait of its own
+    stands in for that case: the switch must wait for the reader, not fail."""
+    import sqlite3
+    import threading
+    import time
+
+    from evolvecoder_datasets.llm.cache import _enter_wal
+
+    path = str(tmp_path / "c.sqlite")
+    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    reader.execute("CREATE TABLE t(x)")
+    reader.execute("BEGIN")
+    reader.execute("SELECT * FROM t").fetchall()  # a shared lock: the switch cannot take the file
+    impatient = sqlite3.connect(path, timeout=0, isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        impatient.execute("PRAGMA journal_mode=WAL")
+    threading.Timer(0.3, lambda: reader.execute("COMMIT")).start()
+    started = time.monotonic()
+    _enter_wal(impatient)
+    assert impatient.execute("PRAGMA journal_mode").fetchone()[0] == "wal" and time.monotonic() - started >= 0.25
