@@ -280,35 +280,51 @@ class Connections:
             sock.close()
 
 
+def _ask_release(folder: str, wait_s: float) -> tuple[str, int, int] | str | None:
+    """One ``release`` request: ``("ok", pid, other callers)``, ``"absent"`` where no service answers, None for an
+    answer of another shape."""
+    sock = _try_connect(folder)
+    if sock is None:
+        return "absent"
+    try:
+        sock.settimeout(wait_s)
+        _protocol.send(sock, ("release",))
+        reply = _protocol.recv(sock)
+    except (OSError, ValueError, EOFError):
+        return None
+    finally:
+        sock.close()
+    shaped = type(reply) is tuple and len(reply) == 3 and reply[0] == "ok" and all(type(x) is int for x in reply[1:])
+    return reply if shaped else None
+
+
 def release_service(wait_s: float = 15.0) -> bool:
     """Ask this machine's service to end now if no caller holds a connection to it (a live ``Sandbox`` anywhere on
     the machine keeps it), and wait up to ``wait_s`` for it to exit. Starts nothing. Returns whether no service of
-    this package answers afterwards: ``False`` at once where the service says other callers hold it (it ends when the
-    last of them leaves). For owners that should leave no process behind (``serve`` on SIGTERM).
+    this package answers afterwards: ``False`` where the service still says other callers hold it after a moment's
+    asking again (it ends when the last of them leaves). For owners that should leave no process behind (``serve`` on SIGTERM).
 
     Example:
         >>> from evolvecoder_datasets.execution._client import release_service
         >>> release_service(wait_s=5.0) in (True, False)
         True
     """
-    folder = service_folder()
-    sock = _try_connect(folder)
-    if sock is None:
-        return True
-    try:
-        sock.settimeout(wait_s)
-        _protocol.send(sock, ("release",))
-        reply = _protocol.recv(sock)
-    except (OSError, ValueError, EOFError):
-        reply = None
-    finally:
-        sock.close()
-    shaped = type(reply) is tuple and len(reply) == 3 and all(type(x) is int for x in reply[1:])
-    if not shaped or reply[0] != "ok":  # type: ignore[index]
+    folder, deadline = service_folder(), time.monotonic() + wait_s
+    settle = time.monotonic() + min(wait_s, 2.0)
+    while True:
+        reply = _ask_release(folder, wait_s)
+        if reply == "absent":
+            return True
+        if reply is None:
+            return False
+        # Other callers hold it: it ends when the last of them leaves. A connection its owner has just closed (this
+        # process's own sandboxes, closed a moment ago) may not be counted out yet: ask again for a moment.
+        if not reply[2] or time.monotonic() > settle:
+            break
+        time.sleep(0.05)
+    if reply[2]:
         return False
-    if reply[2]:  # type: ignore[index]  # other callers hold it: it ends when the last of them leaves, not now
-        return False
-    pid, deadline = reply[1], time.monotonic() + wait_s  # type: ignore[index]
+    pid = reply[1]
     ours = [p for p in _started if p.pid == pid]
     while time.monotonic() < deadline:
         if ours and ours[0].poll() is not None:  # our child: reaped here

@@ -67,9 +67,10 @@ def test_num_proc_2_shares_one_fork_server_per_core():
 
 def test_a_release_while_another_caller_holds_the_service_answers_at_once_and_ends_nothing():
     """``release_service`` (what ``serve`` calls on SIGTERM) asks the service to end once no caller is connected.
-    Where another caller holds it, the service says so and the call returns False at once instead of waiting out
-    ``wait_s`` (it used to wait the whole 15 s each time: ~20 test teardowns of the reward server, 5 minutes of
-    the suite); the holder keeps its service."""
+    Where another caller holds it, the service says so and the call returns False after asking again for at most
+    2 s (a connection just closed may not be counted out yet) instead of waiting out ``wait_s`` (it used to wait
+    the whole 15 s each time: ~20 test teardowns of the reward server, 5 minutes of the suite); the holder keeps
+    its service."""
     import threading
 
     from evolvecoder_datasets.execution import Sandbox
