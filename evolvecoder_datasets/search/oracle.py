@@ -79,7 +79,7 @@ from .writer import hot_constants
 
 __all__ = ["REASONS", "FidelityConfig", "Oracle", "OracleProblem", "build_oracles", "label_programs", "oracle_sample"]
 
-_VERSION = "4"  # 4: values read many to a case, asserts judged in groups
+_VERSION = "5"  # 4: values read many to a case, asserts judged in groups; 5: the usability alarm counts system time
 
 #: Why a problem has no oracle.
 REASONS = {

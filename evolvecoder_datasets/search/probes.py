@@ -91,16 +91,18 @@ def _ecd_ref_value(k):
     return _ecd_cache[k]
 
 def _ecd_usable(k):
-    # The reference's two calls run under a CPU alarm of the process's own (user time), so an input it never
-    # finishes costs about the alarm, not the sandbox's limit, and does not end the run (two sandbox timeouts in a
-    # row leave every later input unexecuted). _ECD_CHEAPER: the cheaper call decides (a call slowed by a busy
-    # machine does not drop an input on its own), one alarm of 3 x _ECD_CPU over both; else the first call decides,
-    # cut at _ECD_CPU (an input it would reject anyway), and the second may take 2 x _ECD_CPU. Either way a test
-    # ends within about 3 x _ECD_CPU of Python code (REFERENCE_TIMEOUT_FACTOR).
+    # The reference's two calls run under a CPU alarm of the process's own (user and system time, as the sandbox's
+    # limit counts: a recursion hovering at a boundary of CPython's frame stack chunks spends most of its time in
+    # the kernel, mapping and unmapping a chunk per call), so an input it never finishes costs about the alarm, not
+    # the sandbox's limit, and does not end the run (two sandbox timeouts in a row leave every later input
+    # unexecuted). _ECD_CHEAPER: the cheaper call decides (a call slowed by a busy machine does not drop an input
+    # on its own), one alarm of 3 x _ECD_CPU over both; else the first call decides, cut at _ECD_CPU (an input it
+    # would reject anyway), and the second may take 2 x _ECD_CPU. Either way a test ends within about 3 x _ECD_CPU
+    # of Python code (REFERENCE_TIMEOUT_FACTOR).
     if not _ecd_admits(k):
         return False
-    _ecd_signal.signal(_ecd_signal.SIGVTALRM, _ecd_slow)
-    _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, (3 if _ECD_CHEAPER else 1) * _ECD_CPU)
+    _ecd_signal.signal(_ecd_signal.SIGPROF, _ecd_slow)
+    _ecd_signal.setitimer(_ecd_signal.ITIMER_PROF, (3 if _ECD_CHEAPER else 1) * _ECD_CPU)
     try:
         start = _ecd_time.process_time()
         first = _ecd_call(_ECD_REF, k)
@@ -108,7 +110,7 @@ def _ecd_usable(k):
         if not _ECD_CHEAPER:
             if middle - start > _ECD_CPU:
                 return False
-            _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, 2 * _ECD_CPU)
+            _ecd_signal.setitimer(_ecd_signal.ITIMER_PROF, 2 * _ECD_CPU)
         second = _ecd_call(_ECD_REF, k)
         if _ECD_CHEAPER and min(middle - start, _ecd_time.process_time() - middle) > _ECD_CPU:
             return False
@@ -120,7 +122,7 @@ def _ecd_usable(k):
     except (Exception, _EcdSlow):
         return False
     finally:
-        _ecd_signal.setitimer(_ecd_signal.ITIMER_VIRTUAL, 0)
+        _ecd_signal.setitimer(_ecd_signal.ITIMER_PROF, 0)
 
 def _ecd_tolerance(expected):
     return _ECD_ABS_TOL + _ECD_REL_TOL * abs(expected)

@@ -18,7 +18,7 @@ from .domain import Domain
 
 __all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult"]
 
-_VERSION = "7"
+_VERSION = "8"  # 8: the usability alarm counts system time (ITIMER_PROF)
 OBJECTIVES = ("mutants", "random")
 
 #: Why a problem got no search tests.
@@ -77,7 +77,7 @@ class SearchConfig:
 
     Example:
         >>> SearchConfig(budget=500, max_tests=4).version
-        'search-7'
+        'search-8'
     """
 
     budget: int = 2000

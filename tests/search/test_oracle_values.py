@@ -83,3 +83,16 @@ def test_grouped_labels_are_the_labels_of_one_assert_a_test(sandbox):
     after = local_counts()["tests"]
     assert grouped.tolist() == single.tolist() == [1, 0, 0, 1, 0]
     assert (middle - before) * 8 < after - middle
+
+
+def test_a_reference_spending_its_time_in_the_kernel_is_cut_by_its_own_alarm_not_the_case_limit(sandbox):
+    """The usability alarm counts system time too, as the sandbox's limit does. Seen on HumanEval/55: ``fib(120)``'s
+    recursion hovered at a boundary of CPython's frame stack chunks and spent 1.5 s in the kernel (a chunk mapped
+    and unmapped per call) under a 0.3 s user-time alarm, so its whole stdin case timed out, every later index was
+    asked one a case, and that one oracle took 27 s. Here the reference's slow inputs ask the kernel for random
+    bytes without end (nearly all system time)."""
+    ref = "import os\ndef f(x):\n    while x > 2:\n        os.urandom(1 << 16)\n    return x\n"
+    probe = ProbeProgram(ref, "f", [(k,) for k in range(8)], cpu_s=0.05, cheaper_call=True)
+    usable, cases = read_usable(sandbox, probe, 8)
+    assert sorted(usable) == [0, 1, 2]
+    assert cases <= 2  # the slow inputs cost their alarms inside the case; no case timed out and was asked again
