@@ -63,6 +63,32 @@ def test_answers_come_back_in_order_with_token_counts_and_samples_differ(qwen):
 
 
 @needs_qwen
+def test_the_samples_of_one_request_process_its_prompt_once(qwen):
+    """A request with ``n = 3``: each later sequence finds the prompt in llama.cpp's cache (the engine's
+    own usage report says how many prompt tokens it took from there), instead of each processing the whole prompt
+    on a slot of its own, as two of them did when the three started together."""
+    seen: list[dict] = []
+    complete = qwen._complete
+
+    def spy(body):
+        answer = complete(body)
+        seen.append(answer["usage"])
+        return answer
+
+    qwen._complete = spy
+    try:
+        words = " ".join(f"item{k}" for k in range(150))  # a prompt no other test of this module sends
+        [completion] = qwen.generate([ChatRequest(f"Sort these words: {words}. Answer in one line.", max_tokens=8,
+                                                  temperature=0.9, seed=3, n=3)])
+    finally:
+        del qwen._complete
+    assert len(completion.texts) == 3 and len(seen) == 3
+    prompt = seen[0]["prompt_tokens"]
+    assert prompt > 150 and seen[0]["prompt_tokens_details"]["cached_tokens"] < prompt // 2
+    assert all(u["prompt_tokens_details"]["cached_tokens"] >= prompt - 2 for u in seen[1:]), [u["prompt_tokens_details"] for u in seen]
+
+
+@needs_qwen
 def test_a_json_schema_is_enforced_and_the_answer_parses(qwen):
     schema = {"type": "object", "properties": {"inputs": {"type": "array", "minItems": 3, "maxItems": 3,
                                                           "items": {"type": "integer"}}},
