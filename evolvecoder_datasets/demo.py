@@ -55,8 +55,8 @@ def method_contributions(result: Any) -> list[dict[str, Any]]:
         result (`RecipeResult`): what :func:`~evolvecoder_datasets.recipe.run_recipe` returned.
 
     Returns:
-        `list[dict]`: per method ``method``, ``requests`` (answers asked for; 0 for the search, which asks no
-        model), ``parsed`` (tests, or inputs in input mode, read from the answers, or written by the search),
+        `list[dict]`: per method ``method``, ``requests`` (the model's answers received, ``n`` per prompt; 0 for
+        the search, which asks no model), ``parsed`` (tests, or inputs in input mode, read from the answers, or written by the search),
         ``added`` (appended to a suite after the reference check and dedup), ``in_main`` (kept by the final
         filter), ``alone`` and ``alone_problems`` (programs of the pool that only this method's tests reject, over
         the last round's suites, and the problems they belong to) and ``failures`` (reason -> count: ``no_json``,
@@ -78,7 +78,7 @@ def method_contributions(result: Any) -> list[dict[str, Any]]:
                 continue
             row = rows.setdefault(method, {"method": method, "requests": 0, "parsed": 0, "added": 0, "in_main": 0,
                                            "failures": Counter()})
-            row["requests"] += 1 if method != "search" and int(entry.get("requested") or 0) > 0 else 0
+            row["requests"] += 0 if method == "search" else int(entry.get("answers") or 0)
             row["parsed"] += int(entry["parsed"] or 0)
             row["added"] += int(entry["added"] or 0)
             error = entry.get("error") or ""

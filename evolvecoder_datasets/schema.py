@@ -157,12 +157,12 @@ def solution_features():
 
 def evolve_log_feature():
     """The ``datasets`` type of the ``evolve_log`` column: per problem, one entry per method and round (what was
-    asked, parsed, added, and why tests were rejected).
+    asked, the model's answers received, what was parsed and added, and why tests were rejected).
 
     Example:
         >>> from evolvecoder_datasets.schema import evolve_log_feature
         >>> sorted(evolve_log_feature().feature)[:3]
-        ['added', 'dependent', 'duplicates']
+        ['added', 'answers', 'dependent']
     """
     from datasets import List, Value
 
@@ -173,6 +173,7 @@ def evolve_log_feature():
             "programs": List(Value("int32")),
             "notes": List(Value("string")),
             "requested": Value("int32"),
+            "answers": Value("int32"),
             "parsed": Value("int32"),
             "added": Value("int32"),
             "duplicates": Value("int32"),

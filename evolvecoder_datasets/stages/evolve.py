@@ -70,7 +70,7 @@ from ..checks import (
     check_text_cells,
 )
 from ..code_names import independent_tests, normalise_test, reference_for
-from .support.llm_stage import LLMStageConfig, raise_unrecordable
+from .support.llm_stage import LLMStageConfig, parse_each, raise_unrecordable
 from .support.model_domains import model_domains
 from .support.model_inputs import input_call, read_inputs, value_answers
 from .support.round_state import RoundProblem, append_tests, assign_domains, log_entry, search_round
@@ -99,6 +99,10 @@ class EvolveConfig(LLMStageConfig):
         llm (`LLMConfig`, *optional*): the test-writer model. Required to run; a recipe fills in its shared one.
         round (`int`, defaults to 1): the round number written into ``test_origin`` and ``round``.
         num_tests (`int`, defaults to 20): new tests asked for per prompt.
+        answers (`int`, defaults to 1): answers sampled per prompt (the request's ``n``, each with a seed of its
+            own); the tests or inputs of all of them join the problem's candidates, duplicates once. A backend that
+            keeps its prompts (llama.cpp) processes a prompt once for all its answers, so a second answer costs its
+            generated tokens only.
         adversarial (`bool`, defaults to `True`): send the adversarial prompt.
         discriminative (`bool`, defaults to `True`): send the discriminative prompt.
         search (`SearchConfig`, *optional*): also write tests by input search against the pool, after the prompts'
@@ -152,6 +156,7 @@ class EvolveConfig(LLMStageConfig):
     llm: LLMConfig | None = None
     round: int = 1
     num_tests: int = 20
+    answers: int = 1
     adversarial: bool = True
     discriminative: bool = True
     search: SearchConfig | None = None
@@ -194,6 +199,7 @@ class EvolveConfig(LLMStageConfig):
             raise ConfigError("EvolveConfig needs adversarial, discriminative or search enabled")
         check_positive("round", self.round)
         check_positive("num_tests", self.num_tests)
+        check_positive("answers", self.answers)
         check_positive("n_top", self.n_top, minimum=0)
         check_positive("n_diverse", self.n_diverse, minimum=0)
         check_positive("n_similar", self.n_similar)
@@ -230,7 +236,7 @@ class EvolveConfig(LLMStageConfig):
 
 
 def _log_entry(config: EvolveConfig, method: str, **values: Any) -> dict[str, Any]:
-    return log_entry(config.round, method, **{"requested": config.num_tests, **values})
+    return log_entry(config.round, method, **{"requested": config.num_tests * config.answers, **values})
 
 
 def _prompt_for(problem: RoundProblem, method: str, config: EvolveConfig) -> tuple[Any, list[int], list[str], str | None]:
@@ -249,7 +255,7 @@ def _prompt_for(problem: RoundProblem, method: str, config: EvolveConfig) -> tup
         shown_tests = passmatrix.dedupe_tests(Me, rng=problem.rng, keep=1, among=visible)
         selection = passmatrix.select_similar(Me[:, shown_tests], rng=problem.rng, k=config.n_similar)
     programs = eligible[selection.indices]
-    sampling = {"temperature": config.temperature, "max_tokens": config.max_tokens,
+    sampling = {"temperature": config.temperature, "max_tokens": config.max_tokens, "n": config.answers,
                 "seed": stable_int(config.seed, problem.id, config.round, method) & 0x7FFFFFFF}
     notes = list(selection.notes)
     call, fallback = input_call(problem.suite.tests, problem.search_reference) if config.test_mode == "inputs" \
@@ -294,16 +300,18 @@ def _parse_answer(problem: RoundProblem, method: str, callee: str | None, answer
         raise_unrecordable(answer)
         entry["error"] = f"llm: {type(answer).__name__}"
         return []
+    entry["answers"] = len(answer.texts)
     if callee is not None:
-        return read_inputs(answer.text, callee, problem.search_reference or "", problem.limit, entry,
+        return read_inputs(answer.texts, callee, problem.search_reference or "", problem.limit, entry,
                            value_cpu_s=config.value_cpu_s, domain=problem.domain)
     try:
-        parsed = _PROMPTS[method].parse(answer.text)
+        parsed = parse_each(answer.texts, _PROMPTS[method].parse, entry)
     except LLMResponseError as err:
         entry["error"] = f"parse: {err.reason}"
         return []
-    entry["parsed"] = len(parsed.tests)
-    return parsed.tests
+    tests = [test for result in parsed for test in result.tests]
+    entry["parsed"] = len(tests)
+    return tests
 
 
 def _collect(

@@ -200,3 +200,26 @@ def test_discriminative_inputs_are_valued_and_their_split_is_checked_on_the_prog
     column = [row[2] for row in out["pass_matrix"][0]]
     splits = len({column[p] for p in shown}) > 1
     assert entry["split_failed"] == (0 if splits else 1)
+
+
+def test_several_answers_to_one_prompt_join_their_inputs_each_once():
+    """``answers=3``: one request with ``n = 3``; the inputs of every answer that parses join the candidates (an input
+    two answers share counts once), an answer that does not parse is noted, not fatal, and the log counts what came
+    back."""
+    first = {"inputs": [{"call": "fee(3, 'basic')", "why": "minimum"}, {"call": "fee(100, 'gold')", "why": "gold"}]}
+    third = {"inputs": [{"call": "fee(100, 'gold')", "why": "again"}, {"call": "fee(19, 'basic')", "why": "round"}]}
+    out, bodies = _run(_batch(), [json.dumps(first), "Gold amounts, I think.", json.dumps(third)], answers=3)
+    assert len(bodies) == 1 and bodies[0]["n"] == 3
+    [entry] = out["evolve_log"][0]
+    assert entry["answers"] == 3 and entry["requested"] == 3 * 20 and entry["parsed"] == 3
+    assert any(n.startswith("answers: 1 of 3 unread (") for n in entry["notes"]), entry["notes"]
+    assert "dropped duplicate 1" in " | ".join(entry["notes"])
+    assert out["tests"][0][2:] == ["assert fee(3, 'basic') == 1", "assert fee(100, 'gold') == 5",
+                                   "assert fee(19, 'basic') == 2"]
+
+
+def test_answers_below_one_is_refused():
+    from evolvecoder_datasets.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="answers"):
+        EvolveConfig(answers=0)

@@ -112,6 +112,34 @@ def test_the_model_writes_stdin_texts_and_only_valid_valued_new_ones_become_case
     assert all(len(row) == n0 + 2 for row in after["pass_matrix"])
 
 
+def test_two_answers_to_a_stdin_prompt_join_their_texts_each_once(executed):
+    """``answers=2`` on a stdin problem: one request with ``n = 2``; the texts of both answers are valued together,
+    the one they share once."""
+    import json
+
+    from evolvecoder_datasets.llm import LLMConfig
+    from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
+
+    sumpair = next(r for r in executed if r["id"] == "Package_sumpair")
+    first = {"inputs": [{"stdin": "3 0\n-5 5 0\n", "why": "zero sum"}]}
+    second = {"inputs": [{"stdin": "3 0\n-5 5 0\n", "why": "zero sum"}, {"stdin": "2 7\n3 4\n", "why": "pair"}]}
+    bodies: list = []
+
+    def respond(body):
+        bodies.append(body)
+        return [json.dumps(first), json.dumps(second)]
+
+    with ScriptedOpenAIServer(respond) as server:
+        config = EvolveConfig(llm=LLMConfig(model="m", base_url=server.base_url), discriminative=False, round=1,
+                              num_tests=2, answers=2, execute=ExecuteConfig(statuses=True, workers=2))
+        out = evolve_dataset(executed.filter(lambda r: r["id"] == "Package_sumpair"), config)
+    [after] = list(out)
+    assert [b["n"] for b in bodies] == [2]
+    [entry] = [e for e in after["evolve_log"] if e["method"] == "adversarial"]
+    assert entry["answers"] == 2 and entry["parsed"] == 2 and entry["requested"] == 4
+    assert after["inputs"][len(sumpair["inputs"]):] == ["3 0\n-5 5 0\n", "2 7\n3 4\n"]
+
+
 _BURN = """import time
 s = input().strip()
 start = time.process_time()

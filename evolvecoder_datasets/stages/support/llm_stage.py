@@ -8,12 +8,49 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ...errors import ConfigError, LLMCacheMissError
+from ...errors import ConfigError, LLMCacheMissError, LLMResponseError
 from ...llm.config import LLMConfig  # at run time: typing.get_type_hints of every stage config resolves `llm`
 
-__all__ = ["LLMStageConfig", "raise_unrecordable"]
+__all__ = ["LLMStageConfig", "parse_each", "raise_unrecordable"]
+
+_Parsed = TypeVar("_Parsed")
+
+
+def parse_each(texts: Sequence[str], parse: Callable[[str], _Parsed], entry: dict[str, Any]) -> list[_Parsed]:
+    """``parse`` applied to each of an answer's texts (a request's ``n`` samples), in order: the results of those
+    that parse. Where some do not, ``entry["notes"]`` says how many and why; where none does, the first one's
+    :class:`LLMResponseError` is raised (the caller records it as the answer's error).
+
+    Example:
+        >>> import json
+        >>> entry = {"notes": []}
+        >>> def read(text):
+        ...     try:
+        ...         return json.loads(text)
+        ...     except ValueError:
+        ...         raise LLMResponseError("no JSON", reason="no_json") from None
+        >>> parse_each(['{"a": 1}', "prose", "[2]"], read, entry), entry["notes"]
+        ([{'a': 1}, [2]], ['answers: 1 of 3 unread (no_json 1)'])
+    """
+    results: list[_Parsed] = []
+    failures: list[LLMResponseError] = []
+    for text in texts:
+        try:
+            results.append(parse(text))
+        except LLMResponseError as err:
+            failures.append(err)
+    if failures and not results:
+        raise failures[0]
+    if failures:
+        reasons: dict[str, int] = {}
+        for err in failures:
+            reasons[err.reason] = reasons.get(err.reason, 0) + 1
+        counted = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
+        entry["notes"].append(f"answers: {len(failures)} of {len(texts)} unread ({counted})")
+    return results
 
 
 def raise_unrecordable(answer: BaseException) -> None:

@@ -21,6 +21,7 @@ from ...prompts import inputs as inputs_prompt
 from ...search.calls import CallShape, recover_call
 from ...search.domain import Domain
 from ...search.valued import ValueRequest, value_inputs
+from .llm_stage import parse_each
 from .round_state import note_outside
 
 __all__ = ["input_call", "read_inputs", "value_answers"]
@@ -37,11 +38,12 @@ def input_call(tests: Sequence[str], reference: str | None) -> tuple[CallShape |
     return call, None
 
 
-def read_inputs(text: str, callee: str, reference: str, limit: float | None, entry: dict[str, Any], *,
-                value_cpu_s: float, domain: Domain | None = None) -> ValueRequest | None:
-    """One answer's calls as a request for the reference's values (``None`` when it holds none: the reason is in
-    ``entry["error"]``); what was parsed and dropped goes into the evolve log's ``entry``. The reference may take
-    what its problem's calibrated ``limit`` allows a test, at least ``value_cpu_s``.
+def read_inputs(texts: str | Sequence[str], callee: str, reference: str, limit: float | None, entry: dict[str, Any],
+                *, value_cpu_s: float, domain: Domain | None = None) -> ValueRequest | None:
+    """An answer's calls (of all its texts, a request's ``n`` samples: each input once, in order) as a request for
+    the reference's values (``None`` when it holds none: the reason is in ``entry["error"]``); what was parsed and
+    dropped goes into the evolve log's ``entry``. The reference may take what its problem's calibrated ``limit``
+    allows a test, at least ``value_cpu_s``.
 
     Example:
         >>> entry = {"notes": [], "parsed": 0, "error": None}
@@ -49,16 +51,26 @@ def read_inputs(text: str, callee: str, reference: str, limit: float | None, ent
         ...             entry, value_cpu_s=0.1).inputs, entry["notes"]
         ([(2,)], ['inputs: 1 parsed; dropped other_function 1'])
     """
+    texts = [texts] if isinstance(texts, str) else list(texts)
     try:
-        found = inputs_prompt.parse(text, callee)
+        found = parse_each(texts, lambda text: inputs_prompt.parse(text, callee), entry)
     except LLMResponseError as err:
         entry["error"] = f"parse: {err.reason}"
         return None
-    entry["parsed"] = len(found.inputs)
-    dropped = ", ".join(f"{k} {v}" for k, v in sorted(found.dropped.items()))
-    entry["notes"].append(f"inputs: {len(found.inputs)} parsed" + (f"; dropped {dropped}" if dropped else ""))
+    inputs: dict[str, tuple] = {}
+    dropped: dict[str, int] = {}
+    for result in found:
+        for args in result.inputs:
+            if repr(args) in inputs:
+                dropped["duplicate"] = dropped.get("duplicate", 0) + 1
+            inputs.setdefault(repr(args), args)
+        for reason, count in result.dropped.items():
+            dropped[reason] = dropped.get(reason, 0) + count
+    entry["parsed"] = len(inputs)
+    listed = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items()))
+    entry["notes"].append(f"inputs: {len(inputs)} parsed" + (f"; dropped {listed}" if listed else ""))
     cpu_s = max(value_cpu_s, float(limit)) if limit else None
-    return ValueRequest(reference, callee, found.inputs, cpu_s=cpu_s, domain=domain)
+    return ValueRequest(reference, callee, list(inputs.values()), cpu_s=cpu_s, domain=domain)
 
 
 def value_answers(requests: Sequence[ValueRequest], entries: Sequence[dict[str, Any]], execute: Any, *,

@@ -69,6 +69,7 @@ def log_entry(round_: int, method: str, **values: Any) -> dict[str, Any]:
         "programs": [],
         "notes": [],
         "requested": 0,
+        "answers": 0,
         "parsed": 0,
         "added": 0,
         "duplicates": 0,

@@ -224,7 +224,7 @@ def stdio_model_round(problems: list[StdioRoundProblem], config: Any) -> None:
     pool and appended. ``config`` is the round's ``EvolveConfig``."""
     from ...execution import shared_sandbox
     from ...prompts import stdin_inputs
-    from .llm_stage import raise_unrecordable
+    from .llm_stage import parse_each, raise_unrecordable
     from .resources import get_backend
 
     backend = get_backend(config.require_llm())
@@ -235,16 +235,18 @@ def stdio_model_round(problems: list[StdioRoundProblem], config: Any) -> None:
                                    desc=f"round {config.round} {method} (stdin)")
         entries, proposed = [], []
         for problem, (_, programs, notes), answer in zip(problems, built, answers):
-            entry = log_entry(config.round, method, programs=programs, notes=notes, requested=config.num_tests)
+            entry = log_entry(config.round, method, programs=programs, notes=notes,
+                              requested=config.num_tests * config.answers)
             entries.append(entry)
             texts: list[str] = []
             if isinstance(answer, BaseException):
                 raise_unrecordable(answer)
                 entry["error"] = f"llm: {type(answer).__name__}"
             else:
+                entry["answers"] = len(answer.texts)
                 try:
-                    parsed = stdin_inputs.parse(answer.text)
-                    texts = parsed.inputs
+                    parsed = parse_each(answer.texts, stdin_inputs.parse, entry)
+                    texts = list(dict.fromkeys(text for result in parsed for text in result.inputs))
                     entry["parsed"] = len(texts)
                 except LLMResponseError as err:
                     entry["error"] = f"parse: {err.reason}"
@@ -283,7 +285,7 @@ def _stdin_prompt(problem: StdioRoundProblem, method: str, config: Any) -> tuple
     if method == "adversarial" and programs and len(shown):
         row = M[programs[0], shown]
         passed = "all of them" if row.all() else f"{int(row.sum())} of {len(shown)}"
-    sampling = {"temperature": config.temperature, "max_tokens": config.max_tokens,
+    sampling = {"temperature": config.temperature, "max_tokens": config.max_tokens, "n": config.answers,
                 "seed": stable_int(config.seed, problem.id, config.round, method, "stdin") & 0x7FFFFFFF}
     inputs = problem.inputs
     request = stdin_inputs.build_request(method, problem.question, [problem.codes[p] for p in programs],
