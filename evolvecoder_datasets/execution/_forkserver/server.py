@@ -126,7 +126,6 @@ class Server(_Watch, _Results):
 
     def run_job(self, job: dict) -> dict:
         limits = Limits(job)
-        self.progress = _Progress(self, job)
         self.uid_seen: list = []  # the real uid of each solution process, read by this server from /proc
         workdir = self._workdir(limits.uid)
         self.trace_folders = tuple(f for f in (*_TRACE_DIRS, workdir) if _writable_by(f, limits.uid))
@@ -159,6 +158,7 @@ class Server(_Watch, _Results):
         n = _len(sources)
         tests = [prepared._TESTS.get_or(src, prepare_test) for src in sources]
         self.payloads: list = [None] * n
+        self.progress = _Progress(job, self.payloads, self.send, self.recv)
         statuses: list = [None] * n
         messages = [""] * n
         cpu = [0.0] * n
@@ -339,6 +339,7 @@ class Server(_Watch, _Results):
         inputs = job["inputs"]
         n = _len(inputs)
         self.outputs: list = [None] * n
+        self.progress = _Progress(job, self.outputs, self.send, self.recv)
         for i, text in enumerate(inputs):
             path = os.path.join(workdir, f"in{i}")
             with open(path, "w", encoding="utf-8") as fh:
