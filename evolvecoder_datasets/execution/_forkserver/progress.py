@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .job import STOP, request_word
 from .pristine import _len, _monotonic, pin_builtins
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from .job import ProgramJob
 
 pin_builtins(globals())
 
@@ -40,14 +43,14 @@ class _Progress:
 
     __slots__ = ("send", "recv", "values", "enabled", "checked", "sent", "stop", "stdio", "start_streaming", "gap")
 
-    def __init__(self, job: dict, values: list, send: Callable[[dict], None], recv: Callable[[], object]) -> None:
+    def __init__(self, job: ProgramJob, values: list, send: Callable[[dict], None], recv: Callable[[], object]) -> None:
         """``values``: the job's list of what its tests sent (stdin cases: what they printed), filled as they end;
         ``send`` writes a message to the caller and ``recv`` reads one (None once its pipe ended)."""
         self.send, self.recv, self.values = send, recv, values
-        self.enabled, self.stdio = bool(job.get("stop_on_failure")), job.get("kind") == "stdio"
+        self.enabled, self.stdio = job.stop_on_failure, job.kind == "stdio"
         self.checked = self.sent = 0
         self.stop = False
-        self.start_streaming = _monotonic() + (_STREAM_AFTER_S if job.get("mode") == "fast" else 0.0)
+        self.start_streaming = _monotonic() + (_STREAM_AFTER_S if job.mode == "fast" else 0.0)
         self.gap = 0.0
 
     def stopped(self, statuses: list) -> bool:
@@ -85,5 +88,5 @@ class _Progress:
     def caller_says_stop(self) -> bool:
         """Read the caller's message sent during a job: only ``stop`` can come (or the end of its pipe)."""
         msg = self.recv()
-        self.stop = self.stop or msg is None or msg.get("op") == "stop"
+        self.stop = self.stop or msg is None or request_word(msg) == STOP
         return self.stop
