@@ -4,23 +4,31 @@
 - every frame the caller side builds (program jobs by the engine, compile and check jobs by ``_tools``, the
   server's own warm-up) parses, so no default is left for the server to fill in;
 - a real fork server answers a malformed job with that job's infrastructure error and goes on serving;
+- a caller refuses a server whose hello names another protocol version, with a typed error naming both;
 - the progress writer sends with what it is given, and no module of the server imports ``server`` for a type.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from evolvecoder_datasets.errors import SandboxCrashed, SandboxProtocolError
 from evolvecoder_datasets.execution import Job, _engine, _tools
 from evolvecoder_datasets.execution._forkserver import job as frames
-from evolvecoder_datasets.execution._forkserver.job import JobError, parse_job, request_word
+from evolvecoder_datasets.execution._forkserver.job import PROTOCOL_VERSION, JobError, parse_job, request_word
 from evolvecoder_datasets.execution._worker import _Worker
 from evolvecoder_datasets.execution.checkers import Checker
-from evolvecoder_datasets.execution.isolation import SERVER_PACKAGE, detect_isolation, server_command, server_env
+from evolvecoder_datasets.execution.isolation import (
+    SERVER_PACKAGE,
+    detect_isolation,
+    server_command,
+    server_env,
+)
 
 PROGRAM = "def f(x):\n    return x + 1\n"
 TESTS = ["assert f(1) == 2", "assert f(2) == 4"]
@@ -131,6 +139,40 @@ def test_the_server_answers_a_malformed_job_with_its_infra_error_and_serves_on(w
     assert worker._recv(deadline=time.monotonic() + 10) == {"pong": True}
     reply = worker.call(good, 30.0)  # the same server runs the well-formed job as ever
     assert reply.get("infra_error") is None and reply["statuses"] == ["value", "value"], reply
+
+
+_FAKE_SERVER = """
+import json, os, struct, sys
+body = json.dumps({{"hello": {version}, "pid": os.getpid(), "uid_drop": False, "python": "3"}}).encode()
+os.write(1, struct.pack(">I", len(body)) + body)
+sys.stdin.read()
+"""
+
+
+def test_a_hello_in_another_protocol_version_is_refused_with_a_typed_error_naming_both():
+    other = PROTOCOL_VERSION + 1
+    fake = _Worker([sys.executable, "-c", _FAKE_SERVER.format(version=other)], {})
+    try:
+        with pytest.raises(SandboxProtocolError, match=f"version {other} and this caller version {PROTOCOL_VERSION}"):
+            fake.start()
+        assert fake.proc is None  # the server is ended, not handed a job
+    finally:
+        fake.kill()
+        fake.release_uid()
+    assert issubclass(SandboxProtocolError, SandboxCrashed)  # its job's cells are infrastructure failures
+
+
+def test_a_real_server_that_says_another_version_is_refused():
+    """The version in the real hello is ``job.PROTOCOL_VERSION``, read when the hello is sent."""
+    patch = "import _forkserver.job as _j; _j.PROTOCOL_VERSION = 4; "
+    command = [arg.replace("_forkserver.main()", patch + "_forkserver.main()") for arg in server_command("none")]
+    old = _Worker(command, server_env())
+    try:
+        with pytest.raises(SandboxProtocolError, match=f"version 4 and this caller version {PROTOCOL_VERSION}"):
+            old.start()
+    finally:
+        old.kill()
+        old.release_uid()
 
 
 def test_the_progress_writer_sends_with_what_it_is_given_and_nothing_imports_the_server_for_a_type():
