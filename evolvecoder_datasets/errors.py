@@ -25,6 +25,7 @@ __all__ = [
     "SandboxError",
     "SandboxUnavailable",
     "SandboxCrashed",
+    "SandboxProtocolError",
     "SandboxUntrusted",
     "LLMError",
     "LLMRequestError",
@@ -77,6 +78,13 @@ class SandboxUnavailable(SandboxError):
 
 class SandboxCrashed(SandboxError):
     """A fork server died or stopped answering; the job's cells are infrastructure failures."""
+
+
+class SandboxProtocolError(SandboxCrashed):
+    """A fork server said hello in another protocol version than its caller speaks (the package's files changed
+    under a running process, or a server from another install answered). The message names both versions. It is a
+    :class:`SandboxCrashed`: the server is ended, and a job it was to run gets infrastructure failures, never
+    verdicts read in the wrong language."""
 
 
 class SandboxUntrusted(SandboxError):

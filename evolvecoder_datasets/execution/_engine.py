@@ -157,32 +157,34 @@ class LocalEngine(_SettingsView):
 
     # -- one job -----------------------------------------------------------------------------------------------
     def _job_message(self, job: Job, uid: int, binary: str | None = None) -> dict:
+        """The fork server's frame of ``job`` (``_forkserver.job``: every field, typed; the server has no default, so
+        each value a job runs by is chosen here, from this engine's ``SandboxSettings`` and the job's own limit)."""
         timeout_s, wall_timeout_s = self.timeout_s, self.wall_timeout_s
         if job.timeout_s is not None and job.timeout_s < timeout_s:  # the sandbox's limit is the ceiling
             timeout_s = float(job.timeout_s)
             wall_timeout_s = min(wall_timeout_s, 4 * timeout_s + 1.0)
+        budget = self.max_consecutive_timeouts
         message = {
             "id": next(self._job_ids),
             "kind": job.kind,
             "program": job.program,
             "preamble": self.preamble,
             "mode": self.mode,
-            "timeout_s": timeout_s,
-            "wall_timeout_s": wall_timeout_s,
-            "load_timeout_s": self.load_timeout_s,
-            "memory_mb": self.memory_mb,
-            "max_output_bytes": self.max_output_bytes,
-            "max_processes": self.max_processes,
-            "max_open_files": self.max_open_files,
-            "max_consecutive_timeouts": self.max_consecutive_timeouts,
-            "max_value_bytes": self.max_value_bytes,
+            "timeout_s": float(timeout_s),
+            "wall_timeout_s": float(wall_timeout_s),
+            "load_timeout_s": float(self.load_timeout_s),
+            "memory_mb": int(self.memory_mb),
+            "max_output_bytes": int(self.max_output_bytes),
+            "max_processes": int(self.max_processes),
+            "max_open_files": int(self.max_open_files),
+            "max_consecutive_timeouts": None if budget is None else int(budget),
+            "max_value_bytes": int(self.max_value_bytes),
             "uid": uid,
             "stop_on_failure": bool(job.stop_on_failure),
         }
         if job.kind == "stdio":
             message["inputs"] = list(job.inputs or ())  # the expected outputs stay here: the judge compares
-            if binary is not None:
-                message["binary"] = binary  # a compiled program (see _tools): the fork server seals and runs it
+            message["binary"] = binary  # a compiled program (see _tools), which the fork server seals and runs
         else:
             # Only the program's part of each test leaves this process: its expected side stays with the judge.
             message["tests"] = [_wire(str(t)) for t in job.tests or ()]

@@ -159,7 +159,8 @@ class Tools:
                                    "wall_timeout_s": CHECKER_WALL_S,
                                    "load_timeout_s": 1.0, "memory_mb": CHECKER_MEMORY_MB,
                                    "max_output_bytes": 1 << 20, "max_processes": 16, "max_open_files": 64,
-                                   "cases": [[given, output, answer] for _, given, output, answer in cases]}  # fmt: skip
+                                   "cases": [[given, output, answer] for _, given, output, answer in cases],
+                                   "source": None, "binary": None}  # fmt: skip
         if compile_command(checker.language):
             built = self.build(checker.language, checker.source)
             if built.binary is None:

@@ -22,7 +22,8 @@ import struct
 import subprocess
 import time
 
-from ..errors import SandboxCrashed, SandboxError
+from ..errors import SandboxCrashed, SandboxError, SandboxProtocolError
+from ._forkserver.job import PROTOCOL_VERSION, SHUTDOWN, STOP
 from ._protocol import read_frame
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,12 @@ class _Worker:
         self.hello: dict = {}
 
     def start(self) -> None:
+        """Start the server and read its hello.
+
+        Raises:
+            SandboxCrashed: the server did not say hello within 20 s.
+            SandboxProtocolError: it said hello in another protocol version (``_forkserver.job.PROTOCOL_VERSION``).
+        """
         self.proc = subprocess.Popen(
             self.command,
             stdin=subprocess.PIPE,
@@ -53,9 +60,14 @@ class _Worker:
             cwd="/",
         )
         hello = self._recv(deadline=time.monotonic() + 20)
-        if not hello or "hello" not in hello:
+        if not isinstance(hello, dict) or "hello" not in hello:
             self.kill()
             raise SandboxCrashed(f"fork server did not start: {' '.join(self.command[:3])} ...")
+        if hello["hello"] != PROTOCOL_VERSION:  # its frames would mean something else than ours
+            self.kill()
+            raise SandboxProtocolError(f"the fork server speaks protocol version {str(hello['hello'])[:40]} and this caller "
+                                       f"version {PROTOCOL_VERSION}: restart the process that runs the sandbox (the "
+                                       "package changed under it?)")  # fmt: skip
         self.hello = hello
 
     @property
@@ -85,7 +97,7 @@ class _Worker:
                     return reply
                 if not stopping and on_progress is not None and _stops(on_progress, reply):
                     stopping = True
-                    self._send({"op": "stop"})
+                    self._send({"op": STOP})
         except BaseException:
             # Whatever ended the conversation mid-job (a callback that raised, an interrupt), the server may still
             # be writing this job's messages: a worker is never handed on with them unread.
@@ -138,7 +150,7 @@ class _Worker:
             return
         if proc.poll() is None and proc.stdin is not None:
             try:
-                self._send({"op": "shutdown"})
+                self._send({"op": SHUTDOWN})
                 proc.wait(timeout=2)
             except (SandboxCrashed, subprocess.TimeoutExpired):
                 pass

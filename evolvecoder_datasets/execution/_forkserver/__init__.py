@@ -30,6 +30,8 @@ loaded the program (``zygote``), so a program cannot compute its tests' answers 
 Its modules, one concern each (every one imported here, at once: the sandbox's bootstrap puts the execution folder
 on ``sys.path`` only while it imports this package, see ``isolation.server_command``):
 
+- ``job``: the conversation with the caller (the requests it may send, the replies, ``PROTOCOL_VERSION``) and the
+  typed job, read once where its frame arrives (``parse_job``), with no default on this side;
 - ``pristine``: the builtins and ``os`` functions pinned before any program runs, pristine copies for tests;
 - ``libc``: the C library handle, the bare ``clone`` and the other calls ``os`` lacks;
 - ``values``: canonical values, the hardened comparison of whole tests, stdin/stdout output comparison;
@@ -39,7 +41,7 @@ on ``sys.path`` only while it imports this package, see ``isolation.server_comma
 - ``traces``: what a program leaves on disk or in IPC, and its link-safe removal;
 - ``limits``: the rlimits and uid of a job's processes, entering a child;
 - ``solution``: the solution process S and its test loops;
-- ``run``, ``progress``: the server's state of one S, and early stop;
+- ``run``, ``progress``: the server's state of one S, and early stop (given what it sends and reads with);
 - ``server``, ``watch``, ``reading``: the server, what it does while S runs, and how it reads S's lines;
 - ``zygote``: the process each assert job's S is cloned from, and the server's handle on it;
 - ``startup``: :func:`main`.
@@ -50,6 +52,7 @@ relative, and the sibling ``_wire`` is imported as a top-level module when the s
 
 # ruff: noqa: F401 - every module is imported for its loading now, not for a name
 from . import (
+    job,
     libc,
     limits,
     lines,

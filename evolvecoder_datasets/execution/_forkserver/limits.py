@@ -1,8 +1,9 @@
 """Limits and entering a child: the rlimits and uid of a job's processes, and what every child inherits.
 
-:class:`Limits` is read from a job; ``_enter_child`` is the set-up of a solution process (session, fds, limits,
-cwd, uid); ``_prepare_server_process`` puts streams, environment and signal dispositions in their final state once
-in the server, so that no child pays for them.
+:class:`Limits` is read from a job (``Limits.of``), or sent whole to a solution process cloned from the zygote
+(``zygote.spawn_spec``); ``_enter_child`` is the set-up of a solution process (session, fds, limits, cwd, uid);
+``_prepare_server_process`` puts streams, environment and signal dispositions in their final state once in the
+server, so that no child pays for them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import resource
 import signal
 import sys
 
-from .pristine import _close, _len, pin_builtins
+from .job import Job, ProgramJob, _Record
+from .pristine import _close, _isinstance, pin_builtins
 
 pin_builtins(globals())
 
@@ -26,21 +28,36 @@ def _devnull_std() -> None:
         _close(fd)
 
 
-class Limits:
-    """Resource limits applied in the solution child (and inherited by its grandchildren)."""
+class Limits(_Record):
+    """Resource limits applied in the solution child (and inherited by its grandchildren): bytes of address space,
+    of a file written, open files, processes of the uid, the uid (None: this server's own) and CPU seconds.
 
-    def __init__(self, job: dict) -> None:
-        self.memory = int(job.get("memory_mb", 1024)) * 1024 * 1024
-        self.fsize = int(job.get("max_output_bytes", 1 << 20))
-        self.nofile = int(job.get("max_open_files", 64))
-        self.nproc = int(job.get("max_processes", 32))
-        self.uid = job.get("uid")
-        # The kernel's CPU cap per process: a backstop that holds even when the supervising child runs the
-        # program's code. In fast mode the solution child runs every test; otherwise each process runs one.
-        timeout, load = float(job.get("timeout_s", 1.0)), float(job.get("load_timeout_s") or 2.0)
-        n = job.get("n_tests") or _len(job.get("tests") or job.get("inputs") or ())  # n_tests: S cloned from Z
-        share = n * timeout if job.get("mode") == "fast" and job.get("kind") != "stdio" else timeout + 0.01 * n
-        self.cpu = int(load + share + 2.0) + 1
+    Example:
+        >>> from evolvecoder_datasets.execution._forkserver.job import WARM_UP, AssertJob
+        >>> limits = Limits.of(AssertJob.parse(WARM_UP))
+        >>> limits.cpu, limits.memory >> 20, Limits.parse(limits.frame()) == limits
+        (9, 1024, True)
+    """
+
+    memory: int
+    fsize: int
+    nofile: int
+    nproc: int
+    uid: int | None
+    cpu: int
+
+    @classmethod
+    def of(cls, job: Job) -> Limits:
+        """The limits of ``job``'s processes.
+
+        The kernel's CPU cap per process is a backstop that holds even when the supervising child runs the
+        program's code: in fast mode the solution child runs every test; otherwise each process runs one (a
+        compile's or a checker's tool included: those jobs count no tests here).
+        """
+        n = job.size if _isinstance(job, ProgramJob) else 0
+        share = n * job.timeout_s if job.fast else job.timeout_s + 0.01 * n
+        return cls(memory=job.memory_mb * 1024 * 1024, fsize=job.max_output_bytes, nofile=job.max_open_files,
+                   nproc=job.max_processes, uid=job.uid, cpu=int(job.load_timeout_s + share + 2.0) + 1)  # fmt: skip
 
     def apply(self) -> None:
         for limit, value in (

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .job import STOP, request_word
 from .pristine import _len, _monotonic, pin_builtins
 
 if TYPE_CHECKING:
-    from .server import Server
+    from collections.abc import Callable
+
+    from .job import ProgramJob
 
 pin_builtins(globals())
 
@@ -38,14 +41,16 @@ class _Progress:
     later in a job is reported at most 8 ms late.
     """
 
-    __slots__ = ("server", "enabled", "checked", "sent", "stop", "stdio", "start_streaming", "gap")
+    __slots__ = ("send", "recv", "values", "enabled", "checked", "sent", "stop", "stdio", "start_streaming", "gap")
 
-    def __init__(self, server: Server, job: dict) -> None:
-        self.server, self.enabled = server, bool(job.get("stop_on_failure"))
-        self.stdio = job.get("kind") == "stdio"
+    def __init__(self, job: ProgramJob, values: list, send: Callable[[dict], None], recv: Callable[[], object]) -> None:
+        """``values``: the job's list of what its tests sent (stdin cases: what they printed), filled as they end;
+        ``send`` writes a message to the caller and ``recv`` reads one (None once its pipe ended)."""
+        self.send, self.recv, self.values = send, recv, values
+        self.enabled, self.stdio = job.stop_on_failure, job.kind == "stdio"
         self.checked = self.sent = 0
         self.stop = False
-        self.start_streaming = _monotonic() + (_STREAM_AFTER_S if job.get("mode") == "fast" else 0.0)
+        self.start_streaming = _monotonic() + (_STREAM_AFTER_S if job.mode == "fast" else 0.0)
         self.gap = 0.0
 
     def stopped(self, statuses: list) -> bool:
@@ -66,11 +71,11 @@ class _Progress:
         ended = range(self.sent, self.checked)
         self.sent = self.checked
         if self.stdio:
-            found = [(i, self.server.outputs[i] or "") for i in ended if statuses[i] == "done"]
+            found = [(i, self.values[i] or "") for i in ended if statuses[i] == "done"]
         else:
-            found = [(i, self.server.payloads[i]) for i in ended if statuses[i] == "value"]
+            found = [(i, self.values[i]) for i in ended if statuses[i] == "value"]
         if found:
-            self.server.send({"progress": [i for i, _ in found],
+            self.send({"progress": [i for i, _ in found],
                               "output" if self.stdio else "value": [v for _, v in found]})  # fmt: skip
             self.start_streaming = now + self.gap
             self.gap = min(_STREAM_GAP_MAX_S, max(_STREAM_GAP_FIRST_S, 2 * self.gap))
@@ -82,6 +87,6 @@ class _Progress:
 
     def caller_says_stop(self) -> bool:
         """Read the caller's message sent during a job: only ``stop`` can come (or the end of its pipe)."""
-        msg = self.server.recv()
-        self.stop = self.stop or msg is None or msg.get("op") == "stop"
+        msg = self.recv()
+        self.stop = self.stop or msg is None or request_word(msg) == STOP
         return self.stop

@@ -11,6 +11,7 @@ import os
 import select
 import signal
 
+from .job import STDIO
 from .lines import MAX_MESSAGE, STATUSES, _a2b_strict, _finite, _split_frames, _text, _wait_status
 from .pristine import _b2a, _len, _monotonic, _read, pin_builtins
 from .processes import _describe_exit, _uid_of
@@ -72,20 +73,20 @@ class _Results:
         # Nothing S writes moves a deadline: the clocks restart only where the server saw a test end (or the
         # program load, once). A line S may not write at this point is malformed (see _drain).
         tag = fields[0].decode("ascii")
-        timeout = float(job["timeout_s"])
+        timeout = job.timeout_s
         if tag == "L":
             if run.loaded:
                 raise ValueError("a second load line")
             mark = _finite(fields[1])
             if run.after_load is not None:  # S came from the zygote: it gets its tests only now, and waits for them
                 frame, run.after_load = run.after_load, None
-                if not run.send_ctl(frame, float(job["wall_timeout_s"])):
+                if not run.send_ctl(frame, job.wall_timeout_s):
                     raise ValueError("the solution process does not read its tests")
             self.uid_seen.append(_uid_of(run.pid))
             # The supervision mode is the server's (run.supervised): S's own word ("c") is not asked for.
             run.loaded = True
             run.last_event = _monotonic()
-            if job.get("mode") == "fast" and job.get("kind") != "stdio":
+            if job.fast:
                 own, others = run.tree_cpus()
                 run.last_cpu = min(mark, own) + others
             else:
@@ -96,7 +97,7 @@ class _Results:
             if tag == "U":
                 # S skips the rest after max_consecutive_timeouts in a row: believed only where this server
                 # judged that many of its last tests timeouts itself (else the program is skipping its own tests).
-                budget = int(job.get("max_consecutive_timeouts") or 0)
+                budget = job.max_consecutive_timeouts or 0
                 last = run.reported[-budget:] if budget else []
                 streak = budget > 0 and _len(last) == budget and all(statuses[i] == "timeout" for i in last)
                 status, message = "unexecuted" if streak else "crash", "skipped after repeated timeouts"
@@ -122,7 +123,7 @@ class _Results:
                 status, message = "crash", "a child claimed a verdict it does not decide"
             elif status not in STATUSES and status != "done":
                 status, message = "crash", "unknown status"
-            if job.get("mode") == "fast" and job.get("kind") != "stdio":
+            if job.fast:
                 # The child's CPU mark is only believed downwards: a lying child cannot move the baseline past the
                 # CPU time the kernel has counted for it, so the watch below still sees every second it spends.
                 # What the rest of S's tree used (a child a test forked, reaped or alive) is the kernel's figure.
@@ -152,9 +153,9 @@ class _Results:
             values[idx] = ("value", "")
         elif tag == "O":
             idx = int(fields[1])
-            if pending and idx == pending[0] and job.get("kind") == "stdio":
+            if pending and idx == pending[0] and job.kind == STDIO:
                 data = b"" if fields[2] == b"-" else _a2b_strict(fields[2])
-                self.outputs[idx] = data[: int(job.get("max_output_bytes", 1 << 20)) + 1].decode("utf-8", "replace")
+                self.outputs[idx] = data[: job.max_output_bytes + 1].decode("utf-8", "replace")
         elif tag not in ("D", "U"):
             raise ValueError("unknown line")
         elif tag == "D" and not run.clones:
@@ -172,7 +173,7 @@ class _Results:
         """Test ``idx`` (``pending[0]``) is over: its process ended with ``wstatus`` after ``used`` CPU seconds,
         killed (``"cpu"``, ``"wall"``, ``"output"``) or not (None). Its verdict comes from what it reported, else
         from how it ended."""
-        timeout = float(job["timeout_s"])
+        timeout = job.timeout_s
         pending.popleft()
         run.last_cpu = run.cpu() or run.last_cpu  # S's own time is judged per test
         run.reported.append(idx)
@@ -185,7 +186,7 @@ class _Results:
             messages[idx] = "wall-clock backstop (blocked or sleeping)" if killed == "wall" else "CPU time limit"
         elif reported is not None:
             statuses[idx], messages[idx] = reported
-        elif job.get("kind") == "stdio" and os.WIFEXITED(int(wstatus)):
+        elif job.kind == STDIO and os.WIFEXITED(int(wstatus)):
             # A script may end itself with os._exit (a common fast-exit idiom); its output is still judged by
             # the server, so an exit without a line only decides whether there is output to judge.
             code = os.WEXITSTATUS(int(wstatus))

@@ -15,9 +15,23 @@ import struct
 import sys
 
 from . import prepared
+from .job import (
+    CHECK,
+    COMPILE,
+    PING,
+    SHUTDOWN,
+    STDIO,
+    STOP,
+    AssertJob,
+    Job,
+    StdioJob,
+    failure_reply,
+    hello,
+    parse_job,
+    request_word,
+)
 from .libc import _clone_parent_works
 from .limits import Limits
-from .lines import MAX_MESSAGE
 from .prepared import prepare_test, test_wire
 from .pristine import _close, _exit, _fork, _len, _read_exact, pin_builtins
 from .processes import _KEEP, _ChildrenFile, _describe_exit, _kill_tree, sweep_children
@@ -32,7 +46,6 @@ from .zygote import ZygoteLost, spawn_spec
 
 pin_builtins(globals())
 
-PROTOCOL_VERSION = 4
 _STOPPED = "not run: an earlier test did not pass"
 
 
@@ -87,26 +100,26 @@ class Server(_Watch, _Results):
 
     # -- main loop -------------------------------------------------------------------------------------------
     def serve(self) -> None:
+        """Say hello, then answer the caller's requests (``job.REQUESTS``) until it says shutdown or its pipe ends.
+        A job's frame is read into its record here, once; one that is no job, and a job this server fails on, is
+        answered with that job's infrastructure error instead of ending the server."""
         self.prespawn()
-        self.send({"hello": PROTOCOL_VERSION, "pid": self.pid, "uid_drop": os.geteuid() == 0,
-                   "python": sys.version.split()[0]})  # fmt: skip
+        self.send(hello(self.pid, os.geteuid() == 0, sys.version.split()[0]))
         while True:
             msg = self.recv()
-            if msg is None or msg.get("op") == "shutdown":
+            word = request_word(msg)
+            if word == SHUTDOWN:
                 sweep_children()
                 return
-            if msg.get("op") == "ping":
+            if word == PING:
                 self.send({"pong": True})
                 continue
-            if msg.get("op") == "stop":  # came after its job ended: nothing left to stop
+            if word == STOP:  # came after its job ended: nothing left to stop
                 continue
             try:
-                result = self.run_job(msg)
-            except Exception as err:  # a bug of ours: say so instead of dying silently
-                n = _len(msg.get("tests") or []) or int(msg.get("n_cases") or 0)
-                result = {"id": msg.get("id"), "statuses": ["crash"] * n,
-                          "messages": [f"server error: {type(err).__name__}: {err}"[:MAX_MESSAGE]] * n,
-                          "cpu": [0.0] * n, "infra_error": f"{type(err).__name__}: {err}"}  # fmt: skip
+                result = self.run_job(parse_job(msg))
+            except Exception as err:  # a malformed job, or a bug of ours: say so instead of dying silently
+                result = failure_reply(msg, err)
             self.send(result)
             self.prespawn()
 
@@ -124,20 +137,19 @@ class Server(_Watch, _Results):
             os.chown(path, uid, uid)
         return path
 
-    def run_job(self, job: dict) -> dict:
-        limits = Limits(job)
-        self.progress = _Progress(self, job)
+    def run_job(self, job: Job) -> dict:
+        """Run ``job`` in a fresh work folder under its limits; its reply (``job.REPLIES["result"]``)."""
+        limits = Limits.of(job)
         self.uid_seen: list = []  # the real uid of each solution process, read by this server from /proc
         workdir = self._workdir(limits.uid)
         self.trace_folders = tuple(f for f in (*_TRACE_DIRS, workdir) if _writable_by(f, limits.uid))
         scratch = _mtimes(_TRACE_DIRS)
         try:
-            kind = job.get("kind")
-            if kind == "stdio":
+            if job.kind == STDIO:
                 result = self._run_stdio(job, limits, workdir)
-            elif kind == "compile":  # a toolchain server's job (see tools.py)
+            elif job.kind == COMPILE:  # a toolchain server's job (see tools.py)
                 result = run_compile(job, limits, workdir)
-            elif kind == "check":  # a checker server's job: it never runs programs
+            elif job.kind == CHECK:  # a checker server's job: it never runs programs
                 result = run_check(job, limits, workdir)
             else:
                 result = self._run_asserts(job, limits, workdir)
@@ -147,18 +159,19 @@ class Server(_Watch, _Results):
             _rmtree(workdir)
             if limits.uid is not None and os.geteuid() == 0:  # scratch folders only where something moved
                 remove_traces(limits.uid, moved)
-        result["id"] = job.get("id")
+        result["id"] = job.id
         # Checked, not assumed: every solution process that loaded ran under the job's uid, not root.
         result["uid_dropped"] = bool(self.uid_seen) and limits.uid is not None and all(
             u == limits.uid for u in self.uid_seen)
         return result
 
     # -- assert jobs -----------------------------------------------------------------------------------------
-    def _run_asserts(self, job: dict, limits: Limits, workdir: str) -> dict:
-        sources = job["tests"]
+    def _run_asserts(self, job: AssertJob, limits: Limits, workdir: str) -> dict:
+        sources = job.tests
         n = _len(sources)
         tests = [prepared._TESTS.get_or(src, prepare_test) for src in sources]
         self.payloads: list = [None] * n
+        self.progress = _Progress(job, self.payloads, self.send, self.recv)
         statuses: list = [None] * n
         messages = [""] * n
         cpu = [0.0] * n
@@ -169,7 +182,7 @@ class Server(_Watch, _Results):
                     _mark(statuses, messages, range(i + 1, n), "unexecuted", _STOPPED)
                     break
         timeouts_in_a_row = 0
-        budget = job.get("max_consecutive_timeouts")
+        budget = job.max_consecutive_timeouts
         while todo := self._left_to_run(statuses, messages):
             if budget and timeouts_in_a_row >= budget:
                 _mark(statuses, messages, todo, "unexecuted", "skipped after repeated timeouts")
@@ -177,7 +190,7 @@ class Server(_Watch, _Results):
 
             def start(supervised, todo=todo):
                 if self.zygote is not None:
-                    return self._spawn(job, todo, tests, workdir, supervised)
+                    return self._spawn(job, limits, todo, tests, workdir, supervised)
                 return self._fork_solution(
                     lambda nonce, wfd, ctl: _solution_child(job, todo, tests, nonce, wfd, workdir, limits, ctl),
                     ctl=supervised)
@@ -219,7 +232,7 @@ class Server(_Watch, _Results):
         _KEEP.add(pid)  # not a job's process yet: the sweeps between jobs leave it alone
         self.blank = (pid, rfd, ctl_w)
 
-    def _spawn(self, job: dict, todo: list, tests: list, workdir: str, supervised: bool) -> _Run:
+    def _spawn(self, job: AssertJob, limits: Limits, todo: list, tests: list, workdir: str, supervised: bool) -> _Run:
         """Start S for ``todo`` from the zygote: S never held a test. Its job (without the tests) is the first frame
         on its control pipe; its tests follow, all at once, after its load line; in isolated mode (``supervised``)
         the same pipe then carries the word to start each test.
@@ -227,7 +240,7 @@ class Server(_Watch, _Results):
         A zygote that is gone (the program of an earlier job killed it, where S runs under the server's uid) ends
         this server without an answer: its caller starts a fresh one, with a fresh zygote, and retries the job."""
         nonce = os.urandom(12).hex()
-        spec = json.dumps(spawn_spec(job, todo, nonce, workdir)).encode()
+        spec = json.dumps(spawn_spec(job, limits, todo, nonce, workdir)).encode()
         for _attempt in range(2):  # a waiting S that is gone (killed where it shares a uid with programs): again
             self.prespawn()
             if self.blank is None:
@@ -237,7 +250,7 @@ class Server(_Watch, _Results):
             _KEEP.discard(pid)
             run = _Run(pid, rfd, nonce)
             run.ctl_fd, run.supervised = ctl_w, supervised
-            if run.send_ctl(struct.pack(">I", _len(spec)) + spec, float(job["wall_timeout_s"])):
+            if run.send_ctl(struct.pack(">I", _len(spec)) + spec, job.wall_timeout_s):
                 break
             _kill_tree(pid)
             for fd in (rfd, ctl_w):
@@ -284,12 +297,12 @@ class Server(_Watch, _Results):
         early (the caller starts a fresh one for the rest); ``progressed`` says whether a test finished in this child
         before the one blamed, which breaks a run of consecutive timeouts.
         """
-        stdio = job.get("kind") == "stdio"
-        fast = job.get("mode") == "fast" and not stdio  # only then does the child run untrusted code per test
+        stdio = job.kind == STDIO
+        fast = job.fast  # only then does the child run untrusted code per test
         # The server decides whether it supervises each test (isolated mode, where CLONE_PARENT works): nothing
         # S says changes it.
         run = start(not stdio and not fast and self.clone_parent)
-        max_value = int(job.get("max_value_bytes", 4 << 20))
+        max_value = job.max_value_bytes
         run.max_payload = 8 * max_value + 65536
         # Everything a child may legitimately write: a short line or two per test, and values (base64) on top.
         run.max_bytes = 4 * run.max_payload + (_len(todo) + 4) * 65536
@@ -333,12 +346,13 @@ class Server(_Watch, _Results):
         return "crash", progressed
 
     # -- stdio jobs ------------------------------------------------------------------------------------------
-    def _run_stdio(self, job: dict, limits: Limits, workdir: str) -> dict:
+    def _run_stdio(self, job: StdioJob, limits: Limits, workdir: str) -> dict:
         """Run each stdin case; return what each printed. The expected outputs never come here: the caller compares
         (every child is a fork of this process, so what it holds a program could read)."""
-        inputs = job["inputs"]
+        inputs = job.inputs
         n = _len(inputs)
         self.outputs: list = [None] * n
+        self.progress = _Progress(job, self.outputs, self.send, self.recv)
         for i, text in enumerate(inputs):
             path = os.path.join(workdir, f"in{i}")
             with open(path, "w", encoding="utf-8") as fh:

@@ -16,6 +16,7 @@ import sys
 import types
 
 from . import libc, pristine
+from .job import AssertJob, ProgramJob, StdioJob
 from .limits import Limits, _enter_child
 from .lines import MAX_MESSAGE, _Reporter
 from .prepared import _STRIP_NAME, PreparedTest, test_from_wire
@@ -172,7 +173,7 @@ def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope:
         return status, message, None
 
 
-def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce: str, wfd: int,
+def _solution_child(job: AssertJob, todo: list[int], tests: list[PreparedTest], nonce: str, wfd: int,
                     workdir: str, limits: Limits, ctl_fd: int = -1) -> None:
     """Body of S. Never returns: it ``_exit``s. ``ctl_fd`` (isolated mode): where the server says which test to
     start next (see :func:`_clone_per_case`). ``tests`` is None where S was cloned from the zygote: they come on
@@ -183,12 +184,12 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         libc._prctl(libc._PR_SET_CHILD_SUBREAPER, 1)
         sigchld_kept = libc._lock_sigchld()  # no child of the program's is reaped unseen (see libc)
         try:
-            code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
-            pre = compile(job["preamble"], "<preamble>", "exec", dont_inherit=True) if job.get("preamble") else None
+            code = compile(job.program, "<solution>", "exec", dont_inherit=True)
+            pre = compile(job.preamble, "<preamble>", "exec", dont_inherit=True) if job.preamble else None
         except (SyntaxError, ValueError) as err:
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)
-        fresh = [n for n in _stdlib_imports(job["program"]) if n not in sys.modules]
+        fresh = [n for n in _stdlib_imports(job.program) if n not in sys.modules]
         for name in fresh:  # load them untouched, so their pristine copies are real
             try:
                 __import__(name)
@@ -214,8 +215,8 @@ def _solution_child(job: dict, todo: list[int], tests: list[PreparedTest], nonce
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
-        max_value = int(job.get("max_value_bytes", 4 << 20))
-        if job.get("mode") == "fast":
+        max_value = job.max_value_bytes
+        if job.fast:
             report.send(b"L", _process_time())
             if tests is None:
                 tests = _receive_tests(ctl_fd, todo)
@@ -249,7 +250,7 @@ def _receive_tests(ctl_fd: int, todo: list[int]) -> dict:
     return tests
 
 
-def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture: int | None = None) -> None:
+def _fork_per_case(job: ProgramJob, todo: list[int], report: _Reporter, case, capture: int | None = None) -> None:
     """Fork one grandchild per test or stdin case, judge its CPU time, report its end with a D line.
 
     Before each case, what the previous one left on disk is removed (:class:`_Traces`): no test sees a file another
@@ -259,12 +260,11 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
     With ``capture`` (a byte cap), the grandchild's stdout is a pipe read here, sent on in an O line before the D
     line: output never passes through a file the program could swap for a symlink or a FIFO.
     """
-    cpu_limit = float(job["timeout_s"])
-    wall_limit = float(job["wall_timeout_s"])
-    budget = job.get("max_consecutive_timeouts")
+    cpu_limit, wall_limit = job.timeout_s, job.wall_timeout_s
+    budget = job.max_consecutive_timeouts
     streak = 0
     me = _getpid()
-    traces = _Traces(job)
+    traces = _Traces(job.uid)
     for idx in todo:
         if budget and streak >= budget:
             report.send(b"U", idx)
@@ -298,7 +298,7 @@ def _fork_per_case(job: dict, todo: list[int], report: _Reporter, case, capture:
         streak = streak + 1 if killed or cpu > cpu_limit else 0
 
 
-def _clone_per_case(job: dict, todo: list[int], report: _Reporter, case, ctl_fd: int) -> None:
+def _clone_per_case(job: AssertJob, todo: list[int], report: _Reporter, case, ctl_fd: int) -> None:
     """Isolated mode, server-supervised: start each test's process when the server says, as the *server's* child.
 
     The server writes one byte on ``ctl_fd`` per test of ``todo``, in order, once the previous test's process and
@@ -313,7 +313,7 @@ def _clone_per_case(job: dict, todo: list[int], report: _Reporter, case, ctl_fd:
     holds the GIL through the call and has one thread (checked by the caller), so there is nothing to repair; each
     test starts from the same loaded state, ``random``'s included.
     """
-    traces = _Traces(job)
+    traces = _Traces(job.uid)
     clear = b"c"
     repair = None if libc._one_thread() else libc._fork_hooks()
     for idx in todo:
@@ -351,7 +351,7 @@ def _clone_per_case(job: dict, todo: list[int], report: _Reporter, case, ctl_fd:
             continue
 
 
-def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: int, ctl_fd: int = -1) -> None:
+def _isolated_loop(job: AssertJob, todo, tests, namespace, report: _Reporter, max_value: int, ctl_fd: int = -1) -> None:
     """Isolated mode: each test in its own fork of the loaded program; the server supervises them where it can
     (:func:`_clone_per_case`), S itself where it cannot (:func:`_fork_per_case`)."""
     import gc
@@ -405,7 +405,7 @@ def _isolated_loop(job, todo, tests, namespace, report: _Reporter, max_value: in
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str, limits: Limits,
+def _stdio_child(job: StdioJob, todo: list[int], nonce: str, wfd: int, workdir: str, limits: Limits,
                  exe_fd: int = -1) -> None:
     """S of a stdin/stdout job: load the Python program (or hold the compiled one's sealed fd), then one process per
     case."""
@@ -414,13 +414,13 @@ def _stdio_child(job: dict, todo: list[int], nonce: str, wfd: int, workdir: str,
         _enter_child(limits, wfd, workdir, session=True, also_keep=exe_fd)
         libc._prctl(libc._PR_SET_CHILD_SUBREAPER, 1)
         libc._lock_sigchld()
-        cap = int(job.get("max_output_bytes", 1 << 20))
+        cap = job.max_output_bytes
         if exe_fd >= 0:
             report.send(b"L", _process_time())
             _fork_per_case(job, todo, report, lambda idx: _run_binary_case(exe_fd, idx, workdir, limits), capture=cap)
             _exit(0)
         try:
-            code = compile(job["program"], "<solution>", "exec", dont_inherit=True)
+            code = compile(job.program, "<solution>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as err:
             report.send(b"X", b"syntax_error", f"{_type(err).__name__}: {err}"[:MAX_MESSAGE])
             _exit(0)

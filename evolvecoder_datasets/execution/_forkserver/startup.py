@@ -8,6 +8,7 @@ import signal
 import sys
 
 from . import libc, pristine, zygote
+from .job import WARM_UP, AssertJob
 from .limits import _prepare_server_process
 from .pristine import _pristine_import, pin_builtins, snapshot_stdlib_modules
 from .server import Server
@@ -87,6 +88,4 @@ def _warm_up(server: Server) -> None:
     each entry a test's process must fill in itself is a page it copies, ~40 per test from a server that never ran
     one). The job is ours: nothing of a caller's is in this process yet."""
     for mode in ("isolated", "fast"):
-        server.run_job({"id": None, "kind": "assert", "program": "def _ecd_warm(x):\n    return [x, str(x)]\n",
-                        "tests": ["Pp_ecd_warm(%d)" % i for i in range(3)], "mode": mode, "timeout_s": 1.0,
-                        "wall_timeout_s": 5.0, "load_timeout_s": 5.0, "max_value_bytes": 1 << 16})
+        server.run_job(AssertJob.parse({**WARM_UP, "mode": mode}))

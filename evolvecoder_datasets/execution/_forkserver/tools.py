@@ -24,6 +24,7 @@ import os
 import resource
 import sys
 
+from .job import CheckJob, CompileJob, PrecompiledHeader, StdioJob
 from .limits import Limits, _enter_child
 from .pristine import _close, _exit, _fork, _len, pin_builtins
 from .processes import Output, sweep_children, wait_with_limits
@@ -47,9 +48,9 @@ def sealed_binary(data: bytes) -> int:
     return fd
 
 
-def job_binary(job: dict) -> int:
+def job_binary(job: StdioJob | CheckJob) -> int:
     """The sealed fd of a job's ``binary`` (base64), or -1 where it runs Python."""
-    text = job.get("binary")
+    text = job.binary
     if not text:
         return -1
     return sealed_binary(binascii.a2b_base64(text, strict_mode=True))
@@ -146,14 +147,14 @@ def _ending(status: int, killed) -> tuple:
 _PRECOMPILED: dict = {}
 
 
-def _precompiled(spec, limits: Limits, root: str, cpu_s: float = 30.0, wall_s: float = 60.0) -> str | None:
-    """The include folder holding ``spec["header"]``'s precompiled form, built once per server from our own one-line
-    source (``#include <header>``) with ``spec["command"]``. It runs as this server's own user, not the sandbox uid:
+def _precompiled(spec: PrecompiledHeader | None, limits: Limits, root: str, cpu_s: float, wall_s: float) -> str | None:
+    """The include folder holding ``spec.header``'s precompiled form, built once per server from our own one-line
+    source (``#include <header>``) with ``spec.command``. It runs as this server's own user, not the sandbox uid:
     its input is ours, and the file it leaves must stay out of a compile job's reach (a program compiled later
     cannot write it). The folder has a name nobody can guess, in this server's private ``/tmp``."""
-    if not isinstance(spec, dict) or not isinstance(spec.get("header"), str) or not spec.get("command"):
+    if spec is None or not spec.command:
         return None
-    key = "\0".join(map(str, spec["command"])) + "\0" + spec["header"]
+    key = "\0".join(spec.command) + "\0" + spec.header
     if key in _PRECOMPILED and (_PRECOMPILED[key] is None or os.path.isdir(_PRECOMPILED[key])):
         return _PRECOMPILED[key]
     import tempfile
@@ -161,14 +162,14 @@ def _precompiled(spec, limits: Limits, root: str, cpu_s: float = 30.0, wall_s: f
     _PRECOMPILED[key] = None
     folder = tempfile.mkdtemp(prefix="ecd-pch-", dir=root)  # not TMPDIR: that is the job's folder, emptied after it
     os.chmod(folder, 0o755)
-    target = os.path.join(folder, spec["header"] + ".gch")
+    target = os.path.join(folder, spec.header + ".gch")
     os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
     source = os.path.join(folder, "header.h")
-    _write(source, f"#include <{spec['header']}>\n".encode())
-    argv = [source if part == "{src}" else target if part == "{out}" else str(part) for part in spec["command"]]
-    own = Limits({"uid": None, "memory_mb": limits.memory >> 20, "max_output_bytes": 512 << 20,
-                  "max_open_files": 256, "max_processes": 64, "timeout_s": cpu_s})  # fmt: skip
-    own.uid = None
+    _write(source, f"#include <{spec.header}>\n".encode())
+    argv = [source if part == "{src}" else target if part == "{out}" else part for part in spec.command]
+    # Our own build, as this server's user: the compile job's memory, room for the header's output, and a CPU cap
+    # with the slack every job's has (two seconds to load, two more).
+    own = Limits(memory=limits.memory, fsize=512 << 20, nofile=256, nproc=64, uid=None, cpu=int(2.0 + cpu_s + 2.0) + 1)
     status, _cpu, killed, _said = _run_tool(argv, -1, None, own, folder, cpu_s, wall_s, _MESSAGE_BYTES)
     if killed is None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and os.path.isfile(target):
         os.chmod(target, 0o644)
@@ -176,17 +177,15 @@ def _precompiled(spec, limits: Limits, root: str, cpu_s: float = 30.0, wall_s: f
     return _PRECOMPILED[key]
 
 
-def run_compile(job: dict, limits: Limits, workdir: str) -> dict:
-    """Compile ``job["source"]`` with ``job["command"]`` (``{src}``/``{out}`` filled in) in ``workdir``."""
-    source_name = str(job.get("source_name") or "main.cpp")
-    _write(os.path.join(workdir, source_name), str(job["source"]).encode("utf-8", "surrogateescape"))
-    argv = [source_name if part == "{src}" else "program" if part == "{out}" else str(part) for part in job["command"]]
-    precompiled = _precompiled(job.get("pch"), limits, os.path.dirname(workdir), float(job.get("pch_cpu_s", 30.0)),
-                               float(job.get("pch_wall_s", 60.0)))  # fmt: skip
+def run_compile(job: CompileJob, limits: Limits, workdir: str) -> dict:
+    """Compile ``job.source`` with ``job.command`` (``{src}``/``{out}`` filled in) in ``workdir``."""
+    source_name = job.source_name
+    _write(os.path.join(workdir, source_name), job.source.encode("utf-8", "surrogateescape"))
+    argv = [source_name if part == "{src}" else "program" if part == "{out}" else part for part in job.command]
+    precompiled = _precompiled(job.pch, limits, os.path.dirname(workdir), job.pch_cpu_s, job.pch_wall_s)
     if precompiled is not None:  # first on the include path: used where the source includes the header first
         argv[1:1] = ["-I", precompiled]
-    cpu_s = float(job.get("timeout_s", 30.0))
-    wall_s = float(job.get("wall_timeout_s", 2 * cpu_s + 10.0))
+    cpu_s, wall_s = job.timeout_s, job.wall_timeout_s
     status, cpu, killed, said = _run_tool(argv, -1, None, limits, workdir, cpu_s, wall_s, _MESSAGE_BYTES)
     code, killed = _ending(status, killed)
     message = said.decode("utf-8", "replace")
@@ -196,7 +195,7 @@ def run_compile(job: dict, limits: Limits, workdir: str) -> dict:
             killed or "", f"compile error (exit {code})" if code is not None else "the compiler was killed")
         reply["statuses"], reply["messages"] = ["syntax_error"], [f"{why}: {message}"[:4000]]
         return reply
-    binary = _read_regular(os.path.join(workdir, "program"), int(job.get("max_binary_bytes", 64 << 20)))
+    binary = _read_regular(os.path.join(workdir, "program"), job.max_binary_bytes)
     if binary is None:
         reply["statuses"], reply["messages"] = ["syntax_error"], ["the compiler left no binary within the limits"]
         return reply
@@ -204,25 +203,24 @@ def run_compile(job: dict, limits: Limits, workdir: str) -> dict:
     return reply
 
 
-def run_check(job: dict, limits: Limits, workdir: str) -> dict:
+def run_check(job: CheckJob, limits: Limits, workdir: str) -> dict:
     """Run the job's checker on each of its ``cases`` (``[input, output, answer]``) under its ``contract``."""
-    contract = job.get("contract")
+    contract = job.contract
     exe_fd = job_binary(job)
     script = None
     if exe_fd < 0:
         script = os.path.join(workdir, "checker.py")
-        _write(script, str(job["source"]).encode("utf-8", "surrogateescape"))
-    cpu_s = float(job.get("timeout_s", 5.0))
-    wall_s = float(job.get("wall_timeout_s", 1.5 * cpu_s + 2.0))
+        _write(script, str(job.source).encode("utf-8", "surrogateescape"))
+    cpu_s, wall_s = job.timeout_s, job.wall_timeout_s
     known = {"testlib": (0, 1, 2, 7), "kattis": (42, 43), "codeforces": (0,)}.get(contract, ())
     endings, messages, cpu = [], [], []
     try:
-        for i, (given, output, answer) in enumerate(job["cases"]):
+        for i, (given, output, answer) in enumerate(job.cases):
             folder = os.path.join(workdir, f"case{i}")
             os.mkdir(folder, 0o755)
             paths = [os.path.join(folder, name) for name in ("input", "output", "answer")]
             for path, text in zip(paths, (given, output, answer)):
-                _write(path, str(text).encode("utf-8", "surrogateescape"), 0o444)
+                _write(path, text.encode("utf-8", "surrogateescape"), 0o444)
             feedback = os.path.join(folder, "feedback")
             os.mkdir(feedback, 0o755)
             _own(feedback, limits.uid)

@@ -251,8 +251,9 @@ class _Traces:
 
     __slots__ = ("uid", "base", "folders", "seen", "loaded", "first")
 
-    def __init__(self, job: dict) -> None:
-        uid = job.get("uid") if os.getuid() != 0 and os.getuid() == job.get("uid") else None
+    def __init__(self, job_uid: int | None) -> None:
+        """``job_uid``: the job's uid (cleared only where this process runs as that uid, never as root)."""
+        uid = job_uid if os.getuid() != 0 and os.getuid() == job_uid else None
         self.uid, self.base, self.first = uid, os.getcwd(), True
         self.folders = tuple(f for f in (*_TRACE_DIRS, self.base) if os.access(f, os.W_OK | os.X_OK)) \
             if uid is not None else ()  # fmt: skip

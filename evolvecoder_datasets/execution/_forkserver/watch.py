@@ -34,9 +34,7 @@ class _Watch:
         supervising). Grandchildren are capped by the kernel (``RLIMIT_CPU``) and a wall-clock backstop. Lines are
         read as they come, but a child that floods its pipe neither starves these checks nor gets past a byte cap.
         """
-        cpu_limit = float(job["timeout_s"])
-        wall_limit = float(job["wall_timeout_s"])
-        load_cpu = float(job.get("load_timeout_s") or cpu_limit)
+        cpu_limit, wall_limit, load_cpu = job.timeout_s, job.wall_timeout_s, job.load_timeout_s
         killed_for = None
         values: dict = {}
         progress = self.progress
@@ -251,8 +249,8 @@ class _Watch:
         # or S itself computing past the cost of a clone, is the test's work done out of its process).
         used = run.test_cpu + max(0.0, run.s_extra(run.started_cpu))
         self._test_ended(run, idx, run.test_status or 0, used, killed, job, pending, statuses, messages, cpu, values)
-        run.streak = run.streak + 1 if killed or used > float(job["timeout_s"]) else 0
-        budget = job.get("max_consecutive_timeouts")
+        run.streak = run.streak + 1 if killed or used > job.timeout_s else 0
+        budget = job.max_consecutive_timeouts
         if budget and run.streak >= budget:
             while pending:
                 i = pending.popleft()

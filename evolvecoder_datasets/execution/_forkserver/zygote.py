@@ -24,6 +24,7 @@ import socket
 import struct
 
 from . import libc, processes
+from .job import AssertJob, JobError, parse_job
 from .limits import Limits
 from .pristine import _close, _exit, _fork, _len, _read_exact, pin_builtins
 from .solution import _solution_child
@@ -64,17 +65,28 @@ class Zygote:
         return pid
 
 
-def spawn_spec(job: dict, todo: list[int], nonce: str, workdir: str) -> dict:
-    """What S gets of a job before it loads the program: everything but the tests, with how many there are and
-    which S is to run.
+def spawn_spec(job: AssertJob, limits: Limits, todo: list[int], nonce: str, workdir: str) -> dict:
+    """What S gets of a job before it loads the program: the job without its tests, the limits the server read from
+    it (with them), which tests S is to run, the run's nonce and the work folder. S reads it with
+    :func:`read_spawn_spec`.
 
     Example:
-        >>> spawn_spec({"program": "x = 1", "tests": ["Pp1"], "mode": "fast"}, [0], "ab", "/tmp/w")["n_tests"]
-        1
+        >>> from evolvecoder_datasets.execution._forkserver.job import WARM_UP, AssertJob
+        >>> job = AssertJob.parse(WARM_UP)
+        >>> spec = spawn_spec(job, Limits.of(job), [0, 2], "ab", "/tmp/w")
+        >>> spec["job"]["tests"], read_spawn_spec(spec)[1] == Limits.of(job), spec["todo"]
+        ([], True, [0, 2])
     """
-    spec = {k: v for k, v in job.items() if k != "tests"}
-    spec.update(n_tests=_len(job.get("tests") or ()), todo=list(todo), nonce=nonce, workdir=workdir)
-    return spec
+    return {"job": {**job.frame(), "tests": []}, "limits": limits.frame(), "todo": list(todo), "nonce": nonce,
+            "workdir": workdir}  # fmt: skip
+
+
+def read_spawn_spec(spec: dict) -> tuple[AssertJob, Limits, list[int], str, str]:
+    """``(job, limits, todo, nonce, workdir)`` of a :func:`spawn_spec` (the job's ``tests`` empty)."""
+    job = parse_job(spec["job"])
+    if not isinstance(job, AssertJob):
+        raise JobError(f"a solution process cloned from the zygote runs an assert job, not a {job.kind} job")
+    return job, Limits.parse(spec["limits"]), spec["todo"], spec["nonce"], spec["workdir"]
 
 
 def start(server_fds: tuple[int, ...]):
@@ -143,5 +155,5 @@ def _solution(wfd: int, ctl_r: int) -> None:
     header = _read_exact(ctl_r, 4)
     if _len(header) < 4:
         _exit(0)  # the server went away before it had a job for this process
-    spec = json.loads(_read_exact(ctl_r, int.from_bytes(header, "big")))
-    _solution_child(spec, spec["todo"], None, spec["nonce"], wfd, spec["workdir"], Limits(spec), ctl_r)
+    job, limits, todo, nonce, workdir = read_spawn_spec(json.loads(_read_exact(ctl_r, int.from_bytes(header, "big"))))
+    _solution_child(job, todo, None, nonce, wfd, workdir, limits, ctl_r)
