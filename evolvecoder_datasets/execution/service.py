@@ -60,6 +60,10 @@ MAX_IN_FLIGHT = 4 * MAX_REQUEST_FRAME
 
 _WALL, _LOAD, _ISOLATION = (SETTINGS.index(k) for k in ("wall_timeout_s", "load_timeout_s", "isolation"))
 _TICK = os.sysconf("SC_CLK_TCK")
+#: Signals a judge process can die of through what a job makes it do (a fault on hostile bytes, an exhausted
+#: address space, an abort): that job's crash. Any other signal was sent from outside.
+_FAULT_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT, signal.SIGSYS,
+                            signal.SIGXCPU, signal.SIGXFSZ, signal.SIGTRAP})
 
 
 def _running(pid: int) -> bool:
@@ -101,6 +105,7 @@ class _JudgeSlot:
         self.restarts = 0
         self.uids: list[int] = []
         self.current: _Request | None = None  # the batch whose job this judge is on
+        self.failure: tuple[str, int | None] = ("", None)  # why the last call returned None: see :meth:`call`
 
     def server_pids(self, program: set[bytes] | None = None) -> list[int]:
         """The judge process's live children: its fork servers (read from ``/proc``, never waiting for a job);
@@ -166,19 +171,23 @@ class _JudgeSlot:
 
     def call(self, frame: bytes, wall_s: float, cpu_s: float | None) -> bytes | None:
         """Send one frame and wait for the answer; None (and the process killed) where it died, overran ``wall_s``
-        or spent more than ``cpu_s`` CPU seconds on it."""
+        or spent more than ``cpu_s`` CPU seconds on it. ``failure`` then says which: ``("unsent", None)`` (it was
+        gone before the frame), ``("died", returncode)``, ``("cpu", None)`` or ``("wall", None)``."""
         proc = self.proc if self.proc is not None and self.proc.poll() is None else None
         if proc is None:
             if self.proc is not None:
                 self.restarts += 1
                 self.kill()
             proc = self._start()
+        self.failure = ("", None)
         try:
             write_frame(proc.stdin.fileno(), frame)  # type: ignore[union-attr]
         except OSError:
+            self.failure = ("unsent", None)
             self.kill()
             return None
         start: list[float] = []
+        over: list[bool] = []
 
         def within_budget() -> bool:  # first read after 50 ms: a quick job costs no /proc read
             try:
@@ -187,13 +196,35 @@ class _JudgeSlot:
                 return False
             if not start:
                 start.append(used)
-            return used - start[0] <= cpu_s  # type: ignore[operator]
+            if used - start[0] > cpu_s:  # type: ignore[operator]
+                over.append(True)
+            return not over
 
-        data = read_frame(proc.stdout.fileno(), time.monotonic() + wall_s,  # type: ignore[union-attr]
+        deadline = time.monotonic() + wall_s
+        data = read_frame(proc.stdout.fileno(), deadline,  # type: ignore[union-attr]
                           within_budget if cpu_s is not None else None)  # fmt: skip
         if data is None:
+            if over:
+                self.failure = ("cpu", None)
+            elif time.monotonic() >= deadline:
+                self.failure = ("wall", None)
+            else:  # the end of its reply: it exited, or was killed
+                try:
+                    self.failure = ("died", proc.wait(timeout=5))
+                except subprocess.TimeoutExpired:
+                    self.failure = ("died", None)
             self.kill()
         return data
+
+    def killed_from_outside(self) -> bool:
+        """Whether the last failed call's judge process was gone before its job, or died of a signal nothing in
+        the job can send it: no program runs in the judge or as its uid, so a kill, a termination or a hang-up
+        came from outside (an operator, the OOM killer, a supervisor), while a fault the job's bytes can cause
+        (a segfault, an abort, an exhausted address space) and an overrun of its budgets stay the job's."""
+        kind, code = self.failure
+        if kind == "unsent":
+            return True
+        return kind == "died" and code is not None and code < 0 and -code not in _FAULT_SIGNALS
 
 
 def _tool_wall_s(shape: tuple[int, str, bool]) -> float:
@@ -317,21 +348,39 @@ class Service:
                     continue
             if isinstance(task, tuple) and isinstance(task[0], _Request):
                 request, i = task
-                try:
-                    data = self._judged(slot, request, i)
-                except Exception:  # a bug here costs this job, never the judge's thread (every caller's)
-                    logger.exception("the front failed on a job")
-                    slot.current, data = None, None
-                if data is None:
-                    data = crash_report(request.sizes[i], request.settings[_ISOLATION],
-                                        "judge failed on this job (it died or overran its limits)")  # fmt: skip
-                request.finish(i, data)
+                request.finish(i, self._judged_once_more(slot, request, i))
             else:  # (isolation, event): start the judge and its fork server for isolation, between jobs
                 isolation, event = task
                 data = slot.call(marshal.dumps(("warm", isolation)), 60.0, None)
                 if data is not None:
                     slot.uids = list(marshal.loads(data)[1])
                 event.set()
+
+    def _judged_once_more(self, slot: _JudgeSlot, request: _Request, i: int) -> bytes:
+        """Job ``i``'s report. A judge process killed from outside under it was not the program's doing: the job
+        runs once more on a fresh one, and a second such death is an infrastructure failure (the report's
+        ``infra_error``: no verdict), never the program's ``crash``. A judge that died of what the job can
+        cause, or overran its budgets, gives the program's ``crash`` as before."""
+        isolation = request.settings[_ISOLATION]
+        for attempt in (1, 2):
+            slot.failure = ("", None)
+            try:
+                data = self._judged(slot, request, i)
+            except Exception:  # a bug here costs this job, never the judge's thread (every caller's)
+                logger.exception("the front failed on a job")
+                slot.current = None
+                return crash_report(request.sizes[i], isolation, "the service failed on this job",
+                                    infra_error="the execution service failed on this job (logged)")
+            if data is not None:
+                return data
+            if request.cancelled or not slot.killed_from_outside():
+                return crash_report(request.sizes[i], isolation,
+                                    "judge failed on this job (it overran its limits or died of it)")  # fmt: skip
+            logger.warning("judge process killed from outside on a job (%s, attempt %d)", slot.failure, attempt)
+        code = slot.failure[1]
+        how = f"signal {-code}" if code is not None and code < 0 else "gone before the job"
+        return crash_report(request.sizes[i], isolation, "judge process killed from outside, twice",
+                            infra_error=f"the judge process was killed from outside ({how}) on two tries")
 
     def _judged(self, slot: _JudgeSlot, request: _Request, i: int) -> bytes | None:
         """Job ``i`` of ``request`` on ``slot``'s judge process: its report's bytes, None where it failed."""
