@@ -72,6 +72,10 @@ def test_a_minute_of_mixed_batches_leaves_no_process_file_or_memory_growth(serve
             step += 8
             samples.append(resources())
     warm, last = samples[len(samples) // 4], samples[-1]
-    assert last["processes"] == warm["processes"]
+    # Processes come and go between batches (a test's process not reaped yet, the solution process a fork server
+    # starts for its next job after it answers): a leak raises the fewest seen over a stretch, jitter does not.
+    quarter = max(1, len(samples) // 4)
+    settled = [min(s["processes"] for s in samples[k: k + quarter]) for k in (quarter, len(samples) - quarter)]
+    assert settled[1] <= settled[0], [s["processes"] for s in samples]
     assert last["open_files"] <= warm["open_files"] + 2
     assert last["rss_mb"] <= warm["rss_mb"] + 40, (warm, last)
