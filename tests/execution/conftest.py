@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
 
-from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.execution import Sandbox, _client
 
 
 def processes_of_uids(uids: set[int]) -> list[int]:
@@ -46,3 +47,20 @@ sandbox = sandbox_per_mode(workers=2, timeout_s=0.5, memory_mb=512)
 def isolated_sandbox():
     with Sandbox(workers=2, timeout_s=0.5, memory_mb=512, mode="isolated") as sb:
         yield sb
+
+
+@contextlib.contextmanager
+def own_service(folder) -> object:
+    """Point this process's sandboxes at a service of their own (runtime folder ``folder``) for the block, release
+    that service at the end and restore the previous setting: a test that kills or floods a service touches no
+    other test's."""
+    saved = os.environ.get("EVOLVECODER_SERVICE_DIR")
+    os.environ["EVOLVECODER_SERVICE_DIR"] = str(folder)
+    try:
+        yield
+        _client.release_service(wait_s=10.0)
+    finally:
+        if saved is None:
+            os.environ.pop("EVOLVECODER_SERVICE_DIR", None)
+        else:
+            os.environ["EVOLVECODER_SERVICE_DIR"] = saved

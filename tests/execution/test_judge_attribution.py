@@ -18,6 +18,8 @@ import pytest
 
 from evolvecoder_datasets.execution import Sandbox, _client
 
+from .conftest import own_service as own_service_folder
+
 # A right program whose only test keeps its judge busy for about 1.5 s of the program's CPU (the judge waits).
 SLOW_RIGHT = "def f(x):\n    import time\n    end = time.process_time() + 1.2\n    while time.process_time() < end:\n" \
              "        pass\n    return x * 2\n"
@@ -26,16 +28,8 @@ TESTS = ["assert f(2) == 4"]
 
 @pytest.fixture
 def own_service(tmp_path):
-    saved = os.environ.get("EVOLVECODER_SERVICE_DIR")
-    os.environ["EVOLVECODER_SERVICE_DIR"] = str(tmp_path / "svc")
-    try:
+    with own_service_folder(tmp_path / "svc"):
         yield
-        _client.release_service(wait_s=10.0)
-    finally:
-        if saved is None:
-            os.environ.pop("EVOLVECODER_SERVICE_DIR", None)
-        else:
-            os.environ["EVOLVECODER_SERVICE_DIR"] = saved
 
 
 def _judges() -> set[int]:

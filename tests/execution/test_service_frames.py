@@ -21,24 +21,18 @@ from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Job, Sandbox, _client, _protocol
 from evolvecoder_datasets.execution._protocol import MAX_REQUEST_FRAME, encode_job
 
+from .conftest import own_service
+
 RIGHT, TESTS = "def f(x):\n    return x * 2\n", ["assert f(2) == 4", "assert f(3) == 7"]
 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     """A service of its own (its own runtime folder) and a sandbox on it; released at the end."""
-    saved = os.environ.get("EVOLVECODER_SERVICE_DIR")
-    os.environ["EVOLVECODER_SERVICE_DIR"] = str(tmp_path_factory.mktemp("frames") / "svc")
-    try:
+    with own_service(tmp_path_factory.mktemp("frames") / "svc"):
         with Sandbox(workers=1, mode="fast", timeout_s=1.0) as sb:
             assert sb.run(RIGHT, TESTS).statuses == ["pass", "fail"]  # warm: the judge and its fork server
             yield sb
-        _client.release_service(wait_s=10.0)
-    finally:
-        if saved is None:
-            os.environ.pop("EVOLVECODER_SERVICE_DIR", None)
-        else:
-            os.environ["EVOLVECODER_SERVICE_DIR"] = saved
 
 
 def _raw() -> socket.socket:
