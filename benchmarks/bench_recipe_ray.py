@@ -38,7 +38,7 @@ from datasets import Dataset, disable_progress_bars
 from evolvecoder_datasets.distributed import DistributedConfig, init_ray
 from evolvecoder_datasets.llm import LLMConfig
 from evolvecoder_datasets.recipe import RecipeConfig, load_seeds
-from evolvecoder_datasets.recipe.run import _execute
+from evolvecoder_datasets.recipe.pipeline import _execute
 from evolvecoder_datasets.stages.execute import ExecuteConfig, execute
 from evolvecoder_datasets.stages.sample import SampleConfig, sample_dataset
 

@@ -157,3 +157,41 @@ def test_a_name_missing_from_a_module_is_reported(module, tmp_path):
         "module = importlib.import_module(name)", "module = m")
     out = subprocess.run([sys.executable, "-c", code, module], capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["missing"] == ["no_such_name"]
+
+
+_SUBMODULE_NAMES = """
+import importlib, json, pkgutil, sys
+name = sys.argv[1]
+package = importlib.import_module(name)
+bad = []
+for info in pkgutil.iter_modules(package.__path__):
+    before = getattr(package, info.name, None)  # before the submodule is imported by name
+    again = getattr(package, info.name, None)
+    module = importlib.import_module(f"{name}.{info.name}")
+    after = getattr(package, info.name, None)
+    for seen in (before, again, after):
+        if seen is not None and seen is not module:
+            bad.append(f"{name}.{info.name} is {type(seen).__name__} {getattr(seen, '__name__', '')}, not the module")
+            break
+print(json.dumps(bad))
+"""
+
+
+def test_a_packages_attribute_named_like_its_submodule_is_that_submodule():
+    """One meaning per dotted name: ``stages.refine`` was the box function on first access and the module after
+    (a lazy export named like its module), ``llm.preflight`` likewise, and ``recipe.run`` the function while
+    ``evolvecoder_datasets.recipe.run`` imported the module. Each package is read in a fresh interpreter, before and
+    after each submodule is imported by name."""
+    packages = sorted(_module_name(p) for p in PACKAGE.rglob("__init__.py")
+                      if not any(part.startswith("_") for part in _module_name(p).split(".")))
+    assert "evolvecoder_datasets.stages" in packages
+
+    def check(name: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-c", _SUBMODULE_NAMES, name], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        found = [bad for result in pool.map(check, packages) for bad in result]
+    assert found == []

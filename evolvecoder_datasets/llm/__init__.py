@@ -34,20 +34,19 @@ __all__ = [
     "Completion",
     "Backend",
     "make_backend",
-    "preflight",
 ]
 
 _LAZY = {
     "Backend": "base",
     "make_backend": "factory",
-    "preflight": "preflight",
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+# ``llm.preflight`` is the module (its check is ``llm.preflight.preflight``): a lazily exported function of the same
+# name was the function on first access and the module after.
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, submodules=("preflight",))
 
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import Backend  # noqa: F401
     from .factory import make_backend  # noqa: F401
-    from .preflight import preflight  # noqa: F401

@@ -3,7 +3,7 @@
 One concern per module: :mod:`~evolvecoder_datasets.recipe.config` (what a YAML file maps onto),
 :mod:`~evolvecoder_datasets.recipe.seeds` (seed rows, dedup), :mod:`~evolvecoder_datasets.recipe.checkpoints`
 (stage outputs saved with their keys), :mod:`~evolvecoder_datasets.recipe.stats` (typed round statistics) and
-:mod:`~evolvecoder_datasets.recipe.run` (the run and its publishing); :mod:`~evolvecoder_datasets.recipe.code_instruct`
+:mod:`~evolvecoder_datasets.recipe.pipeline` (the run and its publishing); :mod:`~evolvecoder_datasets.recipe.code_instruct`
 is the repository-grounded recipe.
 
 The CLI runs a recipe as ``evolvecoder-datasets run CONFIG.yaml``; ``recipes/evolvecoder.py`` is a thin script over
@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from .config import RecipeConfig, demo_config
-from .run import run, run_recipe
+from .pipeline import run, run_recipe
 from .seeds import load_seeds
 
 __all__ = ["RecipeConfig", "demo_config", "load_seeds", "run", "run_recipe"]

@@ -248,14 +248,14 @@ class FidelityTracker:
     def _rewrite_matrix(self, problem: _Problem, tests: list[str], limit: float | None) -> tuple[np.ndarray, np.ndarray]:
         """Pass and status matrices of the problem's rewrites on ``tests`` (only unseen tests are run)."""
         from ..execution import Job
-        from ..stages.support.resources import get_sandbox
+        from ..execution import shared_sandbox
 
         if not problem.rewrites:
             return np.zeros((0, len(tests)), bool), np.zeros((0, len(tests)), dtype=object)
         missing = [t for t in dict.fromkeys(tests) if (t, limit) not in problem.rewrite_verdicts]
         if missing:
             jobs = [Job(code, tests=missing, timeout_s=limit) for code in problem.rewrites]
-            reports = get_sandbox(self.config.execute).run_many(jobs)
+            reports = shared_sandbox(self.config.execute).run_many(jobs)
             for j, test in enumerate(missing):
                 problem.rewrite_verdicts[(test, limit)] = [r.statuses[j] if j < len(r.statuses) else "crash"
                                                            for r in reports]

@@ -1,6 +1,9 @@
 """The ``Dataset.map``/``Dataset.filter`` boxes of the pipeline, one module per stage.
 
-Stages load on first attribute access, so ``import evolvecoder_datasets.stages`` stays cheap. What the boxes share
+Stages load on first attribute access, so ``import evolvecoder_datasets.stages`` stays cheap. A stage's module
+and its box function share a name (``refine``); ``stages.refine`` is always the module (the function is
+``stages.refine.refine``, or ``stages.refine_dataset`` over a whole dataset): one meaning, whatever was imported
+first. What the boxes share
 (backends and sandboxes per process, seeding, input checks, job streaming, dropped rows) is the sub-package
 :mod:`.support`, one concern per module.
 
@@ -22,22 +25,16 @@ _ATTRIBUTES: dict[str, str] = {
     "find_near_duplicates": "dedup",
     "DedupOptions": "dedup",
     "drop_duplicates": "dedup",
-    "execute": "execute",
     "execute_dataset": "execute",
     "ExecuteConfig": "execute",
-    "calibrate": "calibrate",
     "calibrate_dataset": "calibrate",
-    "refine": "refine",
     "refine_dataset": "refine",
     "RefineConfig": "refine",
-    "sample": "sample",
     "sample_dataset": "sample",
     "SampleConfig": "sample",
     "ModelSpec": "sample",
-    "evolve": "evolve",
     "evolve_dataset": "evolve",
     "EvolveConfig": "evolve",
-    "finalize": "finalize",
     "finalize_dataset": "finalize",
     "FinalizeConfig": "finalize",
     "score_mutants": "mutation",
@@ -52,4 +49,7 @@ _ATTRIBUTES: dict[str, str] = {
 
 __all__ = sorted(_ATTRIBUTES)
 
-__getattr__, __dir__ = lazy_exports(__name__, _ATTRIBUTES, __all__)
+# The stage modules, returned themselves on ``stages.<name>`` (their box functions share their names).
+_SUBMODULES = ("calibrate", "dedup", "domains", "embed", "evolve", "execute", "finalize", "mutation", "references",
+               "refine", "sample", "support")
+__getattr__, __dir__ = lazy_exports(__name__, _ATTRIBUTES, __all__, submodules=_SUBMODULES)

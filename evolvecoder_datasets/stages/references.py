@@ -15,7 +15,8 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from .. import schema
-from .support.resources import get_sandbox, task_cpus
+from ..execution import shared_sandbox
+from .support.resources import task_cpus
 
 if TYPE_CHECKING:  # pragma: no cover
     from .execute import ExecuteConfig
@@ -38,5 +39,5 @@ def reference_verdicts(batch: dict[str, list], *, config: ExecuteConfig) -> dict
     """
     if config.workers is None and task_cpus(default=0):
         config = dataclasses.replace(config, workers=task_cpus())
-    reports = get_sandbox(config).run_many(list(zip(batch[schema.REFERENCE], batch[schema.TESTS])))
+    reports = shared_sandbox(config).run_many(list(zip(batch[schema.REFERENCE], batch[schema.TESTS])))
     return {schema.REFERENCE_PASSED: [[bool(p) for p in report.passed] for report in reports]}

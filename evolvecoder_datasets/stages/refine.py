@@ -51,7 +51,8 @@ from .execute import ExecuteConfig
 from ..checks import check_list_cells, check_on_llm_error, check_positive
 from ..code_names import called_names, independent_tests, normalise_test, reference_for
 from .support.llm_stage import LLMStageConfig, raise_unrecordable
-from .support.resources import get_backend, get_sandbox
+from ..execution import shared_sandbox
+from .support.resources import get_backend
 from ..seeding import stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -314,7 +315,7 @@ def _check_references(rows: list[_Row], checked: list[int], config: RefineConfig
     """Run each row's reference against its tests (one sandbox call) and keep only the tests it passes."""
     if not checked:
         return
-    reports = get_sandbox(config.execute).run_many([(rows[i].reference, list(rows[i].suite.tests)) for i in checked])
+    reports = shared_sandbox(config.execute).run_many([(rows[i].reference, list(rows[i].suite.tests)) for i in checked])
     for i, report in zip(checked, reports):
         row = rows[i]
         if report.infra_error:  # the sandbox failed, not the tests: keep them unchecked

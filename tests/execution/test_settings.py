@@ -22,7 +22,6 @@ from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.recipe import RecipeConfig
 from evolvecoder_datasets.rewards import RewardConfig
 from evolvecoder_datasets.stages.execute import ExecuteConfig
-from evolvecoder_datasets.stages.support.resources import get_sandbox
 
 #: A value other than the default for every field a sandbox runs by.
 NOT_DEFAULT = {"workers": 1, "timeout_s": 0.3, "memory_mb": 512, "mode": "fast", "preamble": "BASE = 40",
@@ -54,7 +53,7 @@ def test_every_yaml_key_of_execute_reaches_the_sandbox_under_its_one_name(tmp_pa
     path = tmp_path / "recipe.yaml"
     path.write_text(f"rounds: 1\nmutants: 2\nexecute:\n{lines}\n  limit_floor_s: 0.05\n")
     execute = load_recipe_config(path, RecipeConfig).execute
-    sandbox = get_sandbox(execute)
+    sandbox = shared_sandbox(execute)
     for name, value in NOT_DEFAULT.items():
         assert getattr(sandbox.settings, name) == value, name
     # What the service's engine is built from: the resolved values, under the names the protocol carries.

@@ -1,13 +1,14 @@
-"""Per-process LLM backends and sandboxes for the stages, and the CPUs a running Ray task reserved for them.
+"""Per-process LLM backends for the stages, and the CPUs a running Ray task reserved for them.
 
-Nothing here captures a live object in a ``Dataset.map`` closure: stages receive frozen configs, and the backend
-or sandbox a config describes is built on first use inside the worker process and reused by later batches.
+Nothing here captures a live object in a ``Dataset.map`` closure: stages receive frozen configs, and the backend a
+config describes is built on first use inside the worker process and reused by later batches. The sandbox a stage's
+``ExecuteConfig`` describes is :func:`evolvecoder_datasets.execution.shared_sandbox` (one per process and
+settings; this module had a second name for it, ``get_sandbox``).
 
 Example:
-    >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
-    >>> from evolvecoder_datasets.stages.support.resources import get_sandbox
-    >>> get_sandbox(ExecuteConfig()) is get_sandbox(ExecuteConfig())  # doctest: +SKIP
-    True
+    >>> from evolvecoder_datasets.stages.support.resources import task_cpus
+    >>> task_cpus(default=2)
+    2
 """
 
 from __future__ import annotations
@@ -21,12 +22,10 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...execution import Sandbox
     from ...llm import Backend
     from ...llm.config import LLMConfig
-    from ..execute import ExecuteConfig
 
-__all__ = ["close_backends", "get_backend", "get_sandbox", "task_cpus"]
+__all__ = ["close_backends", "get_backend", "task_cpus"]
 
 _backends: dict[tuple[int, str], Backend] = {}
 _backends_lock = threading.Lock()
@@ -72,19 +71,6 @@ def close_backends() -> None:
         for backend in _backends.values():
             backend.close()
         _backends.clear()
-
-
-def get_sandbox(config: ExecuteConfig) -> Sandbox:
-    """The process-wide sandbox for ``config`` (see :func:`evolvecoder_datasets.execution.shared_sandbox`).
-
-    Example:
-        >>> from evolvecoder_datasets.stages.execute import ExecuteConfig
-        >>> get_sandbox(ExecuteConfig(workers=1)).run("def f():\\n    return 1", ["assert f() == 1"]).passed  # doctest: +SKIP
-        [True]
-    """
-    from ...execution import shared_sandbox
-
-    return shared_sandbox(config)
 
 
 def task_cpus(default: int = 1) -> int:

@@ -24,7 +24,7 @@ from ...search.writer import SearchConfig, SearchProblem, search_tests
 from ...suite import TestSuite
 from .domains import admitted_tests, count_rules, derive_domain
 from .new_tests import run_new_tests
-from .resources import get_sandbox
+from ...execution import shared_sandbox
 
 __all__ = ["RoundProblem", "append_tests", "assign_domains", "kept_mask", "log_entry", "note_outside",
            "search_round"]
@@ -107,12 +107,12 @@ def append_tests(
     made them), the reference must pass a test; a discriminative test that does not split the programs shown is
     counted, and dropped with ``drop_failed_split``."""
     gates = admitted_tests([(p.domain, p.callee, tests) for p, tests in zip(problems, candidates)],
-                           get_sandbox(execute))
+                           shared_sandbox(execute))
     candidates = [[t for t, ok in zip(tests, keep) if ok] for tests, (keep, _) in zip(candidates, gates)]
     for entry, (_, counts) in zip(entries, gates):
         note_outside(entry, counts)
     work = [(problem, tests) for problem, tests in zip(problems, candidates) if tests]
-    finished = iter(run_new_tests(get_sandbox(execute), work, execute))  # in the order of work
+    finished = iter(run_new_tests(shared_sandbox(execute), work, execute))  # in the order of work
     for problem, tests, entry in zip(problems, candidates, entries):
         problem.log.append(entry)
         if not tests:
@@ -192,7 +192,7 @@ def assign_domains(problems: list[RoundProblem], cells: list[dict[str, Any] | No
                 problem.domain = proposed
     if not judge:
         return
-    gates = admitted_tests([(p.domain, p.callee, p.suite.tests) for p in judge], get_sandbox(execute),
+    gates = admitted_tests([(p.domain, p.callee, p.suite.tests) for p in judge], shared_sandbox(execute),
                            require_literal=False)
     for problem, (keep, counts) in zip(judge, gates):
         outside = [j for j, ok in enumerate(keep) if not ok]
@@ -222,7 +222,7 @@ def search_round(problems: list[RoundProblem], search: SearchConfig, *, seed: in
         # the search's own mode and limit, the rest of the stage's sandbox (the timeout policy at its one default)
         sandbox=shared_sandbox(execute, mode=settings.mode, timeout_s=settings.timeout_s,
                                max_consecutive_timeouts=SandboxSettings.max_consecutive_timeouts),
-        verify_sandbox=get_sandbox(execute),
+        verify_sandbox=shared_sandbox(execute),
         progress=True,
     )
     entries = []

@@ -27,7 +27,7 @@ from ...search.problems import SearchConfig
 from ...search.stdio_writer import StdioProblem, search_stdio_tests, value_stdin
 from ...suite import TestSuite, as_origin_list
 from ..execute import solution_codes
-from .resources import get_sandbox
+from ...execution import shared_sandbox
 from .round_state import kept_mask, log_entry
 
 __all__ = ["StdioRoundProblem", "append_cases", "stdio_model_round", "stdio_problem", "stdio_rows",
@@ -139,7 +139,7 @@ def stdio_search_round(problems: list[StdioRoundProblem], search: SearchConfig, 
         # the search's own limit, the rest of the stage's sandbox; a program stops after two timeouts in a row
         sandbox=shared_sandbox(execute, timeout_s=settings.timeout_s,
                                max_consecutive_timeouts=SandboxSettings.max_consecutive_timeouts),
-        verify_sandbox=get_sandbox(execute),
+        verify_sandbox=shared_sandbox(execute),
     )
     entries = []
     for problem, result in zip(problems, found):
@@ -167,7 +167,7 @@ def append_cases(problems: list[StdioRoundProblem], method: str, cases: list[tup
     from ...execution import Job
     from ..execute import reference_limit
 
-    sandbox = get_sandbox(execute)
+    sandbox = shared_sandbox(execute)
     ref_jobs, ref_owners = [], []
     for k, (problem, (inputs, outputs)) in enumerate(zip(problems, cases)):
         if inputs and problem.reference and (check_reference or problem.calibrated):
