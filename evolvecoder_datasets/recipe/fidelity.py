@@ -184,8 +184,11 @@ class FidelityTracker:
         if not rows:
             return []
         cell = lambda name, i: ds[name][i] if name in cols else None  # noqa: E731 - one optional cell
+        matrices = ds[schema.PASS_MATRIX] if schema.PASS_MATRIX in cols else [[]] * len(ds)
+        # the round-0 verdicts on the problem's own cases: a program failing one is wrong without an oracle run
         problems = [StdioProblem(str(ds[schema.ID][i]), references[i], list(ds[schema.INPUTS][i]),
-                                 list(ds[schema.OUTPUTS][i]), pools[i], [], question=ds[schema.QUESTION][i],
+                                 list(ds[schema.OUTPUTS][i]), pools[i], matrices[i] or [],
+                                 question=ds[schema.QUESTION][i],
                                  # the reference in its own language (a C++ one may value a Python problem)
                                  language=cell(schema.REFERENCE_LANGUAGE, i) or cell(schema.LANGUAGE, i) or "python",
                                  languages=[cell(schema.LANGUAGE, i) or "python"] * len(pools[i]),

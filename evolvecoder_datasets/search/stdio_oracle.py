@@ -65,7 +65,8 @@ def label_stdio_programs(problems: Sequence[StdioProblem], sandbox: Any, *, inpu
                          oracles: Sequence[tuple[list[str], list[str]] | None] | None = None) -> list[list[int] | None]:
     """Per problem, per program of its pool: ``1`` right (passes every oracle case and every case of its own), ``0``
     wrong, ``-1`` unlabelled (the sandbox failed on it); ``None`` for a problem without an oracle. ``oracles``: the
-    problems' oracles when already built (:func:`stdio_oracle`), else they are built here.
+    problems' oracles when already built (:func:`stdio_oracle`), else they are built here. A program whose row of
+    ``problem.pass_matrix`` (its verdicts on the problem's own cases) holds a failure is wrong without a run.
 
     Example:
         >>> label_stdio_programs([StdioProblem("P", None, ["1\\n"], ["1\\n"], ["print(1)"], [[True]])], sandbox=None)
@@ -77,17 +78,32 @@ def label_stdio_programs(problems: Sequence[StdioProblem], sandbox: Any, *, inpu
     if oracles is None:
         oracles = stdio_oracle(problems, sandbox, inputs=inputs, seed=seed, config=config)
     jobs, owners = [], []
+    labels: list[list[int] | None] = [None if o is None else [] for o in oracles]
     for k, (problem, oracle) in enumerate(zip(problems, oracles)):
         if oracle is None:
             continue
         cases_in, cases_out = list(problem.inputs) + oracle[0], list(problem.outputs) + oracle[1]
+        failed = _failed_own_cases(problem)
         for p, code in enumerate(problem.programs):
+            if failed[p]:  # wrong by its own cases' verdicts already: nothing to run (a TLE costs the limit a case)
+                labels[k].append(0)  # type: ignore[union-attr]
+                continue
             language = (problem.languages or [problem.language] * len(problem.programs))[p]
             jobs.append(Job(code, inputs=cases_in, outputs=cases_out, checker=problem.checker,
                             float_tol=problem.float_tol, language=language, timeout_s=problem.limit,
                             stop_on_failure=True))
-            owners.append(k)
-    labels: list[list[int] | None] = [None if o is None else [] for o in oracles]
-    for k, report in zip(owners, sandbox.run_many(jobs) if jobs else []):
-        labels[k].append(-1 if report.infra_error else int(report.all_passed))  # type: ignore[union-attr]
+            owners.append((k, len(labels[k])))  # type: ignore[arg-type]
+            labels[k].append(-1)  # type: ignore[union-attr]
+    for (k, p), report in zip(owners, sandbox.run_many(jobs) if jobs else []):
+        labels[k][p] = -1 if report.infra_error else int(report.all_passed)  # type: ignore[index]
     return labels
+
+
+def _failed_own_cases(problem: StdioProblem) -> list[bool]:
+    """Per program, whether ``problem.pass_matrix`` (its verdicts on the problem's own cases, as the recipe's run
+    judged them) has a failure: such a program is wrong whatever the oracle says. All ``False`` where the matrix is
+    absent or not shaped ``(programs, cases)``."""
+    rows = list(problem.pass_matrix) if problem.pass_matrix is not None else []
+    if len(rows) != len(problem.programs) or any(len(row) != len(problem.inputs) for row in rows):
+        return [False] * len(problem.programs)
+    return [not all(bool(cell) for cell in row) for row in rows]
