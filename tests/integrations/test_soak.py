@@ -73,9 +73,13 @@ def test_a_minute_of_mixed_batches_leaves_no_process_file_or_memory_growth(serve
             samples.append(resources())
     warm, last = samples[len(samples) // 4], samples[-1]
     # Processes come and go between batches (a test's process not reaped yet, the solution process a fork server
-    # starts for its next job after it answers): a leak raises the fewest seen over a stretch, jitter does not.
+    # starts for its next job after it answers), and a judge or fork server may start on its first use, late in
+    # the run: a leak grows with the requests (hundreds here), so the fewest seen over the last quarter may exceed
+    # the second quarter's by at most that one start, and must not grow within the last quarter.
     quarter = max(1, len(samples) // 4)
-    settled = [min(s["processes"] for s in samples[k: k + quarter]) for k in (quarter, len(samples) - quarter)]
-    assert settled[1] <= settled[0], [s["processes"] for s in samples]
+    counts = [s["processes"] for s in samples]
+    settled = [min(counts[k: k + quarter]) for k in (quarter, len(samples) - quarter)]
+    last = counts[-quarter:]
+    assert settled[1] <= settled[0] + 1 and last[-1] <= max(last[: max(1, len(last) // 2)]), counts
     assert last["open_files"] <= warm["open_files"] + 2
     assert last["rss_mb"] <= warm["rss_mb"] + 40, (warm, last)
