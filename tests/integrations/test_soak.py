@@ -79,7 +79,7 @@ def test_a_minute_of_mixed_batches_leaves_no_process_file_or_memory_growth(serve
     quarter = max(1, len(samples) // 4)
     counts = [s["processes"] for s in samples]
     settled = [min(counts[k: k + quarter]) for k in (quarter, len(samples) - quarter)]
-    last = counts[-quarter:]
-    assert settled[1] <= settled[0] + 1 and last[-1] <= max(last[: max(1, len(last) // 2)]), counts
+    tail = counts[-quarter:]
+    assert settled[1] <= settled[0] + 1 and tail[-1] <= max(tail[: max(1, len(tail) // 2)]), counts
     assert last["open_files"] <= warm["open_files"] + 2
     assert last["rss_mb"] <= warm["rss_mb"] + 40, (warm, last)
