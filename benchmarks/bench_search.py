@@ -189,7 +189,7 @@ class ProbeMeter:
 
     def __init__(self, sandbox, references: dict[str, str]):
         self.sandbox = sandbox
-        self.workers = sandbox.workers
+        self.settings = sandbox.settings
         self.by_reference = {repr(ref): pid for pid, ref in references.items()}
         self.by_program = {ref: pid for pid, ref in references.items()}
         self.problems: dict[str, dict[str, float]] = {}

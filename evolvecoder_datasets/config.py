@@ -44,6 +44,7 @@ __all__ = [
     "config_from_dict",
     "load_config",
     "load_recipe_config",
+    "nest_flat_keys",
     "read_yaml",
     "recipe_kind",
     "resolve_store",
@@ -167,11 +168,92 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     return value
 
 
+def _over_default(f: dataclasses.Field, tp: Any, value: Any) -> Any:
+    """A mapping for a nested config, with the settings where the field's default differs from the nested class's
+    own defaults filled in first: ``search: {sandbox: {timeout_s: 2.0}}`` keeps the search's ``mode: fast`` (its
+    field default), not ``SandboxSettings``'s ``isolated``. Any other value is returned as it is."""
+    if not (isinstance(value, Mapping) and dataclasses.is_dataclass(tp) and isinstance(tp, type)):
+        return value
+    if f.default_factory is not dataclasses.MISSING:
+        default = f.default_factory()
+    elif f.default is not dataclasses.MISSING:
+        default = f.default
+    else:
+        return value
+    if not isinstance(default, tp):
+        return value
+    try:
+        plain = tp()
+    except Exception:  # a class with required fields: no defaults of its own to differ from
+        return value
+    differs = {g.name: getattr(default, g.name) for g in dataclasses.fields(tp)
+               if g.init and getattr(default, g.name) != getattr(plain, g.name)}
+    return {**differs, **value}
+
+
+def nest_flat_keys(config_cls: type, data: Mapping[str, Any], *, where: str = "config") -> dict[str, Any]:
+    """``data`` with the flat keys ``config_cls`` took before some of its settings were nested moved under the field
+    that holds them now, so that YAML written for the flat form keeps working.
+
+    A config class names those keys in its ``FLAT_KEYS`` (old key -> field): ``SearchConfig`` holds its sandbox
+    settings in ``sandbox`` (a :class:`~evolvecoder_datasets.limits.SandboxSettings`), and with
+    ``FLAT_KEYS = {"mode": "sandbox", "timeout_s": "sandbox"}`` the old ``search: {mode: fast, timeout_s: 2.0}``
+    reads as ``search: {sandbox: {mode: fast, timeout_s: 2.0}}``. :func:`config_from_dict` applies it to every
+    class it builds; a class without ``FLAT_KEYS`` gets ``data`` unchanged.
+
+    Args:
+        config_cls (`type`): the dataclass ``data`` is for.
+        data (`Mapping[str, Any]`): its keys and values (parsed YAML).
+        where (`str`, *optional*, defaults to `"config"`): the prefix of error messages.
+
+    Raises:
+        ConfigError: a key given both flat and under its field, or a field that is not a mapping to put it in.
+
+    Example:
+        >>> from dataclasses import dataclass, field
+        >>> from evolvecoder_datasets.config import nest_flat_keys
+        >>> @dataclass
+        ... class Inner:
+        ...     mode: str = "fast"
+        ...     timeout_s: float = 1.0
+        >>> @dataclass
+        ... class Outer:
+        ...     budget: int = 1
+        ...     sandbox: Inner = field(default_factory=Inner)
+        ...     FLAT_KEYS = {"mode": "sandbox", "timeout_s": "sandbox"}
+        >>> nest_flat_keys(Outer, {"budget": 2, "timeout_s": 0.5})
+        {'budget': 2, 'sandbox': {'timeout_s': 0.5}}
+        >>> nest_flat_keys(Outer, {"mode": "fast", "sandbox": {"mode": "isolated"}})
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.errors.ConfigError: config: mode is given both flat and under sandbox; keep sandbox.mode
+    """
+    flat = getattr(config_cls, "FLAT_KEYS", None) or {}
+    out = dict(data)
+    for key, holder in flat.items():
+        if key not in out:
+            continue
+        value = out.pop(key)
+        inner = out.get(holder)
+        if inner is None:
+            out[holder] = {key: value}
+        elif dataclasses.is_dataclass(inner) and not isinstance(inner, type):  # a built config, from Python
+            out[holder] = dataclasses.replace(inner, **{key: value})
+        elif not isinstance(inner, Mapping):
+            raise ConfigError(f"{where}: {key} belongs under {holder}, which is not a mapping ({inner!r})")
+        elif key in inner:
+            raise ConfigError(f"{where}: {key} is given both flat and under {holder}; keep {holder}.{key}")
+        else:
+            out[holder] = {**inner, key: value}
+    return out
+
+
 def config_from_dict(config_cls: type, data: Mapping[str, Any], *, where: str = "config") -> Any:
     """Build the dataclass ``config_cls`` from ``data`` (parsed YAML), rejecting unknown keys and wrong types.
 
     Args:
-        config_cls (`type`): a dataclass; nested dataclass fields are built from nested mappings.
+        config_cls (`type`): a dataclass; nested dataclass fields are built from nested mappings. The flat keys it
+            names in ``FLAT_KEYS`` are moved under their field first (:func:`nest_flat_keys`).
         data (`Mapping[str, Any]`): the values.
         where (`str`, *optional*, defaults to `"config"`): the prefix of error messages (the file, then the keys).
 
@@ -197,6 +279,7 @@ def config_from_dict(config_cls: type, data: Mapping[str, Any], *, where: str = 
         raise ConfigError(f"{config_cls!r} is not a dataclass")
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: expected a mapping of keys to values, got {type(data).__name__}")
+    data = nest_flat_keys(config_cls, data, where=where)
     fields = {f.name: f for f in dataclasses.fields(config_cls) if f.init}
     for key in data:
         if key not in fields:
@@ -208,7 +291,8 @@ def config_from_dict(config_cls: type, data: Mapping[str, Any], *, where: str = 
     if missing:
         raise ConfigError(f"{where}: missing required key(s) {missing}")
     hints = _field_types(config_cls)
-    values = {key: _coerce(value, hints.get(key, Any), f"{where}.{key}") for key, value in data.items()}
+    values = {key: _coerce(_over_default(fields[key], hints.get(key, Any), value), hints.get(key, Any),
+                           f"{where}.{key}") for key, value in data.items()}
     try:
         return config_cls(**values)
     except ConfigError as err:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 logger = logging.getLogger("grpo_train")
 
+from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.rewards import SYSTEM_PROMPT
 
 HUMANEVAL = "humaneval"
@@ -70,8 +71,8 @@ class RewardArguments:
         default_factory=lambda: ["code"],
         metadata={"help": "Rewards to sum: 'code' (1 when every test passes) and/or 'pass_rate'."},
     )
-    reward_mode: str = field(default="isolated", metadata={"help": "'isolated' or 'fast' sandbox mode."})
-    reward_timeout_s: float = field(default=1.0, metadata={"help": "CPU seconds per test."})
+    reward_mode: str = field(default=SandboxSettings.mode, metadata={"help": "'isolated' or 'fast' sandbox mode."})
+    reward_timeout_s: float = field(default=SandboxSettings.timeout_s, metadata={"help": "CPU seconds per test."})
     failing_value: float = field(default=0.0, metadata={"help": "Binary reward of a failing answer (-1.0: AceCoder)."})
     common_imports: bool = field(default=True, metadata={"help": "Run common imports (typing, collections...) first."})
     async_rewards: bool = field(default=False, metadata={"help": "Use the async reward variants."})

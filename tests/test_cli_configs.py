@@ -105,6 +105,32 @@ def test_a_distributed_section_says_where_the_heavy_work_runs(tmp_path):
         load_config(path)
 
 
+def test_search_and_fidelity_sandbox_settings_read_nested_and_in_the_old_flat_form(tmp_path):
+    """``search:`` and ``fidelity:`` hold their sandbox settings in ``sandbox:`` (a ``SandboxSettings``); YAML written
+    before that (``search: {mode: ..., timeout_s: ...}``) reads the same (``config.nest_flat_keys``)."""
+    from evolvecoder_datasets.limits import SandboxSettings
+
+    head = f"output_dir: {tmp_path}\nllm: {{model: m}}\nmutants: 2\n"
+    path = tmp_path / "run.yaml"
+    path.write_text(head + "evolve: {search: {budget: 10, sandbox: {mode: isolated, timeout_s: 2.0}}}\n"
+                    "fidelity: {sandbox: {timeout_s: 3.0}}\n")
+    nested = load_config(path)[1]
+    path.write_text(head + "evolve: {search: {budget: 10, mode: isolated, timeout_s: 2.0}}\nfidelity: {timeout_s: 3.0}\n")
+    flat = load_config(path)[1]
+    assert nested == flat
+    assert flat.evolve.search.sandbox == SandboxSettings(mode="isolated", timeout_s=2.0)
+    assert flat.fidelity.sandbox == SandboxSettings(mode="fast", timeout_s=3.0)  # the rest at the fidelity's default
+    path.write_text(head + "evolve: {search: {}}\n")
+    default = load_config(path)[1]
+    assert default.evolve.search.sandbox == default.fidelity.sandbox == SandboxSettings(mode="fast")
+    path.write_text(head + "evolve: {search: {timeout_s: 2.0, sandbox: {timeout_s: 3.0}}}\n")
+    with pytest.raises(ConfigError, match=r"run.yaml.evolve.search: timeout_s is given both flat and under sandbox"):
+        load_config(path)
+    path.write_text(head + "evolve: {search: {sandbox: {mode: quick}}}\n")
+    with pytest.raises(ConfigError, match=r"run.yaml.evolve.search.sandbox: mode must be one of"):
+        load_config(path)
+
+
 def test_no_module_imports_the_cli():
     importers = []
     for path in [*(ROOT / "evolvecoder_datasets").rglob("*.py"), *(ROOT / "recipes").glob("*.py")]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from evolvecoder_datasets import schema
 from evolvecoder_datasets.errors import SandboxCrashed, SchemaError
+from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.schema import TIME_LIMIT
 
 __all__ = ["DATA_SOURCE", "compute_score", "export_verl_parquet", "to_verl"]
@@ -72,7 +73,8 @@ def _reward(kind: str, mode: str, timeout_s: float, workers: int | None):
 
 def compute_score(data_source: str | None = None, solution_str: str = "", ground_truth: Any = None,
                   extra_info: dict | None = None, *, url: str | None = None, token: str | None = None,
-                  kind: str = "binary", mode: str = "isolated", timeout_s: float = 1.0, workers: int | None = None,
+                  kind: str = "binary", mode: str = SandboxSettings.mode, timeout_s: float = SandboxSettings.timeout_s,
+                  workers: int | None = None,
                   **_: Any) -> float:  # fmt: skip
     """The reward of one response, in verl's ``custom_reward_function`` convention.
 
@@ -85,7 +87,8 @@ def compute_score(data_source: str | None = None, solution_str: str = "", ground
             ``$EVOLVECODER_REWARD_URL``, else the sandbox of this process.
         token (`str`, *optional*): the service's token; defaults to ``$EVOLVECODER_REWARD_TOKEN``.
         kind (`str`, defaults to ``"binary"``): ``"binary"`` (``code_reward``) or ``"pass_rate"``.
-        mode, timeout_s, workers: the in-process sandbox's settings (as ``make_code_reward``'s).
+        mode, timeout_s, workers: the in-process sandbox's settings (as ``make_code_reward``'s; their defaults are
+            :class:`~evolvecoder_datasets.limits.SandboxSettings`'s).
         **_: what else verl passes (``reward_router_address``, ...), ignored.
 
     Returns:

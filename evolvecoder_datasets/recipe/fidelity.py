@@ -81,8 +81,9 @@ class FidelityTracker:
     def _fast_sandbox(self):
         from ..execution import shared_sandbox
 
-        # the stage's sandbox in fast mode under the oracle's limit, at the one default timeout policy
-        return shared_sandbox(self.config.execute, mode="fast", timeout_s=float(self.settings.timeout_s),
+        # the stage's sandbox in the oracle's mode (fast) under its limit, at the one default timeout policy
+        return shared_sandbox(self.config.execute, mode=self.settings.sandbox.mode,
+                              timeout_s=float(self.settings.sandbox.timeout_s),
                               max_consecutive_timeouts=SandboxSettings.max_consecutive_timeouts)
 
     def prepare(self, ds: Dataset) -> None:
@@ -163,7 +164,7 @@ class FidelityTracker:
                                 "wrong": variants_made - right_variants},
             "domains": dict(sorted(Counter(d.how for d, _ in domains).items())),
             "settings": {"inputs": self.settings.inputs, "candidates": self.settings.candidates,
-                         "seed": self.settings.seed, "timeout_s": self.settings.timeout_s,
+                         "seed": self.settings.seed, "timeout_s": self.settings.sandbox.timeout_s,
                          "sample": self.settings.sample},
         }
         if generated - right_rewrites:
@@ -194,7 +195,7 @@ class FidelityTracker:
                                  languages=[cell(schema.LANGUAGE, i) or "python"] * len(pools[i]),
                                  checker=cell(schema.CHECKER, i),
                                  float_tol=cell(schema.FLOAT_TOL, i),
-                                 limit=self.config.execute.job_timeout(cell(TIME_LIMIT, i)) or self.settings.timeout_s,
+                                 limit=self.config.execute.job_timeout(cell(TIME_LIMIT, i)) or self.settings.sandbox.timeout_s,
                                  validator=cell(schema.VALIDATOR, i)) for i in rows]
         sandbox = self._fast_sandbox()
         oracles = stdio_oracle(problems, sandbox, inputs=self.settings.inputs, seed=self.settings.seed)

@@ -68,6 +68,7 @@ from .._parse import literal
 from ..checks import check_fraction, check_positive
 from ..code_names import defined_names
 from ..errors import ConfigError
+from ..limits import SandboxSettings
 from ..seeding import stable_int
 from ..tolerance import float_assert
 from .calls import recover_call, render_args
@@ -106,9 +107,14 @@ class FidelityConfig:
         explore (`float`, defaults to 0.4): probability of an edit outside the seeds' observed domain (the search
             uses 0.2).
         cpu_s (`float`, defaults to 0.1): CPU seconds the reference may take on an input for it to be usable.
-        timeout_s (`float`, defaults to 1.0): CPU seconds per oracle assert when labelling a program (generous: a
-            right program slower than the reference is still right; the suite's calibrated limit is what the
-            fidelity measures).
+        sandbox (`SandboxSettings`, defaults to ``SandboxSettings(mode="fast")``): the sandbox the oracle is built
+            and programs are labelled in, in the one form every config embeds
+            (:class:`~evolvecoder_datasets.limits.SandboxSettings`). Its ``timeout_s`` is the CPU seconds per
+            oracle assert when labelling a program (generous: a right program slower than the reference is still
+            right; the suite's calibrated limit is what the fidelity measures). In a recipe the sandbox is the
+            execute stage's with this ``mode`` and ``timeout_s``. The flat keys of older YAML
+            (``fidelity: {timeout_s: 2.0}``) go under ``sandbox`` (:data:`FLAT_KEYS`,
+            :func:`~evolvecoder_datasets.config.nest_flat_keys`).
         max_value_chars (`int`, defaults to 200): longest ``repr`` of a value the oracle keeps.
         max_input_chars (`int`, defaults to 300): longest rendered argument list.
         rewrites (`bool`, defaults to `True`): add the semantics-preserving rewrites of the reference
@@ -126,11 +132,12 @@ class FidelityConfig:
         version (`str`): bump when the oracle changes.
 
     Raises:
-        ConfigError: a count below 1, a fraction outside [0, 1], or ``cpu_s >= timeout_s``.
+        ConfigError: a count below 1, a fraction outside [0, 1], ``sandbox`` not a ``SandboxSettings``, or
+            ``cpu_s >= sandbox.timeout_s``.
 
     Example:
-        >>> FidelityConfig(inputs=64).candidates
-        900
+        >>> FidelityConfig(inputs=64).candidates, FidelityConfig().sandbox.mode, FidelityConfig().sandbox.timeout_s
+        (900, 'fast', 1.0)
     """
 
     enabled: bool = True
@@ -140,7 +147,7 @@ class FidelityConfig:
     seed: int = 1
     explore: float = 0.4
     cpu_s: float = 0.1
-    timeout_s: float = 1.0
+    sandbox: SandboxSettings = field(default_factory=lambda: SandboxSettings(mode="fast"))
     max_value_chars: int = 200
     max_input_chars: int = 300
     rewrites: bool = True
@@ -148,6 +155,11 @@ class FidelityConfig:
     sample: int | None = 200
     batch: int = 32
     version: str = f"oracle-{_VERSION}"
+
+    #: Keys the config took before its sandbox settings were nested, and the field that holds each now
+    #: (:func:`~evolvecoder_datasets.config.nest_flat_keys`): ``fidelity: {timeout_s: 2.0}`` reads as
+    #: ``fidelity: {sandbox: {timeout_s: 2.0}}``.
+    FLAT_KEYS = {"timeout_s": "sandbox"}
 
     def __post_init__(self) -> None:
         for name in ("inputs", "candidates", "max_value_chars", "max_input_chars", "batch"):
@@ -157,8 +169,10 @@ class FidelityConfig:
             check_positive("sample", self.sample)
         check_positive("cheap_bytes", self.cheap_bytes, minimum=0)
         check_fraction("explore", self.explore)
-        if not (0 < self.cpu_s < self.timeout_s):
-            raise ConfigError("FidelityConfig needs 0 < cpu_s < timeout_s")
+        if not isinstance(self.sandbox, SandboxSettings):
+            raise ConfigError(f"FidelityConfig.sandbox must be a SandboxSettings, got {type(self.sandbox).__name__}")
+        if not (0 < self.cpu_s < self.sandbox.timeout_s):
+            raise ConfigError("FidelityConfig needs 0 < cpu_s < sandbox.timeout_s")
 
 
 def oracle_sample(ids: Sequence[str], config: FidelityConfig = FidelityConfig()) -> set[str]:
@@ -434,9 +448,9 @@ def build_oracles(
     Args:
         problems (`Sequence[OracleProblem]`): id, reference and seed tests of each problem.
         config (`FidelityConfig`, *optional*): how many inputs, which seed.
-        sandbox (`Sandbox`, *optional*): where the reference runs (default: a shared fast-mode sandbox whose
-            ceiling is ``config.timeout_s``). Use fast mode: the values are computed one test each, then read by
-            later tests of the same process.
+        sandbox (`Sandbox`, *optional*): where the reference runs (default: a shared sandbox of
+            ``config.sandbox``, fast mode with a ceiling of ``timeout_s`` unless set otherwise). Use fast mode: the
+            values are computed one test each, then read by later tests of the same process.
         verify_sandbox (`Sandbox`, *optional*): where the reference runs the written asserts (default: ``sandbox``).
 
     Returns:
@@ -450,9 +464,9 @@ def build_oracles(
     if sandbox is None and any(p.reference for p in problems):
         from ..execution import shared_sandbox
 
-        sandbox = shared_sandbox(mode="fast", timeout_s=config.timeout_s)
+        sandbox = shared_sandbox(config.sandbox)
     verify = verify_sandbox or sandbox
-    workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
+    workers = sandbox.settings.worker_count if sandbox is not None else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda p: _build_one(p, config, sandbox, verify), problems))
 
@@ -467,15 +481,15 @@ def label_programs(
     """Per problem, which programs agree with the reference on every oracle input (right) and which do not.
 
     Each program runs against its problem's oracle asserts in the sandbox (verdicts decided by the judge outside),
-    stopping at the first that does not pass (asserts joined in groups: see ``FidelityConfig.batch``). A program is right when it passes every one: a wrong value, an
-    exception, a timeout under ``config.timeout_s`` or a crash makes it wrong (the program's doing). A run the
-    sandbox itself failed (``infra_error``) says nothing about the program: it stays unlabelled.
+    stopping at the first that does not pass (asserts joined in groups: see ``FidelityConfig.batch``). A program is
+    right when it passes every one: a wrong value, an exception, a timeout under ``config.sandbox.timeout_s`` or a
+    crash makes it wrong (the program's doing). A run the sandbox itself failed (``infra_error``) says nothing about the program: it stays unlabelled.
 
     Args:
         oracles (`Sequence[Oracle]`): from :func:`build_oracles`.
         programs (`Sequence[Sequence[str]]`): per problem, the programs to label.
         config (`FidelityConfig`, *optional*): the per-assert time limit.
-        sandbox (`Sandbox`, *optional*): where the programs run (default: a shared fast-mode sandbox).
+        sandbox (`Sandbox`, *optional*): where the programs run (default: a shared sandbox of ``config.sandbox``).
 
     Returns:
         `list[numpy.ndarray | None]`: per problem, an ``int8`` array over its programs: 1 right, 0 wrong, -1
@@ -493,7 +507,7 @@ def label_programs(
         if oracle.available:
             joined = [_joined(oracle.tests, g) for g in _chunks(oracle.cpu, len(oracle.tests), config)]
             for i, code in enumerate(codes):
-                jobs.append(Job(code, tests=joined, timeout_s=config.timeout_s, stop_on_failure=True))
+                jobs.append(Job(code, tests=joined, timeout_s=config.sandbox.timeout_s, stop_on_failure=True))
                 owners.append((k, i))
     out: list[np.ndarray | None] = [np.zeros(len(codes), dtype=np.int8) if oracle.available else None
                                     for oracle, codes in zip(oracles, programs)]
@@ -502,7 +516,7 @@ def label_programs(
     if sandbox is None:
         from ..execution import shared_sandbox
 
-        sandbox = shared_sandbox(mode="fast", timeout_s=config.timeout_s)
+        sandbox = shared_sandbox(config.sandbox)
     for (k, i), report in zip(owners, sandbox.run_many(jobs)):
         out[k][i] = -1 if report.infra_error else int(report.all_passed)
     return out

@@ -86,7 +86,7 @@ def _lines(output: str | None, asked: int, max_chars: int) -> list[str] | None:
 def _read(sandbox: Any, probe: Any, indices: list[int], what: str, max_chars: int, timeout_s: float | None,
           chunk: int, passes: int) -> tuple[dict[int, str] | None, int]:
     """Index -> printed line for the indices read back, and the cases spent; ``None`` on a sandbox failure."""
-    limit = float(timeout_s or getattr(sandbox, "timeout_s", None) or 1.0)
+    limit = float(timeout_s or sandbox.settings.timeout_s)
     program = _program(probe, limit / 2, what)
     values: dict[int, str] = {}
     spent, size = 0, max(1, int(chunk))

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..checks import check_fraction, check_positive
 from ..errors import ConfigError
+from ..limits import SandboxSettings
 from .domain import Domain
 
 __all__ = ["OBJECTIVES", "REASONS", "SearchConfig", "SearchProblem", "SearchResult"]
@@ -63,21 +64,28 @@ class SearchConfig:
             (:mod:`~evolvecoder_datasets.search.stdio_writer`).
         max_stdout_chars (`int`, defaults to 2000): longest expected stdout of one.
         seed (`int`, defaults to 0): base of every random choice (with the problem id and round).
-        mode (`str`, defaults to ``"fast"``): sandbox mode of the search's own probe runs (choices only; the kept
-            tests are judged by the round's sandbox settings).
-        timeout_s (`float`, defaults to 1.0): the ceiling of every probe's CPU seconds per test, and the limit of
-            a target program's probes on a problem without a calibrated limit (``SearchProblem.limit``: where the
-            execute stage also judges at the fixed limit). Probes of a problem with one run under it plus
-            ``cpu_s`` (the reference's share of a probe test); probes that run only the reference, under
-            ``4 x cpu_s`` (:data:`~evolvecoder_datasets.search.probes.REFERENCE_TIMEOUT_FACTOR`).
+        sandbox (`SandboxSettings`, defaults to ``SandboxSettings(mode="fast")``): the sandbox of the search's own
+            probe runs (choices only; the kept tests are judged by the round's sandbox settings), in the one form
+            every config embeds (:class:`~evolvecoder_datasets.limits.SandboxSettings`, with its defaults and
+            checks). Its ``mode`` is the probes' mode; its ``timeout_s`` is the ceiling of every probe's CPU
+            seconds per test, and the limit of a target program's probes on a problem without a calibrated limit
+            (``SearchProblem.limit``: where the execute stage also judges at the fixed limit). Probes of a problem
+            with one run under it plus ``cpu_s`` (the reference's share of a probe test); probes that run only the
+            reference, under ``4 x cpu_s`` (:data:`~evolvecoder_datasets.search.probes.REFERENCE_TIMEOUT_FACTOR`).
+            In a recipe the probes' sandbox is the execute stage's with this ``mode`` and ``timeout_s``. YAML
+            written before the settings were nested (``search: {mode: fast, timeout_s: 1.0}``) still reads: the
+            flat keys go under ``sandbox`` (:data:`FLAT_KEYS`, :func:`~evolvecoder_datasets.config.nest_flat_keys`).
         version (`str`): bump when the search changes, so cached rounds are recomputed.
 
     Raises:
-        ConfigError: a count below 1, an unknown objective or mode, ``explore`` outside [0, 1].
+        ConfigError: a count below 1, an unknown objective, ``explore`` outside [0, 1], ``sandbox`` not a
+            ``SandboxSettings``, or ``cpu_s`` not below ``sandbox.timeout_s``.
 
     Example:
         >>> SearchConfig(budget=500, max_tests=4).version
         'search-8'
+        >>> SearchConfig().sandbox.mode, SearchConfig().sandbox.timeout_s
+        ('fast', 1.0)
     """
 
     budget: int = 2000
@@ -95,9 +103,13 @@ class SearchConfig:
     max_stdin_chars: int = 2000
     max_stdout_chars: int = 2000
     seed: int = 0
-    mode: str = "fast"
-    timeout_s: float = 1.0
+    sandbox: SandboxSettings = field(default_factory=lambda: SandboxSettings(mode="fast"))
     version: str = f"search-{_VERSION}"
+
+    #: Keys the config took before its sandbox settings were nested, and the field that holds each now: YAML
+    #: ``search: {mode: fast}`` reads as ``search: {sandbox: {mode: fast}}``
+    #: (:func:`~evolvecoder_datasets.config.nest_flat_keys`).
+    FLAT_KEYS = {"mode": "sandbox", "timeout_s": "sandbox"}
 
     def __post_init__(self) -> None:
         for name in ("budget", "generation_size", "patience", "max_tests", "max_value_chars", "max_input_chars",
@@ -107,10 +119,10 @@ class SearchConfig:
         check_fraction("explore", self.explore)
         if self.objective not in OBJECTIVES:
             raise ConfigError(f"SearchConfig.objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if self.mode not in ("fast", "isolated"):
-            raise ConfigError(f"SearchConfig.mode must be 'fast' or 'isolated', got {self.mode!r}")
-        if not (0 < self.cpu_s < self.timeout_s):
-            raise ConfigError("SearchConfig needs 0 < cpu_s < timeout_s")
+        if not isinstance(self.sandbox, SandboxSettings):
+            raise ConfigError(f"SearchConfig.sandbox must be a SandboxSettings, got {type(self.sandbox).__name__}")
+        if not (0 < self.cpu_s < self.sandbox.timeout_s):
+            raise ConfigError("SearchConfig needs 0 < cpu_s < sandbox.timeout_s")
 
 
 @dataclass
@@ -128,7 +140,7 @@ class SearchProblem:
         budget (`int`, *optional*): this problem's budget instead of ``SearchConfig.budget`` (a benchmark gives a
             baseline exactly what the search spent).
         limit (`float`, *optional*): the problem's calibrated CPU seconds per test (the ``time_limit_s`` column),
-            under which the pool will run the kept tests; ``None``: ``SearchConfig.timeout_s``, as for the pool.
+            under which the pool will run the kept tests; ``None``: ``SearchConfig.sandbox.timeout_s``, as for the pool.
         domain (`Domain`, *optional*): the inputs the problem defines
             (:func:`~evolvecoder_datasets.search.domain.problem_domain`); a candidate it does not admit is never
             valued nor kept. ``None``: the shape its seeds show (:func:`~evolvecoder_datasets.search.domain.infer_domain`;

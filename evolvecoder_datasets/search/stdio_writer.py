@@ -83,7 +83,8 @@ class StdioProblem:
         checker (*optional*): the problem's checker (:class:`~evolvecoder_datasets.execution.checkers.Checker` or
             its cell).
         float_tol (`float`, *optional*): the token compare's tolerance.
-        limit (`float`, *optional*): CPU seconds per case the pool is judged by (default ``SearchConfig.timeout_s``).
+        limit (`float`, *optional*): CPU seconds per case the pool is judged by (default
+            ``SearchConfig.sandbox.timeout_s``).
         validator (`dict`, *optional*): a shipped input validator ``{source, language, contract}``: ``testlib``
             (exit 0 on a valid input; the default) or ``kattis`` (exit 42; Python ones only).
         budget (`int`, *optional*): this problem's budget instead of ``SearchConfig.budget``.
@@ -162,7 +163,7 @@ class _State:
 
     @property
     def limit(self) -> float:
-        return min(self.problem.limit or self.config.timeout_s, self.config.timeout_s)
+        return min(self.problem.limit or self.config.sandbox.timeout_s, self.config.sandbox.timeout_s)
 
     def targets(self) -> list[int]:
         grouped = {p for g in self.groups for p in g}
@@ -283,7 +284,7 @@ def search_stdio_tests(
             search uses; ``max_stdin_chars`` caps an input, ``max_stdout_chars`` an expected output).
         round (`int`, defaults to 1): the round number (it seeds the candidates with the problem id).
         sandbox (`Sandbox`, *optional*): where the validators, the reference and the targets run (default: the
-            shared sandbox at ``config.timeout_s``).
+            shared sandbox of ``config.sandbox``; a mode applies to assert jobs only, so stdin cases run alike).
         verify_sandbox (`Sandbox`, *optional*): where the reference runs the kept cases (default: ``sandbox``).
 
     Returns:
@@ -299,7 +300,7 @@ def search_stdio_tests(
     if sandbox is None and any(p.reference for p in problems):
         from ..execution import shared_sandbox
 
-        sandbox = shared_sandbox(timeout_s=config.timeout_s)
+        sandbox = shared_sandbox(config.sandbox)
     verify_sandbox = verify_sandbox or sandbox
     started = [_start(p, config, round) for p in problems]
     states = [s for s in started if isinstance(s, _State)]
@@ -388,7 +389,7 @@ def _validator_job(state: _State, texts: list[str]) -> Any:
 
     source, language = shipped_validator(state.problem.validator) or ("", "python")
     return Job(source, inputs=list(texts), outputs=[""] * len(texts), language=language,
-               timeout_s=state.config.timeout_s)
+               timeout_s=state.config.sandbox.timeout_s)
 
 
 def _validate(active: list[_State], sandbox: Any) -> None:
@@ -441,7 +442,7 @@ def _repaired(requests: Sequence[tuple[StdioProblem, list[str]]], shapes: list[d
 
     work = [k for k, (_, texts) in enumerate(requests) if texts and shapes[k] is not None]
     reports = sandbox.run_many([Job(repair_program(shapes[k]), inputs=list(requests[k][1]),
-                                    timeout_s=config.timeout_s) for k in work]) if work else []
+                                    timeout_s=config.sandbox.timeout_s) for k in work]) if work else []
     texts = [list(t) for _, t in requests]
     for k, report in zip(work, reports):
         for j, (status, printed) in enumerate(zip(report.statuses, report.outputs or ())):
@@ -495,7 +496,8 @@ def value_stdin(requests: Sequence[tuple[StdioProblem, list[str]]], sandbox: Any
         out[k].invalid += len(texts) - len(fresh)
         if not fresh:
             continue
-        jobs.append(Job(validator_program(shape), inputs=fresh, outputs=[""] * len(fresh), timeout_s=config.timeout_s))
+        jobs.append(Job(validator_program(shape), inputs=fresh, outputs=[""] * len(fresh),
+                        timeout_s=config.sandbox.timeout_s))
         owners.append((k, fresh, "shape"))
         if problem.validator:
             program = shipped_validator(problem.validator)
@@ -506,7 +508,7 @@ def value_stdin(requests: Sequence[tuple[StdioProblem, list[str]]], sandbox: Any
                 owners.pop()
                 continue
             jobs.append(Job(program[0], inputs=fresh, outputs=[""] * len(fresh), language=program[1],
-                            timeout_s=config.timeout_s))
+                            timeout_s=config.sandbox.timeout_s))
             owners.append((k, fresh, "shipped"))
     admitted: dict[int, list[bool]] = {}
     fresh_of: dict[int, list[str]] = {}
@@ -520,7 +522,8 @@ def value_stdin(requests: Sequence[tuple[StdioProblem, list[str]]], sandbox: Any
     valued = [(k, texts) for k, texts in valued if texts]
     reports = sandbox.run_many([
         Job(requests[k][0].reference, inputs=texts, language=requests[k][0].language,
-            timeout_s=min(config.cpu_s * 4, requests[k][0].limit or config.timeout_s, config.timeout_s))
+            timeout_s=min(config.cpu_s * 4, requests[k][0].limit or config.sandbox.timeout_s,
+                          config.sandbox.timeout_s))
         for k, texts in valued])
     for (k, texts), report in zip(valued, reports):
         for text, status, printed in zip(texts, report.statuses, report.outputs or [None] * len(texts)):

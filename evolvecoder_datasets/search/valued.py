@@ -148,7 +148,7 @@ def value_inputs(requests: Sequence[ValueRequest], sandbox: Any, *, cpu_s: float
             out[k].tests.append(value_assert(requests[k].callee, args, text))
             out[k].inputs.append(args)
 
-    workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
+    workers = sandbox.settings.worker_count if sandbox is not None else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(read, asked))
     return out

@@ -320,7 +320,7 @@ def probe_timeouts(problem: SearchProblem, config: SearchConfig) -> tuple[float,
     alarms end the reference's calls within ~3 x ``cpu_s``, so it runs under ``4 x cpu_s``. A target's probe test
     calls the target and the reference (at most ``cpu_s`` on a usable input): it runs under the problem's
     calibrated limit, the one the pool's run of a kept test is judged by, plus that share; under the fixed
-    ``timeout_s`` where the problem has no limit (the pool runs at it too). Both are capped by ``timeout_s``. A
+    ``sandbox.timeout_s`` where the problem has no limit (the pool runs at it too). Both are capped by it. A
     timeout is read as it always was: the reference's input is not usable, the target disagrees.
 
     Example:
@@ -329,11 +329,12 @@ def probe_timeouts(problem: SearchProblem, config: SearchConfig) -> tuple[float,
         >>> probe_timeouts(SearchProblem("P_1", "x = 1", [], [], []), SearchConfig())
         (0.4, 1.0)
     """
-    reference = round(min(float(config.timeout_s), REFERENCE_TIMEOUT_FACTOR * config.cpu_s), 6)
+    ceiling = float(config.sandbox.timeout_s)
+    reference = round(min(ceiling, REFERENCE_TIMEOUT_FACTOR * config.cpu_s), 6)
     limit = problem.limit
     if limit is None or not float(limit) > 0 or not math.isfinite(float(limit)):
-        return reference, float(config.timeout_s)
-    return reference, round(min(float(config.timeout_s), float(limit) + config.cpu_s), 6)
+        return reference, ceiling
+    return reference, round(min(ceiling, float(limit) + config.cpu_s), 6)
 
 
 def hot_constants(reference: str, programs: Sequence[str]) -> list[int]:
@@ -399,8 +400,9 @@ def search_tests(
         problems (`Sequence[SearchProblem]`): the problems, each with its reference, suite, pool and pass matrix.
         config (`SearchConfig`, *optional*): budget, objective, seed.
         round (`int`, defaults to 1): the round number (it seeds the candidates with the problem id).
-        sandbox (`Sandbox`, *optional*): where the probes run; by default a shared sandbox in ``config.mode`` that
-            stops a program after two timeouts in a row (its remaining probes then count for nothing).
+        sandbox (`Sandbox`, *optional*): where the probes run; by default a shared sandbox of ``config.sandbox``
+            (fast mode; a program stops after two timeouts in a row, and its remaining probes then count for
+            nothing).
         verify_sandbox (`Sandbox`, *optional*): where the reference runs the written asserts (default: ``sandbox``).
         progress (`bool`, defaults to `False`): show a progress bar of the problems whose search is over.
 
@@ -417,7 +419,7 @@ def search_tests(
     if sandbox is None:
         from ..execution import shared_sandbox
 
-        sandbox = shared_sandbox(mode=config.mode, timeout_s=config.timeout_s)
+        sandbox = shared_sandbox(config.sandbox)
     verify_sandbox = verify_sandbox or sandbox
     started = [_start(p, config, round) for p in problems]
     states = [s for s in started if isinstance(s, _State) and not s.done]
@@ -481,7 +483,7 @@ def search_tests(
             elif state.usable:
                 state.pick(same.get(id(state), {}), agreed.get(id(state), {}))
 
-    workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
+    workers = sandbox.settings.worker_count if sandbox is not None else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(lambda state: _finish(state, sandbox, verify_sandbox), states))
     if bar is not None:

@@ -6,6 +6,7 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.search.domain import Domain, infer_domain
 from evolvecoder_datasets.search.inputs import InputMutator
 from evolvecoder_datasets.search.oracle import (
@@ -50,7 +51,8 @@ def test_a_program_whose_value_claims_to_equal_everything_is_wrong(sandbox):
     liar = ("class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
             "def count_max(xs):\n    return Any()\n")
     looper = "def count_max(xs):\n    while True:\n        pass\n"
-    [labels] = label_programs([oracle], [[liar, looper]], FidelityConfig(timeout_s=0.5, cpu_s=0.1), sandbox=sandbox)
+    limited = FidelityConfig(sandbox=SandboxSettings(mode="fast", timeout_s=0.5), cpu_s=0.1)
+    [labels] = label_programs([oracle], [[liar, looper]], limited, sandbox=sandbox)
     assert labels.tolist() == [0, 0]
 
 
@@ -89,7 +91,9 @@ def test_bad_settings_are_config_errors():
     with pytest.raises(ConfigError):
         FidelityConfig(inputs=0)
     with pytest.raises(ConfigError):
-        FidelityConfig(cpu_s=2.0, timeout_s=1.0)
+        FidelityConfig(cpu_s=2.0, sandbox=SandboxSettings(timeout_s=1.0))
+    with pytest.raises(ConfigError):
+        FidelityConfig(sandbox={"timeout_s": 1.0})   # a mapping is for YAML (config_from_dict), not Python
 
 
 def test_lists_of_floats_get_an_oracle_compared_exactly(sandbox):
@@ -115,7 +119,8 @@ def test_candidates_that_hang_the_reference_do_not_end_the_oracle_and_a_hang_els
                              sandbox=sandbox)
     assert oracle.reason is None and oracle.usable > oracle.candidates // 2
     hangs_at_one = POWERS.replace("if n == 1:", "if n == 0:")
-    [labels] = label_programs([oracle], [[POWERS, hangs_at_one]], FidelityConfig(timeout_s=0.5), sandbox=sandbox)
+    limited = FidelityConfig(sandbox=SandboxSettings(mode="fast", timeout_s=0.5))
+    [labels] = label_programs([oracle], [[POWERS, hangs_at_one]], limited, sandbox=sandbox)
     assert labels.tolist() == [1, 0]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evolvecoder_datasets.execution import Sandbox
+from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.search.oracle_values import read_reference_values, read_usable
 from evolvecoder_datasets.search.probes import ProbeProgram
 
@@ -77,9 +78,10 @@ def test_grouped_labels_are_the_labels_of_one_assert_a_test(sandbox):
                              FidelityConfig(inputs=80, candidates=200), sandbox=sandbox)
     assert oracle.available and len(oracle.cpu) == len(oracle.tests)
     before = local_counts()["tests"]
-    grouped = label_programs([oracle], [programs], FidelityConfig(timeout_s=0.5), sandbox=sandbox)[0]
+    limited = SandboxSettings(mode="fast", timeout_s=0.5)
+    grouped = label_programs([oracle], [programs], FidelityConfig(sandbox=limited), sandbox=sandbox)[0]
     middle = local_counts()["tests"]
-    single = label_programs([oracle], [programs], FidelityConfig(timeout_s=0.5, batch=1), sandbox=sandbox)[0]
+    single = label_programs([oracle], [programs], FidelityConfig(sandbox=limited, batch=1), sandbox=sandbox)[0]
     after = local_counts()["tests"]
     assert grouped.tolist() == single.tolist() == [1, 0, 0, 1, 0]
     assert (middle - before) * 8 < after - middle

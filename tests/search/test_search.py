@@ -3,12 +3,14 @@ its probes under calibrated limits and the usability test it shares with the ora
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Job, Sandbox
+from evolvecoder_datasets.limits import SandboxSettings
 from evolvecoder_datasets.search.domain import Domain
 from evolvecoder_datasets.search.inputs import InputMutator, recover_call
 from evolvecoder_datasets.search.probes import ProbeProgram, read_values, run_probe
@@ -161,7 +163,9 @@ def test_config_refuses_bad_values():
     with pytest.raises(ConfigError):
         SearchConfig(objective="greedy")
     with pytest.raises(ConfigError):
-        SearchConfig(cpu_s=2.0, timeout_s=1.0)
+        SearchConfig(cpu_s=2.0, sandbox=SandboxSettings(timeout_s=1.0))
+    with pytest.raises(ConfigError):
+        SearchConfig(sandbox=SandboxSettings(mode="greedy"))
 
 
 def test_constants_of_the_reference_reach_boundaries_written_inside_strings(sb):
@@ -218,7 +222,8 @@ class Recorder:
     """A sandbox that remembers the per-test limit of every job it ran."""
 
     def __init__(self, sandbox):
-        self.sandbox, self.workers, self.limits = sandbox, 1, []
+        # one problem at a time: the sandbox's settings with one worker
+        self.sandbox, self.settings, self.limits = sandbox, dataclasses.replace(sandbox.settings, workers=1), []
 
     def run(self, program, tests):
         self.limits.append(("run", None, tests[0] if tests else ""))
@@ -263,13 +268,13 @@ def test_the_search_lets_the_first_call_decide_the_oracle_the_cheaper_and_only_t
 
 
 def test_probe_limits_follow_the_calibrated_limit_and_stay_under_the_ceiling():
-    config = SearchConfig(cpu_s=0.05, timeout_s=1.0)
+    config = SearchConfig(cpu_s=0.05, sandbox=SandboxSettings(mode="fast", timeout_s=1.0))
     problem = lambda limit: SearchProblem("P", "x = 1", [], [], [], limit=limit)
     assert probe_timeouts(problem(0.1), config) == (0.2, 0.15)
     assert probe_timeouts(problem(2.5), config) == (0.2, 1.0)  # the ceiling
     for missing in (None, math.nan, 0.0):
         assert probe_timeouts(problem(missing), config) == (0.2, 1.0)  # the fixed limit, as the pool's
-    assert probe_timeouts(problem(0.1), SearchConfig(cpu_s=0.3, timeout_s=0.5)) == (0.5, 0.4)
+    assert probe_timeouts(problem(0.1), SearchConfig(cpu_s=0.3, sandbox=SandboxSettings(mode="fast", timeout_s=0.5))) == (0.5, 0.4)
 
 
 def test_a_target_slower_than_the_calibrated_limit_is_killed_as_the_pool_run_will_judge_it(sb, isolated):

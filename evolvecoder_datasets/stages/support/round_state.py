@@ -220,7 +220,7 @@ def search_round(problems: list[RoundProblem], search: SearchConfig, *, seed: in
         settings,
         round=round_,
         # the search's own mode and limit, the rest of the stage's sandbox (the timeout policy at its one default)
-        sandbox=shared_sandbox(execute, mode=settings.mode, timeout_s=settings.timeout_s,
+        sandbox=shared_sandbox(execute, mode=settings.sandbox.mode, timeout_s=settings.sandbox.timeout_s,
                                max_consecutive_timeouts=SandboxSettings.max_consecutive_timeouts),
         verify_sandbox=shared_sandbox(execute),
         progress=True,

@@ -137,7 +137,7 @@ def stdio_search_round(problems: list[StdioRoundProblem], search: SearchConfig, 
         settings,
         round=round_,
         # the search's own limit, the rest of the stage's sandbox; a program stops after two timeouts in a row
-        sandbox=shared_sandbox(execute, timeout_s=settings.timeout_s,
+        sandbox=shared_sandbox(execute, timeout_s=settings.sandbox.timeout_s,
                                max_consecutive_timeouts=SandboxSettings.max_consecutive_timeouts),
         verify_sandbox=shared_sandbox(execute),
     )
@@ -253,7 +253,9 @@ def stdio_model_round(problems: list[StdioRoundProblem], config: Any) -> None:
             proposed.append(texts)
         requests = [(p.search_problem(config.execute.job_timeout(p.limit)), texts)
                     for p, texts in zip(problems, proposed)]
-        settings = SearchConfig(cpu_s=config.value_cpu_s, timeout_s=max(1.0, config.value_cpu_s * 4 + 0.1))
+        # the value reads' ceiling: the default limit, or more where 4 x value_cpu_s (the reference's alarm) needs it
+        ceiling = max(SandboxSettings.timeout_s, config.value_cpu_s * 4 + 0.1)
+        settings = SearchConfig(cpu_s=config.value_cpu_s, sandbox=SandboxSettings(mode="fast", timeout_s=ceiling))
         valued = value_stdin(requests, shared_sandbox(config.execute), settings)
         for entry, found in zip(entries, valued):
             entry["notes"].append(f"inputs: {len(found.inputs)} valued, {found.repaired} recounted, "
