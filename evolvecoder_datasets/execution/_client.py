@@ -243,9 +243,9 @@ class Connections:
 
         Example:
             >>> from evolvecoder_datasets.execution import Job, Sandbox
-            >>> from evolvecoder_datasets.execution._protocol import SETTINGS, decode_report, encode_job
+            >>> from evolvecoder_datasets.execution._protocol import decode_report, encode_job, wire_settings
             >>> with Sandbox(workers=1, mode="fast") as sb:
-            ...     settings = tuple(getattr(sb, name) for name in SETTINGS)
+            ...     settings = wire_settings(sb.settings, sb.isolation)
             ...     blobs = Connections().run(settings, 1, [encode_job(Job("x = 1", tests=["assert x == 1"]))],
             ...                               [1], [None])
             >>> decode_report(blobs[0], 1).statuses

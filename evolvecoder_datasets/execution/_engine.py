@@ -34,7 +34,7 @@ from .checkers import CHECKER_FAILED
 from .isolation import detect_isolation, server_command, server_env
 from .judge import plan_test
 from .report import ExecutionReport
-from .sandbox import Job, _SettingsView, resolve_settings
+from .sandbox import Job, resolve_settings
 from .verdicts import _clean_entry, _early_stop, _verdicts
 
 logger = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ class _Pool:
         return [p.pid for p in procs if p is not None]
 
 
-class LocalEngine(_SettingsView):
+class LocalEngine:
     """Today's engine in this process: ``workers`` fork servers, a thread per job, the judge here.
 
     Takes the settings as :class:`~evolvecoder_datasets.execution.Sandbox` does (``SandboxSettings``, overrides); ``pool``
@@ -127,11 +127,12 @@ class LocalEngine(_SettingsView):
     def start(self) -> LocalEngine:
         with self._lock:
             if self._pool is None:
-                self.isolation = detect_isolation(self.requested_isolation)
-                self._pool = _Pool(self.isolation, self.workers, self.python_env)
+                self.isolation = detect_isolation(self.settings.isolation)
+                self._pool = _Pool(self.isolation, self.settings.worker_count, self.settings.python_env)
             self._pool.start()
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ecd-engine")
+                self._executor = ThreadPoolExecutor(max_workers=self.settings.worker_count,
+                                                    thread_name_prefix="ecd-engine")
         return self
 
     def close(self) -> None:
@@ -159,26 +160,26 @@ class LocalEngine(_SettingsView):
     def _job_message(self, job: Job, uid: int, binary: str | None = None) -> dict:
         """The fork server's frame of ``job`` (``_forkserver.job``: every field, typed; the server has no default, so
         each value a job runs by is chosen here, from this engine's ``SandboxSettings`` and the job's own limit)."""
-        timeout_s, wall_timeout_s = self.timeout_s, self.wall_timeout_s
+        timeout_s, wall_timeout_s = self.settings.timeout_s, self.settings.wall_limit_s
         if job.timeout_s is not None and job.timeout_s < timeout_s:  # the sandbox's limit is the ceiling
             timeout_s = float(job.timeout_s)
             wall_timeout_s = min(wall_timeout_s, 4 * timeout_s + 1.0)
-        budget = self.max_consecutive_timeouts
+        budget = self.settings.max_consecutive_timeouts
         message = {
             "id": next(self._job_ids),
             "kind": job.kind,
             "program": job.program,
-            "preamble": self.preamble,
-            "mode": self.mode,
+            "preamble": self.settings.preamble,
+            "mode": self.settings.mode,
             "timeout_s": float(timeout_s),
             "wall_timeout_s": float(wall_timeout_s),
-            "load_timeout_s": float(self.load_timeout_s),
-            "memory_mb": int(self.memory_mb),
-            "max_output_bytes": int(self.max_output_bytes),
-            "max_processes": int(self.max_processes),
-            "max_open_files": int(self.max_open_files),
+            "load_timeout_s": float(self.settings.load_limit_s),
+            "memory_mb": int(self.settings.memory_mb),
+            "max_output_bytes": int(self.settings.max_output_bytes),
+            "max_processes": int(self.settings.max_processes),
+            "max_open_files": int(self.settings.max_open_files),
             "max_consecutive_timeouts": None if budget is None else int(budget),
-            "max_value_bytes": int(self.max_value_bytes),
+            "max_value_bytes": int(self.settings.max_value_bytes),
             "uid": uid,
             "stop_on_failure": bool(job.stop_on_failure),
         }
@@ -192,8 +193,8 @@ class LocalEngine(_SettingsView):
 
     def deadline(self, job: Job) -> float:
         """Wall seconds a job may take at most (the fork server's own backstops end it far sooner)."""
-        per_test = self.wall_timeout_s * 1.5 + 2.0
-        return 3 * self.load_timeout_s + job.size * per_test + 30.0
+        per_test = self.settings.wall_limit_s * 1.5 + 2.0
+        return 3 * self.settings.load_limit_s + job.size * per_test + 30.0
 
     def execute(self, job: Job, *, order_failures: bool = True) -> ExecutionReport:
         """One job's report. ``order_failures`` applies :class:`_FailureOrder` here (a judge process leaves that
@@ -203,7 +204,7 @@ class LocalEngine(_SettingsView):
         if not order_failures:
             return self._run_in_order(job)
         cases = job.inputs if job.kind == "stdio" else job.tests
-        independent = job.kind == "stdio" or self.mode == "isolated"
+        independent = job.kind == "stdio" or self.settings.mode == "isolated"
         order = self._failures.order(cases) if independent and job.stop_on_failure else None  # type: ignore[arg-type]
         report = self._run_in_order(_permuted(job, order) if order else job)
         if order:

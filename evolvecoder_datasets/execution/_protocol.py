@@ -78,6 +78,23 @@ SETTINGS = ("timeout_s", "memory_mb", "mode", "isolation", "wall_timeout_s", "lo
             "python_env")  # fmt: skip
 
 
+def wire_settings(settings, isolation: str) -> tuple:
+    """The :data:`SETTINGS` tuple a request carries for a sandbox of ``settings`` (a
+    :class:`~evolvecoder_datasets.limits.SandboxSettings`): its values by name, with ``isolation`` the one detected
+    at start and the wall and load limits resolved (``wall_limit_s``, ``load_limit_s``), as the engine runs by them.
+
+    Example:
+        >>> from evolvecoder_datasets.limits import SandboxSettings
+        >>> values = dict(zip(SETTINGS, wire_settings(SandboxSettings(timeout_s=0.5), "none")))
+        >>> values["isolation"], values["timeout_s"], values["wall_timeout_s"], values["load_timeout_s"]
+        ('none', 0.5, 3.0, 2.0)
+    """
+    values = {name: getattr(settings, name) for name in SETTINGS}
+    values.update(timeout_s=float(settings.timeout_s), isolation=isolation, wall_timeout_s=settings.wall_limit_s,
+                  load_timeout_s=settings.load_limit_s)
+    return tuple(values[name] for name in SETTINGS)
+
+
 def encode_job(job) -> bytes:
     """One :class:`~evolvecoder_datasets.execution.Job` as bytes (its fields, in order)."""
     tests = None if job.tests is None else [str(t) for t in job.tests]
@@ -261,7 +278,7 @@ def checked_run(request) -> tuple[tuple, int, list, list, list]:
     Example:
         >>> from evolvecoder_datasets.execution import Sandbox, Job
         >>> sb = Sandbox(isolation="none")
-        >>> settings = tuple("none" if name == "isolation" else getattr(sb, name) for name in SETTINGS)
+        >>> settings = wire_settings(sb.settings, "none")
         >>> job = encode_job(Job("x = 1", tests=["assert x == 1"]))
         >>> checked_run(("run", settings, 1, [job], [1], [None]))[3]
         [(1, 'python', False)]

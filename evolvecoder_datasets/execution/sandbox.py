@@ -182,49 +182,6 @@ def resolve_settings(settings: SandboxSettings | None, overrides: dict) -> Sandb
     return dataclasses.replace(base, **overrides)
 
 
-class _SettingsView:
-    """The values a :class:`Sandbox` and the engine behind the service run by, read from their one
-    :class:`SandboxSettings` (``self.settings``), never copied beside it."""
-
-    settings: SandboxSettings
-
-    @property
-    def workers(self) -> int:
-        """Programs run at once: ``workers``, or this machine's usable cores."""
-        return self.settings.worker_count
-
-    @property
-    def timeout_s(self) -> float:
-        """CPU seconds per test: the ceiling of every job's own limit."""
-        return float(self.settings.timeout_s)
-
-    @property
-    def wall_timeout_s(self) -> float:
-        """The wall-clock backstop per test (``SandboxSettings.wall_limit_s``)."""
-        return self.settings.wall_limit_s
-
-    @property
-    def load_timeout_s(self) -> float:
-        """CPU seconds to compile and load a program (``SandboxSettings.load_limit_s``)."""
-        return self.settings.load_limit_s
-
-    @property
-    def requested_isolation(self) -> str:
-        """The isolation asked for (``"auto"`` included); ``isolation`` is the one detected at start."""
-        return self.settings.isolation
-
-    mode = property(lambda self: self.settings.mode, doc="``isolated`` or ``fast``.")
-    preamble = property(lambda self: self.settings.preamble, doc="Code run before each program.")
-    memory_mb = property(lambda self: self.settings.memory_mb, doc="Address-space limit of a solution process.")
-    max_output_bytes = property(lambda self: self.settings.max_output_bytes, doc="File-size and stdout cap.")
-    max_processes = property(lambda self: self.settings.max_processes, doc="Process limit of the sandbox uid.")
-    max_open_files = property(lambda self: self.settings.max_open_files, doc="Open-file limit.")
-    max_value_bytes = property(lambda self: self.settings.max_value_bytes, doc="Largest encoded probe value.")
-    python_env = property(lambda self: self.settings.python_env, doc="Virtualenv whose packages programs import.")
-    max_consecutive_timeouts = property(lambda self: self.settings.max_consecutive_timeouts,
-                                        doc="Timeouts in a row after which the rest is ``unexecuted``.")
-
-
 def _check_job(job: Job) -> None:
     from ._protocol import MAX_JOB_TESTS
 
@@ -234,7 +191,7 @@ def _check_job(job: Job) -> None:
         raise ConfigError(f"a job has {job.size} tests; the execution service takes at most {MAX_JOB_TESTS} per job")
 
 
-class Sandbox(_SettingsView):
+class Sandbox:
     """Runs untrusted Python against tests and builds pass matrices, through this machine's execution service.
 
     The service (:mod:`evolvecoder_datasets.execution.service`) is one process per machine, started by the first
@@ -288,12 +245,11 @@ class Sandbox(_SettingsView):
             if self._connections is not None:
                 return self
             from ._client import Connections
-            from ._protocol import SETTINGS
+            from ._protocol import wire_settings
             from .isolation import detect_isolation
 
-            self.isolation = detect_isolation(self.requested_isolation)  # the caller's machine, not hostile input
-            values = {name: getattr(self, name) for name in SETTINGS}
-            self._settings = tuple(values[name] for name in SETTINGS)
+            self.isolation = detect_isolation(self.settings.isolation)  # the caller's machine, not hostile input
+            self._settings = wire_settings(self.settings, self.isolation)
             connections = Connections()
             if _current_route() is None:  # routed jobs start the services where they run
                 self._ask(connections, ("start", self._settings))
@@ -379,7 +335,7 @@ class Sandbox(_SettingsView):
         keys = []
         for job in jobs:
             _check_job(job)
-            if job.stop_on_failure and (job.kind == "stdio" or self.mode == "isolated"):
+            if job.stop_on_failure and (job.kind == "stdio" or self.settings.mode == "isolated"):
                 cases = job.inputs if job.kind == "stdio" else job.tests
                 keys.append((*_FailureOrder._key(cases), self._token))  # type: ignore[arg-type]  # per sandbox
             else:
@@ -388,7 +344,7 @@ class Sandbox(_SettingsView):
         route = _current_route()
         try:
             if route is not None:
-                blobs = route(self._settings, self.workers, encoded, sizes, keys)
+                blobs = route(self._settings, self.settings.worker_count, encoded, sizes, keys)
             else:
                 with _counts_lock:
                     _local_counts["jobs"] += len(jobs)
@@ -397,9 +353,9 @@ class Sandbox(_SettingsView):
                         _here_counts["jobs"] += len(jobs)
                         _here_counts["tests"] += sum(sizes)
                 self._request(None)  # started, and in the process that started it
-                bounds = [reply_bound(j.size, j.kind == "stdio" and j.outputs is None, self.max_output_bytes)
+                bounds = [reply_bound(j.size, j.kind == "stdio" and j.outputs is None, self.settings.max_output_bytes)
                           for j in jobs]  # fmt: skip
-                blobs = self._connections.run(self._settings, self.workers, encoded, sizes, keys, bounds)
+                blobs = self._connections.run(self._settings, self.settings.worker_count, encoded, sizes, keys, bounds)
             if type(blobs) is not list or len(blobs) != len(jobs):
                 got = len(blobs) if type(blobs) is list else type(blobs).__name__
                 raise SandboxError(f"the execution service answered {got} reports for {len(jobs)} jobs")
@@ -496,7 +452,7 @@ class Sandbox(_SettingsView):
             return self._execute_many(normalised)
         from tqdm.auto import tqdm
 
-        chunk = max(64, 8 * self.workers)
+        chunk = max(64, 8 * self.settings.worker_count)
         reports: list[ExecutionReport] = []
         with tqdm(total=len(normalised), desc="executing", unit="program") as bar:
             for i in range(0, len(normalised), chunk):

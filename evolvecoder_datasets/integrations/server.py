@@ -391,7 +391,7 @@ def _app(service: RewardService, web, stopping: asyncio.Event):
     async def health(request):
         status = "draining" if service.draining else "ok"
         sandbox = service.rewards[service.default_kind].sandbox
-        body = {"status": status, "isolation": sandbox.isolation, "workers": sandbox.workers,
+        body = {"status": status, "isolation": sandbox.isolation, "workers": sandbox.settings.worker_count,
                 "kind": service.default_kind, "mode": config.reward.mode,
                 "rows": len(service.rows) if service.rows is not None else None}  # fmt: skip
         return web.json_response(body, status=503 if service.draining else 200)

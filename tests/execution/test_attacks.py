@@ -344,7 +344,8 @@ def _own_binds() -> list[str]:
 def _census(sb: Sandbox) -> list[str]:
     """Run the census on every worker at once (each job holds its worker until done); what any of them found."""
     job = Job(CENSUS, inputs=[json.dumps(_own_binds())], outputs=["[]"])
-    return [f"{r.statuses[0]}: {r.messages[0]}" for r in sb.run_many([job] * sb.workers) if r.statuses != ["pass"]]
+    reports = sb.run_many([job] * sb.settings.worker_count)
+    return [f"{r.statuses[0]}: {r.messages[0]}" for r in reports if r.statuses != ["pass"]]
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -377,7 +378,8 @@ def sb(request, bait):
 
 
 def _bound(sb: Sandbox, attack: Attack) -> float:
-    return max(sb.load_timeout_s, sb.wall_timeout_s) + attack.size * sb.wall_timeout_s + SLACK_S
+    settings = sb.settings
+    return max(settings.load_limit_s, settings.wall_limit_s) + attack.size * settings.wall_limit_s + SLACK_S
 
 
 def _observe(sb: Sandbox, bait: HostBait, attack: Attack) -> Observation:
@@ -385,7 +387,7 @@ def _observe(sb: Sandbox, bait: HostBait, attack: Attack) -> Observation:
         return sb.observed[attack.name]
     ctx = bait.ctx
     if attack.plant is not None:
-        for _ in range(sb.workers):  # one plant per worker: whatever it leaves waits wherever the attack runs
+        for _ in range(sb.settings.worker_count):  # one plant per worker: whatever it leaves waits wherever the attack runs
             sb.run(fill(attack.plant, ctx), [fill(t, ctx) for t in attack.plant_tests])
     hits_before = len(bait.hits)
     program = fill(attack.program, ctx)
@@ -435,8 +437,8 @@ def _show(attack: Attack, obs: Observation) -> str:
 def test_attack_is_never_judged_pass(sb, bait, attack):
     obs = _observe(sb, bait, attack)
     assert len(obs.statuses) == attack.size, _show(attack, obs)
-    passed = [i for i in attack.attacked_in(sb.mode) if obs.statuses[i] == "pass"]
-    assert passed == [], f"wrong code judged pass on tests {passed} in {sb.mode} mode; " + _show(attack, obs)
+    passed = [i for i in attack.attacked_in(sb.settings.mode) if obs.statuses[i] == "pass"]
+    assert passed == [], f"wrong code judged pass on tests {passed} in {sb.settings.mode} mode; " + _show(attack, obs)
 
 
 @pytest.mark.parametrize("attack", ATTACK_PARAMS)
@@ -477,7 +479,7 @@ def test_honest_control_passes_in_the_sandbox(sb, bait, control):
 def test_program_correct_only_on_its_first_call_is_judged_the_same_on_every_run(sb):
     runs = [sb.run(MUTABLE_DEFAULT, list(MUTABLE_DEFAULT_TESTS)).statuses for _ in range(3)]
     assert runs[0] == runs[1] == runs[2], runs
-    if sb.mode == "fast":  # one process runs the tests in sequence: the second call sees the first one's list
+    if sb.settings.mode == "fast":  # one process runs the tests in sequence: the second call sees the first one's list
         assert runs[0] == ["pass", "fail", "fail"], runs
 
 

@@ -262,7 +262,7 @@ def test_environment_secrets_do_not_reach_solutions(sandbox, monkeypatch):
 
     monkeypatch.setenv("HF_TOKEN", "hf_secret_value_123")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-456")
-    with Sandbox(workers=1, timeout_s=0.5, mode=sandbox.mode) as fresh:
+    with Sandbox(workers=1, timeout_s=0.5, mode=sandbox.settings.mode) as fresh:
         program = "import os\ndef f():\n    return os.environ.get('HF_TOKEN')\ndef g():\n    return sorted(os.environ)\n" \
                   "def h():\n    return open('/proc/1/environ', 'rb').read() + open('/proc/self/environ', 'rb').read()\n"
         report = fresh.run(program, ["assert f() == 'hf_secret_value_123'", "assert 'OPENAI_API_KEY' in g()",

@@ -90,7 +90,7 @@ def test_sleeping_program_hits_the_wall_clock_backstop_quickly():
 def test_consecutive_timeout_budget_marks_the_rest_unexecuted(sandbox):
     program = "def f(x):\n    while x > 0:\n        pass\n    return 0\n"
     tests = ["assert f(0) == 0"] + ["assert f(1) == 0"] * 6
-    with Sandbox(workers=1, mode=sandbox.mode, timeout_s=0.2, max_consecutive_timeouts=2) as sb:
+    with Sandbox(workers=1, mode=sandbox.settings.mode, timeout_s=0.2, max_consecutive_timeouts=2) as sb:
         report = sb.run(program, tests)
     assert report.statuses == ["pass", "timeout", "timeout"] + ["unexecuted"] * 4
 
@@ -101,7 +101,7 @@ def test_timeouts_separated_by_finished_tests_are_not_consecutive(sandbox):
     program = "def f(x):\n    while x < 0:\n        pass\n    return x\n"
     slow, quick = "assert f(-1) == 1", [f"assert f({i}) == {i}" for i in range(1, 4)]
     tests = [slow, *quick, slow, *quick, slow, slow, *quick]
-    with Sandbox(workers=1, mode=sandbox.mode, timeout_s=0.2, max_consecutive_timeouts=2) as sb:
+    with Sandbox(workers=1, mode=sandbox.settings.mode, timeout_s=0.2, max_consecutive_timeouts=2) as sb:
         report = sb.run(program, tests)
     assert report.statuses == ["timeout", *["pass"] * 3, "timeout", *["pass"] * 3, "timeout", "timeout",
                                *["unexecuted"] * 3]  # fmt: skip

@@ -71,7 +71,8 @@ def test_every_yaml_key_of_execute_reaches_the_sandbox_under_its_one_name(tmp_pa
 def test_overrides_apply_over_settings_and_a_config_is_taken_whole():
     settings = ExecuteConfig(mode="fast", memory_mb=768, statuses=False)
     with Sandbox(settings, workers=1, timeout_s=0.25) as sandbox:
-        assert (sandbox.mode, sandbox.memory_mb, sandbox.timeout_s, sandbox.workers) == ("fast", 768, 0.25, 1)
+        s = sandbox.settings
+        assert (s.mode, s.memory_mb, s.timeout_s, s.workers, s.worker_count) == ("fast", 768, 0.25, 1, 1)
         assert type(sandbox.settings) is SandboxSettings  # the config's own fields stay with the stage
         assert sandbox.run("while True: pass", ["assert True"]).statuses == ["timeout"]
     # Equal sandbox settings share one sandbox, whichever config carried them.

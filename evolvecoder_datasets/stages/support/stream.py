@@ -76,7 +76,7 @@ def stream_jobs(
     earlier one), so memory stays bounded while a slow job at the head lets hundreds of later items run past it.
 
     Args:
-        sandbox (`Sandbox`): a started or lazily starting sandbox; ``sandbox.workers`` jobs run at once.
+        sandbox (`Sandbox`): a started or lazily starting sandbox; ``sandbox.settings.worker_count`` jobs run at once.
         items (`Iterable`): the problems, read lazily.
         plan (`Callable[[item], Plan]`): each item's jobs (called in this thread, in order).
         read_ahead (`int`, defaults to 256): items in flight at most.
@@ -95,7 +95,7 @@ def stream_jobs(
         (['pass'], ['pass'])
     """
     sandbox.start()
-    pool = ThreadPoolExecutor(max_workers=max(1, int(sandbox.workers)), thread_name_prefix="ecd-stream")
+    pool = ThreadPoolExecutor(max_workers=sandbox.settings.worker_count, thread_name_prefix="ecd-stream")
     lock = threading.Lock()
 
     def run_one(job: Job) -> ExecutionReport:
