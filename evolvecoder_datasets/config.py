@@ -184,7 +184,7 @@ def _over_default(f: dataclasses.Field, tp: Any, value: Any) -> Any:
         return value
     try:
         plain = tp()
-    except Exception:  # a class with required fields: no defaults of its own to differ from
+    except (TypeError, EvolveCoderError):  # required fields, or defaults it refuses alone: nothing to differ from
         return value
     differs = {g.name: getattr(default, g.name) for g in dataclasses.fields(tp)
                if g.init and getattr(default, g.name) != getattr(plain, g.name)}

@@ -60,7 +60,7 @@ import zlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -159,7 +159,7 @@ class FidelityConfig:
     #: Keys the config took before its sandbox settings were nested, and the field that holds each now
     #: (:func:`~evolvecoder_datasets.config.nest_flat_keys`): ``fidelity: {timeout_s: 2.0}`` reads as
     #: ``fidelity: {sandbox: {timeout_s: 2.0}}``.
-    FLAT_KEYS = {"timeout_s": "sandbox"}
+    FLAT_KEYS: ClassVar[dict[str, str]] = {"timeout_s": "sandbox"}
 
     def __post_init__(self) -> None:
         for name in ("inputs", "candidates", "max_value_chars", "max_input_chars", "batch"):

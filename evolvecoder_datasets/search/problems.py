@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..checks import check_fraction, check_positive
 from ..errors import ConfigError
@@ -109,7 +109,7 @@ class SearchConfig:
     #: Keys the config took before its sandbox settings were nested, and the field that holds each now: YAML
     #: ``search: {mode: fast}`` reads as ``search: {sandbox: {mode: fast}}``
     #: (:func:`~evolvecoder_datasets.config.nest_flat_keys`).
-    FLAT_KEYS = {"mode": "sandbox", "timeout_s": "sandbox"}
+    FLAT_KEYS: ClassVar[dict[str, str]] = {"mode": "sandbox", "timeout_s": "sandbox"}
 
     def __post_init__(self) -> None:
         for name in ("budget", "generation_size", "patience", "max_tests", "max_value_chars", "max_input_chars",
