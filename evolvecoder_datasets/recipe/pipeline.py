@@ -312,10 +312,9 @@ def run_recipe(config: RecipeConfig, *, progress: bool | None = None, library_ba
     before = local_counts()
     # The one choice of where the run's heavy work runs: here, or on Ray. The steps that scale out get the executor.
     executor = Executor(config.on_ray(), num_proc=config.num_proc)
-    with run_progress(progress, library_bars=library_bars):
-        # on Ray, every stage's sandbox jobs go to the execution services of the cluster's nodes
-        with executor.serving() as router_counts:
-            result = _run_recipe(config, executor)
+    # on Ray, every stage's sandbox jobs go to the execution services of the cluster's nodes
+    with run_progress(progress, library_bars=library_bars), executor.serving() as router_counts:
+        result = _run_recipe(config, executor)
     after = local_counts()
     result.execution = {
         "this_machine": {k: after[k] - before[k] for k in ("jobs", "tests")},

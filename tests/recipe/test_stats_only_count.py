@@ -119,10 +119,10 @@ def _round(tests, matrices, origins):
 
 def _no_program_runs(monkeypatch):
     """Every way the package runs a program fails the test."""
-    import evolvecoder_datasets.distributed.shards as shards
-    import evolvecoder_datasets.execution as execution
-    import evolvecoder_datasets.execution.sandbox as sandbox
-    import evolvecoder_datasets.recipe.fidelity as fidelity
+    from evolvecoder_datasets import execution
+    from evolvecoder_datasets.distributed import shards
+    from evolvecoder_datasets.execution import sandbox
+    from evolvecoder_datasets.recipe import fidelity
 
     def refuse(*args, **kwargs):
         raise AssertionError("the statistics ran a program")
