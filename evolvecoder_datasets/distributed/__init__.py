@@ -24,7 +24,7 @@ so a recipe switches engines by configuration only.
 
 One module per concern: :mod:`.config` (:class:`DistributedConfig`), :mod:`.cluster` (:func:`init_ray`),
 :mod:`.shards` (the scheduler, :func:`map_shards`), :mod:`.engines` (the execute, mutant-scoring and embedding
-stages driven by it). The stage functions themselves live in
+stages driven by it), :mod:`.executor` (:class:`Executor`: local or Ray, chosen once per run and handed to the steps). The stage functions themselves live in
 :mod:`evolvecoder_datasets.stages` (:mod:`~evolvecoder_datasets.stages.mutation`,
 :mod:`~evolvecoder_datasets.stages.embed`); their configs (``EmbedConfig``, ``MutationConfig``) and ``score_mutants``
 are importable from here too, as the Ray examples use them.
@@ -48,11 +48,13 @@ from ..stages.mutation import MutationConfig, score_mutants
 from .cluster import init_ray
 from .config import DistributedConfig
 from .engines import embed_distributed, execute_distributed, score_mutants_distributed
+from .executor import Executor
 from .shards import map_shards
 
 __all__ = [
     "DistributedConfig",
     "EmbedConfig",
+    "Executor",
     "MutationConfig",
     "embed_distributed",
     "execute_distributed",

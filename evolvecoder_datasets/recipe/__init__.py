@@ -2,7 +2,9 @@
 
 One concern per module: :mod:`~evolvecoder_datasets.recipe.config` (what a YAML file maps onto),
 :mod:`~evolvecoder_datasets.recipe.seeds` (seed rows, dedup), :mod:`~evolvecoder_datasets.recipe.checkpoints`
-(stage outputs saved with their keys), :mod:`~evolvecoder_datasets.recipe.stats` (typed round statistics) and
+(stage outputs saved with their keys), :mod:`~evolvecoder_datasets.recipe.measures` (the programs run to measure
+the suites: reference verdicts, the fidelity oracle), :mod:`~evolvecoder_datasets.recipe.stats` (typed round
+statistics, counted from those measurements; they run nothing) and
 :mod:`~evolvecoder_datasets.recipe.pipeline` (the run and its publishing); :mod:`~evolvecoder_datasets.recipe.code_instruct`
 is the repository-grounded recipe.
 

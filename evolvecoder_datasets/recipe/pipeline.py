@@ -38,6 +38,7 @@ from ..schema import TIME_LIMIT
 from ..stages.support.drops import drop_reason_counts, dropped_records, without_dropped
 from .checkpoints import Checkpoints, evolve_failures, refine_failures
 from .config import RECIPE_VERSION, RecipeConfig
+from .measures import RunMeasures
 from .progress import run_progress, stepping
 from .seeds import dedup_seeds, load_seeds, local_only, packages_only
 from .stats import (
@@ -56,6 +57,7 @@ from .stdin import add_submissions, confirm_references, stdin_only
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
+    from ..distributed.executor import Executor
     from ..rounds import RoundCommit
 
 __all__ = ["RecipeResult", "run", "run_recipe"]
@@ -258,18 +260,6 @@ def _adopt_references(current: Dataset, drops: dict[str, int], dropped: list[dic
     return without_dropped(adopted), dict(Counter(drops) + Counter(d[schema.REASON] for d in left))
 
 
-def _execute(pooled: Dataset, config: RecipeConfig) -> Dataset:
-    """The pool's pass matrices, on Ray when the configuration says so (same rows either way)."""
-    ray = config.on_ray()
-    if ray is not None:
-        from ..distributed import execute_distributed
-
-        return execute_distributed(pooled, config.execute, distributed=ray)
-    from ..stages.execute import execute_dataset
-
-    return execute_dataset(pooled, config.execute, num_proc=config.num_proc)
-
-
 _DOMAINS_VERSION = "domains-1"
 _REFERENCES_VERSION = "sample-references-1"  # round 0: a sample the seed's tests accept, or no_reference
 _STDIN_VERSION = "stdin-references-2"  # 2: a reference in another language, accepted solutions in the pool
@@ -316,20 +306,15 @@ def run_recipe(config: RecipeConfig, *, progress: bool | None = None, library_ba
         ...                                         base_url="http://127.0.0.1:8000/v1"), n=8),))
         >>> result = run_recipe(config)  # doctest: +SKIP
     """
+    from ..distributed.executor import Executor
     from ..execution.sandbox import local_counts
 
     before = local_counts()
-    ray = config.on_ray()
-    with run_progress(progress, library_bars=library_bars):
-        if ray is None:
-            result = _run_recipe(config)
-            router_counts: dict[str, dict[str, int]] = {}
-        else:  # every stage's sandbox jobs go to the execution services of the cluster's nodes
-            from ..distributed.nodes import execute_on_ray_nodes
-
-            with execute_on_ray_nodes(ray) as router:
-                result = _run_recipe(config)
-                router_counts = {node: dict(c) for node, c in router.counts.items()}
+    # The one choice of where the run's heavy work runs: here, or on Ray. The steps that scale out get the executor.
+    executor = Executor(config.on_ray(), num_proc=config.num_proc)
+    # on Ray, every stage's sandbox jobs go to the execution services of the cluster's nodes
+    with run_progress(progress, library_bars=library_bars), executor.serving() as router_counts:
+        result = _run_recipe(config, executor)
     after = local_counts()
     result.execution = {
         "this_machine": {k: after[k] - before[k] for k in ("jobs", "tests")},
@@ -347,7 +332,7 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def _run_recipe(config: RecipeConfig) -> RecipeResult:
+def _run_recipe(config: RecipeConfig, executor: Executor) -> RecipeResult:
     from ..llm.preflight import preflight
     from ..stages.refine import refine_dataset
 
@@ -383,7 +368,7 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
     dedup_info = None
     if config.dedup:
         key = chain(key, "dedup", config.dedup_threshold, config.dedup_model)
-        seeds = checkpoints.stage("00_dedup", key, lambda: dedup_seeds(seeds, config))
+        seeds = checkpoints.stage("00_dedup", key, lambda: dedup_seeds(seeds, config, executor))
         dedup_info = checkpoints.info("00_dedup")
     n_seeds = len(seeds)
 
@@ -397,8 +382,8 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
         if len(live) == 0:
             raise EmptyRunError(f"no stdin/stdout problem has an accepted solution that passes its own cases "
                                 f"({len(refined)} seeds; drop reasons: {drops})")
-        return _rounds(config, checkpoints, key, live, drops, dropped, dedup_info, n_seeds, store, common, checked,
-                       stdin=True)
+        return _rounds(config, executor, checkpoints, key, live, drops, dropped, dedup_info, n_seeds, store, common,
+                       checked, stdin=True)
 
     refine_cfg = config.refine_config()
     key = chain(key, "refine", config_digest(refine_cfg))
@@ -422,14 +407,16 @@ def _run_recipe(config: RecipeConfig) -> RecipeResult:
     # each problem's precondition recorded, its own asserts outside it dropped, before anything runs on them
     key = chain(key, "domains", _DOMAINS_VERSION)
     live = checkpoints.stage("01b_domains", key, lambda: _domains(live, config))
-    return _rounds(config, checkpoints, key, live, drops, dropped, dedup_info, n_seeds, store, common, checked)
+    return _rounds(config, executor, checkpoints, key, live, drops, dropped, dedup_info, n_seeds, store, common,
+                   checked)
 
 
-def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Dataset, drops: dict[str, int],
-            dropped: list[dict[str, str]], dedup_info: Any, n_seeds: int, store: Any, common: dict[str, Any],
-            checked: Any, *, stdin: bool = False) -> RecipeResult:
+def _rounds(config: RecipeConfig, executor: Executor, checkpoints: Checkpoints, key: str, live: Dataset,
+            drops: dict[str, int], dropped: list[dict[str, str]], dedup_info: Any, n_seeds: int, store: Any,
+            common: dict[str, Any], checked: Any, *, stdin: bool = False) -> RecipeResult:
     """From the live problems on: the pool (with a package's labelled submissions for stdin problems), round 0,
-    the rounds, the final filter, publishing."""
+    the rounds, the final filter, publishing. Each round's measurements (reference verdicts, fidelity) run first,
+    then its statistics count them."""
     from ..stages.evolve import evolve_dataset
     from ..stages.finalize import finalize_dataset
     from ..stages.sample import sample_dataset
@@ -441,12 +428,13 @@ def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Data
     if stdin:  # the labelled programs: a package's submissions, a TACO row's accepted solutions
         pooled = add_submissions(pooled, accepted=live[schema.SOLUTIONS])
     key = chain(key, "execute", config_digest(config.execute))
-    current = checkpoints.stage("03_execute", key, lambda: _execute(pooled, config))
+    current = checkpoints.stage("03_execute", key, lambda: executor.execute(pooled, config.execute))
     if not stdin:  # a reference for the seeds without one, or they leave now, saying why (not at the end)
         current, drops = _adopt_references(current, drops, dropped, config)
         key = chain(key, _REFERENCES_VERSION)
 
     history = RunHistory()
+    measures = RunMeasures(config, executor)
     rounds: list[Dataset] = []
     stats: list[RoundStats] = []
     commits: list[RoundCommit] = []
@@ -461,8 +449,9 @@ def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Data
                                         evolve_failures(r))
             key = chain(key, checkpoints.failures(f"{3 + r:02d}_round{r}"))
         rounds.append(current)
-        with stepping(f"round {r}: statistics (references on new tests, mutation score, fidelity)"):
-            stats.append(round_stats(current, r, config, history, run_key=key, drop_reasons=drops,
+        with stepping(f"round {r}: measurements (references on new tests, fidelity) and statistics"):
+            measured = measures.round(current, r, known=history.reference_passes, key=key)
+            stats.append(round_stats(current, r, config, history, measured, run_key=key, drop_reasons=drops,
                                      dedup=dedup_info))
         if store and not _already_pushed(store, r, key):
             with stepping(f"publishing round{r} (card, figures, data)"):
@@ -477,7 +466,8 @@ def _rounds(config: RecipeConfig, checkpoints: Checkpoints, key: str, live: Data
     dropped += dropped_records(finalized, stage="final")
     final = without_dropped(finalized)
     with stepping("main: statistics of the published suites"):
-        stats.append(final_stats(current, final, config, history, run_key=key, drop_reasons=all_drops,
+        measured = measures.final(current, final)
+        stats.append(final_stats(current, final, config, history, measured, run_key=key, drop_reasons=all_drops,
                                  dedup=dedup_info))
     if store and not _already_pushed(store, "main", key):
         with stepping("publishing main (card, figures, data)"):

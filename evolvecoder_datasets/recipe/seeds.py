@@ -20,6 +20,8 @@ from .config import SOURCES, RecipeConfig
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
+    from ..distributed.executor import Executor
+
 __all__ = ["check_sources", "dedup_seeds", "load_seeds", "local_only", "packages_only"]
 
 
@@ -170,12 +172,15 @@ def load_seeds(config: RecipeConfig) -> Dataset:
     return seeds
 
 
-def dedup_seeds(seeds: Dataset, config: RecipeConfig) -> tuple[Dataset, dict[str, Any]]:
+def dedup_seeds(seeds: Dataset, config: RecipeConfig,
+                executor: Executor | None = None) -> tuple[Dataset, dict[str, Any]]:
     """Mark near-duplicate seeds (``drop_reason = "near_duplicate"``, one kept per group) and summarise.
 
     Args:
         seeds (`datasets.Dataset`): the seed rows.
         config (`RecipeConfig`): ``dedup_threshold``, ``dedup_model`` and ``seed`` are used.
+        executor (`Executor`, *optional*): where the run's heavy work runs (the recipe chooses it once); on Ray the
+            embeddings are computed on the cluster's CPU workers. Defaults to this machine.
 
     Returns:
         `tuple[datasets.Dataset, dict]`: the seeds with ``drop_reason``, and the summary the round statistics carry
@@ -186,14 +191,13 @@ def dedup_seeds(seeds: Dataset, config: RecipeConfig) -> tuple[Dataset, dict[str
     """
     from ..stages.dedup import find_near_duplicates
 
-    ray = config.on_ray()
-    if ray is None:
+    if executor is None or not executor.on_ray:  # the distinct texts embedded here, in this process
         result = find_near_duplicates(seeds, threshold=config.dedup_threshold, model=config.dedup_model,
                                       seed=config.seed)
     else:  # the embeddings on the cluster's CPU workers; the search itself is one matrix product, here
         from ..distributed import EmbedConfig, embed_distributed
 
-        embedded = embed_distributed(seeds, EmbedConfig(model=config.dedup_model), distributed=ray)
+        embedded = embed_distributed(seeds, EmbedConfig(model=config.dedup_model), distributed=executor.ray)
         result = find_near_duplicates(embedded, threshold=config.dedup_threshold, seed=config.seed,
                                       embedding_column="embedding")
     summary = result.summary()

@@ -2,8 +2,10 @@
 
 :class:`RunHistory` is what the rounds accumulate (pass@k and mutation score per round, the reference's verdict on
 every test seen so far); :class:`RoundStats` is one round's statistics, written to the store with
-:meth:`RoundStats.to_dict`. The reference runs once per test over the whole run: a test carried into a later round
-keeps its verdict, so the cost of the statistics grows with the tests, not with rounds x tests.
+:meth:`RoundStats.to_dict`. The statistics only count: they run no program. What needs a run (the reference's
+verdicts on new tests, the fidelity oracle and its report) is measured first by
+:mod:`~evolvecoder_datasets.recipe.measures`, and the pipeline hands the results
+(:class:`~evolvecoder_datasets.recipe.measures.RoundMeasures`) to :func:`round_stats` and :func:`final_stats`.
 
 Example:
     >>> from evolvecoder_datasets.recipe.stats import RoundStats
@@ -17,19 +19,18 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import schema
-from ..keys import chain, config_digest
-from ..stages.references import reference_verdicts
 from ..stages.sample import MUTANT_MODEL, is_sample
 from .config import RECIPE_VERSION, RecipeConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
+
+    from .measures import RoundMeasures
 
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
     "final_stats",
     "ks",
     "llm_matrices",
-    "reference_verdicts",
     "round_stats",
     "method_rows",
     "pool_pass_at_1",
@@ -68,7 +68,10 @@ class RunHistory:
         mutation_rows (`dict[int, list[dict[str, int]]]`): round -> per problem ``killed`` and ``considered``.
         reference_passes (`dict[str, dict[str, bool]]`): problem id -> test -> whether the reference passes it.
         fidelity (`dict[str, dict]`): round (or ``"final"``) -> the suite's fidelity over the labelled pool.
-        oracle (`FidelityTracker`, *optional*): the oracle labels of the run (built at round 0).
+
+    Example:
+        >>> RunHistory().reference_passes
+        {}
     """
 
     pass_at_k: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -77,7 +80,6 @@ class RunHistory:
     mutation_rows: dict[int, list[dict[str, int]]] = field(default_factory=dict)
     reference_passes: dict[str, dict[str, bool]] = field(default_factory=dict)
     fidelity: dict[str, dict[str, Any]] = field(default_factory=dict)
-    oracle: Any = None
 
 
 @dataclass
@@ -168,10 +170,11 @@ def llm_matrices(ds: Dataset) -> list[np.ndarray]:
     return out
 
 
-def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[dict[str, int]]:
+def _mutation(ds: Dataset, history: RunHistory, passes: dict[str, dict[str, bool]]) -> list[dict[str, int]]:
     """Per problem with mutants: mutants killed by a test the reference passes, out of all mutants.
 
-    The reference runs only on the tests it has not been judged on earlier in the run.
+    ``passes`` holds the reference's verdicts measured this round (the tests earlier rounds did not judge); they
+    join ``history.reference_passes``.
     """
 
     rows = [i for i, sols in enumerate(ds[schema.SOLUTIONS]) if any(s["model"] == MUTANT_MODEL for s in sols)]
@@ -180,19 +183,8 @@ def _mutation(ds: Dataset, config: RecipeConfig, history: RunHistory) -> list[di
     ids = [str(ds[i][schema.ID]) for i in rows]
     tests = [ds[i][schema.TESTS] for i in rows]
     every = cases_of(ds)
-    jobs, owners = [], []
-    for i, pid, suite in zip(rows, ids, tests):
-        known = history.reference_passes.setdefault(pid, {})
-        if not suite:  # a stdin/stdout problem: its reference passed every case before any became one
-            known.update((case, True) for case in every[i])
-            continue
-        new = [t for t in dict.fromkeys(suite) if t not in known]
-        if new:
-            jobs.append((ds[i][schema.REFERENCE_SOLUTIONS][0], new))
-            owners.append(pid)
-    if jobs:
-        for pid, (_, new), passed in zip(owners, jobs, _run_references(jobs, config)):
-            history.reference_passes[pid].update(zip(new, passed))
+    for pid in ids:
+        history.reference_passes.setdefault(pid, {}).update(passes.get(pid, {}))
     return [_mutant_kills(ds[i], history.reference_passes[pid], suite or every[i]) for i, pid, suite in
             zip(rows, ids, tests)]
 
@@ -231,22 +223,6 @@ def _final_mutation(last: Dataset, final: Dataset, history: RunHistory) -> float
         return None
     _, considered, score = pooled_score(scores)
     return score if considered else None
-
-
-def _run_references(jobs: list[tuple[str, list[str]]], config: RecipeConfig) -> list[list[bool]]:
-    """Each reference's verdict on its tests: here, or as Ray tasks when the recipe runs its execution there."""
-    ray = config.on_ray()
-    if ray is None:
-        return reference_verdicts({schema.REFERENCE: [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]},
-                                  config=config.execute)[schema.REFERENCE_PASSED]
-    from datasets import Dataset
-
-    from ..distributed import map_shards
-
-    ds = Dataset.from_dict({schema.REFERENCE: [j[0] for j in jobs], schema.TESTS: [j[1] for j in jobs]})
-    done = map_shards(ds, reference_verdicts, fn_kwargs={"config": config.execute}, config=ray,
-                      desc="reference verdicts")
-    return [list(map(bool, row)) for row in done[schema.REFERENCE_PASSED]]
 
 
 def by_source(ds: Dataset) -> dict[str, dict[str, int]]:
@@ -424,21 +400,35 @@ def drop_notes(reasons: Iterable[str]) -> dict[str, str] | None:
     return notes or None
 
 
-def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, *, run_key: str,
-                drop_reasons: dict[str, int], dedup: dict[str, Any] | None) -> RoundStats:
-    """Round ``r``'s statistics; ``history`` gains this round's pass@k and mutation score.
+def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, measured: RoundMeasures, *,
+                run_key: str, drop_reasons: dict[str, int], dedup: dict[str, Any] | None) -> RoundStats:
+    """Round ``r``'s statistics, counted from the round's rows and its measurements; ``history`` gains this round's
+    pass@k, mutation score, the reference verdicts measured and the fidelity figures. Runs no program.
 
     Args:
         ds (`datasets.Dataset`): the round's problems with pool and pass matrix.
         r (`int`): the round.
         config (`RecipeConfig`): the run configuration.
         history (`RunHistory`): what earlier rounds accumulated (updated in place).
+        measured (`RoundMeasures`): the round's measurements
+            (:meth:`~evolvecoder_datasets.recipe.measures.RunMeasures.round`): the reference's verdicts on the tests
+            earlier rounds did not judge, and the fidelity report.
         run_key (`str`): the key of everything that produced the round.
         drop_reasons (`dict[str, int]`): the problems removed so far, by reason.
         dedup (`dict`, *optional*): the seed deduplication's summary.
 
     Example:
-        >>> stats = round_stats(ds, 0, config, RunHistory(), run_key="k", drop_reasons={}, dedup=None)   # doctest: +SKIP
+        >>> from datasets import Dataset
+        >>> from evolvecoder_datasets.recipe import demo_config
+        >>> from evolvecoder_datasets.recipe.measures import RoundMeasures
+        >>> ds = Dataset.from_dict({"id": ["P_1"], "source": ["demo"], "tests": [["assert f(1) == 2", "assert f(2) == 3"]],
+        ...     "solutions": [[{"model": "mutant", "sample": 0, "code": "def f(x):\\n    return 2"}]],
+        ...     "pass_matrix": [[[True, False]]], "test_origin": [[{"round": 0, "method": "seed"}] * 2]})
+        >>> measured = RoundMeasures(reference_passes={"P_1": {"assert f(1) == 2": True, "assert f(2) == 3": True}})
+        >>> stats = round_stats(ds, 0, demo_config("runs/demo"), RunHistory(), measured, run_key="k",
+        ...                     drop_reasons={}, dedup=None)
+        >>> stats.num_tests, stats.mutation_score, stats.pool_pass_at_1
+        (2, {'0': 1.0}, {'0': 0.0})
     """
     from ..metrics import pass_at_k, per_model_table, solution_counts
     from ..mutants import pooled_score
@@ -449,8 +439,8 @@ def round_stats(ds: Dataset, r: int, config: RecipeConfig, history: RunHistory, 
                                  for k in ks(config)}
     by_model = per_model_table([[s for s in sols if is_sample(s)] for sols in ds[schema.SOLUTIONS]],
                                llm_matrices(ds), ks=ks(config)) if config.models else []
-    mutation = _mutation(ds, config, history) if config.mutants else []
-    fidelity = _fidelity(ds, str(r), config, history, key=run_key)
+    mutation = _mutation(ds, history, measured.reference_passes) if config.mutants else []
+    fidelity = _fidelity(str(r), history, measured)
     if mutation:
         _, considered, score = pooled_score(mutation)
         history.mutation_score[str(r)] = score if considered else None
@@ -503,53 +493,28 @@ def domain_summary(ds: Dataset) -> dict[str, Any] | None:
             "out_of_domain": {r: dict(sorted(c.items())) for r, c in sorted(rounds.items(), key=lambda i: int(i[0]))}}
 
 
-def _prepared_oracle(ds: Dataset, config: RecipeConfig, key: str | None) -> Any:
-    """The fidelity oracle of round 0: read back where this run's round 0 (same ``key``) saved it, else built and
-    saved in ``<output_dir>/stages/fidelity_oracle.json`` (an interrupted run keeps it; minutes at scale)."""
-    from .fidelity import FidelityTracker
-    from .progress import step, stepping
-
-    tracker = FidelityTracker(config)
-    path = Path(config.output_dir) / "stages" / "fidelity_oracle.json"
-    digest = chain(key, "fidelity", config_digest(config.fidelity)) if key else None
-    if digest and tracker.load(path, digest):
-        step("the fidelity oracle: saved by an earlier run, reused")
-        return tracker
-    with stepping("the fidelity oracle: reference-valued inputs, kept apart from the tests"):
-        tracker.prepare(ds)
-    if digest:
-        tracker.save(path, digest)
-    return tracker
-
-
-def _fidelity(ds: Dataset, r: str, config: RecipeConfig, history: RunHistory, last: Dataset | None = None,
-              key: str | None = None) -> dict[str, Any] | None:
-    """This round's fidelity figures (the oracle is built and the pool labelled on the first call)."""
-    if not config.fidelity.enabled:
+def _fidelity(r: str, history: RunHistory, measured: RoundMeasures) -> dict[str, Any] | None:
+    """This round's fidelity figures: the measured report, with the suite's figures of every round so far (and, for
+    ``main``, both reduction rules); ``None`` where nothing was measured."""
+    if measured.fidelity is None:
         return None
-    from ..execution.sandbox import jobs_here
-
-    # A measurement, redone by every run (a rerun with every stage stored too): on this machine's execution
-    # service, never a reason to start a cluster.
-    with jobs_here():
-        if history.oracle is None:
-            history.oracle = _prepared_oracle(ds, config, key)
-        report = history.oracle.round_report(ds, int(r) if r.isdigit() else r)
-        if last is not None:
-            rules = history.oracle.final_rules(last, ds)
+    report = dict(measured.fidelity)
     history.fidelity[r] = report["suite"]
     report["by_round"] = json.loads(json.dumps(history.fidelity))
-    if last is not None:
-        report["rules"] = rules
+    if measured.fidelity_rules is not None:
+        report["rules"] = measured.fidelity_rules
     return report
 
 
-def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: RunHistory, *, run_key: str,
-                drop_reasons: dict[str, int], dedup: dict[str, Any] | None) -> RoundStats:
-    """The statistics of ``main``: the last round's rows after the final filter.
+def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: RunHistory, measured: RoundMeasures,
+                *, run_key: str, drop_reasons: dict[str, int], dedup: dict[str, Any] | None) -> RoundStats:
+    """The statistics of ``main``: the last round's rows after the final filter, with the fidelity of ``main``
+    measured by :meth:`~evolvecoder_datasets.recipe.measures.RunMeasures.final` (``measured``). Runs no program.
 
     Example:
-        >>> stats = final_stats(last, final, config, history, run_key="k", drop_reasons={}, dedup=None)   # doctest: +SKIP
+        >>> from evolvecoder_datasets.recipe.measures import RoundMeasures
+        >>> stats = final_stats(last, final, config, history, RoundMeasures(), run_key="k", drop_reasons={},
+        ...                     dedup=None)   # doctest: +SKIP
     """
     mutation = dict(history.mutation_score)
     if config.mutants and (score := _final_mutation(last, final, history)) is not None:
@@ -569,5 +534,5 @@ def final_stats(last: Dataset, final: Dataset, config: RecipeConfig, history: Ru
         dedup=dedup,
         changes=[f"final filter: {len(last)} -> {len(final)} problems"],
         domains=domain_summary(last),
-        fidelity=_fidelity(final, "final", config, history, last=last),
+        fidelity=_fidelity("final", history, measured),
     )
