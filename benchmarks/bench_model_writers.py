@@ -6,11 +6,13 @@ Run: .venv/bin/python benchmarks/bench_model_writers.py [--problems demo|N] [--n
 
 For every problem: the pool is the AST mutants of the canonical solution (``mutants.generate_mutants``, at most 40)
 and the suite the problem's split asserts; the **survivors** are the mutants that pass it. Each method writes tests
-for the same problems, shown the same programs (the two strongest survivors, the second as a diff where it is one):
+for the same problems:
 
-* **inputs** (``EvolveConfig(test_mode="inputs")``): the model proposes calls (``prompts.inputs``, JSON Schema
-  enforced by llama.cpp); each is valued by the reference in the sandbox (``search.valued``);
-* **asserts** (``test_mode="asserts"``, the paper's): the model writes whole asserts, expected values included;
+* **inputs** (``EvolveConfig(test_mode="inputs")``): the model, shown the reference and the first three survivors
+  as diffs against it (as the demo's writer is), proposes calls (``prompts.inputs``, JSON Schema enforced by
+  llama.cpp); each is valued by the reference in the sandbox (``search.valued``);
+* **asserts** (``test_mode="asserts"``, the paper's): the model, shown the first two survivors, the second as a
+  diff, writes whole asserts, expected values included;
 * **search** (no model): ``search_tests`` with the executions the input mode spent on that problem as its budget.
 
 Per method: tests written, **wrong tests** (asserts the canonical solution fails), survivors killed by the tests the
@@ -94,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             shown = p["survivors"][:2]
             sampling = {"temperature": 0.7, "max_tokens": 300, "seed": k}
             requests["inputs"].append(inputs.build_request(
-                "adversarial", p["question"], p["call"].callee, shown, p["tests"], example=p["call"].seeds[0],
-                num_tests=args.num_tests, **sampling))
+                "adversarial", p["question"], p["call"].callee, p["survivors"][:3], p["tests"],
+                example=p["call"].seeds[0], num_tests=args.num_tests, reference=p["reference"], **sampling))
             requests["asserts"].append(adversarial.build_request(
                 p["question"], shown, p["tests"], [[True] * len(p["tests"])] * len(shown), num_tests=args.num_tests,
                 **sampling))

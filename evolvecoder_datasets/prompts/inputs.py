@@ -42,11 +42,11 @@ from .parsing import extract_json
 __all__ = ["METHODS", "STAGES", "VERSION", "InputsResult", "answer_schema", "build_messages", "build_request",
            "parse", "render_programs_as_diffs"]
 
-VERSION = "inputs-2"
+VERSION = "inputs-3"
 METHODS = ("adversarial", "discriminative")
 STAGES = {m: m for m in METHODS}
 _MAX_CALL_CHARS = 300
-_MAX_WHY_CHARS = 60
+_MAX_WHY_CHARS = 80
 _MAX_TESTS_SHOWN = 5
 
 _SYSTEM = "You write test inputs for Python functions. You answer with JSON only."
@@ -58,6 +58,7 @@ Problem:
 >>>
 """
 
+# Without a reference: the programs and the current tests, as the paper's prompts show them.
 _TASKS = {
     "adversarial": """\
 {programs}
@@ -80,14 +81,71 @@ inputs of the examples or of the tests above: new ones. Only inputs the problem 
 reference solution computes the expected values.""",
 }
 
+# With the reference shown first: the others are told apart from it, the tests only counted (a small model copies
+# whatever calls it is shown, so it is shown none).
+_AGAINST_REFERENCE = {
+    "adversarial": "{others} pass{es} all {n_tests} current test{s}, but may be wrong.",
+    "discriminative": "{others} cannot be told apart by the {n_tests} current test{s}; some may be wrong.",
+}
+_TASK_AGAINST_REFERENCE = """\
+{programs}
+
+Program 1 is right. {about} Give {num_tests} new inputs for `{callee}` on which {target} returns a different value \
+than Program 1{diff_hint}, or edge cases the tests may miss (empty, one item, zero, negatives, duplicates, ties, \
+extreme values the problem allows). Only inputs the problem allows. For each input, first say what it tests, then \
+give the call: a reference solution computes the expected values."""
+
 _SHAPE = """
-Answer with JSON only (one object per input; "why": the edge or difference it tests, in a few words):
+Answer with JSON only (one object per input; "why": what it tests, in a few words):
 {example}"""
 
 
+def statement_without_examples(question: str, callee: str = "") -> str:
+    """``question`` without its worked examples (doctest lines and their outputs, ``Example:`` / ``For example:``
+    blocks, lines that start with a call of ``callee``): a small model shown examples answers with those very
+    inputs, which the seed's own tests already hold. The statement is returned whole where removing them would
+    leave nothing, or would remove the function's signature.
+
+    Example:
+        >>> q = "def inc(x):\\n    'Add one.\\n    >>> inc(1)\\n    2\\n    For example:\\n    inc(5) == 6\\n\\n    Works on ints.'"
+        >>> print(statement_without_examples(q, "inc"))
+        def inc(x):
+            'Add one.
+        <BLANKLINE>
+            Works on ints.'
+    """
+    import re
+
+    name = callee.rsplit(".", 1)[-1]
+    header = re.compile(r"^(for\s+)?(examples?|e\.g\.)\b[^a-z]*$|^(for\s+)?examples?\s*:", re.IGNORECASE)
+    kept: list[str] = []
+    skipping = False
+    for line in question.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(('"""', "'''")):
+            skipping = False
+        elif stripped.startswith(">>>") or header.match(stripped):
+            skipping = True
+            continue
+        elif skipping and stripped:
+            continue
+        elif name and stripped.startswith(name + "("):
+            continue
+        else:
+            skipping = False
+        kept.append(line)
+    text = "\n".join(kept).strip("\n")
+    signature = f"def {name}(" if name else ""
+    if not text.strip() or (signature and signature in question and signature not in text):
+        return question
+    return text
+
+
 def answer_schema(num_tests: int) -> dict[str, Any]:
-    """The JSON Schema of an answer: ``{"inputs": [{"call": str, "why": str}, ...]}`` with exactly ``num_tests``
-    inputs (backends with constrained decoding enforce it: a small model otherwise stops after one).
+    """The JSON Schema of an answer: ``{"inputs": [{"why": str, "call": str}, ...]}`` with exactly ``num_tests``
+    inputs (backends with constrained decoding enforce it: a small model otherwise stops after one). The reason
+    comes first: a small model that has first said which edge or which changed line it tests then writes a call
+    for it (llama.cpp's grammar keeps the schema's order of properties).
 
     Example:
         >>> answer_schema(3)["properties"]["inputs"]["maxItems"]
@@ -103,10 +161,10 @@ def answer_schema(num_tests: int) -> dict[str, Any]:
                 "items": {
                     "type": "object",
                     "properties": {
-                        "call": {"type": "string", "maxLength": _MAX_CALL_CHARS},
                         "why": {"type": "string", "maxLength": _MAX_WHY_CHARS},
+                        "call": {"type": "string", "maxLength": _MAX_CALL_CHARS},
                     },
-                    "required": ["call", "why"],
+                    "required": ["why", "call"],
                 },
             }
         },
@@ -173,58 +231,96 @@ def render_programs_as_diffs(programs: Sequence[str], *, min_ratio: float = 0.6)
     return "\n\n".join(parts)
 
 
+def _example_call(question: str, callee: str, example: Sequence[Any]) -> str:
+    """The call shown in the answer's example: a placeholder where the statement shows the function's signature (a
+    small model repeats a real call it is shown), else the problem's own first call, for the arguments' shape."""
+    name = callee.rsplit(".", 1)[-1]
+    if f"def {name}(" in question:
+        return f"{callee}(<arguments>)"
+    return f"{callee}({render_args(example)})"
+
+
 def build_messages(method: str, question: str, callee: str, programs: Sequence[str], tests: Sequence[str], *,
-                   example: Sequence[Any], num_tests: int = 5, passed: str = "all of them") -> list[dict[str, str]]:
-    """The prompt: a fixed system line, then the problem, the programs, the current tests and the task.
+                   example: Sequence[Any], num_tests: int = 5, passed: str = "all of them",
+                   reference: str | None = None) -> list[dict[str, str]]:
+    """The prompt: a fixed system line, then the problem (without its worked examples:
+    :func:`statement_without_examples`), the programs and the task; the answer's shape puts each input's reason
+    before its call.
+
+    With ``reference`` (the input mode's usual case: the reference values the inputs anyway) it is shown first as
+    the right program, the others as diffs against it where they are its mutants, and the task is an input on which
+    one of them returns something else; the current tests are counted, not listed (a small model answers with the
+    calls it is shown). Without it, the programs and the current tests are shown as the paper's prompts show them.
 
     Args:
         method (`str`): ``"adversarial"`` or ``"discriminative"``.
         question (`str`): the problem statement.
         callee (`str`): the function the tests call (``"f"`` or ``"Solution().f"``).
-        programs (`Sequence[str]`): the programs shown.
+        programs (`Sequence[str]`): the programs shown (those equal to ``reference`` are left out).
         tests (`Sequence[str]`): the current (visible) tests.
-        example (`Sequence`): one argument tuple of the problem (a seed call), rendered as the answer's example.
+        example (`Sequence`): one argument tuple of the problem (a seed call): the answer's example shows it where
+            the statement does not show the function's signature.
         num_tests (`int`, defaults to 5): inputs asked for.
-        passed (`str`, defaults to ``"all of them"``): how many of the tests the adversarial program passes.
+        passed (`str`, defaults to ``"all of them"``): how many of the tests the adversarial program passes
+            (without a reference).
+        reference (`str`, *optional*): the problem's reference solution.
 
     Raises:
         ConfigError: an unknown method.
 
     Example:
-        >>> build_messages("discriminative", "Q", "f", ["def f(x):\\n    return x"], [], example=(0,))[1]["content"][:9]
-        'Problem:\\n'
+        >>> msgs = build_messages("adversarial", "Write `def f(x)` returning x.", "f", ["def f(x):\\n    return -x"],
+        ...                       ["assert f(0) == 0"], example=(0,), reference="def f(x):\\n    return x")
+        >>> print(msgs[1]["content"].split("Program 1 is right. ")[1].split(" Give")[0])
+        Program 2 passes all 1 current test, but may be wrong.
     """
     if method not in _TASKS:
         raise ConfigError(f"unknown inputs prompt {method!r}; expected one of {METHODS}")
-    lines = [t.strip().splitlines()[0] for t in tests if t.strip()]
-    if len(lines) > _MAX_TESTS_SHOWN:
-        lines = lines[:_MAX_TESTS_SHOWN] + [f"(and {len(lines) - _MAX_TESTS_SHOWN} more)"]
-    shown_tests = "\n".join(lines) or "(none)"
-    sample = json.dumps({"inputs": [{"call": f"{callee}({render_args(example)})", "why": "<the edge it tests>"},
-                                    "... one object per input"]}, ensure_ascii=False)
-    rendered = render_programs_as_diffs(programs)
-    # a diff is where a mutant can be told apart: say so, it is what a small model most needs to be pointed at
-    diff_hint = " (above all where the programs differ: the lines of the diff)" if "```diff" in rendered else ""
-    content = (_HEAD.format(question=question.strip())
-               + "\n" + _TASKS[method].format(programs=rendered, tests=shown_tests, diff_hint=diff_hint,
-                                              num_tests=num_tests, callee=callee, passed=passed)
-               + "\n" + _SHAPE.format(example=sample))
+    statement = statement_without_examples(question.strip(), callee)
+    example_call = _example_call(question, callee, example)
+    sample = json.dumps({"inputs": [{"why": "<what it tests>", "call": example_call}, "... one object per input"]},
+                        ensure_ascii=False)
+    if reference:
+        right = without_docstrings(reference).strip()
+        others = [p for p in programs if without_docstrings(p).strip() != right]
+        rendered = render_programs_as_diffs([reference, *others]).replace("Program 1:", "Program 1 (right):", 1)
+        diff_hint = " (look at the lines of the diffs)" if "```diff" in rendered else ""
+        if len(others) > 1:
+            names, target = f"Programs 2 to {len(others) + 1}", "one of them"
+        else:
+            names, target = "Program 2", "it"
+        about = _AGAINST_REFERENCE[method].format(others=names, es="" if len(others) > 1 else "es",
+                                                  n_tests=len(tests), s="" if len(tests) == 1 else "s")
+        if not others:
+            about, target = "", "a wrong program"
+        task = _TASK_AGAINST_REFERENCE.format(programs=rendered, about=about, num_tests=num_tests, callee=callee,
+                                              target=target, diff_hint=diff_hint).replace("right.  Give", "right. Give")
+    else:
+        lines = [t.strip().splitlines()[0] for t in tests if t.strip()]
+        if len(lines) > _MAX_TESTS_SHOWN:
+            lines = lines[:_MAX_TESTS_SHOWN] + [f"(and {len(lines) - _MAX_TESTS_SHOWN} more)"]
+        rendered = render_programs_as_diffs(programs)
+        # a diff is where a mutant can be told apart: say so, it is what a small model most needs to be pointed at
+        diff_hint = " (above all where the programs differ: the lines of the diff)" if "```diff" in rendered else ""
+        task = _TASKS[method].format(programs=rendered, tests="\n".join(lines) or "(none)", diff_hint=diff_hint,
+                                     num_tests=num_tests, callee=callee, passed=passed)
+    content = _HEAD.format(question=statement) + "\n" + task + "\n" + _SHAPE.format(example=sample)
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": content}]
 
 
 def build_request(method: str, question: str, callee: str, programs: Sequence[str], tests: Sequence[str], *,
                   example: Sequence[Any], num_tests: int = 5, passed: str = "all of them",
-                  **sampling: Any) -> ChatRequest:
+                  reference: str | None = None, **sampling: Any) -> ChatRequest:
     """:func:`build_messages` as a :class:`ChatRequest` carrying :data:`VERSION`, the method's stage and
     :func:`answer_schema`.
 
     Example:
         >>> r = build_request("adversarial", "Q", "f", ["def f(x):\\n    return x"], [], example=(0,), num_tests=2)
         >>> r.prompt_version, r.stage, r.response_schema["properties"]["inputs"]["maxItems"]
-        ('inputs-2', 'adversarial', 2)
+        ('inputs-3', 'adversarial', 2)
     """
     messages = build_messages(method, question, callee, programs, tests, example=example, num_tests=num_tests,
-                              passed=passed)
+                              passed=passed, reference=reference)
     return make_request(messages, version=VERSION, stage=STAGES[method], response_schema=answer_schema(num_tests),
                         **sampling)
 

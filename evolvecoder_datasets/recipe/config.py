@@ -243,9 +243,10 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2, model: str = 
 
     ``model="qwen"`` (default): Qwen2.5-Coder-0.5B-Instruct through llama.cpp (the ``llamacpp`` extra:
     ``xllamacpp`` and the model's six PyPI parts), sampling one solution per problem and writing four inputs per
-    problem in round 1 (its prompt tokens are the demo's slowest part: the writer is shown the two strongest
-    programs, the second as a diff against the first, and asked for four inputs at temperature 0.7; greedy answers
-    killed nothing in a measured run, and five inputs took the demo past 5 minutes). ``"qwen-1.5b"``: the same with the 1.5B sibling
+    problem in round 1 (its prompt tokens are the demo's slowest part: the writer is shown the problem without its
+    worked examples, the reference, and the three strongest programs of the pool as diffs against it where they are
+    its mutants, and asked for four inputs, each with its reason first, at temperature 0.7; greedy answers killed
+    nothing in a measured run, and five inputs took the demo past 5 minutes). ``"qwen-1.5b"``: the same with the 1.5B sibling
     (better, 2-3x slower; extra ``qwen15b``). ``"smollm2"``: the fallback where ``xllamacpp`` does not install,
     SmolLM2-135M through transformers, which writes almost nothing usable (its adversarial prompt asks for whole
     asserts).
@@ -305,7 +306,7 @@ def demo_config(output_dir: str = "runs/demo", *, rounds: int = 2, model: str = 
         llm=qwen,
         models=(ModelSpec(name, qwen, n=1, temperature=0.2, max_tokens=256, system_prompt=DEMO_SYSTEM_PROMPT,
                           complete_stub=True),),
-        evolve=EvolveConfig(discriminative=False, num_tests=4, max_tokens=200, n_top=2, n_diverse=0,
+        evolve=EvolveConfig(discriminative=False, num_tests=4, max_tokens=200, n_top=3, n_diverse=0,
                             without_reference="skip", search=search),
         **common,
     )

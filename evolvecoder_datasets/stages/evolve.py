@@ -150,7 +150,7 @@ class EvolveConfig(LLMStageConfig):
 
     Example:
         >>> EvolveConfig(round=2, sequential=True, drop_failed_split=True).version
-        'evolve-stage-3+adversarial-1+discriminative-1+inputs-2+domain-1'
+        'evolve-stage-3+adversarial-1+discriminative-1+inputs-3+domain-1'
     """
 
     llm: LLMConfig | None = None
@@ -268,7 +268,7 @@ def _prompt_for(problem: RoundProblem, method: str, config: EvolveConfig) -> tup
         request = inputs_prompt.build_request(
             method, problem.question, call.callee, [problem.codes[p] for p in programs],
             [problem.suite.tests[t] for t in shown_tests], example=call.seeds[0], num_tests=config.num_tests,
-            passed=passed, **sampling)
+            passed=passed, reference=problem.search_reference, **sampling)
         return request, programs.tolist(), notes, call.callee
     if fallback and config.without_reference == "skip":
         return None, programs.tolist(), notes + [f"skipped: {fallback}"], None

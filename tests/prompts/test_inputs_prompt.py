@@ -28,10 +28,46 @@ def test_the_prompt_puts_the_problem_first_and_shows_one_example_call_of_the_rea
     head = "Problem:\n<<<\n" + QUESTION
     assert a[1]["content"].startswith(head) and d[1]["content"].startswith(head)  # a shared prefix per problem
     shape = json.loads(a[1]["content"].rsplit("\n", 1)[-1])
-    assert shape["inputs"][0] == {"call": "clamp(5, 0, 10)", "why": "<the edge it tests>"}
+    # the statement shows the signature: the example is a placeholder (a small model repeats a real call), the
+    # reason first (it then writes a call for the edge it named)
+    assert list(shape["inputs"][0]) == ["why", "call"] and shape["inputs"][0]["call"] == "clamp(<arguments>)"
+    plain = inputs.build_messages("adversarial", "Clamp x to [lo, hi].", "clamp", [REF], [], example=(5, 0, 10))
+    assert json.loads(plain[1]["content"].rsplit("\n", 1)[-1])["inputs"][0]["call"] == "clamp(5, 0, 10)"
     for messages in (a, d):
         text = messages[1]["content"].lower()
         assert "a reference solution computes the expected values" in text and "assert" not in text.split("current")[0]
+
+
+DOCTESTED = (
+    'def clamp(x: int, lo: int, hi: int) -> int:\n    """Limit x to [lo, hi].\n    >>> clamp(12, 0, 10)\n    10\n'
+    '    Example:\n        clamp(-3, 0, 10) == 0\n\n    lo <= hi always.\n    """\n'
+)
+
+
+def test_the_statement_is_shown_without_its_worked_examples_but_with_its_signature_and_rules():
+    """A 0.5B coder shown ``clamp(12, 0, 10)`` in the statement answered with that very call (the seed's own test)."""
+    content = inputs.build_messages("adversarial", DOCTESTED, "clamp", [MUTANT], [], example=(12, 0, 10),
+                                    reference=REF)[1]["content"]
+    head = content.split(">>>\n", 1)[0]
+    assert "def clamp(x: int, lo: int, hi: int) -> int:" in head and "lo <= hi always." in head
+    assert "clamp(12, 0, 10)" not in content and "clamp(-3, 0, 10)" not in content and ">>> clamp" not in content
+    # nothing but examples: the statement stays whole rather than vanish
+    assert inputs.statement_without_examples(">>> clamp(1, 0, 2)\n1", "clamp") == ">>> clamp(1, 0, 2)\n1"
+
+
+def test_with_a_reference_it_is_program_1_and_the_others_are_told_apart_from_it():
+    twin = REF.replace("\n", "\n\n")  # the reference again, formatted otherwise: not worth a place in the prompt
+    content = inputs.build_messages("adversarial", QUESTION, "clamp", [twin, MUTANT],
+                                    ["assert clamp(5, 0, 10) == 5", "assert clamp(-1, 0, 3) == 0"], example=(5, 0, 10),
+                                    reference=REF)[1]["content"]
+    assert "Program 1 (right):\n```python\ndef clamp(x, lo, hi):" in content
+    assert "Program 2 (the lines where it differs from Program 1):" in content and "Program 3" not in content
+    assert "+    return max(lo, min(x, hi - 1))" in content
+    assert "Program 2 passes all 2 current tests, but may be wrong." in content
+    assert "clamp(-1, 0, 3)" not in content  # the tests are counted, not listed: a small model copies them
+    many = inputs.build_messages("discriminative", QUESTION, "clamp", [MUTANT, MUTANT.replace("hi - 1", "hi + 1")],
+                                 [], example=(5, 0, 10), reference=REF)[1]["content"]
+    assert "Programs 2 to 3 cannot be told apart by the 0 current tests" in many and "on which one of them returns" in many
 
 
 def test_programs_are_shown_without_their_docstrings():
@@ -53,6 +89,7 @@ def test_the_request_carries_a_schema_that_bounds_the_answer():
     schema = request.response_schema
     assert schema["required"] == ["inputs"]
     assert schema["properties"]["inputs"]["maxItems"] == 3
+    assert list(schema["properties"]["inputs"]["items"]["properties"]) == ["why", "call"]  # llama.cpp keeps the order
     assert request.prompt_version == inputs.VERSION and request.stage == "adversarial"
 
 

@@ -90,7 +90,9 @@ def _reference_value(test: str):
 def test_inputs_are_valued_by_the_reference_and_the_models_values_are_never_used():
     out, bodies = _run(_batch(), json.dumps(INPUTS))
     prompt = bodies[0]["messages"][-1]["content"]
-    assert "fee(100, 'basic')" in prompt and "a reference solution computes the expected values" in prompt
+    # the reference is shown as the right program, the current tests only counted, the example call a placeholder
+    assert "Program 1 (right):" in prompt and "fee(<arguments>)" in prompt and "fee(100, 'basic')" not in prompt
+    assert "a reference solution computes the expected values" in prompt
     new = out["tests"][0][2:]
     assert new == ["assert fee(3, 'basic') == 1", "assert fee(100, 'gold') == 5", "assert fee(19, 'basic') == 2"]
     for test in new:  # each expected value is the reference's, none the model's (999, 0)
@@ -190,7 +192,8 @@ def test_discriminative_inputs_are_valued_and_their_split_is_checked_on_the_prog
                               domain_from_model=False)
         out = evolve(_batch(), config=config)
     prompt = bodies[0]["messages"][-1]["content"]
-    assert "return different values" in prompt and "a reference solution computes the expected values" in prompt
+    assert "cannot be told apart by the" in prompt and "returns a different value than Program 1" in prompt
+    assert "a reference solution computes the expected values" in prompt
     [entry] = out["evolve_log"][0]
     assert entry["method"] == "discriminative" and entry["parsed"] == 2
     new = out["tests"][0][2:]
