@@ -176,6 +176,8 @@ class _Stream:
         """One request for ``entries``; their reports (or its error) to their items."""
         try:
             reports = self.sandbox.run_many([entry[2] for entry in entries])
+            if len(reports) != len(entries):
+                raise RuntimeError(f"the sandbox answered {len(reports)} reports for {len(entries)} jobs")
         except BaseException as err:  # noqa: BLE001 - each item raises it at its turn
             if len(entries) > 1:  # one job of the chunk (too many tests, say): its own item's error, not the others'
                 for entry in entries:
@@ -213,6 +215,8 @@ class _Stream:
                 if self.closed:
                     return
                 entries = [heapq.heappop(self.queued) for _ in range(min(self.per_request, len(self.queued)))]
+                if self.queued:  # what is left goes at once if a sender is idle: never queued behind this request
+                    self.ready.notify()
             self._run(entries)
 
 
