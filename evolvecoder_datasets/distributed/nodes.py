@@ -8,8 +8,8 @@ jobs and receives reports: no test is planned, no program runs and no value is j
 
 - **Back-pressure.** A batch holds at most ``chunks_per_cpu`` chunks per CPU of the cluster at once; each goes to
   the node with the most room (the most of its ``chunks_per_cpu`` per CPU free, counting every batch in flight: a
-  stream sends many small batches at once), so a fast node takes more of the batch and a slow one never queues a
-  backlog. A chunk carries at least ``min_chunk_tests`` tests, so a stream's request of a few dozen jobs is one
+  stream sends many small batches at once; ties go round the nodes), so a fast node takes more of the batch and a
+  slow one never queues a backlog. A chunk carries at least ``min_chunk_tests`` tests, so a stream's request of a few dozen jobs is one
   actor call.
 - **Same reports wherever they run.** A report is a function of the job (CPU-time verdicts, the job's own
   limit); where a stopping job's tests are reordered by earlier failures, the order changes no verdict.
@@ -110,6 +110,7 @@ class NodeRouter:
         self._actors: dict[str, Any] = {}
         self._cpus: dict[str, int] = {}
         self._busy: dict[str, int] = {}  # chunks in flight per node, over every batch
+        self._turn = 0  # where the next tie between nodes starts
         self._lock = threading.Lock()
 
     # -- the cluster ---------------------------------------------------------------------------------------
@@ -183,9 +184,13 @@ class NodeRouter:
         try:
             while pending or in_flight:
                 while pending and len(in_flight) < slots:
-                    # to the node with the most room over every batch in flight (a stream sends many at once)
+                    # to the node with the most room over every batch in flight (a stream sends many at once);
+                    # ties go round the nodes, so one-chunk batches one after the other spread over the cluster
                     with self._lock:
-                        node = max(self._cpus, key=lambda n: self._cpus[n] * self.chunks_per_cpu - self._busy[n])
+                        nodes = list(self._cpus)
+                        self._turn = (self._turn + 1) % len(nodes)
+                        node = max(nodes[self._turn:] + nodes[: self._turn],
+                                   key=lambda n: self._cpus[n] * self.chunks_per_cpu - self._busy[n])  # fmt: skip
                         self._busy[node] += 1
                     c = pending.pop()
                     a, b = chunks[c]
