@@ -11,7 +11,7 @@ one after the other, the same jobs through:
 Caller CPU is this process's own user + system time (``getrusage(RUSAGE_SELF)``, every thread); the service's is
 read from ``/proc`` for the service and its judge processes (not the fork servers, which both paths share). Verdicts
 must be identical. Also shown: one ``Sandbox.run`` per job (one round trip each, as ``stages/support/stream.py``
-sends).
+sent before issue 41; ``benchmarks/bench_stream_cpu.py`` measures the stream's chunks).
 
 Run: ``flock /tmp/ecd-heavy.lock .venv/bin/python benchmarks/bench_caller_cpu.py [--problems N] [--mutants K]``
 """

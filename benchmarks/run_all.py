@@ -40,6 +40,7 @@ BENCHMARKS: dict[str, tuple[str, list[str]]] = {
     "reward": ("bench_reward.py", ["--repeats", "1", "--modes", "fast"]),
     "reward_http": ("bench_reward_http.py", ["--repeats", "1", "--mode", "fast"]),
     "caller_cpu": ("bench_caller_cpu.py", ["--problems", "16", "--mutants", "2"]),
+    "stream_cpu": ("bench_stream_cpu.py", ["--problems", "16", "--mutants", "2", "--repeats", "1"]),
     "execute_stage": ("bench_execute_stage.py", ["--problems", "16", "--mutants", "3"]),
     "checkpoint_disk": ("bench_checkpoint_disk.py", ["--problems", "8", "--rounds", "1"]),
     "dedup": ("bench_dedup.py", ["--n", "5000", "--rounds", "1", "--skip-real"]),

@@ -6,8 +6,11 @@ into chunks of consecutive jobs, and each chunk goes to the actor of one node, w
 service (:mod:`evolvecoder_datasets.execution.service`, started there by the first chunk). The driver only sends
 jobs and receives reports: no test is planned, no program runs and no value is judged in it.
 
-- **Back-pressure.** A node holds at most ``chunks_per_cpu`` chunks per CPU at once; the next chunk goes to the
-  first node that finishes one, so a fast node takes more of the batch and a slow one never queues a backlog.
+- **Back-pressure.** A batch holds at most ``chunks_per_cpu`` chunks per CPU of the cluster at once; each goes to
+  the node with the most room (the most of its ``chunks_per_cpu`` per CPU free, counting every batch in flight: a
+  stream sends many small batches at once; ties go round the nodes), so a fast node takes more of the batch and a
+  slow one never queues a backlog. A chunk carries at least ``min_chunk_tests`` tests, so a stream's request of a few dozen jobs is one
+  actor call.
 - **Same reports wherever they run.** A report is a function of the job (CPU-time verdicts, the job's own
   limit); where a stopping job's tests are reordered by earlier failures, the order changes no verdict.
 - **Lost nodes.** A chunk whose actor or node died goes to another node, at most ``max_retries`` times; after
@@ -15,7 +18,8 @@ jobs and receives reports: no test is planned, no program runs and no value is j
   program's verdict).
 - **Lazy.** Ray is joined (or started, as :func:`~evolvecoder_datasets.distributed.init_ray` does) by the first
   job: a rerun whose stages are all stored starts nothing.
-- **Counted.** :attr:`NodeRouter.counts` says how many jobs and tests each node judged;
+- **Counted.** :attr:`NodeRouter.counts` says how many jobs and tests each node judged, :attr:`NodeRouter.calls`
+  how many actor calls carried them;
   :func:`evolvecoder_datasets.execution.sandbox.local_counts` how many this process sent to its own machine.
 
 A forked copy of the process (a ``Dataset.map(num_proc=N)`` worker) cannot use the driver's Ray connection: its
@@ -82,6 +86,9 @@ class NodeRouter:
     Args:
         config (`DistributedConfig`): the cluster to join (or the local instance to start), on first use.
         chunks_per_cpu (`int`, defaults to 2): chunks a node holds at once, per CPU.
+        min_chunk_tests (`int`, defaults to 256): tests a chunk carries at least (where the batch has them), so a
+            small batch (a stream's request of a few dozen jobs) is one actor call, not one per job: an actor call
+            costs the driver ~0.6 ms of CPU.
         max_retries (`int`, *optional*): resubmissions of a chunk whose node failed (defaults to
             ``config.max_retries``).
 
@@ -90,15 +97,20 @@ class NodeRouter:
         {}
     """
 
-    def __init__(self, config: DistributedConfig, *, chunks_per_cpu: int = 2, max_retries: int | None = None) -> None:
+    def __init__(self, config: DistributedConfig, *, chunks_per_cpu: int = 2, min_chunk_tests: int = 256,
+                 max_retries: int | None = None) -> None:  # fmt: skip
         self.config = config
         self.chunks_per_cpu = max(1, int(chunks_per_cpu))
+        self.min_chunk_tests = max(1, int(min_chunk_tests))
         self.max_retries = config.max_retries if max_retries is None else max_retries
         self.pid = os.getpid()  # a forked copy must not use this process's Ray connection
         self.counts: dict[str, dict[str, int]] = {}
+        self.calls = 0  # actor calls made (one per chunk sent, retries included)
         self._ray: Any = None
         self._actors: dict[str, Any] = {}
         self._cpus: dict[str, int] = {}
+        self._busy: dict[str, int] = {}  # chunks in flight per node, over every batch
+        self._turn = 0  # where the next tie between nodes starts
         self._lock = threading.Lock()
 
     # -- the cluster ---------------------------------------------------------------------------------------
@@ -122,12 +134,18 @@ class NodeRouter:
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                 ).remote()  # fmt: skip
                 self._cpus[node_id] = cpus
+                self._busy[node_id] = 0
                 self.counts.setdefault(node_id, {"jobs": 0, "tests": 0})
             if not self._actors:
                 from ..errors import DistributedError
 
                 raise DistributedError("the Ray cluster has no live node with a CPU to run sandbox jobs on")
             self._ray = ray
+
+    def capacity(self) -> int:
+        """CPUs of the cluster's live nodes: programs that run at once over all of them (joins the cluster)."""
+        self._join()
+        return sum(self._cpus.values())
 
     def where(self) -> dict[str, tuple[str, int]]:
         """Per node id, the runtime folder of that node's service and the pid of its actor (starts the actors)."""
@@ -136,11 +154,11 @@ class NodeRouter:
 
     # -- one batch -----------------------------------------------------------------------------------------
     def _chunks(self, sizes: list[int]) -> list[tuple[int, int]]:
-        """Consecutive ranges of jobs, about four per node CPU slot, never more than 2,048 tests (one job at
-        least)."""
+        """Consecutive ranges of jobs, about four per node CPU slot, of at least ``min_chunk_tests`` and never more
+        than 2,048 tests (one job at least)."""
         total = sum(sizes)
         slots = sum(self._cpus.values()) * self.chunks_per_cpu
-        target = max(1, min(2048, -(-total // max(1, 4 * slots))))
+        target = max(1, min(2048, max(self.min_chunk_tests, -(-total // max(1, 4 * slots)))))
         chunks, start, held = [], 0, 0
         for i, size in enumerate(sizes):
             held += size
@@ -160,35 +178,54 @@ class NodeRouter:
         chunks = self._chunks(sizes)
         pending = list(range(len(chunks)))[::-1]
         attempts = [0] * len(chunks)
-        free = {node: cpus * self.chunks_per_cpu for node, cpus in self._cpus.items()}
+        slots = sum(self._cpus.values()) * self.chunks_per_cpu  # this batch's chunks in flight at most
         in_flight: dict[Any, tuple[int, str]] = {}
         isolation = settings[SETTINGS.index("isolation")] or "none"
-        while pending or in_flight:
-            for node in sorted(free, key=lambda n: -free[n]):
-                while free[node] > 0 and pending:
+        try:
+            while pending or in_flight:
+                while pending and len(in_flight) < slots:
+                    # to the node with the most room over every batch in flight (a stream sends many at once);
+                    # ties go round the nodes, so one-chunk batches one after the other spread over the cluster
+                    with self._lock:
+                        nodes = list(self._cpus)
+                        self._turn = (self._turn + 1) % len(nodes)
+                        node = max(nodes[self._turn:] + nodes[: self._turn],
+                                   key=lambda n: self._cpus[n] * self.chunks_per_cpu - self._busy[n])  # fmt: skip
+                        self._busy[node] += 1
                     c = pending.pop()
                     a, b = chunks[c]
-                    ref = self._actors[node].run.remote(settings, min(workers, self._cpus[node]), jobs[a:b],
-                                                        sizes[a:b], keys[a:b])  # fmt: skip
+                    try:
+                        ref = self._actors[node].run.remote(settings, min(workers, self._cpus[node]), jobs[a:b],
+                                                            sizes[a:b], keys[a:b])  # fmt: skip
+                    except BaseException:
+                        with self._lock:
+                            self._busy[node] -= 1
+                        raise
                     in_flight[ref] = (c, node)
-                    free[node] -= 1
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
-            c, node = in_flight.pop(ready[0])
-            free[node] += 1
-            a, b = chunks[c]
-            try:
-                blobs = ray.get(ready[0])
-            except Exception as err:  # noqa: BLE001 - the node's actor or service failed: not the programs' doing
-                attempts[c] += 1
-                if attempts[c] <= self.max_retries:
-                    pending.append(c)
-                    continue
-                blobs = [crash_report(size, isolation, f"sandbox failure: {type(err).__name__}", str(err)[:500])
-                         for size in sizes[a:b]]  # fmt: skip
-            results[a:b] = blobs
+                    with self._lock:
+                        self.calls += 1
+                ready, _ = ray.wait(list(in_flight), num_returns=1)
+                c, node = in_flight.pop(ready[0])
+                with self._lock:
+                    self._busy[node] -= 1
+                a, b = chunks[c]
+                try:
+                    blobs = ray.get(ready[0])
+                except Exception as err:  # noqa: BLE001 - the node's actor or service failed: not the programs' doing
+                    attempts[c] += 1
+                    if attempts[c] <= self.max_retries:
+                        pending.append(c)
+                        continue
+                    blobs = [crash_report(size, isolation, f"sandbox failure: {type(err).__name__}", str(err)[:500])
+                             for size in sizes[a:b]]  # fmt: skip
+                results[a:b] = blobs
+                with self._lock:
+                    self.counts[node]["jobs"] += b - a
+                    self.counts[node]["tests"] += sum(sizes[a:b])
+        finally:
             with self._lock:
-                self.counts[node]["jobs"] += b - a
-                self.counts[node]["tests"] += sum(sizes[a:b])
+                for _c, node in in_flight.values():
+                    self._busy[node] -= 1
         return results
 
     def close(self) -> None:

@@ -300,6 +300,20 @@ class Sandbox:
         return self._connections is not None
 
     @property
+    def capacity(self) -> int:
+        """Programs that run at once where this sandbox's jobs go: ``workers`` on this machine's service; where a
+        route sends them elsewhere and says its size (the nodes' CPUs, :func:`~evolvecoder_datasets.distributed.
+        execute_on_ray_nodes`), that. What a stream sizes its requests by
+        (:func:`~evolvecoder_datasets.stages.support.stream.stream_shape`).
+
+        Example:
+            >>> Sandbox(workers=3).capacity
+            3
+        """
+        size = getattr(_current_route(), "capacity", None)
+        return max(1, int(size())) if callable(size) else self.settings.worker_count
+
+    @property
     def uid_dropped(self) -> bool:
         """Whether solutions run as an unprivileged uid: checked, by running a one-line program and reading its
         process's uids from ``/proc`` in the fork server (a server's own word is not taken)."""
