@@ -1,8 +1,8 @@
 """The cards a run publishes, read back from the store: a search-only run and a model run.
 
 Real parts: the recipe end to end (the no-LLM search config shrunk to 4 seeds; the ten-problem model run of
-``tests/test_recipe_e2e.py`` with its scripted OpenAI server over loopback HTTP), the real sandbox and a real local
-store. Each card is the ``README.md`` committed on its revision.
+``tests/recipe/test_recipe_e2e.py`` with its scripted OpenAI server over loopback HTTP), the real sandbox and a real
+local store. Each card is the ``README.md`` committed on its revision.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from evolvecoder_datasets.recipe.stats import method_rows
 from evolvecoder_datasets.rounds import load_round, round_folder
 from evolvecoder_datasets.stages.support.resources import close_backends
 
+from .recipe.test_recipe_e2e import _config
 from .scripted_llm import ScriptedResponder
-from .test_recipe_e2e import _config
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("matplotlib")

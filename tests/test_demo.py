@@ -61,8 +61,8 @@ def test_method_contributions_count_parsed_added_kept_and_parse_failures(tmp_pat
     from evolvecoder_datasets.search.writer import SearchConfig
     from evolvecoder_datasets.stages.support.resources import close_backends
 
+    from .recipe.test_recipe_e2e import _config, _is_evolve
     from .scripted_llm import ScriptedResponder
-    from .test_recipe_e2e import _config, _is_evolve
 
     responder = ScriptedResponder()
 

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ..test_rewards import servers_killed
+from ..rewards.test_rewards import servers_killed
 from .conftest import TOKEN, trainer_packages
 
 

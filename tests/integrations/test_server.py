@@ -17,7 +17,7 @@ from evolvecoder_datasets.integrations.client import RewardClient
 from evolvecoder_datasets.integrations.server import RewardServer, ServeConfig
 from evolvecoder_datasets.rewards import RewardConfig
 
-from ..test_rewards import servers_killed
+from ..rewards.test_rewards import servers_killed
 from .conftest import SETTINGS, TOKEN
 
 

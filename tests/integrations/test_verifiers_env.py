@@ -22,7 +22,7 @@ import pytest
 
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 
-from ..test_rewards import servers_killed
+from ..rewards.test_rewards import servers_killed
 from .conftest import ROOT, TOKEN, trainer_packages
 
 

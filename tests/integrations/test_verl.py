@@ -19,7 +19,7 @@ import pytest
 
 from evolvecoder_datasets.errors import SandboxCrashed
 
-from ..test_rewards import servers_killed
+from ..rewards.test_rewards import servers_killed
 from .conftest import SETTINGS, TOKEN, trainer_packages
 
 

@@ -59,7 +59,7 @@ def test_a_sandbox_failure_fails_the_batch_instead_of_recording_crashes():
     from evolvecoder_datasets.errors import SandboxCrashed
     from evolvecoder_datasets.execution import shared_sandbox
 
-    from ..test_rewards import servers_killed
+    from ..rewards.test_rewards import servers_killed
 
     config = ExecuteConfig(workers=1, mode="fast")
     slow = "import time\ndef f():\n    time.sleep(0.3)\n    return 1\n"

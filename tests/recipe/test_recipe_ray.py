@@ -27,7 +27,7 @@ from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 from evolvecoder_datasets.recipe import run_recipe
 from evolvecoder_datasets.stages.support.resources import close_backends
 
-from .scripted_llm import ScriptedResponder
+from ..scripted_llm import ScriptedResponder
 from .test_recipe_e2e import _config
 
 ray = pytest.importorskip("ray")

@@ -5,7 +5,7 @@ head and a worker node, one CPU each, loopback), each with its own runtime folde
 (``EVOLVECODER_SERVICE_DIR`` in the node's environment, as each machine has its own ``$XDG_RUNTIME_DIR``). The
 recipe joins the cluster by address, as a user's driver would. Every published data file must be byte-identical to
 a local run (``stats.json`` too, but its ``fidelity`` block, a CPU-cut measurement, in shape, and each data file's
-``time_limit_s`` column, a CPU-time measurement, within two ladder steps: see ``tests/test_recipe_ray.py``); the run's execution counters must show every stage's jobs judged on the nodes (both of
+``time_limit_s`` column, a CPU-time measurement, within two ladder steps: see ``tests/recipe/test_recipe_ray.py``); the run's execution counters must show every stage's jobs judged on the nodes (both of
 them), and only the fidelity oracle's measurement on the driver machine's own service; each node's folder must hold a service of its own.
 """
 
@@ -28,12 +28,12 @@ from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 from evolvecoder_datasets.recipe import run_recipe
 from evolvecoder_datasets.stages.support.resources import close_backends
 
-from .scripted_llm import ScriptedResponder
+from ..scripted_llm import ScriptedResponder
 from .test_recipe_e2e import _config
 from .test_recipe_ray import _published_files, assert_same_published
 
 ray = pytest.importorskip("ray")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).with_name("ray")
 
 

@@ -180,7 +180,7 @@ class _SabotagedReward:
         self.__name__ = reward.__name__
 
     def __call__(self, **kwargs):
-        from .test_rewards import servers_killed
+        from ..rewards.test_rewards import servers_killed
 
         with servers_killed(self.reward.sandbox):
             return self.reward(**kwargs)

@@ -22,7 +22,7 @@ from evolvecoder_datasets.rounds import load_round, load_round_stats
 from evolvecoder_datasets.sources import load_problem_packages, merge_sources
 from evolvecoder_datasets.sources.problem_package import load_problem_package
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ROOT / "tests" / "data" / "problem_packages"
 CONFIG = ROOT / "recipes" / "configs" / "contest_packages.yaml"
 

@@ -21,7 +21,7 @@ from evolvecoder_datasets.stages.refine import RefineConfig
 from evolvecoder_datasets.stages.sample import ModelSpec
 from evolvecoder_datasets.stages.support.resources import close_backends
 
-from .scripted_llm import PROBLEM_IDS, ScriptedResponder
+from ..scripted_llm import PROBLEM_IDS, ScriptedResponder
 
 
 def _config(base_url: str, output_dir, **changes) -> RecipeConfig:

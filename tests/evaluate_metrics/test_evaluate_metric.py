@@ -69,7 +69,7 @@ def test_missing_evaluate_is_a_missing_extra_error(monkeypatch):
 def test_metric_folder_is_a_package_so_the_script_ships_in_the_wheel():
     from setuptools import find_packages
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert "evolvecoder_datasets.evaluate_metrics.sandboxed_code_eval" in find_packages(
         root, include=["evolvecoder_datasets*"]
     )
