@@ -219,7 +219,19 @@ class SandboxSettings:
             >>> SandboxSettings(timeout_s=0.5).wall_limit_s, SandboxSettings(wall_timeout_s=9.0).wall_limit_s
             (3.0, 9.0)
         """
-        return float(self.wall_timeout_s) if self.wall_timeout_s else 4 * float(self.timeout_s) + 1.0
+        return float(self.wall_timeout_s) if self.wall_timeout_s else self.default_wall_s(self.timeout_s)
+
+    @staticmethod
+    def default_wall_s(timeout_s: float) -> float:
+        """The wall-clock backstop of a test allowed ``timeout_s`` CPU seconds where none is set: ``4 * timeout_s +
+        1.0``. Written once: :attr:`wall_limit_s` and the engine's shrunken backstop of a job with a lower limit of
+        its own both use it.
+
+        Example:
+            >>> SandboxSettings.default_wall_s(0.5), SandboxSettings.default_wall_s(1)
+            (3.0, 5.0)
+        """
+        return 4 * float(timeout_s) + 1.0
 
     @property
     def load_limit_s(self) -> float:

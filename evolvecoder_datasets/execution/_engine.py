@@ -163,7 +163,7 @@ class LocalEngine:
         timeout_s, wall_timeout_s = self.settings.timeout_s, self.settings.wall_limit_s
         if job.timeout_s is not None and job.timeout_s < timeout_s:  # the sandbox's limit is the ceiling
             timeout_s = float(job.timeout_s)
-            wall_timeout_s = min(wall_timeout_s, 4 * timeout_s + 1.0)
+            wall_timeout_s = min(wall_timeout_s, SandboxSettings.default_wall_s(timeout_s))
         budget = self.settings.max_consecutive_timeouts
         message = {
             "id": next(self._job_ids),

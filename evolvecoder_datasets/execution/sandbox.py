@@ -178,7 +178,7 @@ def resolve_settings(settings: SandboxSettings | None, overrides: dict) -> Sandb
     if unknown:
         raise TypeError(f"unknown sandbox setting(s) {unknown}; the settings are {list(SandboxSettings.SANDBOX_FIELDS)}")
     if not overrides:
-        return base
+        return settings if settings == base else base  # already a sandbox's own settings: kept, not copied again
     return dataclasses.replace(base, **overrides)
 
 
