@@ -166,30 +166,43 @@ def _stops(on_progress, reply: dict) -> bool:
         return True
 
 
+def uid_claims_folder() -> str:
+    """The folder of this user's uid claims, ``evolvecoder-sandbox-uids-<euid>`` in the shared temp folder: one per
+    machine and user whatever service folder a sandbox uses (two services of one user, in different runtime folders,
+    must still never run programs under one uid), checked as the runtime folder is
+    (:func:`~evolvecoder_datasets.execution._trust.private_folder`): another user cannot make it first or plant links
+    in it for a root caller to open.
+
+    Example:
+        >>> uid_claims_folder().rsplit("-", 1)[-1] == str(os.geteuid())
+        True
+    """
+    import tempfile
+
+    from ._trust import private_folder, safe_parent
+
+    return private_folder(os.path.join(safe_parent(tempfile.gettempdir()), f"evolvecoder-sandbox-uids-{os.geteuid()}"))
+
+
 def _claim_uid() -> tuple[int, int | None]:
     """An unprivileged uid no other live worker on this machine uses, held by a lock for the worker's life.
 
-    Two workers with one uid could signal each other's programs or read their files; uids are claimed with
-    ``flock`` on a file per uid (released by the kernel if the process dies), so sandboxes in separate processes
-    never share one.
+    Two workers with one uid could signal each other's programs or read their files, and share the per-uid process
+    limit (a verdict would then depend on what else runs); uids are claimed with ``flock`` on a file per uid in
+    :func:`uid_claims_folder` (released by the kernel if the process dies), so sandboxes in separate processes and
+    services never share one. The files are opened without following links
+    (:func:`~evolvecoder_datasets.execution._trust.open_private_file`); a folder or file another user planted is
+    refused with :class:`~evolvecoder_datasets.errors.SandboxUntrusted`, never used.
     """
     import fcntl
-    import tempfile
 
-    folder = os.path.join(tempfile.gettempdir(), "evolvecoder-sandbox-uids")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        folder = None
+    from ._trust import open_private_file
+
+    folder = uid_claims_folder()
     start = (os.getpid() * 64 + next(_uid_counter)) % _UID_SPAN
     for i in range(_UID_SPAN):
         uid = _UID_BASE + (start + i) % _UID_SPAN
-        if folder is None:
-            return uid, None
-        try:
-            fd = os.open(os.path.join(folder, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            return uid, None
+        fd = open_private_file(folder, f"{uid}.lock", os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return uid, fd

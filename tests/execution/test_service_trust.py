@@ -388,3 +388,41 @@ def test_the_real_service_runs_as_its_callers_uid_and_passes_the_check(service_d
         assert _protocol.recv(sock) == ("ok", pid)
     finally:
         sock.close()
+
+
+# -- the uid claims (one folder per machine and user, whatever service folder a sandbox uses) --------------------
+@needs_root
+def test_a_uid_claims_folder_another_user_made_first_is_refused_and_nothing_is_written_in_it(shared_tmp):
+    from evolvecoder_datasets.execution._worker import _claim_uid
+
+    folder = shared_tmp / f"evolvecoder-sandbox-uids-{os.geteuid()}"
+    folder.mkdir(mode=0o700)
+    os.chmod(folder, 0o777)
+    os.chown(folder, OTHER, OTHER)  # made first by the other user, open to everyone: they could plant lock files
+    with pytest.raises(SandboxUntrusted, match=f"uid {OTHER}"):
+        _claim_uid()
+    assert os.listdir(folder) == []
+    folder.rmdir()  # control: gone, the claim makes the folder, ours and 0700, and a lock file of ours in it
+    uid, fd = _claim_uid()
+    try:
+        assert _mode(folder) == 0o700 and os.lstat(folder).st_uid == os.geteuid()
+        lock = folder / f"{uid}.lock"
+        assert stat.S_ISREG(os.lstat(lock).st_mode) and os.lstat(lock).st_uid == os.geteuid()
+    finally:
+        os.close(fd)
+
+
+def test_links_planted_as_uid_lock_files_are_refused_and_their_targets_left_alone(shared_tmp, tmp_path):
+    """A root caller opened ``<uid>.lock`` following links: a link planted there made it open (and create) a file
+    where someone else chose."""
+    from evolvecoder_datasets.execution._worker import _UID_BASE, _UID_SPAN, _claim_uid, uid_claims_folder
+
+    folder = uid_claims_folder()
+    precious = tmp_path / "precious"
+    precious.write_text("keep me")
+    absent = tmp_path / "made-by-us"
+    for k, uid in enumerate(range(_UID_BASE, _UID_BASE + _UID_SPAN)):  # every uid a claim could try first
+        os.symlink(precious if k % 2 else absent, os.path.join(folder, f"{uid}.lock"))
+    with pytest.raises(SandboxUntrusted, match="symbolic link"):
+        _claim_uid()
+    assert precious.read_text() == "keep me" and not absent.exists()
