@@ -90,7 +90,7 @@ _AGAINST_REFERENCE = {
 _TASK_AGAINST_REFERENCE = """\
 {programs}
 
-Program 1 is right. {about} Give {num_tests} new inputs for `{callee}` on which {target} returns a different value \
+{lead} Give {num_tests} new inputs for `{callee}` on which {target} returns a different value \
 than Program 1{diff_hint}, or edge cases the tests may miss (empty, one item, zero, negatives, duplicates, ties, \
 extreme values the problem allows). Only inputs the problem allows. For each input, first say what it tests, then \
 give the call: a reference solution computes the expected values."""
@@ -127,9 +127,7 @@ def statement_without_examples(question: str, callee: str = "") -> str:
         elif stripped.startswith(">>>") or header.match(stripped):
             skipping = True
             continue
-        elif skipping and stripped:
-            continue
-        elif name and stripped.startswith(name + "("):
+        elif (skipping and stripped) or (name and stripped.startswith(name + "(")):  # an example's output, or a call
             continue
         else:
             skipping = False
@@ -289,12 +287,14 @@ def build_messages(method: str, question: str, callee: str, programs: Sequence[s
             names, target = f"Programs 2 to {len(others) + 1}", "one of them"
         else:
             names, target = "Program 2", "it"
-        about = _AGAINST_REFERENCE[method].format(others=names, es="" if len(others) > 1 else "es",
-                                                  n_tests=len(tests), s="" if len(tests) == 1 else "s")
-        if not others:
-            about, target = "", "a wrong program"
-        task = _TASK_AGAINST_REFERENCE.format(programs=rendered, about=about, num_tests=num_tests, callee=callee,
-                                              target=target, diff_hint=diff_hint).replace("right.  Give", "right. Give")
+        lead = "Program 1 is right."
+        if others:
+            lead += " " + _AGAINST_REFERENCE[method].format(others=names, es="" if len(others) > 1 else "es",
+                                                            n_tests=len(tests), s="" if len(tests) == 1 else "s")
+        else:
+            target = "a wrong program"
+        task = _TASK_AGAINST_REFERENCE.format(programs=rendered, lead=lead, num_tests=num_tests, callee=callee,
+                                              target=target, diff_hint=diff_hint)
     else:
         lines = [t.strip().splitlines()[0] for t in tests if t.strip()]
         if len(lines) > _MAX_TESTS_SHOWN:
