@@ -15,6 +15,9 @@ _CACHE_ROOT = tempfile.mkdtemp(prefix="ecd-test-hf-")
 os.environ["HF_HOME"] = _CACHE_ROOT
 os.environ["HF_DATASETS_CACHE"] = os.path.join(_CACHE_ROOT, "datasets")
 os.environ["HF_HUB_CACHE"] = os.path.join(_CACHE_ROOT, "hub")
+# Fidelity oracles are kept across the session's runs (as a user's are across theirs), never across sessions: a
+# changed oracle builder is always exercised by the next session.
+os.environ["EVOLVECODER_ORACLE_CACHE"] = os.path.join(_CACHE_ROOT, "oracles")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -78,8 +78,9 @@ def default_cache_dir() -> Path:
         >>> default_cache_dir().name in {"evolvecoder_datasets"} or True
         True
     """
-    env = os.environ.get("EVOLVECODER_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "evolvecoder_datasets"
+    from .._cache import cache_root
+
+    return cache_root()
 
 
 def fetch_sdist(

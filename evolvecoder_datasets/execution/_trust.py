@@ -61,14 +61,15 @@ def _kind(st: os.stat_result) -> str:
     return "a special file"
 
 
-def _refuse(path: str, problem: str, st: os.stat_result | None = None, fix: str = _FIX) -> SandboxUntrusted:
+def _refuse(path: str, problem: str, st: os.stat_result | None = None, fix: str = _FIX,
+            whose: str = "the execution service's") -> SandboxUntrusted:
     seen = "" if st is None else f" ({_kind(st)} owned by {_owner(st.st_uid)}, mode {stat.S_IMODE(st.st_mode):04o})"
     if st is not None and stat.S_ISLNK(st.st_mode):
         try:
             seen += f" pointing to {os.readlink(path)!r}"
         except OSError:
             pass
-    return SandboxUntrusted(f"refusing the execution service's {path!r}{seen}: {problem}; this process runs as "
+    return SandboxUntrusted(f"refusing {whose} {path!r}{seen}: {problem}; this process runs as "
                             f"{_owner(os.geteuid())}. Fix: {fix}")  # fmt: skip
 
 
@@ -79,22 +80,23 @@ def _lstat(path: str) -> os.stat_result | None:
         return None
 
 
-def _check_private(path: str, fd: int) -> None:
+def _check_private(path: str, fd: int, **say: str) -> None:
     st = os.fstat(fd)
     if not stat.S_ISDIR(st.st_mode):
-        raise _refuse(path, "it is not a directory", st)
+        raise _refuse(path, "it is not a directory", st, **say)
     if st.st_uid != os.geteuid():
-        raise _refuse(path, "it is owned by another user, who could read every program and answer for the service", st)
+        raise _refuse(path, "it is owned by another user, who could read what is in it and answer in its place", st,
+                      **say)
     if st.st_mode & 0o022:
-        raise _refuse(path, "other users may write in it (it must be mode 0700)", st)
+        raise _refuse(path, "other users may write in it (it must be mode 0700)", st, **say)
     if st.st_mode & 0o055:  # ours, and nobody else could write in it (earlier versions left evolvecoder-<uid> 0755)
         os.fchmod(fd, 0o700)
         st = os.fstat(fd)
         if stat.S_IMODE(st.st_mode) & 0o077:
-            raise _refuse(path, "its mode cannot be narrowed to 0700", st)
+            raise _refuse(path, "its mode cannot be narrowed to 0700", st, **say)
 
 
-def private_folder(path: str, *, create: bool = True) -> str:
+def private_folder(path: str, *, create: bool = True, **say: str) -> str:
     """Make ``path`` (one level, mode 0700) unless it exists, then prove it is a real directory owned by this
     effective uid with no group or other bits; returns ``path``. A folder of ours that others may read but not
     write (``0755``, as earlier versions left ``evolvecoder-<uid>``) is narrowed to 0700 through the descriptor
@@ -103,6 +105,7 @@ def private_folder(path: str, *, create: bool = True) -> str:
     Args:
         path (`str`): the folder; its parent must exist.
         create (`bool`, defaults to True): make it where it is missing (else a missing folder is refused).
+        say: ``whose`` (``"the execution service's"``) and ``fix``: how a refusal names the folder and the remedy.
 
     Raises:
         SandboxUntrusted: it is a symbolic link or not a directory, another user owns it, or its mode lets group
@@ -123,11 +126,11 @@ def private_folder(path: str, *, create: bool = True) -> str:
     except OSError as err:
         st = _lstat(path)
         if st is None:
-            raise _refuse(path, f"it cannot be opened ({err.strerror})") from None
+            raise _refuse(path, f"it cannot be opened ({err.strerror})", **say) from None
         problem = "it is a symbolic link" if stat.S_ISLNK(st.st_mode) else "it is not a directory"
-        raise _refuse(path, problem, st) from None
+        raise _refuse(path, problem, st, **say) from None
     try:
-        _check_private(path, fd)
+        _check_private(path, fd, **say)
     finally:
         os.close(fd)
     return path

@@ -119,7 +119,9 @@ def default_cache_root() -> str:
         >>> default_cache_root().endswith("evolvecoder_datasets") or "EVOLVECODER_CACHE" in os.environ
         True
     """
-    return os.environ.get("EVOLVECODER_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "evolvecoder_datasets")
+    from .._cache import cache_root
+
+    return str(cache_root())
 
 
 def _part_files(spec: EmbeddedModel) -> list[str]:

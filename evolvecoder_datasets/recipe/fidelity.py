@@ -95,6 +95,7 @@ class FidelityTracker:
         from ..mutants.rewrites import rewrite_program
         from ..search.domain import domain_variants
         from ..search.oracle import OracleProblem, build_oracles, label_programs, oracle_sample
+        from ..search.oracle_cache import OracleCache
         from ..stages.support.domains import derive_domain
 
         self.prepared = True
@@ -118,13 +119,14 @@ class FidelityTracker:
         problems = [OracleProblem(pid, ref, list(tests), pool, domain=domain)
                     for pid, ref, tests, pool, (domain, _) in zip(ids, references, ds[schema.TESTS], pools, domains)]
         sandbox = self._fast_sandbox() if any(references) else None
-        oracles = build_oracles(problems, self.settings, sandbox=sandbox)
+        cache = OracleCache() if self.settings.cache else None
+        oracles = build_oracles(problems, self.settings, sandbox=sandbox, cache=cache)
         rewrites = [[r.code for r in rewrite_program(ref)] if ref and self.settings.rewrites else []
                     for ref in references]
         variants = [domain_variants(ref, call.callee, domain) if ref and call and self.settings.rewrites else []
                     for ref, (domain, call) in zip(references, domains)]
         labels = label_programs(oracles, [p + r + v for p, r, v in zip(pools, rewrites, variants)], self.settings,
-                                sandbox=sandbox)
+                                sandbox=sandbox, cache=cache)
         generated = right_rewrites = variants_made = right_variants = 0
         counts = {"right": 0, "wrong": 0, "unlabelled": 0}
         for pid, oracle, pool, rws, vs, lab in zip(ids, oracles, pools, rewrites, variants, labels):
@@ -163,6 +165,7 @@ class FidelityTracker:
             "domain_variants": {"generated": variants_made, "right": right_variants,
                                 "wrong": variants_made - right_variants},
             "domains": dict(sorted(Counter(d.how for d, _ in domains).items())),
+            "cached": {"oracles": cache.hits if cache else 0, "labels": cache.labels_read if cache else 0},
             "settings": {"inputs": self.settings.inputs, "candidates": self.settings.candidates,
                          "seed": self.settings.seed, "timeout_s": self.settings.sandbox.timeout_s,
                          "sample": self.settings.sample},

@@ -74,6 +74,7 @@ from ..tolerance import float_assert
 from .calls import recover_call, render_args
 from .domain import Domain, infer_domain
 from .inputs import InputMutator, reference_constants
+from .oracle_cache import OracleCache, cached_labels, oracle_key, program_key
 from .oracle_values import read_reference_values, read_usable
 from .probes import ProbeProgram
 from .writer import hot_constants
@@ -129,6 +130,10 @@ class FidelityConfig:
         batch (`int`, defaults to 32): most oracle asserts joined into one test (``assert (a) and (b) ...``, judged
             outside like any assert) when labelling a program and when the reference checks them, while the
             reference's CPU on the group stays within ``cpu_s``; 1: one assert a test.
+        cache (`bool`, defaults to `True`): keep each problem's oracle and its programs' labels across runs
+            (:mod:`~evolvecoder_datasets.search.oracle_cache`: keyed by everything the oracle depends on, in
+            ``$EVOLVECODER_ORACLE_CACHE`` or ``<cache root>/oracles``), so a rerun or another recipe on the same
+            problems builds none again. Not part of any key: it changes no figure.
         version (`str`): bump when the oracle changes.
 
     Raises:
@@ -154,6 +159,7 @@ class FidelityConfig:
     max_listed: int = 20
     sample: int | None = 200
     batch: int = 32
+    cache: bool = True
     version: str = f"oracle-{_VERSION}"
 
     #: Keys the config took before its sandbox settings were nested, and the field that holds each now
@@ -225,6 +231,7 @@ class Oracle:
         reason (`str` or `None`): why there is no oracle (a key of :data:`REASONS`).
         cpu (`list[float]`): per assert, the CPU seconds the reference's usability question took (two calls): how
             many asserts :func:`label_programs` joins into one test.
+        cache_key (`str` or `None`): its key in the oracle cache where :func:`build_oracles` was given one.
 
     Example:
         >>> Oracle("P_1", reason="no_reference").available
@@ -239,6 +246,7 @@ class Oracle:
     reads: int = 0
     reason: str | None = None
     cpu: list[float] = field(default_factory=list)
+    cache_key: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def available(self) -> bool:
@@ -442,8 +450,9 @@ def build_oracles(
     *,
     sandbox: Any = None,
     verify_sandbox: Any = None,
+    cache: OracleCache | None = None,
 ) -> list[Oracle]:
-    """Build each problem's oracle (problems in parallel, one per sandbox worker).
+    """Build each problem's oracle (problems in parallel, one per sandbox worker), or read it from ``cache``.
 
     Args:
         problems (`Sequence[OracleProblem]`): id, reference and seed tests of each problem.
@@ -452,6 +461,10 @@ def build_oracles(
             ``config.sandbox``, fast mode with a ceiling of ``timeout_s`` unless set otherwise). Use fast mode: the
             values are computed one test each, then read by later tests of the same process.
         verify_sandbox (`Sandbox`, *optional*): where the reference runs the written asserts (default: ``sandbox``).
+        cache (`OracleCache`, *optional*): oracles kept across runs
+            (:class:`~evolvecoder_datasets.search.oracle_cache.OracleCache`): a problem whose key is there is read
+            back (``reads`` 0: nothing ran), the others are built and kept. Each oracle's ``cache_key`` then names
+            it, so :func:`label_programs` reads and keeps its labels there too.
 
     Returns:
         `list[Oracle]`: one per problem, in order.
@@ -461,14 +474,25 @@ def build_oracles(
         >>> build_oracles([OracleProblem("LeetCode_1", None, ["assert Solution().f(1) == 1"])])[0].reason
         'no_reference'
     """
-    if sandbox is None and any(p.reference for p in problems):
+    keys = [oracle_key(p, config) if cache is not None and p.reference else None for p in problems]
+    kept = [cache.get(k) if cache is not None and k else None for k in keys]
+    found: list[Oracle | None] = [Oracle(**entry) if entry else None for entry in kept]
+    todo = [i for i, oracle in enumerate(found) if oracle is None]
+    if sandbox is None and any(problems[i].reference for i in todo):
         from ..execution import shared_sandbox
 
         sandbox = shared_sandbox(config.sandbox)
     verify = verify_sandbox or sandbox
     workers = sandbox.settings.worker_count if sandbox is not None else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda p: _build_one(p, config, sandbox, verify), problems))
+        for i, oracle in zip(todo, pool.map(lambda i: _build_one(problems[i], config, sandbox, verify), todo)):
+            found[i] = oracle
+            if cache is not None and keys[i] and oracle.available:
+                cache.put(keys[i], {"id": oracle.id, "tests": oracle.tests, "callee": oracle.callee,
+                                    "candidates": oracle.candidates, "usable": oracle.usable, "cpu": oracle.cpu})
+    for oracle, key in zip(found, keys):
+        oracle.cache_key = key if oracle.available else None
+    return found
 
 
 def label_programs(
@@ -477,6 +501,7 @@ def label_programs(
     config: FidelityConfig = FidelityConfig(),
     *,
     sandbox: Any = None,
+    cache: OracleCache | None = None,
 ) -> list[np.ndarray | None]:
     """Per problem, which programs agree with the reference on every oracle input (right) and which do not.
 
@@ -490,6 +515,8 @@ def label_programs(
         programs (`Sequence[Sequence[str]]`): per problem, the programs to label.
         config (`FidelityConfig`, *optional*): the per-assert time limit.
         sandbox (`Sandbox`, *optional*): where the programs run (default: a shared sandbox of ``config.sandbox``).
+        cache (`OracleCache`, *optional*): where an oracle read from or kept in it (its ``cache_key``) finds the
+            labels of programs it labelled before (by their text; those are not run again) and keeps the new ones.
 
     Returns:
         `list[numpy.ndarray | None]`: per problem, an ``int8`` array over its programs: 1 right, 0 wrong, -1
@@ -502,21 +529,29 @@ def label_programs(
     """
     from ..execution import Job
 
+    out: list[np.ndarray | None] = [np.zeros(len(codes), dtype=np.int8) if oracle.available else None
+                                    for oracle, codes in zip(oracles, programs)]
     jobs, owners = [], []
     for k, (oracle, codes) in enumerate(zip(oracles, programs)):
         if oracle.available:
             joined = [_joined(oracle.tests, g) for g in _chunks(oracle.cpu, len(oracle.tests), config)]
-            for i, code in enumerate(codes):
+            for i, (code, kept) in enumerate(zip(codes, cached_labels(cache, oracle.cache_key, codes))):
+                if kept is not None:
+                    out[k][i] = kept
+                    continue
                 jobs.append(Job(code, tests=joined, timeout_s=config.sandbox.timeout_s, stop_on_failure=True))
                 owners.append((k, i))
-    out: list[np.ndarray | None] = [np.zeros(len(codes), dtype=np.int8) if oracle.available else None
-                                    for oracle, codes in zip(oracles, programs)]
     if not jobs:
         return out
     if sandbox is None:
         from ..execution import shared_sandbox
 
         sandbox = shared_sandbox(config.sandbox)
+    new: dict[int, dict[str, int]] = {}
     for (k, i), report in zip(owners, sandbox.run_many(jobs)):
         out[k][i] = -1 if report.infra_error else int(report.all_passed)
+        new.setdefault(k, {})[program_key(programs[k][i])] = int(out[k][i])
+    for k, labels in new.items():
+        if cache is not None and oracles[k].cache_key:
+            cache.put_labels(oracles[k].cache_key, labels)
     return out

@@ -21,7 +21,10 @@ def result(tmp_path_factory):
         config, output_dir=str(tmp), figures=False, rounds=1, mutants=12, sources=("humaneval",),
         problem_ids=("HumanEval_0", "HumanEval_12", "HumanEval_40", "HumanEval_95"),
         fidelity=FidelityConfig(inputs=40, candidates=100))
-    return run_recipe(config)
+    # an oracle cache of this module's own: its first run builds every oracle, whatever ran before in the session
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("EVOLVECODER_ORACLE_CACHE", str(tmp_path_factory.mktemp("oracle-cache") / "oracles"))
+        yield run_recipe(config)
 
 
 def test_every_round_and_main_report_fidelity_over_mutants_and_rewrites(result):
@@ -45,6 +48,36 @@ def test_every_round_and_main_report_fidelity_over_mutants_and_rewrites(result):
     rules = result.stats[-1]["fidelity"]["rules"]
     assert rules["published"] == "groups" and rules["cover"]["tests"] > 0
     assert "test fidelity (TPR/TNR) by round" in str(result)
+
+
+def test_another_run_on_the_same_problems_reads_every_oracle_from_the_cache(result, tmp_path, monkeypatch):
+    """Oracles depend on the problems and the oracle's settings, not on the run (issue 41): a second run into a fresh
+    folder (no saved oracle of its own) builds none and labels nothing again, and reports the same figures. The
+    control: the first run built them (nothing cached), and with ``cache: false`` the same run builds them all."""
+    from evolvecoder_datasets.search import oracle as oracle_module
+
+    first = result.stats[0]["fidelity"]["oracle"]
+    assert first["cached"] == {"oracles": 0, "labels": 0}
+    built = []
+    original = oracle_module._build_one
+    monkeypatch.setattr(oracle_module, "_build_one", lambda *a: built.append(a[0].id) or original(*a))
+    _, config = load_config("recipes/configs/search_only.yaml")
+    config = dataclasses.replace(
+        config, output_dir=str(tmp_path / "again"), figures=False, rounds=1, mutants=12, sources=("humaneval",),
+        problem_ids=("HumanEval_0", "HumanEval_12", "HumanEval_40", "HumanEval_95"),
+        fidelity=FidelityConfig(inputs=40, candidates=100))
+    again = run_recipe(config)
+    assert built == []
+    cached = again.stats[0]["fidelity"]["oracle"]["cached"]
+    assert cached["oracles"] == 4 and cached["labels"] == sum(first["pool"].values()) + first["rewrites"]["right"] \
+        + first["domain_variants"]["generated"] + first["rewrites"]["wrong"]
+    assert [s["fidelity"]["suite"] for s in again.stats] == [s["fidelity"]["suite"] for s in result.stats]
+    assert [s["fidelity"]["by_kind"] for s in again.stats] == [s["fidelity"]["by_kind"] for s in result.stats]
+    uncached = run_recipe(dataclasses.replace(config, output_dir=str(tmp_path / "uncached"),
+                                              fidelity=FidelityConfig(inputs=40, candidates=100, cache=False)))
+    assert sorted(built) == sorted(config.problem_ids)
+    assert uncached.stats[0]["fidelity"]["oracle"]["cached"] == {"oracles": 0, "labels": 0}
+    assert [s["fidelity"]["suite"] for s in uncached.stats] == [s["fidelity"]["suite"] for s in result.stats]
 
 
 def test_the_published_card_and_inspect_show_the_fidelity(result):
