@@ -3,7 +3,7 @@
 Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 12 40] [--before /tmp/wt_base] [--json out.json]
 
 Each size runs ``recipes/configs/search_only.yaml`` with ``rounds: 2``, ``mutants: 8``, the first N HumanEval
-problems, ``store: none`` and no figures, in a fresh output folder, in a child process of its own (so the sandbox's
+problems, ``store: none`` and no figures, in a fresh output folder with a fresh oracle cache, in a child process of its own (so the sandbox's
 per-process counters start at zero). With ``--before TREE`` the same sizes run again on the code of another
 checkout (a git worktree of the base commit), back to back, and the table shows both and their ratio.
 
@@ -126,8 +126,10 @@ def measure(n: int, tree: Path) -> dict:
     """Run :func:`child` for ``n`` problems in a fresh interpreter importing the package from ``tree``."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    subprocess.run([sys.executable, __file__, "--child", str(n), "--out", out], env=env, check=True)
+    # a fresh oracle cache per run: each size and tree builds its own oracles (what a first run pays)
+    with tempfile.TemporaryDirectory(prefix="bench-scale-oracles-") as cache:
+        env = {**os.environ, "PYTHONPATH": str(tree), "EVOLVECODER_ORACLE_CACHE": os.path.join(cache, "oracles")}
+        subprocess.run([sys.executable, __file__, "--child", str(n), "--out", out], env=env, check=True)
     return json.loads(Path(out).read_text())
 
 
