@@ -23,7 +23,7 @@ from evolvecoder_datasets.execution import Job
 from .conftest import sandbox_per_mode
 from .server_poison import POISON, REAPED_UNSEEN, RIGHT, TESTS, WRONG
 
-LIMITS = {"workers": 1, "timeout_s": 0.5, "wall_timeout_s": 3.0, "memory_mb": 512}
+LIMITS = {"workers": 1, "timeout_s": 0.5, "wall_timeout_s": 1.5, "memory_mb": 512}  # the wall: 3x the CPU limit
 SLACK_S = 5.0
 
 
