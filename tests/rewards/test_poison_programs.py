@@ -22,7 +22,7 @@ FENCE = "```python\n{}\n```"
                                         ("fast", "pass_rate")], ids=lambda p: "-".join(p))  # fmt: skip
 def reward(request):
     mode, kind = request.param
-    fn = CodeReward(RewardConfig(kind=kind, mode=mode, timeout_s=0.5, workers=1,
+    fn = CodeReward(RewardConfig(kind=kind, mode=mode, timeout_s=0.5, wall_timeout_s=1.5, workers=1,
                                  memory_mb=512, cache_size=0), name=f"{kind}_{mode}")  # fmt: skip
     yield fn
     close = getattr(fn, "close", None)
