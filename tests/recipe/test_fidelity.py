@@ -91,7 +91,7 @@ def test_the_published_card_and_inspect_show_the_fidelity(result):
 def _search_only(tmp_path, *problem_ids):
     """One search round of the shipped no-model recipe on the given HumanEval problems, with a small oracle."""
     _, config = load_config("recipes/configs/search_only.yaml")
-    return run_recipe(dataclasses.replace(config, output_dir=str(tmp_path), figures=False, rounds=1,
+    return run_recipe(dataclasses.replace(config, output_dir=str(tmp_path), figures=False, rounds=1, mutants=12,
                                           sources=("humaneval",), problem_ids=problem_ids,
                                           fidelity=FidelityConfig(inputs=40, candidates=100)))
 
