@@ -177,6 +177,7 @@ def test_score_mutants_refuses_a_suite_given_as_one_string_and_a_reference_that_
     assert out["mutation_score"][0] == 1.0 and math.isnan(out["mutation_score"][1])
 
 
+@pytest.mark.slow  # two Ray sessions of its own (~9 s)
 def test_init_ray_leaves_a_users_own_ray_session_and_environment_alone(short_tmp):
     """A user who started Ray, ran a stage, then restarts Ray must not find a foreign auth token in the env."""
     tmp_path = short_tmp
@@ -431,6 +432,7 @@ def test_a_stage_error_is_not_retried_and_keeps_its_type(ray_config, tmp_path):
     assert attempts.count("3") == 1, attempts
 
 
+@pytest.mark.slow  # a Ray instance of its own (~11 s)
 def test_a_long_tmpdir_does_not_stop_a_local_instance_and_a_long_temp_dir_is_named(short_tmp):
     """Ray's socket paths live under the session folder and a Unix socket path holds 107 bytes."""
     long_tmp = short_tmp / ("scratch-of-a-batch-job-" + "x" * 40)

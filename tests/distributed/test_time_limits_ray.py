@@ -30,6 +30,7 @@ def ray_config(tmp_path_factory):
     ray.shutdown()
 
 
+@pytest.mark.slow  # a Ray instance of its own (~9 s); tests/stages/test_time_limits.py calibrates locally by default
 def test_ray_calibrates_like_the_local_engine_and_declares_the_limit_column(ray_config):
     tests = ["assert sq(2) == 4", "assert sq(3) == 9", "assert sq(-1) == 1"]
     rows = []

@@ -102,7 +102,9 @@ class _Bounded:
             assert grown < 64, f"the caller grew by {grown:.0f} MiB"
 
 
-@pytest.mark.parametrize("mode", ["isolated", "fast"])
+# The judge runs outside the sandbox in both modes: the default run sends every attack through the fast mode and
+# the fast reward; CI (slow tests) also through the isolated mode and the other entry points (~14 s each).
+@pytest.mark.parametrize("mode", [pytest.param("isolated", marks=pytest.mark.slow), "fast"])
 def test_every_caller_attack_gets_verdicts_through_sandbox_run(mode):
     with Sandbox(workers=2, timeout_s=1.0, mode=mode) as sb:
         sb.run(IDENTITY, ["assert f(1) == 1"])  # started: what follows is the attacks' cost alone
@@ -113,6 +115,7 @@ def test_every_caller_attack_gets_verdicts_through_sandbox_run(mode):
         assert sb.run(IDENTITY, ["assert f(2) == 2", "assert f(2) == 3"]).statuses == ["pass", "fail"]
 
 
+@pytest.mark.slow
 def test_a_batch_of_every_attack_gets_verdicts_through_run_many():
     jobs = [Job(program, tests=tests) for _, program, tests in ATTACKS]
     jobs += [Job(program, tests=tests, stop_on_failure=True) for _, program, tests in ATTACKS]
@@ -124,6 +127,7 @@ def test_a_batch_of_every_attack_gets_verdicts_through_run_many():
         _assert_verdicts(report, len(job.tests))
 
 
+@pytest.mark.slow
 def test_every_caller_attack_gets_verdicts_through_run_tests():
     run_tests(IDENTITY, ["assert f(1) == 1"])
     for _, program, tests in ATTACKS:
@@ -132,7 +136,7 @@ def test_every_caller_attack_gets_verdicts_through_run_tests():
         _assert_verdicts(report, len(tests))
 
 
-@pytest.mark.parametrize("mode", ["isolated", "fast"])
+@pytest.mark.parametrize("mode", [pytest.param("isolated", marks=pytest.mark.slow), "fast"])
 def test_every_caller_attack_gets_a_reward_through_code_reward(mode):
     reward = make_code_reward(mode=mode, timeout_s=1.0, workers=2)
     assert reward(completions=[f"```python\n{IDENTITY}```"], tests=[["assert f(1) == 1"]]) == [1.0]

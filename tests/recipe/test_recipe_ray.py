@@ -105,6 +105,7 @@ def ray_engine():
     shutil.rmtree(temp, ignore_errors=True)
 
 
+@pytest.mark.slow  # a Ray instance and a whole recipe (~20 s); test_distributed checks the engines agree by default
 def test_the_recipe_on_ray_publishes_the_same_rounds_and_a_stored_rerun_starts_no_cluster(tmp_path, ray_engine):
     responder = ScriptedResponder()
     with ScriptedOpenAIServer(responder) as server:

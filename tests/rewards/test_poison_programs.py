@@ -18,8 +18,15 @@ from tests.execution.server_poison import POISON, RIGHT, TESTS, WRONG
 FENCE = "```python\n{}\n```"
 
 
-@pytest.fixture(scope="module", params=[("isolated", "binary"), ("fast", "binary"), ("isolated", "pass_rate"),
-                                        ("fast", "pass_rate")], ids=lambda p: "-".join(p))  # fmt: skip
+# The pass-rate reward runs every test where the binary one stops at the first failure: it meets each poison on all
+# its tests, ~12 s a mode, so it runs in CI (slow tests) and the binary reward in both modes by default.
+_SLOW = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", params=[("isolated", "binary"), ("fast", "binary"),
+                                        pytest.param(("isolated", "pass_rate"), marks=_SLOW),
+                                        pytest.param(("fast", "pass_rate"), marks=_SLOW)],
+                ids=lambda p: "-".join(p))  # fmt: skip
 def reward(request):
     mode, kind = request.param
     fn = CodeReward(RewardConfig(kind=kind, mode=mode, timeout_s=0.5, wall_timeout_s=1.5, workers=1,
