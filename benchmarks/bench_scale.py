@@ -16,6 +16,9 @@ Printed per size and tree:
 - the oracle's share of all executions (build + labelling + each round's fidelity);
 - the driver process's CPU (``resource.getrusage(RUSAGE_SELF)``, user + system, over the whole run) per execution
   and per job;
+- the driver's CPU per problem by progress step of the recipe (each stage, the fidelity oracle, each round's
+  measurements, publishing; a step's own CPU, without the steps nested in it; rounds added up), so what grows with
+  the problems or the pool shows between the two sizes;
 - an extrapolation to the paper's 22k problems x 64 programs per problem on one 64-core machine.
 
 A stage is found by walking the caller's stack when a batch is sent (a few microseconds per request, the same for
@@ -68,6 +71,44 @@ def _stage() -> str:
     return "other"
 
 
+def _step_name(text: str) -> str:
+    """A progress step's text without its round number or counts: ``round 1: the search`` -> ``round r: ...``."""
+    import re
+
+    return re.sub(r"\bround ?\d+", "round r", text.split(" (")[0]).strip()
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _patch_steps(driver: dict[str, float]) -> None:
+    """Count the driver process's CPU (all its threads) per progress step of the recipe, exclusive of the steps
+    nested in it, into ``driver`` (step name -> CPU seconds); the CPU outside any step goes to ``outside steps``."""
+    import contextlib
+
+    from evolvecoder_datasets.recipe import checkpoints, pipeline, progress
+
+    stack: list[list] = []  # [name, start CPU, CPU of nested steps]
+    original = progress.stepping
+
+    @contextlib.contextmanager
+    def counted(text: str):
+        stack.append([_step_name(text), _cpu_s(), 0.0])
+        try:
+            with original(text):
+                yield
+        finally:
+            name, start, inner = stack.pop()
+            spent = _cpu_s() - start
+            driver[name] = driver.get(name, 0.0) + spent - inner
+            if stack:
+                stack[-1][2] += spent
+
+    progress.stepping = checkpoints.stepping = pipeline.stepping = counted
+
+
 def child(n: int, out: str) -> None:
     """One recipe run of the first ``n`` HumanEval problems; its counts and CPU written to ``out`` as JSON."""
     root = tempfile.mkdtemp(prefix="ecd-bench-scale-")
@@ -107,15 +148,19 @@ def child(n: int, out: str) -> None:
     _, config = load_config(HERE.parent / "recipes" / "configs" / "search_only.yaml",
                             {"output_dir": os.path.join(root, "run"), "rounds": 2, "mutants": 8,
                              "limit_per_source": n, "store": "none", "figures": False})
+    driver: dict[str, float] = {}
+    _patch_steps(driver)
     counts0 = sandbox_module.local_counts()
     usage0, wall0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     result = run_recipe(config, progress=False)
     usage1, wall1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    driver["outside steps"] = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime) \
+        - sum(driver.values())
     counts1 = sandbox_module.local_counts()
     fidelity = ((result.stats[-1] or {}).get("fidelity") or {}) if getattr(result, "stats", None) else {}
     Path(out).write_text(json.dumps({
         "tree": str(Path(evolvecoder_datasets.__file__).resolve().parent.parent), "problems": n,
-        "by_stage": by_stage, "wall_s": wall1 - wall0,
+        "by_stage": by_stage, "wall_s": wall1 - wall0, "driver_by_step": driver,
         "cpu_s": (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime),
         "jobs": counts1["jobs"] - counts0["jobs"], "tests": counts1["tests"] - counts0["tests"],
         "oracle": fidelity.get("oracle", {}).get("problems"), "suite": fidelity.get("suite"),
@@ -143,7 +188,8 @@ def summary(m: dict) -> dict:
     return {"per_problem": stages, "jobs_by_stage": jobs_by, "total_per_problem": total / n,
             "oracle_share": oracle * n / total if total else 0,
             "driver_us_per_execution": 1e6 * m["cpu_s"] / max(total, 1), "driver_us_per_job": 1e6 * m["cpu_s"] / max(jobs, 1),
-            "jobs_per_problem": jobs / n, "wall_s": m["wall_s"], "driver_cpu_s": m["cpu_s"]}
+            "jobs_per_problem": jobs / n, "wall_s": m["wall_s"], "driver_cpu_s": m["cpu_s"],
+            "driver_ms_per_problem_by_step": {k: 1e3 * v / n for k, v in (m.get("driver_by_step") or {}).items()}}
 
 
 GROWING = ("round-0 execute", "rounds' new tests", "labelling", "round fidelity")  # one job or test per program
@@ -193,6 +239,15 @@ def show(results: dict[str, dict[int, dict]], pool: float, rate: float, samples:
                   f"oracle build {a['per_problem']['oracle build'] / max(b['per_problem']['oracle build'], 1e-9):.3f}, "
                   f"labelling {a['per_problem']['labelling'] / max(b['per_problem']['labelling'], 1e-9):.3f}, "
                   f"driver CPU {a['driver_cpu_s'] / b['driver_cpu_s']:.3f}, wall {a['wall_s'] / b['wall_s']:.3f}")
+    steps = sorted({k for r in results.values() for x in r.values() for k in x.get("driver_ms_per_problem_by_step", {})},
+                   key=lambda k: -max(x.get("driver_ms_per_problem_by_step", {}).get(k, 0)
+                                      for r in results.values() for x in r.values()))
+    if steps:
+        print(f"\n{'driver CPU ms per problem':<28}{header}")
+        for step in steps:
+            print(f"{step[:27]:<28}" + "".join(
+                f"{results[t][n].get('driver_ms_per_problem_by_step', {}).get(step, 0):>18.1f}"
+                for n in sizes for t in trees))
     largest = sizes[-1]
     for t in trees:
         print(f"paper scale ({t}, from N={largest}): {extrapolate(results[t][largest], pool, rate, samples.get(t))}")

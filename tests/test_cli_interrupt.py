@@ -31,8 +31,12 @@ def test_ctrl_c_ends_with_one_line_and_the_rerun_says_what_it_reused(tmp_path):
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # A terminal's Ctrl-C reaches a run whose SIGINT is at its default. A suite started in the background of a
+    # non-interactive shell (``pytest ... &``) ignores SIGINT, and a child inherits an ignored signal through exec,
+    # so the run is started with SIGINT put back to the default first.
     proc = subprocess.Popen([*_cli(), "run", str(path)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
     stages = tmp_path / "run" / "stages"
     deadline = time.monotonic() + 300
     while not list(stages.glob("*/checkpoint.json")) and proc.poll() is None and time.monotonic() < deadline:
