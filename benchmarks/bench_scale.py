@@ -217,6 +217,28 @@ def extrapolate(s: dict, pool: float, exec_per_s_per_core: float, sample: int | 
             f"{driver_h:.1f} h of one core at this run's CPU per job")
 
 
+# progress steps whose driver work is per program of the pool (round 0 runs every program; the search writer's
+# bookkeeping follows its targets, the programs the suite has not killed)
+POOL_STEPS = ("round r: new tests", "round r: every program")
+
+
+def driver_by_steps(steps_ms: dict[str, float], pool: float, sample: int | None) -> str:
+    """The driver's CPU at 22k problems x 64 programs from its CPU per problem by step: the per-program steps scale
+    with the pool, the fidelity oracle runs on ``sample`` problems only, the rest stays per problem."""
+    scale = PAPER_PROGRAMS / pool
+    oracle_problems = PAPER_PROBLEMS if sample is None else min(sample, PAPER_PROBLEMS)
+    parts: dict[str, float] = {}
+    for step, ms in steps_ms.items():
+        if step.startswith("the fidelity oracle"):
+            parts[step] = ms * oracle_problems / 1e3
+        else:
+            parts[step] = ms * PAPER_PROBLEMS * (scale if step.startswith(POOL_STEPS) else 1) / 1e3
+    total = sum(parts.values())
+    top = sorted(parts.items(), key=lambda kv: -kv[1])[:3]
+    return (f"{total / 3600:.2f} h of one core; most: "
+            + ", ".join(f"{name[:40]} {100 * s / total:.0f}%" for name, s in top))
+
+
 def show(results: dict[str, dict[int, dict]], pool: float, rate: float, samples: dict[str, int | None]) -> None:
     trees = list(results)
     sizes = sorted({n for r in results.values() for n in r})
@@ -249,6 +271,10 @@ def show(results: dict[str, dict[int, dict]], pool: float, rate: float, samples:
                 f"{results[t][n].get('driver_ms_per_problem_by_step', {}).get(step, 0):>18.1f}"
                 for n in sizes for t in trees))
     largest = sizes[-1]
+    for t in trees:
+        steps_ms = results[t][largest].get("driver_ms_per_problem_by_step")
+        if steps_ms:
+            print(f"driver at paper scale ({t}, from N={largest}): {driver_by_steps(steps_ms, pool, samples.get(t))}")
     for t in trees:
         print(f"paper scale ({t}, from N={largest}): {extrapolate(results[t][largest], pool, rate, samples.get(t))}")
 
