@@ -74,7 +74,7 @@ from ..tolerance import float_assert
 from .calls import recover_call, render_args
 from .domain import Domain, infer_domain
 from .inputs import InputMutator, reference_constants
-from .oracle_cache import OracleCache, cached_labels, oracle_key, program_key
+from .oracle_cache import OracleCache, oracle_key, program_key
 from .oracle_values import read_reference_values, read_usable
 from .probes import ProbeProgram
 from .writer import hot_constants
@@ -535,7 +535,8 @@ def label_programs(
     for k, (oracle, codes) in enumerate(zip(oracles, programs)):
         if oracle.available:
             joined = [_joined(oracle.tests, g) for g in _chunks(oracle.cpu, len(oracle.tests), config)]
-            for i, (code, kept) in enumerate(zip(codes, cached_labels(cache, oracle.cache_key, codes))):
+            known = cache.labels_of(oracle.cache_key, codes) if cache is not None else [None] * len(codes)
+            for i, (code, kept) in enumerate(zip(codes, known)):
                 if kept is not None:
                     out[k][i] = kept
                     continue

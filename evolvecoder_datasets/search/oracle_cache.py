@@ -1,8 +1,8 @@
 """Fidelity oracles kept across runs: an oracle depends on its problem and the oracle's settings, never on the run.
 
 A problem's oracle (:func:`~evolvecoder_datasets.search.oracle.build_oracles`) is a function of its id (the seed of
-its candidates), its reference, its seed tests (the call and its seeds), its domain, the constants its pool's
-programs change (swept as candidates), the settings that shape it, and the code that builds it. All of these make
+its candidates), its reference, its seed tests (the call and its seeds), its domain, the programs of its pool (the
+constants they change are swept as candidates), the settings that shape it, and the code that builds it. All of these make
 its key (:func:`oracle_key`), so a rerun, a second recipe on the same problems, or the next round reads it back
 instead of running the reference on hundreds of candidates again; any change builds a new one. The labels of the
 programs checked against it (1 right, 0 wrong) are kept beside it, keyed by the program's text, so a program
@@ -92,7 +92,6 @@ def oracle_key(problem: OracleProblem, config: FidelityConfig) -> str:
         (True, False)
     """
     from ..keys import semantic
-    from .writer import hot_constants
 
     settings = semantic(config)
     for name in _NOT_KEYED:
@@ -102,7 +101,8 @@ def oracle_key(problem: OracleProblem, config: FidelityConfig) -> str:
         "code": _code_digest(), "settings": settings, "id": problem.id, "reference": problem.reference,
         "tests": list(problem.tests),
         "domain": None if domain is None else [domain.how, domain.contract, repr(domain.shape)],
-        "hot": hot_constants(problem.reference or "", problem.programs) if problem.programs else [],
+        # the pool's programs, whose changed constants the oracle sweeps (their texts: hashed, not parsed again)
+        "programs": sorted(program_key(code) for code in problem.programs),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
@@ -249,6 +249,21 @@ class OracleCache:
         return {k: int(v) for k, v in entry.items()
                 if isinstance(k, str) and v in (0, 1) and not isinstance(v, bool)}
 
+    def labels_of(self, key: str | None, codes: Sequence[str]) -> list[int | None]:
+        """Per program of ``codes``, the label kept beside the oracle ``key`` (``None`` where there is none, or no key).
+
+        Example:
+            >>> OracleCache(tempfile.mkdtemp()).labels_of("0" * 64, ["x = 1"])
+            [None]
+        """
+        if key is None:
+            return [None] * len(codes)
+        kept = self.labels(key)
+        found = [kept.get(program_key(code)) for code in codes]
+        with self._lock:
+            self.labels_read += sum(label is not None for label in found)
+        return found
+
     def put_labels(self, key: str, labels: Mapping[str, int]) -> None:
         """Add ``labels`` (by :func:`program_key`) beside the oracle ``key``; ``-1`` (no label) is not kept.
 
@@ -262,19 +277,3 @@ class OracleCache:
         with self._lock:
             merged = {**self.labels(key), **decided}
             self._write(key, "labels", merged)
-
-
-def cached_labels(cache: OracleCache | None, key: str | None, codes: Sequence[str]) -> list[int | None]:
-    """Per program of ``codes``, the label kept beside the oracle ``key`` (``None`` where there is none).
-
-    Example:
-        >>> cached_labels(None, None, ["x = 1"])
-        [None]
-    """
-    if cache is None or key is None:
-        return [None] * len(codes)
-    kept = cache.labels(key)
-    found = [kept.get(program_key(code)) for code in codes]
-    with cache._lock:
-        cache.labels_read += sum(label is not None for label in found)
-    return found

@@ -84,7 +84,7 @@ def test_the_same_oracles_are_built_without_a_cache(sandbox, tmp_path):
     lambda p, c: (p, dataclasses.replace(c, cpu_s=0.2)),
     lambda p, c: (p, dataclasses.replace(c, batch=8)),
     lambda p, c: (p, dataclasses.replace(c, sandbox=dataclasses.replace(c.sandbox, timeout_s=2.0))),
-], ids=["reference", "tests", "id", "domain", "pool_constants", "inputs", "seed", "cpu_s", "batch", "timeout"])
+], ids=["reference", "tests", "id", "domain", "pool", "inputs", "seed", "cpu_s", "batch", "timeout"])
 def test_anything_the_oracle_depends_on_changes_its_key(change):
     problem, config = change(PROBLEMS[0], CONFIG)
     assert oracle_key(problem, config) != oracle_key(PROBLEMS[0], CONFIG)
