@@ -56,6 +56,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -133,7 +134,9 @@ class FidelityConfig:
         cache (`bool`, defaults to `True`): keep each problem's oracle and its programs' labels across runs
             (:mod:`~evolvecoder_datasets.search.oracle_cache`: keyed by everything the oracle depends on, in
             ``$EVOLVECODER_ORACLE_CACHE`` or ``<cache root>/oracles``), so a rerun or another recipe on the same
-            problems builds none again. Not part of any key: it changes no figure.
+            problems builds none again. It changes no figure and is not part of an oracle's cache key (a run's own
+            saved oracle, ``stages/fidelity_oracle.json``, is keyed by the whole section: switching it rebuilds that
+            once).
         version (`str`): bump when the oracle changes.
 
     Raises:
@@ -475,7 +478,7 @@ def build_oracles(
         'no_reference'
     """
     keys = [oracle_key(p, config) if cache is not None and p.reference else None for p in problems]
-    kept = [cache.get(k) if cache is not None and k else None for k in keys]
+    kept = [cache.get(k) if k else None for k in keys]  # a key only where there is a cache
     found: list[Oracle | None] = [Oracle(**entry) if entry else None for entry in kept]
     todo = [i for i, oracle in enumerate(found) if oracle is None]
     if sandbox is None and any(problems[i].reference for i in todo):
@@ -487,9 +490,8 @@ def build_oracles(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for i, oracle in zip(todo, pool.map(lambda i: _build_one(problems[i], config, sandbox, verify), todo)):
             found[i] = oracle
-            if cache is not None and keys[i] and oracle.available:
-                cache.put(keys[i], {"id": oracle.id, "tests": oracle.tests, "callee": oracle.callee,
-                                    "candidates": oracle.candidates, "usable": oracle.usable, "cpu": oracle.cpu})
+            if keys[i] and oracle.available:
+                cache.put(keys[i], dataclasses.asdict(oracle))  # the cache keeps the fields it reads back
     for oracle, key in zip(found, keys):
         oracle.cache_key = key if oracle.available else None
     return found
@@ -548,11 +550,13 @@ def label_programs(
         from ..execution import shared_sandbox
 
         sandbox = shared_sandbox(config.sandbox)
-    new: dict[int, dict[str, int]] = {}
     for (k, i), report in zip(owners, sandbox.run_many(jobs)):
         out[k][i] = -1 if report.infra_error else int(report.all_passed)
-        new.setdefault(k, {})[program_key(programs[k][i])] = int(out[k][i])
-    for k, labels in new.items():
-        if cache is not None and oracles[k].cache_key:
+    if cache is not None:
+        new: dict[int, dict[str, int]] = {}
+        for k, i in owners:
+            if oracles[k].cache_key:
+                new.setdefault(k, {})[program_key(programs[k][i])] = int(out[k][i])
+        for k, labels in new.items():
             cache.put_labels(oracles[k].cache_key, labels)
     return out
