@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from ..errors import ConfigError, SandboxError, SandboxUntrusted
@@ -204,6 +205,7 @@ class Connections:
         self._idle: list[socket.socket] = []
         self._lock = threading.Lock()
         self._pid = os.getpid()
+        _live.add(self)
 
     def request(self, message) -> tuple:
         """Send ``message`` and return the service's answer, checked to be ``("ok", ...)`` or ``("error", kind,
@@ -280,6 +282,15 @@ class Connections:
             sock.close()
 
 
+_live: weakref.WeakSet[Connections] = weakref.WeakSet()  # every caller's connections in this process
+
+
+def _held_here() -> bool:
+    """Whether this process holds an open connection to the service (a live caller of its own keeps it)."""
+    pid = os.getpid()
+    return any(c._pid == pid and any(s.fileno() >= 0 for s in list(c._idle)) for c in list(_live))
+
+
 def _ask_release(folder: str, wait_s: float) -> tuple[str, int, int] | str | None:
     """One ``release`` request: ``("ok", pid, other callers)``, ``"absent"`` where no service answers, None for an
     answer of another shape."""
@@ -302,7 +313,8 @@ def release_service(wait_s: float = 15.0) -> bool:
     """Ask this machine's service to end now if no caller holds a connection to it (a live ``Sandbox`` anywhere on
     the machine keeps it), and wait up to ``wait_s`` for it to exit. Starts nothing. Returns whether no service of
     this package answers afterwards: ``False`` where the service still says other callers hold it after a moment's
-    asking again (it ends when the last of them leaves). For owners that should leave no process behind (``serve`` on SIGTERM).
+    asking again, or at once where a caller of this process holds it (it ends when the last of them leaves). For
+    owners that should leave no process behind (``serve`` on SIGTERM).
 
     Example:
         >>> from evolvecoder_datasets.execution._client import release_service
@@ -318,8 +330,9 @@ def release_service(wait_s: float = 15.0) -> bool:
         if reply is None:
             return False
         # Other callers hold it: it ends when the last of them leaves. A connection its owner has just closed (this
-        # process's own sandboxes, closed a moment ago) may not be counted out yet: ask again for a moment.
-        if not reply[2] or time.monotonic() > settle:
+        # process's own sandboxes, closed a moment ago) may not be counted out yet: ask again for a moment, unless
+        # a caller of this process still holds one open (then nothing can end it now).
+        if not reply[2] or time.monotonic() > settle or _held_here():
             break
         time.sleep(0.05)
     if reply[2]:

@@ -84,3 +84,33 @@ def test_a_release_while_another_caller_holds_the_service_answers_at_once_and_en
         caller.join(timeout=120.0)  # far below wait_s: it did not wait for an end that cannot come
         assert not caller.is_alive() and answer == [False]
         assert held.run("x = 2", ["assert x == 2", "assert x == 1"]).statuses == ["pass", "fail"]
+
+
+def test_a_release_from_a_process_that_still_holds_the_service_asks_once(monkeypatch):
+    """A reward server stopping while another sandbox of its own process is still open (a trainer's driver, the test
+    session) cannot end the service: ``release_service`` sees its own open connection and returns False after one
+    question, with no 2 s of asking again (each reward-server teardown paid those). Connections a forked child
+    inherited are its parent's, not the child's: they hold nothing for it."""
+    from evolvecoder_datasets.execution import Sandbox
+    from evolvecoder_datasets.execution import _client
+
+    naps: list[float] = []
+    with Sandbox(workers=1, timeout_s=1.0) as held:
+        assert held.run("x = 1", ["assert x == 1"]).statuses == ["pass"]
+        assert _client._held_here()
+        monkeypatch.setattr(_client.time, "sleep", naps.append)
+        assert _client.release_service(wait_s=600.0) is False
+        monkeypatch.undo()
+        assert naps == []
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: the parent's connections are inherited, not its own
+            os.close(read)
+            os.write(write, b"1" if _client._held_here() else b"0")
+            os._exit(0)
+        os.close(write)
+        in_child = os.read(read, 1)
+        os.close(read)
+        os.waitpid(pid, 0)
+        assert in_child == b"0"
+        assert held.run("x = 2", ["assert x == 2", "assert x == 1"]).statuses == ["pass", "fail"]
