@@ -11,10 +11,10 @@ Example:
 
 from __future__ import annotations
 
-import atexit
 import threading
 from collections.abc import Sequence
 
+from .._cache import process_shared
 from ..limits import SandboxSettings
 from .extract import extract_code
 from .report import ExecutionReport
@@ -36,16 +36,8 @@ def shared_sandbox(settings: SandboxSettings | None = None, **overrides) -> Sand
         >>> sb is shared_sandbox(SandboxSettings(mode="fast"))
         True
     """
-    import os
-
     resolved = resolve_settings(settings, overrides)
-    key = (os.getpid(), resolved)
-    with _shared_lock:
-        sandbox = _shared.get(key)
-        if sandbox is None:
-            sandbox = _shared[key] = Sandbox(resolved)
-            atexit.register(sandbox.close)
-        return sandbox
+    return process_shared(_shared, _shared_lock, resolved, lambda: Sandbox(resolved))
 
 
 def run_tests(program: str, tests: Sequence[str], settings: SandboxSettings | None = None, **overrides) -> ExecutionReport:

@@ -13,13 +13,13 @@ Example:
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import json
-import os
 import sys
 import threading
 from typing import TYPE_CHECKING
+
+from ..._cache import process_shared
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...llm import Backend
@@ -51,13 +51,7 @@ def get_backend(config: LLMConfig) -> Backend:
     from ...llm import make_backend
 
     full = json.dumps(dataclasses.asdict(config), sort_keys=True, default=str)  # transport included
-    key = (os.getpid(), full)
-    with _backends_lock:
-        backend = _backends.get(key)
-        if backend is None:
-            backend = _backends[key] = make_backend(config)
-            atexit.register(backend.close)
-        return backend
+    return process_shared(_backends, _backends_lock, full, lambda: make_backend(config))
 
 
 def close_backends() -> None:
