@@ -22,7 +22,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import stat
 import sys
 import zipfile
 from pathlib import Path
@@ -75,21 +74,16 @@ def read_solution(path: str | os.PathLike) -> str | None:
         >>> read_solution("/nonexistent/task_module.py") is None
         True
     """
+    from ..execution._forkserver.tools import read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular(path, MAX_SOLUTION_BYTES)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOLUTION_BYTES:
-            return None
-        data = os.read(fd, MAX_SOLUTION_BYTES + 1)
-    except OSError:
+    if data is None:
         return None
-    finally:
-        os.close(fd)
     try:
-        return data.decode("utf-8") if len(data) <= MAX_SOLUTION_BYTES else None
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
 

@@ -95,8 +95,18 @@ def _run_tool(argv: list, exe_fd: int, stdin_path: str | None, limits: Limits, f
     return status, cpu, killed, output.finish()[:cap]
 
 
-def _read_regular(path: str, cap: int) -> bytes | None:
-    """The bytes of a regular file (not a link, a FIFO or a device) of at most ``cap`` bytes, else None."""
+def read_regular(path: str | os.PathLike, cap: int) -> bytes | None:
+    """The bytes of a regular file (not a link, a FIFO or a device) of at most ``cap`` bytes, else None.
+
+    No link is followed and no FIFO or device is waited on. ``None`` also when the file cannot be opened; an error
+    while reading an opened file is raised (``OSError``). The fork server reads a compiled binary and a checker's
+    message with it, the exported task's verifier the agent's solution.
+
+    Example:
+        >>> from evolvecoder_datasets.execution._forkserver.tools import read_regular
+        >>> read_regular("/nonexistent/file", 10) is None, read_regular("/dev/null", 10) is None
+        (True, True)
+    """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -195,7 +205,7 @@ def run_compile(job: CompileJob, limits: Limits, workdir: str) -> dict:
             killed or "", f"compile error (exit {code})" if code is not None else "the compiler was killed")
         reply["statuses"], reply["messages"] = ["syntax_error"], [f"{why}: {message}"[:4000]]
         return reply
-    binary = _read_regular(os.path.join(workdir, "program"), job.max_binary_bytes)
+    binary = read_regular(os.path.join(workdir, "program"), job.max_binary_bytes)
     if binary is None:
         reply["statuses"], reply["messages"] = ["syntax_error"], ["the compiler left no binary within the limits"]
         return reply
@@ -236,7 +246,7 @@ def run_check(job: CheckJob, limits: Limits, workdir: str) -> dict:
                                                    stderr=contract != "codeforces")  # fmt: skip
             code, killed = _ending(status, killed)
             if contract == "kattis":
-                note = _read_regular(os.path.join(feedback, "judgemessage.txt"), _MESSAGE_BYTES) or b""
+                note = read_regular(os.path.join(feedback, "judgemessage.txt"), _MESSAGE_BYTES) or b""
                 said = note + b"\n" + said
             endings.append([code, killed])
             messages.append(said[:_MESSAGE_BYTES].decode("utf-8", "replace"))
