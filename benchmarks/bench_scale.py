@@ -1,8 +1,8 @@
 """Where a recipe run's executions go, per problem, at two sizes: does anything grow faster than the problems?
 
-Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 12 40] [--before /tmp/wt_base] [--json out.json]
+Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 12 40] [--mutants 8] [--before /tmp/wt_base] [--json out.json]
 
-Each size runs ``recipes/configs/search_only.yaml`` with ``rounds: 2``, ``mutants: 8``, the first N HumanEval
+Each size runs ``recipes/configs/search_only.yaml`` with ``rounds: 2``, ``mutants: 8`` (``--mutants``), the first N HumanEval
 problems, ``store: none`` and no figures, in a fresh output folder with a fresh oracle cache, in a child process of its own (so the sandbox's
 per-process counters start at zero). With ``--before TREE`` the same sizes run again on the code of another
 checkout (a git worktree of the base commit), back to back, and the table shows both and their ratio.
@@ -109,8 +109,9 @@ def _patch_steps(driver: dict[str, float]) -> None:
     progress.stepping = checkpoints.stepping = pipeline.stepping = counted
 
 
-def child(n: int, out: str) -> None:
-    """One recipe run of the first ``n`` HumanEval problems; its counts and CPU written to ``out`` as JSON."""
+def child(n: int, out: str, mutants: int = 8) -> None:
+    """One recipe run of the first ``n`` HumanEval problems with ``mutants`` AST mutants per problem; its counts and
+    CPU written to ``out`` as JSON."""
     root = tempfile.mkdtemp(prefix="ecd-bench-scale-")
     os.environ["HF_HOME"] = root
     os.environ["HF_DATASETS_CACHE"] = os.path.join(root, "datasets")
@@ -137,7 +138,11 @@ def child(n: int, out: str) -> None:
 
     execute_dataset = execute_module.execute_dataset
 
+    pool: list[float] = []
+
     def round0(*args, **kwargs):  # the recipe imports it when round 0 runs
+        ds = args[0] if args else kwargs["ds"]
+        pool.append(sum(len(s) for s in ds["solutions"]) / max(len(ds), 1))  # programs per problem, measured
         PHASE[0] = "round-0 execute"
         try:
             return execute_dataset(*args, **kwargs)
@@ -146,7 +151,7 @@ def child(n: int, out: str) -> None:
 
     execute_module.execute_dataset = round0
     _, config = load_config(HERE.parent / "recipes" / "configs" / "search_only.yaml",
-                            {"output_dir": os.path.join(root, "run"), "rounds": 2, "mutants": 8,
+                            {"output_dir": os.path.join(root, "run"), "rounds": 2, "mutants": mutants,
                              "limit_per_source": n, "store": "none", "figures": False})
     driver: dict[str, float] = {}
     _patch_steps(driver)
@@ -163,18 +168,20 @@ def child(n: int, out: str) -> None:
         "by_stage": by_stage, "wall_s": wall1 - wall0, "driver_by_step": driver,
         "cpu_s": (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime),
         "jobs": counts1["jobs"] - counts0["jobs"], "tests": counts1["tests"] - counts0["tests"],
+        "mutants": mutants, "programs_per_problem": pool[0] if pool else None,
         "oracle": fidelity.get("oracle", {}).get("problems"), "suite": fidelity.get("suite"),
         "sample": getattr(config.fidelity, "sample", None)}))
 
 
-def measure(n: int, tree: Path) -> dict:
+def measure(n: int, tree: Path, mutants: int = 8) -> dict:
     """Run :func:`child` for ``n`` problems in a fresh interpreter importing the package from ``tree``."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     # a fresh oracle cache per run: each size and tree builds its own oracles (what a first run pays)
     with tempfile.TemporaryDirectory(prefix="bench-scale-oracles-") as cache:
         env = {**os.environ, "PYTHONPATH": str(tree), "EVOLVECODER_ORACLE_CACHE": os.path.join(cache, "oracles")}
-        subprocess.run([sys.executable, __file__, "--child", str(n), "--out", out], env=env, check=True)
+        subprocess.run([sys.executable, __file__, "--child", str(n), "--out", out, "--mutants", str(mutants)], env=env,
+                       check=True)
     return json.loads(Path(out).read_text())
 
 
@@ -279,12 +286,54 @@ def show(results: dict[str, dict[int, dict]], pool: float, rate: float, samples:
         print(f"paper scale ({t}, from N={largest}): {extrapolate(results[t][largest], pool, rate, samples.get(t))}")
 
 
+def pool_fit(runs: list[dict]) -> dict[str, tuple[float, float]]:
+    """Per progress step, the driver's ms per problem as ``a + b x programs`` (least squares over ``runs``, one run
+    per pool size at the same N): ``{step: (a, b)}``.
+
+    Example:
+        >>> fit = pool_fit([{"problems": 10, "programs_per_problem": 5.0, "driver_by_step": {"s": 0.2}},
+        ...                 {"problems": 10, "programs_per_problem": 10.0, "driver_by_step": {"s": 0.3}}])
+        >>> [round(x, 3) for x in fit["s"]]
+        [10.0, 2.0]
+    """
+    xs = [r["programs_per_problem"] for r in runs]
+    mean_x = sum(xs) / len(xs)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    fit = {}
+    for step in sorted({k for r in runs for k in r["driver_by_step"]}):
+        ys = [1e3 * r["driver_by_step"].get(step, 0.0) / r["problems"] for r in runs]
+        mean_y = sum(ys) / len(ys)
+        b = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / spread if spread else 0.0
+        fit[step] = (mean_y - b * mean_x, b)
+    return fit
+
+
+def show_pool_fit(tree: str, runs: list[dict], sample: int | None) -> None:
+    """The driver's CPU per problem by step at each measured pool, the per-program slope, and the driver at paper
+    scale from the fit (the fidelity oracle on ``sample`` problems only; a step's slope taken as 0 where it fell)."""
+    fit = pool_fit(runs)
+    pools = "".join(f"{'P=%.1f' % r['programs_per_problem']:>10}" for r in runs)
+    print(f"\ndriver CPU ms per problem ({tree}, N={runs[0]['problems']}, by programs per problem P)")
+    print(f"{'step':<40}{pools}{'ms/program':>12}{'at P=64':>10}")
+    total_s = 0.0
+    oracle_problems = PAPER_PROBLEMS if sample is None else min(sample, PAPER_PROBLEMS)
+    for step, (a, b) in sorted(fit.items(), key=lambda kv: -(kv[1][0] + max(kv[1][1], 0) * PAPER_PROGRAMS)):
+        at64 = a + max(b, 0.0) * PAPER_PROGRAMS
+        per = "".join(f"{1e3 * r['driver_by_step'].get(step, 0.0) / r['problems']:>10.1f}" for r in runs)
+        print(f"{step[:39]:<40}{per}{b:>12.2f}{at64:>10.1f}")
+        total_s += at64 * (oracle_problems if step.startswith("the fidelity oracle") else PAPER_PROBLEMS) / 1e3
+    print(f"driver at paper scale ({tree}, fitted on the pool): {total_s / 3600:.2f} h of one core")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[12, 40])
     parser.add_argument("--before", type=Path, help="a checkout of the base commit, run back to back")
-    parser.add_argument("--pool", type=float, default=8, help="programs per problem in this run's pool (its 8 "
-                        "mutants; the rewrites and variants stay per problem) for the extrapolation")
+    parser.add_argument("--mutants", type=int, nargs="+", default=[8], help="AST mutants asked per problem (the "
+                        "run's pool); with two or more, the largest size runs again at each, and the driver's CPU per "
+                        "step is fitted against the programs per problem each pool really had")
+    parser.add_argument("--pool", type=float, help="programs per problem in this run's pool for the extrapolation "
+                        "(default: --mutants; the rewrites and variants stay per problem)")
     parser.add_argument("--from-json", type=Path, help="print the table of an earlier --json run, running nothing")
     parser.add_argument("--rate", type=float, default=1350.0,
                         help="fast-mode executions per second per core of the service (docs/scaling.md)")
@@ -293,8 +342,10 @@ def main() -> None:
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.out)
+        child(args.child, args.out, args.mutants[0])
         return
+    if args.pool is None:
+        args.pool = float(args.mutants[0])
     if args.from_json:
         saved = json.loads(args.from_json.read_text())
         results = {t: {int(n): v for n, v in r.items()} for t, r in saved["summary"].items()}
@@ -307,16 +358,23 @@ def main() -> None:
     raw: dict[str, dict[int, dict]] = {t: {} for t in trees}
     for n in args.sizes:
         for name, tree in trees.items():
-            raw[name][n] = measure(n, tree)
+            raw[name][n] = measure(n, tree, args.mutants[0])
             results[name][n] = summary(raw[name][n])
             print(f"{name} N={n}: {results[name][n]['total_per_problem']:,.0f} executions per problem, "
                   f"{results[name][n]['wall_s']:.0f} s, fidelity {raw[name][n]['suite'] and {k: raw[name][n]['suite'][k] for k in ('tpr', 'tnr')}}",
                   flush=True)
     samples = {t: next(iter(raw[t].values())).get("sample") for t in trees}
     show(results, args.pool, args.rate, samples)
+    pools: dict[str, list[dict]] = {}
+    if len(args.mutants) > 1:
+        largest = max(args.sizes)
+        for name, tree in trees.items():
+            pools[name] = [raw[name][largest]] + [measure(largest, tree, m) for m in args.mutants[1:]]
+            show_pool_fit(name, pools[name], samples.get(name))
     print(f"load after: {os.getloadavg()[0]:.2f}")
     if args.json:
-        args.json.write_text(json.dumps({"summary": results, "raw": raw, "samples": samples}, indent=1))
+        args.json.write_text(json.dumps({"summary": results, "raw": raw, "samples": samples, "pools": pools},
+                                        indent=1))
 
 
 if __name__ == "__main__":

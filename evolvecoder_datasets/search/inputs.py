@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import ast
+import functools
 import random
 import re
 from collections.abc import Sequence
@@ -45,10 +46,20 @@ def reference_constants(source: str) -> dict[type, list]:
         >>> found[int], found[float], found[str]
         ([1, 12], [2.5], ['x'])
     """
+    found = _kept_constants(source) if len(source) <= _KEPT_CHARS else _constants(source)
+    return {kind: list(values) for kind, values in found}
+
+
+_KEPT_CHARS = 20_000  # programs up to this size keep their constants (4,096 of them: at most ~80 MB of text)
+
+
+def _constants(source: str) -> tuple[tuple[type, tuple], ...]:
+    """:func:`reference_constants` of ``source`` as tuples (kept per text by :func:`_kept_constants`: each round's
+    search and the oracle read the same pool's programs again)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
+        return ()
     docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                   if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                   and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
@@ -61,7 +72,10 @@ def reference_constants(source: str) -> dict[type, list]:
             bucket = out.setdefault(type(value), [])
             if value not in bucket:
                 bucket.append(value)
-    return out
+    return tuple((kind, tuple(values)) for kind, values in out.items())
+
+
+_kept_constants = functools.lru_cache(maxsize=4096)(_constants)
 
 
 def _splice(head: Any, tail: Any, rng: random.Random) -> Any:

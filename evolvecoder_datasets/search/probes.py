@@ -172,7 +172,8 @@ class ProbeProgram:
     Args:
         reference (`str`): the reference solution (a whole program).
         callee (`str`): the call expression the tests use (``"sq"``, ``"Solution().two_sum"``).
-        inputs (`Sequence[tuple]`): argument tuples, addressed by their index ``k`` in the tests.
+        inputs (`Sequence[tuple]`): argument tuples, addressed by their index ``k`` in the tests (read once: the
+            probe's text is rendered at the first :meth:`program` call and shared by every program under test).
         cpu_s (`float`, defaults to 0.1): CPU seconds the reference may use on one input for it to be usable.
         max_chars (`int`, defaults to 1000): longest ``repr`` of a usable return value.
         nested_floats (`bool`, defaults to `False`): a usable value may hold floats inside a list, tuple, set or
@@ -208,12 +209,13 @@ class ProbeProgram:
     ) -> None:
         self.reference = reference
         self.callee = callee
-        self.inputs = [tuple(a) for a in inputs]
+        self.inputs = tuple(tuple(a) for a in inputs)  # fixed: the program's text is rendered once
         self.cpu_s = float(cpu_s)
         self.max_chars = int(max_chars)
         self.nested_floats = bool(nested_floats)
         self.cheaper_call = bool(cheaper_call)
         self.precondition = precondition or None
+        self._head: str | None = None
 
     def reference_timeout(self) -> float:
         """CPU seconds per test for a probe that runs only the reference (:meth:`usable_tests`, value reads):
@@ -235,6 +237,14 @@ class ProbeProgram:
             >>> "_ECD_PROG" in ProbeProgram("def f(x):\\n    return x", "f", [(1,)]).program("def f(x):\\n    return 2")
             True
         """
+        if self._head is None:
+            self._head = self._render_head()
+        if under_test is None:
+            return self._head
+        return self._head + f"_ECD_PROG = _ecd_load({under_test!r}, '<program>')\n"
+
+    def _render_head(self) -> str:
+        """The probe program without a program under test (one per probe: every target's program shares it)."""
         makers = ",\n    ".join(f"lambda: ({render_args(a)}{',' if a else ''})" for a in self.inputs)
         parts = [
             _HELPERS,
@@ -248,8 +258,6 @@ class ProbeProgram:
              else "_ECD_PRE = None"),
             f"_ECD_REF = _ecd_load({self.reference!r}, '<reference>')",
         ]
-        if under_test is not None:
-            parts.append(f"_ECD_PROG = _ecd_load({under_test!r}, '<program>')")
         return "\n".join(parts) + "\n"
 
     def usable_tests(self, indices: Sequence[int] | None = None) -> list[str]:

@@ -448,10 +448,10 @@ def search_tests(
         for state, probe in zip(active, probes):
             if state.config.objective == "random" or not state.usable:
                 continue
+            asked = {True: probe.first_tests(state.usable), False: probe.same_tests(state.usable)}
             for p in state.target_programs():
                 first = p in state.alive
-                tests = probe.first_tests(state.usable) if first else probe.same_tests(state.usable)
-                jobs.append(Job(probe.program(state.problem.programs[p]), tests=tests,
+                jobs.append(Job(probe.program(state.problem.programs[p]), tests=asked[first],
                                 timeout_s=state.target_timeout))
                 owners.append((state, p, first))
         reports = sandbox.run_many(jobs) if jobs else []
