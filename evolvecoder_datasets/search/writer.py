@@ -154,13 +154,15 @@ class _State:
         for _ in range(20 * n):
             if self.queue:
                 args = self.queue.pop()
-                origin = self.origin.get(repr(args), "sweep")
+                key = repr(args)
+                origin = self.origin.get(key, "sweep")
             else:
                 args = self.mutator.candidate()
+                key = repr(args)
+                if key in self.seen:  # a repeat (most of the misses): not rendered, nor its origin named
+                    continue
                 origin = "+".join(["random", *sorted(self.mutator.tags)])
-            text = render_args(args)
-            key = repr(args)
-            if key in self.seen or len(text) > config.max_input_chars:
+            if key in self.seen or len(render_args(args)) > config.max_input_chars:
                 continue
             self.seen.add(key)
             rule = self.domain.violation(args)
