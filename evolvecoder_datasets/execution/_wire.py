@@ -27,7 +27,8 @@ Format (bytes; counts and lengths are ASCII decimal)::
     W<n>:<factory><k v ...>     collections.defaultdict whose factory is a builtin type, named by a str item
     n<n>:<name><fields><items>  a named tuple: class name, a tuple of field names, then n items
     R<i><i><i>                  range        q<i><i>  Fraction        D<str>   Decimal
-    ?<name><repr>               ForeignObject          y<depth>;   a reference back to an enclosing container
+    ?<name><repr>               ForeignObject (true; ``!`` false, ``~`` its truth unknown: ``bool`` raised)
+    y<depth>;                   a reference back to an enclosing container
     u<name><value>              an instance of a program's subclass of a builtin: the builtin data it holds, and
                                 its class name (the judge rebuilds it as a method-less subclass of that name)
 
@@ -404,7 +405,7 @@ def _foreign(value, t) -> tuple[bytes, list]:
             if atom is not None:
                 return atom, []
         if t is numpy.ndarray:
-            return b"?", ["numpy.ndarray", repr(value.tolist())[: 1 << 20]]
+            return _truth(value), ["numpy.ndarray", repr(value.tolist())[: 1 << 20]]
     if hasattr(t, "__next__") and hasattr(t, "__iter__"):  # generators, map/filter/zip objects: consume them
         items = list(value)
         return b"g%d:" % _len(items), items
@@ -412,4 +413,13 @@ def _foreign(value, t) -> tuple[bytes, list]:
         text = repr(value)
     except Exception:  # noqa: BLE001
         text = "<unrepresentable>"
-    return b"?", [_qualname(t), text[:4096]]
+    return _truth(value), [_qualname(t), text[:4096]]
+
+
+def _truth(value) -> bytes:
+    """The foreign tag that carries ``value``'s truth, its C type's own: ``?`` true, ``!`` false, ``~`` none to
+    give (``bool`` raised, as for a numpy array of several items)."""
+    try:
+        return b"?" if bool(value) else b"!"
+    except Exception:  # noqa: BLE001
+        return b"~"

@@ -81,17 +81,25 @@ class ProgramObject:
 class ForeignObject:
     """A C-implemented value without a wire tag (``datetime.date``, a numpy array ...): type name and ``repr``.
 
-    Equal to another foreign object of the same type and the same ``repr``; never equal to a builtin value.
+    Equal to another foreign object of the same type and the same ``repr``; never equal to a builtin value. Its truth
+    is its type's own, sent with it (``truth``; ``None`` where ``bool`` raised: then asking for it is a ``TypeError``).
 
     Example:
         >>> ForeignObject("datetime.date", "datetime.date(2020, 1, 1)") == ForeignObject("datetime.date", "datetime.date(2020, 1, 1)")
         True
     """
 
-    __slots__ = ("name", "text")
+    __slots__ = ("name", "text", "truth")
 
-    def __init__(self, name: str, text: str) -> None:
-        self.name, self.text = name, text
+    def __init__(self, name: str, text: str, truth: bool | None = True) -> None:
+        self.name, self.text, self.truth = name, text, truth
+
+    def __bool__(self):
+        # Its truth is its C type's own (an empty bytearray, a zero timedelta, an empty dict view are false), sent
+        # beside its repr; where the type gave none (``bool`` raised), the judge takes none either.
+        if self.truth is None:
+            raise TypeError(f"the truth value of a {self.name} value is ambiguous")
+        return self.truth
 
     def __eq__(self, other):
         return type(other) is ForeignObject and other.name == self.name and other.text == self.text
@@ -329,10 +337,10 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
                 value = decimal.Decimal(text)
             except (decimal.InvalidOperation, ValueError) as err:
                 raise WireError("malformed decimal") from err
-        elif tag == b"?":
+        elif tag in (b"?", b"!", b"~"):
             name, pos = _read_str(data, pos + 1)
             text, pos = _read_str(data, pos)
-            value = ForeignObject(name, text)
+            value = ForeignObject(name, text, {b"?": True, b"!": False}.get(tag))
         elif tag == b"y":
             depth, pos = _number(data, pos + 1, ord(";"))
             if depth < 1 or depth > _len(stack):

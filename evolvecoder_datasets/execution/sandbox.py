@@ -144,6 +144,7 @@ class Job:
     checker: Checker | None = None
 
     def __post_init__(self) -> None:
+        _check_texts(self)
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise ConfigError(f"a job's timeout_s must be > 0, got {self.timeout_s!r}")
         language(self.language)  # a ConfigError naming the known ones
@@ -180,6 +181,30 @@ def resolve_settings(settings: SandboxSettings | None, overrides: dict) -> Sandb
     if not overrides:
         return settings if settings == base else base  # already a sandbox's own settings: kept, not copied again
     return dataclasses.replace(base, **overrides)
+
+
+def _check_texts(job: Job) -> None:
+    """A job's program and each test, input and answer is a ``str``: anything else is the caller's error, never a
+    text made with ``str()`` (a ``bytes`` or list test would become an expression statement that always passes)."""
+    if not isinstance(job.program, str):
+        raise ConfigError(f"a job's program must be a str, got {type(job.program).__name__}")
+    for name in ("tests", "inputs", "outputs"):
+        texts = getattr(job, name)
+        if texts is None:
+            continue
+        if isinstance(texts, (str, bytes)):
+            raise ConfigError(f"a job's {name} must be a sequence of str, got one {type(texts).__name__}")
+        for text in texts:
+            if not isinstance(text, str):
+                raise ConfigError(f"each of a job's {name} must be a str, got {type(text).__name__}")
+
+
+def _texts(texts: Sequence[str], name: str) -> list[str]:
+    """``texts`` as a list, where one ``str`` (or ``bytes``) given for the sequence is refused, not split into
+    characters."""
+    if isinstance(texts, (str, bytes)):
+        raise ConfigError(f"{name} must be a sequence of str, got one {type(texts).__name__}")
+    return list(texts)
 
 
 def _check_job(job: Job) -> None:
@@ -396,7 +421,7 @@ class Sandbox:
             ...     sb.run("import sys\\nsys.exit(0)", ["assert True"]).statuses
             ['error']
         """
-        return self._execute_many([Job(program, tests=list(tests))])[0]
+        return self._execute_many([Job(program, tests=_texts(tests, "tests"))])[0]
 
     def run_stdio(
         self,
@@ -428,8 +453,8 @@ class Sandbox:
             ...                  ["3\\n", "8\\n"]).statuses
             ['pass', 'fail']
         """
-        job = Job(program, inputs=list(inputs), outputs=list(answers), float_tol=float_tol, language=language,
-                  checker=Checker.from_value(checker))  # fmt: skip
+        job = Job(program, inputs=_texts(inputs, "inputs"), outputs=_texts(answers, "answers"), float_tol=float_tol,
+                  language=language, checker=Checker.from_value(checker))
         return self._execute_many([job])[0]
 
     def value_stdio(self, program: str, inputs: Sequence[str], *, language: str = "python",
@@ -447,7 +472,8 @@ class Sandbox:
             >>> report.statuses, report.outputs
             (['pass', 'error'], ['9\\n', None])
         """
-        return self._execute_many([Job(program, inputs=list(inputs), language=language, timeout_s=timeout_s)])[0]
+        job = Job(program, inputs=_texts(inputs, "inputs"), language=language, timeout_s=timeout_s)
+        return self._execute_many([job])[0]
 
     def run_many(self, jobs: Iterable[Job | tuple[str, Sequence[str]]], *, progress: bool = False) -> list[ExecutionReport]:
         """Run many jobs over the service's fork servers; reports come back in the order of ``jobs``.
@@ -461,7 +487,7 @@ class Sandbox:
             ...     [r.statuses for r in sb.run_many([("x = 1", ["assert x == 1"]), ("x = 2", ["assert x == 1"])])]
             [['pass'], ['fail']]
         """
-        normalised = [j if isinstance(j, Job) else Job(j[0], tests=list(j[1])) for j in jobs]
+        normalised = [j if isinstance(j, Job) else Job(j[0], tests=_texts(j[1], "tests")) for j in jobs]
         if not progress:
             return self._execute_many(normalised)
         from tqdm.auto import tqdm
@@ -521,7 +547,7 @@ class Sandbox:
 
     async def arun_many(self, jobs: Iterable[Job | tuple[str, Sequence[str]]]) -> list[ExecutionReport]:
         """Async :meth:`run_many` (one request for all of ``jobs``)."""
-        normalised = [j if isinstance(j, Job) else Job(j[0], tests=list(j[1])) for j in jobs]
+        normalised = [j if isinstance(j, Job) else Job(j[0], tests=_texts(j[1], "tests")) for j in jobs]
         return await asyncio.get_running_loop().run_in_executor(None, self._execute_many, normalised)
 
 

@@ -273,6 +273,8 @@ def _label(label: Any, rows: Mapping[str, Mapping] | None, where: str) -> tuple[
             return row[schema.TESTS], _limit(row.get(TIME_LIMIT), where)
         try:
             label = json.loads(label)
+        except RecursionError:
+            raise _fail(f"{where} is JSON nested too deeply to read") from None
         except ValueError:
             if rows is not None:
                 raise _fail(f"{where}: no row with id {label[:80]!r} in the loaded revision, and not JSON") from None

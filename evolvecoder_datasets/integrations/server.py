@@ -227,6 +227,8 @@ class RewardService:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as err:
             raise SchemaError(f"the body is not JSON: {err}") from None
+        except RecursionError:  # nested deeper than the decoder goes: the client's malformed body, not our failure
+            raise SchemaError("the body is not JSON this service reads: nested too deeply") from None
         parse = parse_openrlhf_request if protocol == "openrlhf" else parse_score_request
         return parse(body, rows=self.rows, max_completions=self.config.max_completions)
 

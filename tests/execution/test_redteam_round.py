@@ -3,7 +3,8 @@ cross-job effects, text caps and malformed shapes), each beside an honest contro
 
 Attacks that got through are ``xfail(strict=True, reason="FINDING: ...")``: the test states what *should* hold, so
 it fails today and this file passes; when the gap is closed the xfail turns into an XPASS error and must be removed.
-Attacks that were stopped are plain tests.
+Attacks that were stopped, and the findings closed since (non-``str`` programs and tests, falsy C values, deeply
+nested JSON), are plain tests. The open findings and the CPU hog run in CI only (``slow``).
 
 "What Python says" is the reference for a verdict: each program and test is also run as plain Python in a fresh
 interpreter (``_python_verdict``); the programs here are ours, small and harmless.
@@ -20,6 +21,7 @@ import urllib.request
 
 import pytest
 
+from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Job, Sandbox, run_tests
 from evolvecoder_datasets.execution.checkers import Checker
 from evolvecoder_datasets.rewards import make_code_reward
@@ -83,12 +85,33 @@ TRUTH_TEST = "assert is_valid(3)"
 
 
 @pytest.mark.parametrize("name", sorted(FALSY_C_VALUES))
-@pytest.mark.xfail(strict=True, reason="FINDING: a ForeignObject (C value without a wire tag) is always truthy in the "
-                                       "judge, so a wrong program returning a falsy C value passes `assert f(x)`")
 def test_a_falsy_c_value_does_not_pass_a_truth_assert(sb, name):
     statuses, python = _agree(sb, FALSY_C_VALUES[name], [TRUTH_TEST])
     assert python == ["fail"]
     assert statuses != ["pass"]
+
+
+TRUTHY_C_VALUES = {
+    "a_match": "import re\ndef is_valid(x):\n    return re.match('a', 'a')\n",
+    "a_date": "import datetime\ndef is_valid(x):\n    return datetime.date(2020, 1, 1)\n",
+    "a_full_bytearray": "def is_valid(x):\n    return bytearray(b'x')\n",
+    "dict_keys": "def is_valid(x):\n    return {x: 1}.keys()\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRUTHY_C_VALUES))
+def test_control_a_true_c_value_passes_a_truth_assert(sb, name):
+    """The fix sends each C value's truth, its own type's, beside its repr: true ones still pass."""
+    statuses, python = _agree(sb, TRUTHY_C_VALUES[name], [TRUTH_TEST, "assert not is_valid(3)"])
+    assert python == ["pass", "fail"] and statuses == ["pass", "fail"]
+
+
+def test_a_c_value_without_a_truth_gets_none_from_the_judge(sb):
+    """A numpy array of several items has no truth (``bool`` raises): the judge takes none either, so the test
+    errors as in Python and never passes."""
+    program = "import numpy as np\ndef is_valid(x):\n    return np.array([0, 1])\n"
+    statuses, python = _agree(sb, program, [TRUTH_TEST, "assert not is_valid(3)"])
+    assert python == ["error", "error"] and "pass" not in statuses
 
 
 @pytest.mark.parametrize("value", ["[]", "0", "False", "''", "None", "set()"])
@@ -129,6 +152,7 @@ MIDPOINT_TEST = "assert midpoint(Point(0, 0), Point(2, 2)) == Point(1, 1)"
 
 
 @pytest.mark.parametrize("name", sorted(HIDDEN_STATE))
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="FINDING: two program objects are equal in the judge when their class names and "
                                        "instance-dict/slot fields match; a class that hides its state (no fields, a "
                                        "class-level table, a C base such as deque) makes every value equal")
@@ -207,6 +231,7 @@ RIGHT_BUT_FAILED = {
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT_BUT_FAILED))
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="FINDING: the judge's value model differs from Python's (program dunders "
                                        "ignored, C values opaque, generators pre-consumed, exception args not "
                                        "readable): right programs fail")
@@ -300,6 +325,7 @@ def _checker_rewards(name: str) -> list:
 
 
 @pytest.mark.parametrize("name", sorted(CHECKER_POISON))
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="FINDING: a checker's crash / exit 3 is an infra_error (reward None) even when "
                                        "the program's own output caused it: a wrong program escapes its 0 by printing "
                                        "what the checker cannot read (or a 'better than jury' answer)")
@@ -362,6 +388,7 @@ def test_self_harm_is_the_programs_verdict_never_none(mode):
 # ==================================================================================================================
 
 
+@pytest.mark.slow
 def test_a_cpu_hog_beside_an_honest_job_changes_nothing():
     hog = _p('''
         import os, threading
@@ -405,20 +432,20 @@ NON_STRING_TESTS = {
 
 @pytest.mark.parametrize("entry", ["run", "run_many", "run_tests"])
 @pytest.mark.parametrize("shape", sorted(NON_STRING_TESTS))
-@pytest.mark.xfail(strict=True, reason="FINDING: _protocol.encode_job applies str() to every test, so a bytes, list, "
-                                       "None or int test becomes an expression statement that passes any program")
 def test_a_test_that_is_not_a_string_is_refused_or_fails_a_wrong_program(sb, entry, shape):
+    """Fixed: every job's program, tests, inputs and answers are checked to be ``str`` where the job is made (a
+    ``ConfigError`` naming the field), and one ``str`` given for the sequence is refused, not split into characters."""
     tests = NON_STRING_TESTS[shape]
-    try:
+    with pytest.raises(ConfigError, match="must be a str"):
         if entry == "run":
-            statuses = sb.run(WRONG, tests).statuses
+            sb.run(WRONG, tests)
         elif entry == "run_many":
-            statuses = sb.run_many([Job(WRONG, tests=tests)])[0].statuses
+            sb.run_many([Job(WRONG, tests=tests)])
         else:
-            statuses = run_tests(WRONG, tests, mode=sb.settings.mode, timeout_s=1.0).statuses
-    except (TypeError, ValueError):  # ConfigError / SchemaError are ValueErrors: a typed refusal is right
-        return
-    assert statuses != ["pass"]
+            run_tests(WRONG, tests, mode=sb.settings.mode, timeout_s=1.0)
+    with pytest.raises(ConfigError, match="sequence of str"):
+        sb.run(WRONG, "assert f(1) == 2")
+    assert sb.run(WRONG, ["assert f(1) == 2"]).statuses == ["fail"]  # control: the same test as a str
 
 
 def test_control_rewards_refuse_tests_that_are_not_strings():
@@ -428,11 +455,9 @@ def test_control_rewards_refuse_tests_that_are_not_strings():
             reward(completions=[FENCE.format(WRONG)], tests=[tests])
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING: a program that is not a str is not a typed error: None answers a "
-                                       "report with infra_error set, bytes a `crash` verdict")
 def test_a_program_that_is_not_a_string_is_a_typed_error(sb):
     for program in (None, b"def f(x):\n    return x + 1\n"):
-        with pytest.raises((TypeError, ValueError)):
+        with pytest.raises(ConfigError, match="program must be a str"):
             sb.run(program, TESTS)
 
 
@@ -462,9 +487,6 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 
 @pytest.mark.parametrize("where", ["body", "openrlhf_label"])
-@pytest.mark.xfail(strict=True, reason="FINDING: json.loads raises RecursionError (not ValueError) on deeply nested "
-                                       "JSON; RewardService.parse and protocol._label catch only ValueError, so the "
-                                       "service answers 500 instead of the documented 400")
 def test_deeply_nested_json_answers_400(reward_server, where):
     server, token = reward_server
     if where == "body":
