@@ -297,11 +297,28 @@ def _checked(tools: Tools, job: Job, reply: dict, infra: str | None) -> tuple[di
     verdicts, failed = tools.check(job.checker, cases)  # type: ignore[arg-type]
     if failed is not None:  # as said: a broken checker ("checker failed: ...") or the checker's sandbox (retried)
         return {i: ("unexecuted", failed) for i, *_ in cases}, infra or failed
+    works = _checker_works(tools, job, [i for i, (status, _) in verdicts.items() if status == "checker_failed"])
     out = {}
     for i, (status, message) in verdicts.items():
-        if status == "checker_failed":
+        if status == "checker_failed" and i in works:
+            # the checker accepts the jury's own answer on this case: what it could not judge is the program's output
+            out[i] = ("fail", f"the checker failed on this output and accepts the jury's answer: {message}"[:500])
+        elif status == "checker_failed":
             out[i] = ("unexecuted", message)
             infra = infra or f"{CHECKER_FAILED} on case {i}: {message}"[:500]
         else:
             out[i] = (status, message)
     return out, infra
+
+
+def _checker_works(tools: Tools, job: Job, failed: list[int]) -> set[int]:
+    """The cases among ``failed`` (the checker failed on the program's output) on which the checker accepts the
+    jury's answer given as the output: there the checker works, so the output it could not judge is the program's
+    doing (a ``fail``, never a reward of ``None`` a program could choose by printing garbage)."""
+    if not failed:
+        return set()
+    jury = [(i, str(job.inputs[i]), str(job.outputs[i]), str(job.outputs[i])) for i in failed]  # type: ignore[index]
+    verdicts, broken = tools.check(job.checker, jury)  # type: ignore[arg-type]
+    if broken is not None:
+        return set()
+    return {i for i, (status, _) in verdicts.items() if status == "pass"}
