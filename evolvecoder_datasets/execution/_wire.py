@@ -21,8 +21,10 @@ Format (bytes; counts and lengths are ASCII decimal)::
     s<n>:<utf-8 bytes>          str (surrogates kept with surrogatepass)      b<n>:<bytes>   bytes
     l t S Z Q g  <n>:<items>    list, tuple, set, frozenset, deque, consumed iterator
     d<n>:<k v ...>              dict
-    o<n>:<name><k v ...>        ProgramObject with n fields (name and keys are str items)
-    p<n>:<name><k v ...>        the same, for a class that defines its own __bool__ or __len__
+    o<n>:<name><k v ...>        ProgramObject with n fields (name and keys are str items), of a class with its own
+                                __eq__ (compared as data); j: of a class without one (compared by identity, as
+                                Python does); k: of a class whose C base defines it (equality refused)
+    p J K <n>:<name><k v ...>   the same three, for a class that defines its own __bool__ or __len__
     C O <n>:<k v ...>           collections.Counter, collections.OrderedDict (their behaviour is the stdlib's)
     W<n>:<factory><k v ...>     collections.defaultdict whose factory is a builtin type, named by a str item
     n<n>:<name><fields><items>  a named tuple: class name, a tuple of field names, then n items
@@ -391,7 +393,26 @@ def _container(value) -> tuple[bytes, list]:
         children.append(k)
         children.append(v)
     own = any("__bool__" in klass.__dict__ or "__len__" in klass.__dict__ for klass in t.__mro__[:-1])
-    return (b"p" if own else b"o") + b"%d:" % _len(fields), children
+    return _OBJECT_TAGS[(_equality(t), own)] + b"%d:" % _len(fields), children
+
+
+# (how its instances compare, whether its class answers its own truth) -> the tag of a program object
+_OBJECT_TAGS = {("data", False): b"o", ("data", True): b"p", ("identity", False): b"j", ("identity", True): b"J",
+                ("refused", False): b"k", ("refused", True): b"K"}
+
+
+def _equality(t: type) -> str:
+    """How instances of the program's class ``t`` compare: ``identity`` where no class below ``object`` defines
+    ``__eq__`` (Python compares them by identity); ``refused`` where a C-implemented base does (a ``deque``, an
+    ``array``: its data is not among the fields sent); else ``data`` (the program's own ``__eq__``, which the judge
+    does not run: it compares class names and fields). A class sent as a value (``t`` a metaclass) compares as
+    data: its name and namespace stand for the one class object, which every decoded copy of it is."""
+    if issubclass(t, type):
+        return "data"
+    for klass in t.__mro__[:-1]:
+        if "__eq__" in klass.__dict__:
+            return "data" if _TYPE_FLAGS(klass) & _HEAP_TYPE_FLAG else "refused"
+    return "identity"
 
 
 def _foreign(value, t) -> tuple[bytes, list]:

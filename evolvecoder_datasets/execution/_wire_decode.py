@@ -22,6 +22,9 @@ from ._wire import _FACTORIES, _SUBCLASSABLE, MAX_DEPTH, WireError, _isinstance,
 
 __all__ = ["decode", "decode_at", "ProgramObject", "ForeignObject", "CycleRef", "MAX_RANGE"]
 
+# a program object's tag -> (how it compares, whether its class answers its own truth); see ``_wire``'s table
+_OBJECT_KINDS = {b"o": ("data", False), b"p": ("data", True), b"j": ("identity", False), b"J": ("identity", True),
+                 b"k": ("refused", False), b"K": ("refused", True)}
 MAX_RANGE = 1_000_000  # a range is decoded only up to this length: the judge could otherwise be made to walk it
 
 
@@ -29,7 +32,9 @@ class ProgramObject:
     """An instance of a class the program defined, as data: its class name and its fields.
 
     Two are equal when they have the same class name and equal fields (structural equality), never equal to a
-    builtin value. Its fields are readable as attributes by the judge.
+    builtin value; two of classes that define no ``__eq__`` (``equality="identity"``) only when they are the same
+    value, as in Python; one whose C base defines ``__eq__`` (``"refused"``: its data is not sent) cannot be
+    compared. The judge's own ``ListNode``/``TreeNode`` compare as data. Its fields are readable as attributes.
 
     Example:
         >>> a = ProgramObject("ListNode", (("val", 1), ("next", None)))
@@ -37,13 +42,14 @@ class ProgramObject:
         (True, False, 1)
     """
 
-    __slots__ = ("name", "items", "fields", "own_truth")
+    __slots__ = ("name", "items", "fields", "own_truth", "equality")
 
-    def __init__(self, name: str, items: tuple, own_truth: bool = False) -> None:
+    def __init__(self, name: str, items: tuple, own_truth: bool = False, equality: str = "data") -> None:
         self.name = name
         self.items = items
         self.fields = dict(items)
         self.own_truth = own_truth
+        self.equality = equality  # "data", "identity" (no __eq__ in its class: Python's default) or "refused"
 
     def __bool__(self):
         # An object is true unless its class says otherwise; a class that says so (``__bool__``, ``__len__``)
@@ -57,7 +63,16 @@ class ProgramObject:
         pairs = [(self, other)]
         while pairs:
             a, b = pairs.pop()
-            if type(b) is not ProgramObject or a.name != b.name or a.fields.keys() != b.fields.keys():
+            if type(b) is not ProgramObject:
+                return False
+            if "refused" in (a.equality, b.equality):
+                raise TypeError(f"{a.name} objects compare by a C base's data, which the judge does not see")
+            if a.equality == "identity" and b.equality == "identity":
+                # two objects of classes without __eq__: Python compares identities (the same decoded value)
+                if a is b:
+                    continue
+                return False
+            if a.name != b.name or a.fields.keys() != b.fields.keys():
                 return False
             for key, value in a.fields.items():
                 theirs = b.fields[key]
@@ -227,11 +242,12 @@ def _close(frame: _Frame):
             return collections.defaultdict(_FACTORIES[frame.name], zip(items[0::2], items[1::2]))
         if kind == b"n":
             return _named_tuple(frame.name, items[0])(*items[1:])
-        if kind in (b"o", b"p"):
+        if kind in _OBJECT_KINDS:
             keys = items[0::2]
             if not all(_type(k) is str for k in keys):
                 raise WireError("object field names must be text")
-            return ProgramObject(frame.name, tuple(zip(keys, items[1::2])), own_truth=kind == b"p")
+            equality, own_truth = _OBJECT_KINDS[kind]
+            return ProgramObject(frame.name, tuple(zip(keys, items[1::2])), own_truth=own_truth, equality=equality)
     except TypeError as err:  # an unhashable item in a set or a dict key
         raise WireError(f"unhashable item: {err}") from err
     raise WireError("unknown container")  # pragma: no cover
@@ -352,13 +368,13 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
                 raise WireError("value too deeply nested")
             stack.append(_Frame(b"u", 1, name))
             continue
-        elif tag in (b"l", b"t", b"S", b"Z", b"Q", b"g", b"d", b"o", b"p", b"C", b"O", b"W", b"n"):
+        elif tag in (b"l", b"t", b"S", b"Z", b"Q", b"g", b"d", b"C", b"O", b"W", b"n") or tag in _OBJECT_KINDS:
             count, pos = _number(data, pos + 1, ord(":"))
-            need = count * 2 if tag in (b"d", b"o", b"p", b"C", b"O", b"W") else count
+            need = count * 2 if tag in (b"d", b"C", b"O", b"W") or tag in _OBJECT_KINDS else count
             if need > n - pos:  # every item takes at least one byte
                 raise WireError("declared size larger than the data")
             name = ""
-            if tag in (b"o", b"p", b"W", b"n"):
+            if tag in (b"W", b"n") or tag in _OBJECT_KINDS:
                 name, pos = _read_str(data, pos)
             if tag == b"W" and name not in _FACTORIES:
                 raise WireError("unknown defaultdict factory")

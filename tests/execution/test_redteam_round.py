@@ -143,23 +143,64 @@ HIDDEN_STATE = {
     "keeps_its_state_in_a_c_base": _p('''
         import collections
         class Point(collections.deque):
-            pass
+            def __init__(self, x, y):
+                super().__init__([x, y])
         def midpoint(a, b):
-            return Point([7, 7])
+            return Point(7, 7)
     '''),
 }
 MIDPOINT_TEST = "assert midpoint(Point(0, 0), Point(2, 2)) == Point(1, 1)"
 
 
-@pytest.mark.parametrize("name", sorted(HIDDEN_STATE))
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="FINDING: two program objects are equal in the judge when their class names and "
-                                       "instance-dict/slot fields match; a class that hides its state (no fields, a "
-                                       "class-level table, a C base such as deque) makes every value equal")
+_OWN_EQ_FINDING = pytest.mark.xfail(strict=True, reason=(
+    "FINDING: a class with its own __eq__ is compared as data (class name and instance fields) without running that "
+    "__eq__; one that keeps its state outside the instance (a class-level table keyed by id(self)) makes every value "
+    "equal to the judge"))
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow, _OWN_EQ_FINDING]) if "outside" in n else n
+                                  for n in sorted(HIDDEN_STATE)])
 def test_a_class_that_hides_its_state_does_not_pass_an_equality_test(sb, name):
+    """Fixed for classes without their own ``__eq__`` (compared by identity, as Python does: ``Point(0, 0) ==
+    Point(1, 1)`` is false whatever their fields) and for a class whose C base defines it (``deque``: its data is
+    not sent, so the comparison is refused and the test errors). Open for a class with its own ``__eq__`` that reads
+    state outside the instance."""
     statuses, python = _agree(sb, HIDDEN_STATE[name], [MIDPOINT_TEST])
     assert python == ["fail"]
     assert statuses != ["pass"]
+
+
+def test_control_objects_without_eq_compare_as_python_does(sb):
+    """Identity, as in Python: two objects made apart are never equal; a dataclass (its own generated ``__eq__``)
+    compares its fields, and the judge's own ``ListNode`` still compares with the program's as data. One place the
+    judge is stricter than Python: a value compared with itself (``b == b``) is two decoded copies to the judge, so
+    it is not equal (a right program can fail such a test; no wrong one passes)."""
+    program = _p('''
+        import dataclasses
+        class Box:
+            def __init__(self, v):
+                self.v = v
+        @dataclasses.dataclass
+        class Pair:
+            a: int
+            b: int
+        class ListNode:
+            def __init__(self, val=0, next=None):
+                self.val, self.next = val, next
+        def make(v):
+            return Box(v)
+        def pair(a, b):
+            return Pair(a, b)
+        def two():
+            return ListNode(1, ListNode(2))
+    ''')
+    tests = ["b = make(1)\nassert b == b", "assert make(1) == make(1)", "assert make(1) != make(1)",
+             "assert pair(1, 2) == Pair(1, 2)", "assert pair(1, 2) != Pair(2, 1)",
+             "assert two() == ListNode(1, ListNode(2))", "assert [make(1)] == [make(1)]"]
+    statuses, python = _agree(sb, program, tests)
+    assert python == ["pass", "fail", "pass", "pass", "pass", "fail", "fail"]
+    # the judge's ListNode is its own, compared as data: the one place it is more lenient than Python, on purpose
+    assert statuses == ["fail", "fail", "pass", "pass", "pass", "pass", "fail"]
 
 
 def test_control_an_honest_point_with_a_wrong_answer_fails(sb):
