@@ -312,7 +312,7 @@ def show_pool_fit(tree: str, runs: list[dict], sample: int | None) -> None:
     """The driver's CPU per problem by step at each measured pool, the per-program slope, and the driver at paper
     scale from the fit (the fidelity oracle on ``sample`` problems only; a step's slope taken as 0 where it fell)."""
     fit = pool_fit(runs)
-    pools = "".join(f"{'P=%.1f' % r['programs_per_problem']:>10}" for r in runs)
+    pools = "".join(f"{'P=' + format(r['programs_per_problem'], '.1f'):>10}" for r in runs)
     print(f"\ndriver CPU ms per problem ({tree}, N={runs[0]['problems']}, by programs per problem P)")
     print(f"{'step':<40}{pools}{'ms/program':>12}{'at P=64':>10}")
     total_s = 0.0

@@ -23,7 +23,6 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Job, Sandbox, run_tests
-from evolvecoder_datasets.execution.checkers import Checker
 from evolvecoder_datasets.rewards import make_code_reward
 
 from .conftest import sandbox_per_mode
@@ -52,7 +51,8 @@ def _python_verdict(program: str, test: str) -> str:
         else:
             print("pass")
     ''')
-    out = subprocess.run([sys.executable, "-c", driver, program, test], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", driver, program, test], capture_output=True, text=True, timeout=60,
+                         check=False)
     return out.stdout.strip().splitlines()[-1] if out.stdout.strip() else "error"
 
 
@@ -265,8 +265,8 @@ RIGHT_BUT_FAILED = {
     '''), ["assert next(naturals()) == 0",
            "import itertools\nassert list(itertools.islice(naturals(), 3)) == [0, 1, 2]"]),
     "exception_args_read": ("def parse(s):\n    raise ValueError('bad', s)\n",
-                            ["import pytest\nwith pytest.raises(ValueError) as info:\n    parse('x')\n"
-                             "assert info.value.args == ('bad', 'x')"]),
+                            [("import pytest\nwith pytest.raises(ValueError) as info:\n    parse('x')\n"
+                             "assert info.value.args == ('bad', 'x')")]),
     "nan_compared_with_itself_in_a_list": ("def f():\n    return [float('nan')]\n", ["x = f()\nassert x == x"]),
 }
 
@@ -305,12 +305,12 @@ STOPPED_LIES = {
         "def f():\n    x = 1\n    for _ in range(9990):\n        x = (x,)\n    return x\n",
         ["assert f() in {1, 2}", "assert hash(f()) == 1", "assert str(f()) == '1'"], ["no", "no", "no"]),
     "cpu_burnt_while_the_encoder_consumes_a_generator": (
-        "def f():\n    def g():\n        x = 0\n        for i in range(200_000_000):\n            x += i\n"
-        "        yield 1\n    return g()\n",
+        ("def f():\n    def g():\n        x = 0\n        for i in range(200_000_000):\n            x += i\n"
+        "        yield 1\n    return g()\n"),
         ["assert list(f()) == [1]"], ["no"]),
     "thread_left_spinning_after_a_test": (
-        "import threading\ndef spin():\n    while True:\n        pass\ndef f():\n"
-        "    threading.Thread(target=spin, daemon=True).start()\n    return 1\ndef g():\n    return 3\n",
+        ("import threading\ndef spin():\n    while True:\n        pass\ndef f():\n"
+        "    threading.Thread(target=spin, daemon=True).start()\n    return 1\ndef g():\n    return 3\n"),
         ["assert f() == 1", "assert g() == 2"], ["pass", "no"]),
 }
 
@@ -378,7 +378,7 @@ def test_a_wrong_program_cannot_turn_its_checked_output_into_none(name):
 
 
 def test_control_checker_rewards_right_and_wrong():
-    right, wrong, poison = _checker_rewards("kattis_python_validator_crashes_on_garbage")
+    right, wrong, _poison = _checker_rewards("kattis_python_validator_crashes_on_garbage")
     assert (right, wrong) == (1.0, 0.0)
 
 

@@ -106,6 +106,7 @@ def test_a_problem_whose_pool_is_empty_gets_its_figures_not_a_crash(tmp_path):
     assert fid["suite"]["right"] > 0 and fid["by_kind"]["variant"]["tpr"] == 1.0
 
 
+@pytest.mark.slow  # 22 s (HumanEval 75's reference is slow on every input); the default run: test_evolve_domains.py
 def test_no_revision_publishes_a_test_outside_the_statement_not_even_round0(tmp_path):
     """HumanEval/75 and /116 carry asserts their own statements exclude (``is_multiply_prime(3 * 5 * 7)`` for "a is
     less than 100", a list of negatives for "non-negative integers"): the domain box drops them before round 0, so
