@@ -21,7 +21,9 @@ contracts contest tooling uses:
 A checker is untrusted code too (model-written or downloaded): it runs in a sandbox process of its own, in a fork
 server that never runs programs, after the program, on copies of the three files, with its own limits
 (:data:`CHECKER_CPU_S`, :data:`CHECKER_MEMORY_MB`). Any other ending of it (a crash, a timeout, exit 3, an unknown
-code) is an infrastructure failure of that case (:func:`checker_verdict`): never a pass, never the program's fail.
+code) is a failure of the checker on that case (:func:`checker_verdict`), never a pass. The engine then runs it once
+more with the jury's answer as the output: where it accepts that, the checker works and what it could not judge is
+the program's output (the program's fail); otherwise the case is an infrastructure failure (nobody's verdict).
 
 Example:
     >>> from evolvecoder_datasets.execution.checkers import Checker, outputs_match

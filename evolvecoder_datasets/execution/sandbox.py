@@ -442,8 +442,8 @@ class Sandbox:
             language (`str`, defaults to ``"python"``): ``"python"`` or ``"cpp"`` (``g++ -O2 -std=gnu++17``,
                 compiled once per source in a sandbox of its own; a compile error is ``syntax_error``).
             checker (`Checker` or `dict`, *optional*): a special judge (testlib or Kattis contract); a case it cannot
-                judge (it crashed, timed out, or said it failed) is ``unexecuted`` and the report's ``infra_error``
-                says so.
+                judge (it crashed, timed out, or said it failed) is the program's ``fail`` where the checker accepts
+                the jury's answer on it, else ``unexecuted`` with the report's ``infra_error`` saying so.
             float_tol (`float`, *optional*): tolerance for numbers written with a fraction or an exponent (integers
                 always compare exactly; see :func:`~.checkers.outputs_match`).
 
