@@ -28,7 +28,7 @@ from ..errors import SandboxCrashed
 from ..limits import SandboxSettings
 from ._inside import inside_spec
 from ._order import _FailureOrder, _in_given_order, _permuted
-from ._tools import Tools
+from ._tools import NOT_CHECKED, Tools
 from ._worker import _shutdown, _Worker
 from .checkers import CHECKER_FAILED
 from .isolation import detect_isolation, server_command, server_env
@@ -297,12 +297,15 @@ def _checked(tools: Tools, job: Job, reply: dict, infra: str | None) -> tuple[di
     verdicts, failed = tools.check(job.checker, cases)  # type: ignore[arg-type]
     if failed is not None:  # as said: a broken checker ("checker failed: ...") or the checker's sandbox (retried)
         return {i: ("unexecuted", failed) for i, *_ in cases}, infra or failed
-    works = _checker_works(tools, job, [i for i, (status, _) in verdicts.items() if status == "checker_failed"])
+    works = _checker_works(tools, job, [i for i, (status, message) in verdicts.items()
+                                        if status == "checker_failed" and message != NOT_CHECKED])
     out = {}
     for i, (status, message) in verdicts.items():
         if status == "checker_failed" and i in works:
             # the checker accepts the jury's own answer on this case: what it could not judge is the program's output
             out[i] = ("fail", f"the checker failed on this output and accepts the jury's answer: {message}"[:500])
+        elif status == "checker_failed" and works and message == NOT_CHECKED:
+            out[i] = ("unexecuted", message)  # never reached, after the program's own failure: no verdict, no flag
         elif status == "checker_failed":
             out[i] = ("unexecuted", message)
             infra = infra or f"{CHECKER_FAILED} on case {i}: {message}"[:500]

@@ -62,6 +62,10 @@ _cache_lock = threading.Lock()
 _building: dict[str, threading.Lock] = {}
 
 
+#: The message of a case the checker never reached (it failed on an earlier case of the job).
+NOT_CHECKED = "not checked: the checker failed on an earlier case"
+
+
 @dataclass(frozen=True)
 class Built:
     """A compile's outcome: ``binary`` (base64) or ``error`` (the compiler's words, the program's ``syntax_error``)
@@ -176,7 +180,7 @@ class Tools:
         endings, said = reply.get("endings"), reply.get("messages")
         if not isinstance(endings, list) or not isinstance(said, list) or len(endings) != len(said):
             return {}, "the checker's sandbox sent a malformed reply"
-        out = {index: ("checker_failed", "not checked: the checker failed on an earlier case") for index, *_ in cases}
+        out = {index: ("checker_failed", NOT_CHECKED) for index, *_ in cases}
         for (index, *_), ending, words in zip(cases, endings, said):
             code, killed = (ending + [None, None])[:2] if isinstance(ending, list) else (None, "signal")
             code = code if isinstance(code, int) else None

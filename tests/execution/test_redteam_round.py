@@ -23,6 +23,7 @@ import pytest
 
 from evolvecoder_datasets.errors import ConfigError
 from evolvecoder_datasets.execution import Job, Sandbox, run_tests
+from evolvecoder_datasets.execution.checkers import Checker
 from evolvecoder_datasets.rewards import make_code_reward
 
 from .conftest import sandbox_per_mode
@@ -375,6 +376,19 @@ def test_a_wrong_program_cannot_turn_its_checked_output_into_none(name):
     right, wrong, poison = _checker_rewards(name)
     assert (right, wrong) == (1.0, 0.0)  # the honest control
     assert poison == 0.0
+
+
+def test_cases_the_checker_never_reached_after_the_programs_own_failure_are_not_the_programs_fails():
+    """The checker stops at its first failure; when that failure is the program's (the checker accepts the jury's
+    answer there), the cases it never reached are ``unexecuted`` with no infrastructure flag: not ``fail`` (they
+    were never judged: here they are right) and not ``None`` (the program stopped the checking)."""
+    checker = Checker(KATTIS_PARSES_INT, language="python", contract="kattis")
+    program = "x = int(input())\nprint('garbage' if x == 1 else x * 2)"
+    with Sandbox(workers=1, mode="fast", timeout_s=1.0) as box:
+        report = box.run_stdio(program, ["1\n", "2\n", "3\n"], ["2\n", "4\n", "6\n"], checker=checker)
+        control = box.run_stdio(program, ["2\n", "3\n"], ["4\n", "6\n"], checker=checker)
+    assert report.statuses == ["fail", "unexecuted", "unexecuted"] and report.infra_error is None, report
+    assert control.statuses == ["pass", "pass"] and control.infra_error is None
 
 
 def test_control_checker_rewards_right_and_wrong():
