@@ -152,18 +152,13 @@ class _State:
             n = min(4 * n, math.ceil(n * (self.admitted_seen + self.outside_seen) / self.admitted_seen))
         self.pending, self.pending_origin = [], []
         for _ in range(20 * n):
-            if self.queue:
-                args = self.queue.pop()
-                key = repr(args)
-                origin = self.origin.get(key, "sweep")
-            else:
-                args = self.mutator.candidate()
-                key = repr(args)
-                if key in self.seen:  # a repeat (most of the misses): not rendered, nor its origin named
-                    continue
-                origin = "+".join(["random", *sorted(self.mutator.tags)])
+            queued = bool(self.queue)
+            args = self.queue.pop() if queued else self.mutator.candidate()
+            key = repr(args)
+            # a repeat (most of the misses) is neither rendered nor has its origin named
             if key in self.seen or len(render_args(args)) > config.max_input_chars:
                 continue
+            origin = self.origin.get(key, "sweep") if queued else "+".join(["random", *sorted(self.mutator.tags)])
             self.seen.add(key)
             rule = self.domain.violation(args)
             if rule is not None:
