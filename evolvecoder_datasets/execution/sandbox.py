@@ -192,18 +192,21 @@ def _check_texts(job: Job) -> None:
         texts = getattr(job, name)
         if texts is None:
             continue
-        if isinstance(texts, (str, bytes)):
-            raise ConfigError(f"a job's {name} must be a sequence of str, got one {type(texts).__name__}")
+        _refuse_one_text(texts, f"a job's {name}")
         for text in texts:
             if not isinstance(text, str):
                 raise ConfigError(f"each of a job's {name} must be a str, got {type(text).__name__}")
 
 
-def _texts(texts: Sequence[str], name: str) -> list[str]:
-    """``texts`` as a list, where one ``str`` (or ``bytes``) given for the sequence is refused, not split into
-    characters."""
+def _refuse_one_text(texts, name: str) -> None:
+    """One ``str`` (or ``bytes``) given where a sequence of them is asked for is the caller's error."""
     if isinstance(texts, (str, bytes)):
         raise ConfigError(f"{name} must be a sequence of str, got one {type(texts).__name__}")
+
+
+def _texts(texts: Sequence[str], name: str) -> list[str]:
+    """``texts`` as a list, where one ``str`` given for the sequence is refused, not split into characters."""
+    _refuse_one_text(texts, name)
     return list(texts)
 
 
