@@ -28,6 +28,7 @@ from ..errors import SandboxCrashed
 from ..limits import SandboxSettings
 from ._inside import inside_spec
 from ._order import _FailureOrder, _in_given_order, _permuted
+from ._protocol import SETTINGS, wire_settings
 from ._tools import NOT_CHECKED, Tools
 from ._worker import _shutdown, _Worker
 from .checkers import CHECKER_FAILED
@@ -38,6 +39,7 @@ from .sandbox import Job, resolve_settings
 from .verdicts import _clean_entry, _early_stop, _verdicts
 
 logger = logging.getLogger(__name__)
+_AT = {name: i for i, name in enumerate(SETTINGS)}  # a setting's position in the tuple the engine runs by
 
 # How many module-helper calls (each a fresh process that never ran program code) one job's judging may start.
 MAX_CLEAN_CALLS = 16
@@ -114,8 +116,15 @@ class LocalEngine:
     """
 
     def __init__(self, settings: SandboxSettings | None = None, *, pool: _Pool | None = None, **overrides) -> None:
-        self.settings = resolve_settings(settings, overrides)
+        resolved = resolve_settings(settings, overrides)
+        self._setup(wire_settings(resolved, resolved.isolation), pool, resolved.worker_count)
+
+    def _setup(self, wire: tuple, pool: _Pool | None, workers: int) -> None:
+        # What the job frames are built from, by position (``_protocol.SETTINGS``). The judge process's engine runs
+        # by the tuple its request carried, untouched (:meth:`from_wire`); a standalone one makes its own.
+        self.wire = wire
         self.isolation: str | None = pool.isolation if pool is not None else None
+        self._workers = workers
         self._pool = pool
         self._own_pool = pool is None
         self._executor: ThreadPoolExecutor | None = None
@@ -123,16 +132,42 @@ class LocalEngine:
         self._job_ids = itertools.count()
         self._failures = _FailureOrder()
 
+    @classmethod
+    def from_wire(cls, wire: tuple, pool: _Pool) -> LocalEngine:
+        """The judge process's engine: one job at a time on ``pool``'s fork servers, by the settings ``wire`` a
+        request carried (checked by the service), with no settings object rebuilt from them.
+
+        Example:
+            >>> from evolvecoder_datasets.limits import SandboxSettings
+            >>> from evolvecoder_datasets.execution._protocol import wire_settings
+            >>> wire = wire_settings(SandboxSettings(timeout_s=0.5), "none")
+            >>> engine = LocalEngine.from_wire(wire, _Pool("none", 1))
+            >>> engine.setting("timeout_s"), engine.wire is wire
+            (0.5, True)
+        """
+        engine = cls.__new__(cls)
+        engine._setup(wire, pool, 1)
+        return engine
+
+    def setting(self, name: str):
+        """The value of one of :data:`._protocol.SETTINGS` this engine runs by (``wall_timeout_s`` and
+        ``load_timeout_s`` resolved, ``isolation`` as sent).
+
+        Example:
+            >>> LocalEngine(timeout_s=0.25).setting("wall_timeout_s")
+            2.0
+        """
+        return self.wire[_AT[name]]
+
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> LocalEngine:
         with self._lock:
             if self._pool is None:
-                self.isolation = detect_isolation(self.settings.isolation)
-                self._pool = _Pool(self.isolation, self.settings.worker_count, self.settings.python_env)
+                self.isolation = detect_isolation(self.setting("isolation"))
+                self._pool = _Pool(self.isolation, self._workers, self.setting("python_env"))
             self._pool.start()
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=self.settings.worker_count,
-                                                    thread_name_prefix="ecd-engine")
+                self._executor = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="ecd-engine")
         return self
 
     def close(self) -> None:
@@ -159,27 +194,28 @@ class LocalEngine:
     # -- one job -----------------------------------------------------------------------------------------------
     def _job_message(self, job: Job, uid: int, binary: str | None = None) -> dict:
         """The fork server's frame of ``job`` (``_forkserver.job``: every field, typed; the server has no default, so
-        each value a job runs by is chosen here, from this engine's ``SandboxSettings`` and the job's own limit)."""
-        timeout_s, wall_timeout_s = self.settings.timeout_s, self.settings.wall_limit_s
+        each value a job runs by is chosen here, from this engine's settings tuple and the job's own limit)."""
+        wire = self.wire
+        timeout_s, wall_timeout_s = wire[_AT["timeout_s"]], wire[_AT["wall_timeout_s"]]
         if job.timeout_s is not None and job.timeout_s < timeout_s:  # the sandbox's limit is the ceiling
             timeout_s = float(job.timeout_s)
             wall_timeout_s = min(wall_timeout_s, SandboxSettings.default_wall_s(timeout_s))
-        budget = self.settings.max_consecutive_timeouts
+        budget = wire[_AT["max_consecutive_timeouts"]]
         message = {
             "id": next(self._job_ids),
             "kind": job.kind,
             "program": job.program,
-            "preamble": self.settings.preamble,
-            "mode": self.settings.mode,
+            "preamble": wire[_AT["preamble"]],
+            "mode": wire[_AT["mode"]],
             "timeout_s": float(timeout_s),
             "wall_timeout_s": float(wall_timeout_s),
-            "load_timeout_s": float(self.settings.load_limit_s),
-            "memory_mb": int(self.settings.memory_mb),
-            "max_output_bytes": int(self.settings.max_output_bytes),
-            "max_processes": int(self.settings.max_processes),
-            "max_open_files": int(self.settings.max_open_files),
+            "load_timeout_s": float(wire[_AT["load_timeout_s"]]),
+            "memory_mb": int(wire[_AT["memory_mb"]]),
+            "max_output_bytes": int(wire[_AT["max_output_bytes"]]),
+            "max_processes": int(wire[_AT["max_processes"]]),
+            "max_open_files": int(wire[_AT["max_open_files"]]),
             "max_consecutive_timeouts": None if budget is None else int(budget),
-            "max_value_bytes": int(self.settings.max_value_bytes),
+            "max_value_bytes": int(wire[_AT["max_value_bytes"]]),
             "uid": uid,
             "stop_on_failure": bool(job.stop_on_failure),
         }
@@ -193,8 +229,8 @@ class LocalEngine:
 
     def deadline(self, job: Job) -> float:
         """Wall seconds a job may take at most (the fork server's own backstops end it far sooner)."""
-        per_test = self.settings.wall_limit_s * 1.5 + 2.0
-        return 3 * self.settings.load_limit_s + job.size * per_test + 30.0
+        per_test = self.setting("wall_timeout_s") * 1.5 + 2.0
+        return 3 * self.setting("load_timeout_s") + job.size * per_test + 30.0
 
     def execute(self, job: Job, *, order_failures: bool = True) -> ExecutionReport:
         """One job's report. ``order_failures`` applies :class:`_FailureOrder` here (a judge process leaves that
@@ -204,7 +240,7 @@ class LocalEngine:
         if not order_failures:
             return self._run_in_order(job)
         cases = job.inputs if job.kind == "stdio" else job.tests
-        independent = job.kind == "stdio" or self.settings.mode == "isolated"
+        independent = job.kind == "stdio" or self.setting("mode") == "isolated"
         order = self._failures.order(cases) if independent and job.stop_on_failure else None  # type: ignore[arg-type]
         report = self._run_in_order(_permuted(job, order) if order else job)
         if order:

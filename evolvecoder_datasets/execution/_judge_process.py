@@ -19,6 +19,7 @@ import sys
 from ._protocol import SETTINGS, crash_report, encode_report, read_frame, write_frame
 
 _ISOLATION = SETTINGS.index("isolation")
+_PYTHON_ENV = SETTINGS.index("python_env")
 
 _MAX_ENGINES = 64
 
@@ -51,9 +52,8 @@ class _Judge:
         if engine is None:
             if len(self.engines) >= _MAX_ENGINES:
                 self.engines.clear()
-            values = dict(zip(SETTINGS, settings))
-            pool = self.pool(values["isolation"], values["python_env"])
-            engine = self.engines[settings] = LocalEngine(workers=1, pool=pool, **values)
+            pool = self.pool(settings[_ISOLATION], settings[_PYTHON_ENV])
+            engine = self.engines[settings] = LocalEngine.from_wire(settings, pool)  # the tuple as received
         return engine
 
     def run(self, settings: tuple, job_bytes: bytes, order: list | None = None) -> bytes:

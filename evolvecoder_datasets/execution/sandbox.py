@@ -255,7 +255,6 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings | None = None, **overrides) -> None:
         self.settings = resolve_settings(settings, overrides)
         self.isolation: str | None = None
-        self._settings: tuple | None = None
         self._connections = None
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
@@ -273,14 +272,12 @@ class Sandbox:
             if self._connections is not None:
                 return self
             from ._client import Connections
-            from ._protocol import wire_settings
             from .isolation import detect_isolation
 
             self.isolation = detect_isolation(self.settings.isolation)  # the caller's machine, not hostile input
-            self._settings = wire_settings(self.settings, self.isolation)
             connections = Connections()
             if _current_route() is None:  # routed jobs start the services where they run
-                self._ask(connections, ("start", self._settings))
+                self._ask(connections, ("start", self._wire()))
             self._connections = connections
             self._owner_pid = os.getpid()
             self._finalizer = weakref.finalize(self, _close, connections, self._owner_pid)
@@ -299,6 +296,13 @@ class Sandbox:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def _wire(self) -> tuple:
+        """This sandbox's settings as a request carries them (:func:`._protocol.wire_settings`), made for each request
+        like its jobs' bytes: ``self.settings`` is the one holder of them in this process."""
+        from ._protocol import wire_settings
+
+        return wire_settings(self.settings, self.isolation)
 
     @staticmethod
     def _ask(connections, message):
@@ -386,7 +390,7 @@ class Sandbox:
         route = _current_route()
         try:
             if route is not None:
-                blobs = route(self._settings, self.settings.worker_count, encoded, sizes, keys)
+                blobs = route(self._wire(), self.settings.worker_count, encoded, sizes, keys)
             else:
                 with _counts_lock:
                     _local_counts["jobs"] += len(jobs)
@@ -397,7 +401,7 @@ class Sandbox:
                 self._request(None)  # started, and in the process that started it
                 bounds = [reply_bound(j.size, j.kind == "stdio" and j.outputs is None, self.settings.max_output_bytes)
                           for j in jobs]  # fmt: skip
-                blobs = self._connections.run(self._settings, self.settings.worker_count, encoded, sizes, keys, bounds)
+                blobs = self._connections.run(self._wire(), self.settings.worker_count, encoded, sizes, keys, bounds)
             if type(blobs) is not list or len(blobs) != len(jobs):
                 got = len(blobs) if type(blobs) is list else type(blobs).__name__
                 raise SandboxError(f"the execution service answered {got} reports for {len(jobs)} jobs")

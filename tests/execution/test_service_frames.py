@@ -100,7 +100,7 @@ def test_stalled_senders_of_huge_frames_do_not_stop_another_callers_job(service)
 
 def test_a_job_that_declares_a_billion_tests_is_that_callers_error_and_the_service_keeps_serving(service):
     connections = _client.Connections()
-    settings = service._settings
+    settings = service._wire()
     job = encode_job(Job(RIGHT, tests=TESTS))
     for bad in [
         ("run", settings, 1, [job], [10**9], [None]),  # the size the front used to believe

@@ -58,7 +58,7 @@ def test_every_yaml_key_of_execute_reaches_the_sandbox_under_its_one_name(tmp_pa
         assert getattr(sandbox.settings, name) == value, name
     # What the service's engine is built from: the resolved values, under the names the protocol carries.
     sandbox.start()
-    sent = dict(zip(SETTINGS, sandbox._settings))
+    sent = dict(zip(SETTINGS, sandbox._wire()))
     for name in set(SETTINGS) - {"isolation"}:  # isolation travels resolved ("bwrap"/"unshare"/"none")
         assert sent[name] == NOT_DEFAULT[name], name
     # And the fork server runs by them: the preamble's name is defined, one timeout leaves the rest unexecuted.
