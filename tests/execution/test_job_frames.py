@@ -5,7 +5,8 @@
   server's own warm-up) parses, so no default is left for the server to fill in;
 - a real fork server answers a malformed job with that job's infrastructure error and goes on serving;
 - a caller refuses a server whose hello names another protocol version, with a typed error naming both;
-- the progress writer sends with what it is given, and no module of the server imports ``server`` for a type.
+- the progress writer sends with what it is given, and no module of the server imports ``server`` for a type;
+- the judge process frames jobs from the settings tuple its request carried, building no settings object.
 """
 
 from __future__ import annotations
@@ -191,3 +192,36 @@ def test_the_progress_writer_sends_with_what_it_is_given_and_nothing_imports_the
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module == "server":
                 importers.append(path.name)
     assert importers == ["startup.py"]
+
+
+def test_the_judge_process_frames_jobs_from_the_settings_tuple_it_received(monkeypatch):
+    """The judge process builds no settings object of its own (``LocalEngine.from_wire``): its engine keeps the
+    request's tuple as it came and every sandbox value in a frame is read from it, so no default of
+    ``SandboxSettings`` can reach a fork server on that path. Checked by making ``SandboxSettings`` unbuildable while
+    the judge's engine is made and frames a job, with values that differ from every default."""
+    from evolvecoder_datasets import limits
+    from evolvecoder_datasets.execution._judge_process import _Judge
+    from evolvecoder_datasets.execution._protocol import SETTINGS, wire_settings
+
+    chosen = limits.SandboxSettings(timeout_s=0.3, memory_mb=300, mode="fast", wall_timeout_s=2.5, preamble="B = 1",
+                                    max_output_bytes=5000, max_processes=9, max_open_files=77,
+                                    max_consecutive_timeouts=3, max_value_bytes=12345)  # fmt: skip
+    wire = wire_settings(chosen, "none")
+    judge = _Judge()
+    monkeypatch.setattr(judge, "pool", lambda isolation, python_env: _engine._Pool(isolation, 1, python_env))
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a SandboxSettings was built in the judge process")
+
+    monkeypatch.setattr(limits.SandboxSettings, "__init__", refused)
+    engine = judge.engine(wire)
+    assert engine.wire is wire and judge.engine(wire) is engine  # the tuple as received, one engine per tuple
+    frame = engine._job_message(Job(PROGRAM, tests=TESTS), 62000)
+    sent = dict(zip(SETTINGS, wire))
+    for name in ("timeout_s", "memory_mb", "mode", "wall_timeout_s", "load_timeout_s", "preamble", "max_output_bytes",
+                 "max_processes", "max_open_files", "max_consecutive_timeouts", "max_value_bytes"):
+        assert frame[name] == sent[name], name
+    assert parse_job(frame).timeout_s == 0.3
+    # a job's own smaller limit still wins, and the wall limit follows it
+    small = engine._job_message(Job(PROGRAM, tests=TESTS, timeout_s=0.1), 62000)
+    assert (small["timeout_s"], small["wall_timeout_s"]) == (0.1, limits.SandboxSettings.default_wall_s(0.1))
