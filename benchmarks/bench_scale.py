@@ -1,6 +1,6 @@
 """Where a recipe run's executions go, per problem, at two sizes: does anything grow faster than the problems?
 
-Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 12 40] [--mutants 8] [--before /tmp/wt_base] [--json out.json]
+Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 12 40] [--mutants 8] [--before /tmp/wt_base] [--engines local ray] [--json out.json]
 
 Each size runs ``recipes/configs/search_only.yaml`` with ``rounds: 2``, ``mutants: 8`` (``--mutants``), the first N HumanEval
 problems, ``store: none`` and no figures, in a fresh output folder with a fresh oracle cache, in a child process of its own (so the sandbox's
@@ -83,35 +83,41 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _patch_steps(driver: dict[str, float]) -> None:
+def _patch_steps(driver: dict[str, float], main: dict[str, float] | None = None) -> None:
     """Count the driver process's CPU (all its threads) per progress step of the recipe, exclusive of the steps
-    nested in it, into ``driver`` (step name -> CPU seconds); the CPU outside any step goes to ``outside steps``."""
+    nested in it, into ``driver`` (step name -> CPU seconds); the CPU outside any step goes to ``outside steps``.
+    ``main`` gets the main thread's own CPU per step (without Ray's client threads, which run with the wall time;
+    without the streamed stages' threads either)."""
     import contextlib
 
     from evolvecoder_datasets.recipe import checkpoints, pipeline, progress
 
-    stack: list[list] = []  # [name, start CPU, CPU of nested steps]
+    stack: list[list] = []  # [name, start CPU, CPU of nested steps, start main-thread CPU, its nested steps']
     original = progress.stepping
+    main = {} if main is None else main
 
     @contextlib.contextmanager
     def counted(text: str):
-        stack.append([_step_name(text), _cpu_s(), 0.0])
+        stack.append([_step_name(text), _cpu_s(), 0.0, time.thread_time(), 0.0])
         try:
             with original(text):
                 yield
         finally:
-            name, start, inner = stack.pop()
-            spent = _cpu_s() - start
+            name, start, inner, main_start, main_inner = stack.pop()
+            spent, main_spent = _cpu_s() - start, time.thread_time() - main_start
             driver[name] = driver.get(name, 0.0) + spent - inner
+            main[name] = main.get(name, 0.0) + main_spent - main_inner
             if stack:
                 stack[-1][2] += spent
+                stack[-1][4] += main_spent
 
     progress.stepping = checkpoints.stepping = pipeline.stepping = counted
 
 
-def child(n: int, out: str, mutants: int = 8) -> None:
-    """One recipe run of the first ``n`` HumanEval problems with ``mutants`` AST mutants per problem; its counts and
-    CPU written to ``out`` as JSON."""
+def child(n: int, out: str, mutants: int = 8, engine: str = "local") -> None:
+    """One recipe run of the first ``n`` HumanEval problems with ``mutants`` AST mutants per problem (``engine``
+    ``ray``: on a private local Ray instance with this machine's cores); its counts and CPU written to ``out`` as
+    JSON, with a digest of the rounds' suites (equal on both engines)."""
     root = tempfile.mkdtemp(prefix="ecd-bench-scale-")
     os.environ["HF_HOME"] = root
     os.environ["HF_DATASETS_CACHE"] = os.path.join(root, "datasets")
@@ -150,11 +156,15 @@ def child(n: int, out: str, mutants: int = 8) -> None:
             PHASE[0] = "rounds' new tests"
 
     execute_module.execute_dataset = round0
-    _, config = load_config(HERE.parent / "recipes" / "configs" / "search_only.yaml",
-                            {"output_dir": os.path.join(root, "run"), "rounds": 2, "mutants": mutants,
-                             "limit_per_source": n, "store": "none", "figures": False})
+    overrides = {"output_dir": os.path.join(root, "run"), "rounds": 2, "mutants": mutants, "limit_per_source": n,
+                 "store": "none", "figures": False}
+    if engine == "ray":
+        overrides["distributed"] = {"engine": "ray", "num_cpus": os.cpu_count(), "shard_size": 4, "progress": False,
+                                    "object_store_memory_mb": 256, "temp_dir": tempfile.mkdtemp(prefix="r")}
+    _, config = load_config(HERE.parent / "recipes" / "configs" / "search_only.yaml", overrides)
     driver: dict[str, float] = {}
-    _patch_steps(driver)
+    main_thread: dict[str, float] = {}
+    _patch_steps(driver, main_thread)
     counts0 = sandbox_module.local_counts()
     usage0, wall0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     result = run_recipe(config, progress=False)
@@ -163,25 +173,34 @@ def child(n: int, out: str, mutants: int = 8) -> None:
         - sum(driver.values())
     counts1 = sandbox_module.local_counts()
     fidelity = ((result.stats[-1] or {}).get("fidelity") or {}) if getattr(result, "stats", None) else {}
+    import hashlib
+
+    suites = [[list(ds[c]) for c in ("id", "tests", "pass_matrix", "test_origin")] for ds in result.rounds]
     Path(out).write_text(json.dumps({
         "tree": str(Path(evolvecoder_datasets.__file__).resolve().parent.parent), "problems": n,
-        "by_stage": by_stage, "wall_s": wall1 - wall0, "driver_by_step": driver,
+        "by_stage": by_stage, "wall_s": wall1 - wall0, "driver_by_step": driver, "main_thread_by_step": main_thread,
         "cpu_s": (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime),
         "jobs": counts1["jobs"] - counts0["jobs"], "tests": counts1["tests"] - counts0["tests"],
-        "mutants": mutants, "programs_per_problem": pool[0] if pool else None,
+        "mutants": mutants, "programs_per_problem": pool[0] if pool else _programs_per_problem(result.rounds[0]),
         "oracle": fidelity.get("oracle", {}).get("problems"), "suite": fidelity.get("suite"),
-        "sample": getattr(config.fidelity, "sample", None)}))
+        "sample": getattr(config.fidelity, "sample", None), "engine": engine,
+        "suites_digest": hashlib.sha256(json.dumps(suites, sort_keys=True).encode()).hexdigest()[:16]}))
 
 
-def measure(n: int, tree: Path, mutants: int = 8) -> dict:
+def _programs_per_problem(round0) -> float:
+    """Programs per problem of round 0's pool (on Ray, where round 0 is not this process's ``execute_dataset``)."""
+    return sum(len(s) for s in round0["solutions"]) / max(len(round0), 1)
+
+
+def measure(n: int, tree: Path, mutants: int = 8, engine: str = "local") -> dict:
     """Run :func:`child` for ``n`` problems in a fresh interpreter importing the package from ``tree``."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     # a fresh oracle cache per run: each size and tree builds its own oracles (what a first run pays)
     with tempfile.TemporaryDirectory(prefix="bench-scale-oracles-") as cache:
         env = {**os.environ, "PYTHONPATH": str(tree), "EVOLVECODER_ORACLE_CACHE": os.path.join(cache, "oracles")}
-        subprocess.run([sys.executable, __file__, "--child", str(n), "--out", out, "--mutants", str(mutants)], env=env,
-                       check=True)
+        subprocess.run([sys.executable, __file__, "--child", str(n), "--out", out, "--mutants", str(mutants),
+                        "--engine", engine], env=env, check=True)  # fmt: skip
     return json.loads(Path(out).read_text())
 
 
@@ -260,7 +279,7 @@ def show(results: dict[str, dict[int, dict]], pool: float, rate: float, samples:
              ("driver CPU s", lambda x: f"{x['driver_cpu_s']:.1f}"), ("wall s", lambda x: f"{x['wall_s']:.0f}")]
     for label, fmt in rows:
         print(f"{label:<28}" + "".join(f"{fmt(results[t][n]):>18}" for n in sizes for t in trees))
-    if len(trees) == 2:
+    if len(trees) == 2 and not any(t.endswith("+ray") for t in trees):
         before, after = trees
         for n in sizes:
             b, a = results[before][n], results[after][n]
@@ -338,11 +357,16 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=1350.0,
                         help="fast-mode executions per second per core of the service (docs/scaling.md)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--engines", nargs="+", choices=["local", "ray"], default=["local"],
+                        help="ray: on a private local Ray instance (columns '<tree>+ray'): the driver's CPU by step "
+                        "where the stages run as shard tasks; its executions by stage count only the jobs the driver "
+                        "sends; with both, each size's suites are compared between the engines")
+    parser.add_argument("--engine", default="local", help=argparse.SUPPRESS)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.out, args.mutants[0])
+        child(args.child, args.out, args.mutants[0], args.engine)
         return
     if args.pool is None:
         args.pool = float(args.mutants[0])
@@ -354,22 +378,28 @@ def main() -> None:
     after_tree = HERE.parent
     trees = {"before": args.before, "after": after_tree} if args.before else {"after": after_tree}
     print(f"load before: {os.getloadavg()[0]:.2f}; trees: {', '.join(f'{k}={v}' for k, v in trees.items())}")
-    results: dict[str, dict[int, dict]] = {t: {} for t in trees}
-    raw: dict[str, dict[int, dict]] = {t: {} for t in trees}
+    runs = [(name if engine == "local" else f"{name}+ray", tree, engine)
+            for engine in args.engines for name, tree in trees.items()]  # fmt: skip
+    results = {name: {} for name, _, _ in runs}
+    raw = {name: {} for name, _, _ in runs}
     for n in args.sizes:
-        for name, tree in trees.items():
-            raw[name][n] = measure(n, tree, args.mutants[0])
+        for name, tree, engine in runs:
+            raw[name][n] = measure(n, tree, args.mutants[0], engine)
             results[name][n] = summary(raw[name][n])
             print(f"{name} N={n}: {results[name][n]['total_per_problem']:,.0f} executions per problem, "
                   f"{results[name][n]['wall_s']:.0f} s, fidelity {raw[name][n]['suite'] and {k: raw[name][n]['suite'][k] for k in ('tpr', 'tnr')}}",
                   flush=True)
-    samples = {t: next(iter(raw[t].values())).get("sample") for t in trees}
+    samples = {t: next(iter(raw[t].values())).get("sample") for t in raw}
     show(results, args.pool, args.rate, samples)
+    for name in trees if len(args.engines) == 2 else ():
+        for n in args.sizes:
+            same = raw[name][n]["suites_digest"] == raw[f"{name}+ray"][n]["suites_digest"]
+            print(f"{name} N={n}: the rounds' suites on Ray {'equal' if same else 'DIFFER FROM'} the local run's")
     pools: dict[str, list[dict]] = {}
     if len(args.mutants) > 1:
         largest = max(args.sizes)
-        for name, tree in trees.items():
-            pools[name] = [raw[name][largest]] + [measure(largest, tree, m) for m in args.mutants[1:]]
+        for name, tree, engine in runs:
+            pools[name] = [raw[name][largest]] + [measure(largest, tree, m, engine) for m in args.mutants[1:]]
             show_pool_fit(name, pools[name], samples.get(name))
     print(f"load after: {os.getloadavg()[0]:.2f}")
     if args.json:

@@ -26,6 +26,7 @@ from .config import DistributedConfig
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, Features
 
+    from ..stages.evolve import EvolveConfig
     from ..stages.execute import ExecuteConfig
 
 __all__ = ["Executor"]
@@ -101,6 +102,25 @@ class Executor:
         from ..stages.execute import execute_dataset
 
         return execute_dataset(ds, config, num_proc=self.num_proc)
+
+    def evolve(self, ds: Dataset, config: EvolveConfig, *, batch_size: int = 16,
+               num_proc: int | None = None) -> Dataset:
+        """One evolution round: here, :func:`~evolvecoder_datasets.stages.evolve.evolve_dataset` (one pass); on
+        Ray with the search on, in two passes (:func:`~evolvecoder_datasets.stages.support.split_round.evolve_in_two`):
+        the model writers here, where the model is, and the search as shard tasks on the nodes, so the search
+        writer's per-problem Python leaves the driver. Same rows either way.
+
+        Example:
+            >>> from evolvecoder_datasets.stages.evolve import EvolveConfig
+            >>> round1 = Executor().evolve(round0, EvolveConfig(round=1))  # doctest: +SKIP
+        """
+        from ..stages.evolve import evolve_dataset
+
+        if self.ray is None or config.search is None:
+            return evolve_dataset(ds, config, batch_size=batch_size, num_proc=num_proc)
+        from ..stages.support.split_round import evolve_in_two
+
+        return evolve_in_two(ds, config, map_search=self.map, batch_size=batch_size, num_proc=num_proc)
 
     @contextlib.contextmanager
     def serving(self) -> Iterator[dict[str, dict[str, int]]]:

@@ -417,7 +417,6 @@ def _rounds(config: RecipeConfig, executor: Executor, checkpoints: Checkpoints, 
     """From the live problems on: the pool (with a package's labelled submissions for stdin problems), round 0,
     the rounds, the final filter, publishing. Each round's measurements (reference verdicts, fidelity) run first,
     then its statistics count them."""
-    from ..stages.evolve import evolve_dataset
     from ..stages.finalize import finalize_dataset
     from ..stages.sample import sample_dataset
 
@@ -445,7 +444,7 @@ def _rounds(config: RecipeConfig, executor: Executor, checkpoints: Checkpoints, 
             previous = current
             current = checkpoints.stage(f"{3 + r:02d}_round{r}", key,
                                         checked("test writer (evolve)", lambda previous=previous, cfg=evolve_cfg:
-                                                evolve_dataset(previous, cfg, **common)),
+                                                executor.evolve(previous, cfg, **common)),
                                         evolve_failures(r))
             key = chain(key, checkpoints.failures(f"{3 + r:02d}_round{r}"))
         rounds.append(current)

@@ -75,6 +75,7 @@ from .support.model_domains import model_domains
 from .support.model_inputs import input_call, read_inputs, value_answers
 from .support.round_state import RoundProblem, append_tests, assign_domains, log_entry, search_round
 from .support.round_columns import round_columns
+from .support.split_round import SEARCH_STATE, search_states
 from .support.stdio_round import StdioRoundProblem, stdio_model_round, stdio_problem, stdio_search_round
 from .support.resources import get_backend
 from ..seeding import problem_rng, stable_int
@@ -365,8 +366,8 @@ def _domain_writer(config: EvolveConfig) -> Any:
     return propose
 
 
-def _run_round(problems: list[RoundProblem], config: EvolveConfig) -> None:
-    """Ask, parse, run and append every enabled method.
+def _run_round(problems: list[RoundProblem], config: EvolveConfig, *, search: bool = True) -> None:
+    """Ask, parse, run and append every enabled method (the search only with ``search``).
 
     By default every prompt is built from the start-of-round matrix and all requests of the round go to the
     backend in one concurrent call; with ``sequential`` each method sees the tests the previous one added. The
@@ -374,7 +375,7 @@ def _run_round(problems: list[RoundProblem], config: EvolveConfig) -> None:
     """
     if config.llm_methods:
         _run_prompts(problems, config)
-    if config.search is not None:
+    if config.search is not None and search:
         search_round(problems, config.search, seed=config.seed, round_=config.round, execute=config.execute)
 
 
@@ -401,7 +402,7 @@ def _run_prompts(problems: list[RoundProblem], config: EvolveConfig) -> None:
         _collect(problems, method, built[method], answers[k * len(problems) : (k + 1) * len(problems)], config)
 
 
-def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
+def evolve(batch: dict[str, list], *, config: EvolveConfig, defer_search: bool = False) -> dict[str, list]:
     """Batched ``Dataset.map`` function: run one evolution round on each problem.
 
     Rows that are dropped or have no solutions pass through with a log entry saying why. A stdin/stdout problem
@@ -415,6 +416,8 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
             optional ``test_origin``, ``statuses``, ``drop_reason``, ``reference_solutions``, ``reference_ok``,
             ``evolve_log``.
         config (`EvolveConfig`): the round's settings.
+        defer_search (`bool`, defaults to `False`): run all but the assert problems' search, and return each row's
+            state for it (:mod:`~.support.split_round`).
 
     Returns:
         `dict[str, list]`: ``tests``, ``test_origin``, ``pass_matrix``, ``round``, ``evolve_log`` (and
@@ -507,14 +510,17 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig) -> dict[str, list]:
                  for i, p in enumerate(problems) if p is not None]
         assign_domains(live, [cells[i] for i, p in enumerate(problems) if p is not None], round_=config.round,
                        execute=config.execute, propose=_domain_writer(config), first=first)
-        _run_round(live, config)
+        _run_round(live, config, search=not defer_search)
     if stdio and config.llm_methods and config.test_mode == "inputs":
         stdio_model_round(list(stdio.values()), config)
     if stdio and config.search is not None:
         stdio_search_round(list(stdio.values()), config.search, seed=config.seed, round_=config.round,
                            execute=config.execute)
 
-    return round_columns(batch, problems, logs, rounds, limits, config.round, stdio)
+    out = round_columns(batch, problems, logs, rounds, limits, config.round, stdio)
+    if defer_search:  # the assert problems' search runs in a second pass (:mod:`.support.split_round`)
+        out[SEARCH_STATE] = search_states(problems)
+    return out
 
 
 def _stdio_problem(batch: dict[str, list], i: int, config: EvolveConfig, stdio: dict[int, StdioRoundProblem],
@@ -528,14 +534,15 @@ def _stdio_problem(batch: dict[str, list], i: int, config: EvolveConfig, stdio: 
     return None
 
 
-def evolve_features(features: Any) -> Any:
-    """Output ``datasets.Features`` of :func:`evolve_dataset` given the input features.
+def evolve_features(features: Any, *, defer_search: bool = False) -> Any:
+    """Output ``datasets.Features`` of :func:`evolve_dataset` given the input features (with ``defer_search``,
+    the first pass's column for the search, :data:`.support.split_round.SEARCH_STATE`, too).
 
     Example:
         >>> sorted(evolve_features({"id": None}))
         ['domain', 'evolve_log', 'id', 'pass_matrix', 'round', 'test_origin', 'tests']
     """
-    from datasets import Features
+    from datasets import Features, Value
 
     out = dict(features)
     problem = schema.problem_features()
@@ -546,10 +553,13 @@ def evolve_features(features: Any) -> Any:
         out[schema.STATUSES] = schema.solution_features()[schema.STATUSES]
     out[schema.EVOLVE_LOG] = schema.evolve_log_feature()
     out[schema.DOMAIN] = schema.domain_feature()
+    if defer_search:
+        out[SEARCH_STATE] = Value("string")
     return Features(out)
 
 
-def evolve_dataset(ds: Dataset, config: EvolveConfig, *, batch_size: int = 16, num_proc: int | None = None) -> Dataset:
+def evolve_dataset(ds: Dataset, config: EvolveConfig, *, batch_size: int = 16, num_proc: int | None = None,
+                   defer_search: bool = False) -> Dataset:
     """Run one evolution round over ``ds`` (a thin wrapper over ``ds.map(evolve, batched=True)``).
 
     Args:
@@ -558,6 +568,9 @@ def evolve_dataset(ds: Dataset, config: EvolveConfig, *, batch_size: int = 16, n
         config (`EvolveConfig`): the round's settings; ``config.llm`` must be set unless search is the only method.
         batch_size (`int`, defaults to 16): problems whose requests and executions are sent together.
         num_proc (`int`, *optional*): processes for ``Dataset.map``.
+        defer_search (`bool`, defaults to `False`): leave the assert problems' search to a second pass
+            (:func:`~evolvecoder_datasets.stages.support.split_round.evolve_search`), each row's state for it in a
+            column of its own; the recipe does so on a cluster, where that pass runs on the nodes.
 
     Returns:
         `datasets.Dataset`: ``ds`` with the round's tests appended.
@@ -576,8 +589,8 @@ def evolve_dataset(ds: Dataset, config: EvolveConfig, *, batch_size: int = 16, n
         evolve,
         batched=True,
         batch_size=batch_size,
-        fn_kwargs={"config": config},
-        features=evolve_features(ds.features),
+        fn_kwargs={"config": config, "defer_search": defer_search},
+        features=evolve_features(ds.features, defer_search=defer_search),
         num_proc=num_proc,
         desc=f"evolve round {config.round}",
     )

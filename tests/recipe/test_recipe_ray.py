@@ -9,7 +9,8 @@ Two things published are measurements, not computations, and differ between two 
   ``fib`` on a searched input took 0.08-0.09 s) lands one step apart in two runs (0.8 vs 1.0, seen in CI). It is
   compared as a measurement: null in the same rows, and within two steps of each other.
 Every other column of every data file and every other statistic is compared exactly; where the files' bytes differ,
-the tables are read back and compared column by column, so a failure names the column.
+the tables are read back and compared column by column, so a failure names the column. The round has the search on:
+on Ray it runs as shard tasks (the second pass of ``Executor.evolve``), here in the round's one pass.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import pytest
 from evolvecoder_datasets.distributed import DistributedConfig
 from evolvecoder_datasets.llm.testing import ScriptedOpenAIServer
 from evolvecoder_datasets.recipe import run_recipe
+from evolvecoder_datasets.search.writer import SearchConfig
+from evolvecoder_datasets.stages.evolve import EvolveConfig
 from evolvecoder_datasets.stages.support.resources import close_backends
 
 from ..scripted_llm import ScriptedResponder
@@ -47,6 +50,8 @@ def _published_files(store: Path) -> dict[str, dict[str, bytes]]:
     return out
 
 
+# The e2e test's round with the search on: on Ray the search runs as shard tasks (``Executor.evolve``).
+SEARCHING = EvolveConfig(num_tests=3, test_mode="asserts", search=SearchConfig(budget=150, max_tests=2))
 _LIMIT_STEPS = 2 ** (2 / 6)  # two steps of the limit ladder (``limits.limit_ladder``)
 
 
@@ -109,13 +114,17 @@ def ray_engine():
 def test_the_recipe_on_ray_publishes_the_same_rounds_and_a_stored_rerun_starts_no_cluster(tmp_path, ray_engine):
     responder = ScriptedResponder()
     with ScriptedOpenAIServer(responder) as server:
-        local = run_recipe(_config(server.base_url, tmp_path / "local", rounds=1, figures=False, dedup=True))
+        local = run_recipe(_config(server.base_url, tmp_path / "local", rounds=1, figures=False, dedup=True,
+                                   evolve=SEARCHING))
         close_backends()
         on_ray = run_recipe(_config(server.base_url, tmp_path / "ray", rounds=1, figures=False, dedup=True,
-                                    distributed=ray_engine))
-        assert ray.is_initialized()  # embeddings, pass matrices and reference verdicts ran as Ray tasks
+                                    distributed=ray_engine, evolve=SEARCHING))
+        assert ray.is_initialized()  # embeddings, pass matrices, the search and reference verdicts ran as Ray tasks
         shards = list((tmp_path / "ray" / "shards").glob("*/shard-*.arrow"))
         assert shards, "no shard was computed on Ray"
+        functions = {json.loads(p.read_text())["function"] for p in (tmp_path / "ray" / "shards").glob("*/job.json")}
+        assert any(f.endswith("evolve_search") for f in functions), functions  # the round's search on the nodes
+        assert any(o["method"] == "search" for row in local.rounds[1]["test_origin"] for o in row)  # not 0 == 0
         ray.shutdown()
 
         local_files = _published_files(tmp_path / "local" / "store")
@@ -130,6 +139,6 @@ def test_the_recipe_on_ray_publishes_the_same_rounds_and_a_stored_rerun_starts_n
         # everything is stored: the same configuration again starts no Ray instance and pushes nothing
         close_backends()
         again = run_recipe(_config(server.base_url, tmp_path / "ray", rounds=1, figures=False, dedup=True,
-                                   distributed=ray_engine))
+                                   distributed=ray_engine, evolve=SEARCHING))
     assert not ray.is_initialized()
     assert again.commits == [] and list(again.final["id"]) == list(on_ray.final["id"])

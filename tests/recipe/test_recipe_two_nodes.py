@@ -7,6 +7,7 @@ recipe joins the cluster by address, as a user's driver would. Every published d
 a local run (``stats.json`` too, but its ``fidelity`` block, a CPU-cut measurement, in shape, and each data file's
 ``time_limit_s`` column, a CPU-time measurement, within two ladder steps: see ``tests/recipe/test_recipe_ray.py``); the run's execution counters must show every stage's jobs judged on the nodes (both of
 them), and only the fidelity oracle's measurement on the driver machine's own service; each node's folder must hold a service of its own.
+The round has the search on, which runs as shard tasks on the nodes (``Executor.evolve``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from evolvecoder_datasets.stages.support.resources import close_backends
 
 from ..scripted_llm import ScriptedResponder
 from .test_recipe_e2e import _config
-from .test_recipe_ray import _published_files, assert_same_published
+from .test_recipe_ray import SEARCHING, _published_files, assert_same_published
 
 ray = pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,12 +109,13 @@ def test_the_whole_recipe_runs_through_one_service_per_node_and_publishes_what_a
     address, folders = two_nodes
     responder = ScriptedResponder()
     with ScriptedOpenAIServer(responder) as server:
-        local = run_recipe(_config(server.base_url, tmp_path / "local", rounds=1, figures=False, dedup=True))
+        local = run_recipe(_config(server.base_url, tmp_path / "local", rounds=1, figures=False, dedup=True,
+                                   evolve=SEARCHING))
         assert local.execution["this_machine"]["jobs"] > 0 and local.execution["nodes"] == {}
         close_backends()
         cluster = DistributedConfig(engine="ray", address=address, shard_size=3, progress=False)
         on_cluster = run_recipe(_config(server.base_url, tmp_path / "cluster", rounds=1, figures=False,
-                                        dedup=True, distributed=cluster))  # fmt: skip
+                                        dedup=True, distributed=cluster, evolve=SEARCHING))  # fmt: skip
         nodes = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
         ray.shutdown()
 
