@@ -20,6 +20,7 @@ Format (bytes; counts and lengths are ASCII decimal)::
     f<float.hex>;               float          c<re.hex>,<im.hex>;   complex
     s<n>:<utf-8 bytes>          str (surrogates kept with surrogatepass)      b<n>:<bytes>   bytes
     l t S Z Q g  <n>:<items>    list, tuple, set, frozenset, deque, consumed iterator
+    G<n>:<items>                the first n items of an iterator that went on past ``MAX_ITERATOR_ITEMS``
     d<n>:<k v ...>              dict
     o<n>:<name><k v ...>        ProgramObject with n fields (name and keys are str items), of a class with its own
                                 __eq__ (compared as data); j: of a class without one (compared by identity, as
@@ -54,6 +55,7 @@ import sys
 __all__ = ["encode", "WireError", "TooLarge", "MAX_DEPTH"]
 
 MAX_DEPTH = 10_000  # a linked list of 10,000 program nodes still travels; deeper is refused
+MAX_ITERATOR_ITEMS = 100_000  # items of a returned iterator sent; one that goes on (an infinite one) sends these
 _IMMUTABLE_TYPE_FLAG = 1 << 8  # set on C-defined types, never on classes written in Python
 _HEAP_TYPE_FLAG = 1 << 9  # set on classes made at run time (a class statement, type(...))
 
@@ -385,8 +387,7 @@ def _container(value) -> tuple[bytes, list]:
             children.append(v)
         return b"d%d:" % (_len(children) // 2), children
     if hasattr(t, "__next__") and hasattr(t, "__iter__"):
-        items = list(value)
-        return b"g%d:" % _len(items), items
+        return _consumed(value)
     fields = _fields(value)
     children: list = [_qualname(t)]
     for k, v in fields:
@@ -428,13 +429,23 @@ def _foreign(value, t) -> tuple[bytes, list]:
         if t is numpy.ndarray:
             return _truth(value), ["numpy.ndarray", repr(value.tolist())[: 1 << 20]]
     if hasattr(t, "__next__") and hasattr(t, "__iter__"):  # generators, map/filter/zip objects: consume them
-        items = list(value)
-        return b"g%d:" % _len(items), items
+        return _consumed(value)
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001
         text = "<unrepresentable>"
     return _truth(value), [_qualname(t), text[:4096]]
+
+
+def _consumed(value) -> tuple[bytes, list]:
+    """An iterator as what it yields: all of it (``g``), or its first ``MAX_ITERATOR_ITEMS`` items where it yields
+    more (``G``: the judge's copy is an error past them, never a shorter end), so an infinite generator travels."""
+    items: list = []
+    for item in value:
+        if _len(items) == MAX_ITERATOR_ITEMS:
+            return b"G%d:" % _len(items), items
+        items.append(item)
+    return b"g%d:" % _len(items), items
 
 
 def _truth(value) -> bytes:

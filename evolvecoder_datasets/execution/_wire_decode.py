@@ -20,7 +20,8 @@ import functools
 
 from ._wire import _FACTORIES, _SUBCLASSABLE, MAX_DEPTH, WireError, _isinstance, _len, _type
 
-__all__ = ["decode", "decode_at", "ProgramObject", "ForeignObject", "CycleRef", "MAX_RANGE"]
+__all__ = ["decode", "decode_at", "ProgramObject", "ForeignObject", "CycleRef", "IteratorPrefix", "PastThePrefix",
+           "MAX_RANGE"]
 
 # a program object's tag -> (how it compares, whether its class answers its own truth); see ``_wire``'s table
 _OBJECT_KINDS = {b"o": ("data", False), b"p": ("data", True), b"j": ("identity", False), b"J": ("identity", True),
@@ -129,6 +130,43 @@ class ForeignObject:
         return self.text[:200]
 
 
+class PastThePrefix(Exception):
+    """A test read an iterator past the items the sandbox sent (the judge's verdict is an error, never a pass)."""
+
+
+class IteratorPrefix:
+    """An iterator the program returned that yielded more than the wire sends: its first items, then
+    :class:`PastThePrefix` (not ``StopIteration``: its end is not known). Like a generator, it is equal only to
+    itself, true, and has no ``len``.
+
+    Example:
+        >>> it = IteratorPrefix([0, 1])
+        >>> next(it), next(it)
+        (0, 1)
+        >>> next(it)
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.execution._wire_decode.PastThePrefix: the test reads more than the 2 items the program's iterator sent
+    """
+
+    __slots__ = ("_items", "_next")
+
+    def __init__(self, items: list) -> None:
+        self._items, self._next = items, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._next < _len(self._items):
+            self._next += 1
+            return self._items[self._next - 1]
+        raise PastThePrefix(f"the test reads more than the {_len(self._items)} items the program's iterator sent")
+
+    def __repr__(self):
+        return f"<iterator: {_len(self._items)} items sent, more not>"
+
+
 class CycleRef:
     """A container that contains itself: the reference points ``depth`` levels up."""
 
@@ -227,6 +265,8 @@ def _close(frame: _Frame):
             return collections.deque(items)
         if kind == b"g":
             return iter(items)
+        if kind == b"G":
+            return IteratorPrefix(items)
         if kind == b"d":
             return dict(zip(items[0::2], items[1::2]))
         if kind == b"u":
@@ -368,7 +408,7 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
                 raise WireError("value too deeply nested")
             stack.append(_Frame(b"u", 1, name))
             continue
-        elif tag in (b"l", b"t", b"S", b"Z", b"Q", b"g", b"d", b"C", b"O", b"W", b"n") or tag in _OBJECT_KINDS:
+        elif tag in (b"l", b"t", b"S", b"Z", b"Q", b"g", b"G", b"d", b"C", b"O", b"W", b"n") or tag in _OBJECT_KINDS:
             count, pos = _number(data, pos + 1, ord(":"))
             need = count * 2 if tag in (b"d", b"C", b"O", b"W") or tag in _OBJECT_KINDS else count
             if need > n - pos:  # every item takes at least one byte

@@ -255,14 +255,6 @@ RIGHT_BUT_FAILED = {
     "numpy_array_returned": ("import numpy as np\ndef scale(x):\n    return np.array([1.0, 2.0]) * x\n",
                              ["import numpy as np\nassert np.allclose(scale(1), [1.0, 2.0])",
                               "assert list(scale(1)) == [1.0, 2.0]"]),
-    "infinite_generator": (_p('''
-        def naturals():
-            n = 0
-            while True:
-                yield n
-                n += 1
-    '''), ["assert next(naturals()) == 0",
-           "import itertools\nassert list(itertools.islice(naturals(), 3)) == [0, 1, 2]"]),
     "exception_args_read": ("def parse(s):\n    raise ValueError('bad', s)\n",
                             [("import pytest\nwith pytest.raises(ValueError) as info:\n    parse('x')\n"
                              "assert info.value.args == ('bad', 'x')")]),
@@ -286,8 +278,28 @@ RIGHT_NOW_PASSED = {
     "generator_stepped_with_next": ("def count(n):\n    for i in range(n):\n        yield i\n",
                                     ["g = count(2)\nassert next(g) == 0\nassert next(g) == 1"]),
     "nan_compared_with_itself_in_a_list": ("def f():\n    return [float('nan')]\n", ["x = f()\nassert x == x"]),
+    "infinite_generator": (_p('''
+        def naturals():
+            n = 0
+            while True:
+                yield n
+                n += 1
+    '''), ["assert next(naturals()) == 0",
+           "import itertools\nassert list(itertools.islice(naturals(), 3)) == [0, 1, 2]",
+           "assert all(x < 10 for x in naturals()) is False"]),
+    "finite_generator_is_no_list": ("def count(n):\n    yield from range(n)\n",
+                                    ["assert count(2) != [0, 1]", "assert list(count(2)) == [0, 1]"]),
 }
 WRONG_OF_THE_SAME_SHAPE = {
+    "infinite_generator": (_p('''
+        def naturals():
+            n = 1
+            while True:
+                yield n
+                n += 2
+    '''), ["assert next(naturals()) == 0",
+           "import itertools\nassert list(itertools.islice(naturals(), 3)) == [0, 1, 2]"]),
+    "finite_generator_is_no_list": ("def count(n):\n    yield from range(n)\n", ["assert count(2) == [0, 1]"]),
     "generator_stepped_with_next": ("def count(n):\n    yield 0\n    yield 2\n",
                                     ["g = count(2)\nassert next(g) == 0\nassert next(g) == 1"]),
     "nan_compared_with_itself_in_a_list": ("def f():\n    return [float('nan')]\n",

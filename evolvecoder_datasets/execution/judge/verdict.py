@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .._wire import WireError, encode
-from .._wire_decode import decode_at
+from .._wire_decode import IteratorPrefix, decode_at
 
-_ITERATORS = (type(iter([])),)
+_ITERATORS = (type(iter([])), IteratorPrefix)
 from .interpreter import _Break, _Continue, _Interpreter, _ProbeFailed, _Return, _Stopped
 from .language import MAX_MESSAGE, JudgeLimit
 from .nodes import TestPlan
