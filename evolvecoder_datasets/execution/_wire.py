@@ -3,9 +3,10 @@
 The untrusted side (:func:`encode`, run inside the sandbox) turns a value into bytes; the trusted side
 (:func:`decode`, run by the judge in a process that never executed program code) turns bytes back into plain
 data. There is no pickle and no code path on the trusted side that calls anything the bytes name: decoding builds
-only ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``list``, ``tuple``, ``set``,
-``frozenset``, ``dict``, ``range``, ``fractions.Fraction``, ``decimal.Decimal``, ``collections.deque``, a list
-iterator (for generators the program returned), and two inert records: :class:`ProgramObject` (an instance of a
+only ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``,
+``set``, ``frozenset``, ``dict`` and its three views, ``range``, ``fractions.Fraction``, ``decimal.Decimal``,
+``collections.deque``, a list iterator (for generators the program returned; an ``IteratorPrefix`` for one that
+went on past ``MAX_ITERATOR_ITEMS``), and two inert records: :class:`ProgramObject` (an instance of a
 class the program defined, as its class name and fields) and :class:`ForeignObject` (a C-implemented value the wire
 has no tag for, as its type name and ``repr``). Decoding is iterative and bounded by the input's size; malformed
 input raises :class:`WireError`.
@@ -22,6 +23,9 @@ Format (bytes; counts and lengths are ASCII decimal)::
     l t S Z Q g  <n>:<items>    list, tuple, set, frozenset, deque, consumed iterator
     G<n>:<items>                the first n items of an iterator that went on past ``MAX_ITERATOR_ITEMS``
     d<n>:<k v ...>              dict
+    X Y <n>:<items>             a dict's keys view, values view (the judge's is a view of a dict of those items)
+    I<n>:<k v ...>              a dict's items view
+    B<n>:<bytes>                bytearray
     o<n>:<name><k v ...>        ProgramObject with n fields (name and keys are str items), of a class with its own
                                 __eq__ (compared as data); j: of a class without one (compared by identity, as
                                 Python does); k: of a class whose C base defines it (equality refused)
@@ -262,6 +266,8 @@ def _atom(value):
         return b"f%b;" % _float_hex(value).encode("ascii")
     if t is bytes:
         return b"b%d:%b" % (_len(value), value)
+    if t is bytearray:
+        return b"B%d:%b" % (_len(value), bytes(value))
     if t is complex:
         return b"c%b,%b;" % (_float_hex(value.real).encode("ascii"), _float_hex(value.imag).encode("ascii"))
     if t is range:
@@ -315,6 +321,8 @@ def _as_base(value):
     return frozenset(_frozenset_iter(value))
 
 
+_DICT_ITEMS = _type({}.items())
+_VIEW_TAGS = {_type({}.keys()): b"X", _type({}.values()): b"Y", _DICT_ITEMS: b"I"}
 _FACTORIES = {"list": list, "int": int, "set": set, "dict": dict, "str": str, "float": float, "tuple": tuple}
 
 
@@ -371,6 +379,11 @@ def _container(value) -> tuple[bytes, list]:
     if t is collections.deque:
         items = list(value)
         return b"Q%d:" % _len(items), items
+    if t in _VIEW_TAGS:  # read by dict's own iteration: a view of a dict subclass still yields its stored items
+        items = list(value)
+        if t is _DICT_ITEMS:
+            items = [part for pair in items for part in pair]
+        return _VIEW_TAGS[t] + b"%d:" % (_len(items) // 2 if t is _DICT_ITEMS else _len(items)), items
     flags = _TYPE_FLAGS(t)
     # A class of the program's (``class X: ...``, whose type is ``type`` itself) travels as a program class does
     # under its own metaclass: its name and the data of its namespace (:func:`_class_fields`).

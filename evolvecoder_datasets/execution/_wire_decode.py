@@ -26,6 +26,9 @@ __all__ = ["decode", "decode_at", "ProgramObject", "ForeignObject", "CycleRef", 
 # a program object's tag -> (how it compares, whether its class answers its own truth); see ``_wire``'s table
 _OBJECT_KINDS = {b"o": ("data", False), b"p": ("data", True), b"j": ("identity", False), b"J": ("identity", True),
                  b"k": ("refused", False), b"K": ("refused", True)}
+_CONTAINER_TAGS = frozenset([b"l", b"t", b"S", b"Z", b"Q", b"g", b"G", b"d", b"C", b"O", b"W", b"n", b"X", b"Y",
+                            b"I"])
+_PAIRED_TAGS = frozenset([b"d", b"C", b"O", b"W", b"I"])  # containers whose items are key, value pairs
 MAX_RANGE = 1_000_000  # a range is decoded only up to this length: the judge could otherwise be made to walk it
 
 
@@ -269,6 +272,12 @@ def _close(frame: _Frame):
             return IteratorPrefix(items)
         if kind == b"d":
             return dict(zip(items[0::2], items[1::2]))
+        if kind == b"X":
+            return dict.fromkeys(items).keys()
+        if kind == b"Y":
+            return dict(enumerate(items)).values()
+        if kind == b"I":
+            return dict(zip(items[0::2], items[1::2])).items()
         if kind == b"u":
             base = items[0]
             if _type(base) not in _SUBCLASSABLE:
@@ -368,8 +377,9 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
             pos = stop + 1
         elif tag == b"s":
             value, pos = _read_str(data, pos)
-        elif tag == b"b":
+        elif tag == b"b" or tag == b"B":
             value, pos = _read_blob(data, pos + 1)
+            value = value if tag == b"b" else bytearray(value)
         elif tag == b"R":
             start, pos = _read_int(data, pos + 1)
             stop_, pos = _read_int(data, pos)
@@ -408,9 +418,9 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
                 raise WireError("value too deeply nested")
             stack.append(_Frame(b"u", 1, name))
             continue
-        elif tag in (b"l", b"t", b"S", b"Z", b"Q", b"g", b"G", b"d", b"C", b"O", b"W", b"n") or tag in _OBJECT_KINDS:
+        elif tag in _CONTAINER_TAGS or tag in _OBJECT_KINDS:
             count, pos = _number(data, pos + 1, ord(":"))
-            need = count * 2 if tag in (b"d", b"C", b"O", b"W") or tag in _OBJECT_KINDS else count
+            need = count * 2 if tag in _PAIRED_TAGS or tag in _OBJECT_KINDS else count
             if need > n - pos:  # every item takes at least one byte
                 raise WireError("declared size larger than the data")
             name = ""

@@ -242,16 +242,6 @@ RIGHT_BUT_FAILED = {
         def temp(x):
             return Celsius(x)
     '''), ["assert str(temp(20)) == '20.0C'"]),
-    "dict_views_returned": (_p('''
-        def keys(d):
-            return d.keys()
-        def values(d):
-            return d.values()
-    '''), ["assert sorted(keys({'b': 1, 'a': 2})) == ['a', 'b']", "assert len(keys({'a': 1})) == 1",
-           "assert 'a' in keys({'a': 1})", "assert sum(values({'a': 1, 'b': 2})) == 3",
-           "assert not keys({})"]),
-    "bytearray_returned": ("def enc(s):\n    return bytearray(s, 'ascii')\n",
-                           ["assert enc('abc') == b'abc'", "assert len(enc('abc')) == 3"]),
     "numpy_array_returned": ("import numpy as np\ndef scale(x):\n    return np.array([1.0, 2.0]) * x\n",
                              ["import numpy as np\nassert np.allclose(scale(1), [1.0, 2.0])",
                               "assert list(scale(1)) == [1.0, 2.0]"]),
@@ -289,8 +279,34 @@ RIGHT_NOW_PASSED = {
            "assert all(x < 10 for x in naturals()) is False"]),
     "finite_generator_is_no_list": ("def count(n):\n    yield from range(n)\n",
                                     ["assert count(2) != [0, 1]", "assert list(count(2)) == [0, 1]"]),
+    "dict_views_returned": (_p('''
+        def keys(d):
+            return d.keys()
+        def values(d):
+            return d.values()
+        def items(d):
+            return d.items()
+    '''), ["assert sorted(keys({'b': 1, 'a': 2})) == ['a', 'b']", "assert len(keys({'a': 1})) == 1",
+           "assert 'a' in keys({'a': 1})", "assert sum(values({'a': 1, 'b': 2})) == 3",
+           "assert not keys({})", "assert keys({'a': 1, 'b': 2}) == {'b', 'a'}",
+           "assert sorted(items({'a': 1})) == [('a', 1)]", "assert values({'a': 1}) != values({'a': 1})"]),
+    "bytearray_returned": ("def enc(s):\n    return bytearray(s, 'ascii')\n",
+                           ["assert enc('abc') == b'abc'", "assert len(enc('abc')) == 3"]),
 }
 WRONG_OF_THE_SAME_SHAPE = {
+    "dict_views_returned": (_p('''
+        def keys(d):
+            return {**d, 'z': 0}.keys()
+        def values(d):
+            return [v + 1 for v in d.values()]
+        def items(d):
+            return {k: 0 for k in d}.items()
+    '''), ["assert sorted(keys({'b': 1, 'a': 2})) == ['a', 'b']", "assert len(keys({'a': 1})) == 1",
+           "assert 'z' not in keys({'a': 1})", "assert sum(values({'a': 1, 'b': 2})) == 3",
+           "assert keys({'a': 1, 'b': 2}) == {'b', 'a'}", "assert sorted(items({'a': 1})) == [('a', 1)]",
+           "assert not keys({})"]),
+    "bytearray_returned": ("def enc(s):\n    return bytearray(s.upper(), 'ascii')\n",
+                           ["assert enc('abc') == b'abc'", "assert enc('') != bytearray()"]),
     "infinite_generator": (_p('''
         def naturals():
             n = 1

@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from evolvecoder_datasets.execution._wire import MAX_ITERATOR_ITEMS, encode
+from evolvecoder_datasets.execution._wire import MAX_ITERATOR_ITEMS, WireError, encode
 from evolvecoder_datasets.execution._wire_decode import IteratorPrefix, PastThePrefix, decode
 from evolvecoder_datasets.execution.judge import judge, plan_test
 
@@ -43,3 +43,27 @@ def test_reading_past_the_prefix_is_an_error_that_no_except_of_the_test_catches(
 
 def test_a_generator_is_never_equal_to_a_list():
     assert judge(plan_test("assert f() == [0, 1]"), b"E1:v1;" + encode(iter([0, 1]))) == ("fail", "AssertionError")
+
+
+@pytest.mark.parametrize("view", [{1: "a", 2: "b"}.keys(), {1: "a"}.values(), {1: (2, 3)}.items(), {}.keys()],
+                         ids=lambda v: type(v).__name__)
+def test_dict_views_travel_as_the_views_of_a_dict_of_their_items(view):
+    back = decode(encode(view))
+    assert type(back) is type(view) and list(back) == list(view) and bool(back) == bool(view)
+
+
+def test_a_keys_view_compares_as_a_set_and_a_values_view_only_with_itself():
+    keys, values = decode(encode({"a": 1}.keys())), decode(encode({"a": 1}.values()))
+    assert keys == {"a"} and keys != {"b"} and keys | {"b"} == {"a", "b"}
+    assert values != decode(encode({"a": 1}.values())) and values == values
+
+
+def test_a_bytearray_travels_as_a_bytearray():
+    back = decode(encode(bytearray(b"ab\x00")))
+    assert type(back) is bytearray and back == b"ab\x00" and not decode(encode(bytearray()))
+
+
+@pytest.mark.parametrize("forged", [b"X1:l0:", b"I1:l0:i1;", b"X2:i1;", b"B3:ab", b"Y1:"])
+def test_forged_views_and_bytearrays_are_wire_errors(forged):
+    with pytest.raises(WireError):
+        decode(forged)
