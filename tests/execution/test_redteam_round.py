@@ -245,9 +245,6 @@ RIGHT_BUT_FAILED = {
     "numpy_array_returned": ("import numpy as np\ndef scale(x):\n    return np.array([1.0, 2.0]) * x\n",
                              ["import numpy as np\nassert np.allclose(scale(1), [1.0, 2.0])",
                               "assert list(scale(1)) == [1.0, 2.0]"]),
-    "exception_args_read": ("def parse(s):\n    raise ValueError('bad', s)\n",
-                            [("import pytest\nwith pytest.raises(ValueError) as info:\n    parse('x')\n"
-                             "assert info.value.args == ('bad', 'x')")]),
 }
 
 
@@ -292,8 +289,30 @@ RIGHT_NOW_PASSED = {
            "assert sorted(items({'a': 1})) == [('a', 1)]", "assert values({'a': 1}) != values({'a': 1})"]),
     "bytearray_returned": ("def enc(s):\n    return bytearray(s, 'ascii')\n",
                            ["assert enc('abc') == b'abc'", "assert len(enc('abc')) == 3"]),
+    "exception_args_read": (_p('''
+        class Unknown(KeyError):
+            def __str__(self):
+                return "no such key"
+        def parse(s):
+            raise ValueError('bad', s)
+        def look(k):
+            raise KeyError(k)
+        def find(k):
+            raise Unknown(k, 2)
+    '''), [("import pytest\nwith pytest.raises(ValueError) as info:\n    parse('x')\n"
+            "assert info.value.args == ('bad', 'x')"),
+           "try:\n    look('k')\nexcept KeyError as e:\n    assert e.args[0] == 'k' and str(e) == \"'k'\"",
+           "try:\n    find('k')\nexcept KeyError as e:\n    assert e.args == ('k', 2) and str(e) == 'no such key'"]),
 }
 WRONG_OF_THE_SAME_SHAPE = {
+    "exception_args_read": (_p('''
+        def parse(s):
+            raise ValueError('bad', s.upper())
+        def look(k):
+            raise KeyError(k * 2)
+    '''), [("import pytest\nwith pytest.raises(ValueError) as info:\n    parse('x')\n"
+            "assert info.value.args == ('bad', 'x')"),
+           "try:\n    look('k')\nexcept KeyError as e:\n    assert e.args[0] == 'k'"]),
     "dict_views_returned": (_p('''
         def keys(d):
             return {**d, 'z': 0}.keys()

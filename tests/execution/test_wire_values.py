@@ -12,7 +12,7 @@ import pytest
 
 from evolvecoder_datasets.execution._wire import MAX_ITERATOR_ITEMS, WireError, encode
 from evolvecoder_datasets.execution._wire_decode import IteratorPrefix, PastThePrefix, decode
-from evolvecoder_datasets.execution.judge import judge, plan_test
+from evolvecoder_datasets.execution.judge import encode_entries, judge, plan_test
 
 
 def _naturals():
@@ -67,3 +67,25 @@ def test_a_bytearray_travels_as_a_bytearray():
 def test_forged_views_and_bytearrays_are_wire_errors(forged):
     with pytest.raises(WireError):
         decode(forged)
+
+
+RAISES = "import pytest\nwith pytest.raises(ValueError) as info:\n    f(1)\nassert info.value.args == ('a', 1)"
+
+
+def test_a_raised_exceptions_args_travel_beside_its_message():
+    chain = "ValueError,Exception,BaseException"
+    right = encode_entries([("e", "error", "ValueError: ('a', 1)", chain, ("a", 1))])
+    assert judge(plan_test(RAISES), right) == ("pass", "")
+    wrong = encode_entries([("e", "error", "ValueError: ('a', 2)", chain, ("a", 2))])
+    assert judge(plan_test(RAISES), wrong)[0] == "fail"
+
+
+def test_args_that_do_not_print_as_the_sandboxs_message_are_not_taken():
+    """A builtin exception prints its args: args sent beside another message are a lie, and the message wins."""
+    lying = encode_entries([("e", "error", "ValueError: boom", "ValueError,Exception,BaseException", ("a", 1))])
+    assert judge(plan_test(RAISES), lying)[0] == "fail"
+
+
+def test_args_that_are_not_a_tuple_make_the_report_unreadable():
+    forged = b"E1:e" + encode("error") + encode("ValueError: x") + encode("ValueError") + encode(["x"])
+    assert judge(plan_test(RAISES), forged)[0] == "crash"

@@ -14,7 +14,8 @@ _PROBE_STATUSES = frozenset({"fail", "error", "memory", "timeout", "crash"})
 
 
 def read_entries(payload: bytes, expected: int) -> list:
-    """The probe entries of a report: ``E<n>:`` then ``v<value>`` / ``e<status><message>`` / ``x<status><message>``."""
+    """The probe entries of a report: ``E<n>:`` then ``v<id>;<value>`` / ``e<status><message><chain><args>`` /
+    ``x<status><message>`` (``args``: the exception's args, a tuple, or None where they did not travel)."""
     if payload[:1] != b"E":
         raise WireError("not a probe report")
     colon = payload.find(b":", 1, 24)
@@ -37,12 +38,14 @@ def read_entries(payload: bytes, expected: int) -> list:
         elif tag in (b"e", b"x"):
             status, pos = decode_at(payload, pos + 1)
             message, pos = decode_at(payload, pos)
-            chain = ""
+            chain, args = "", None
             if tag == b"e":
                 chain, pos = decode_at(payload, pos)
-            if status not in _PROBE_STATUSES or type(message) is not str or type(chain) is not str:
+                args, pos = decode_at(payload, pos)
+            if status not in _PROBE_STATUSES or type(message) is not str or type(chain) is not str or \
+                    (args is not None and type(args) is not tuple):  # fmt: skip
                 raise WireError("malformed probe entry")
-            out.append((tag.decode(), status, message, chain) if tag == b"e" else ("x", status, message))
+            out.append(("e", status, message, chain, args) if tag == b"e" else ("x", status, message))
         else:
             raise WireError("malformed probe entry")
     if pos != len(payload):
@@ -90,7 +93,8 @@ def encode_entries(entries: list) -> bytes:
         if entry[0] == "v":
             parts.append(b"v%x;" % (entry[2] if len(entry) > 2 else i + 1) + encode(entry[1]))
         else:
-            chain = (encode(entry[3] if len(entry) > 3 else "") if entry[0] == "e" else b"")
+            chain = (encode(entry[3] if len(entry) > 3 else "") + encode(entry[4] if len(entry) > 4 else None)
+                     if entry[0] == "e" else b"")
             parts.append(entry[0].encode() + encode(entry[1]) + encode(entry[2]) + chain)
     return b"E%d:" % len(parts) + b"".join(parts)
 
