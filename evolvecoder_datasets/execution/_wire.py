@@ -38,6 +38,8 @@ Format (bytes; counts and lengths are ASCII decimal)::
     y<depth>;                   a reference back to an enclosing container
     u<name><value>              an instance of a program's subclass of a builtin: the builtin data it holds, and
                                 its class name (the judge rebuilds it as a method-less subclass of that name)
+    P<str|N><str|N><value>      the ``str`` and ``repr`` the program's class gives a value (a program object or
+                                subclass whose class defines ``__str__``/``__repr__``), computed in the sandbox
 
 This file must stay importable without the package (the fork server imports it by itself) and holds the encoding
 side only: the decoding side and the records it builds (:class:`ProgramObject`, :class:`ForeignObject`,
@@ -208,6 +210,7 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
     # Work stack of pending items: a value to encode, or raw bytes to emit, or a path marker to pop.
     stack: list = [value]
     path: list[int] = []  # ids of the containers being encoded (cycles)
+    texts_left = _MAX_TEXTS
     pop_marker = _PopMarker
     while stack:
         item = stack.pop()
@@ -226,6 +229,10 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
                     raise TooLarge("value too deeply nested to compare")
                 else:
                     header, children = _container(item)
+                    if texts_left and _len(path) < _TEXT_DEPTH and header[0] in _TEXTED_TAGS:
+                        texts = _texts(item)
+                        texts_left -= _len(texts) > 0
+                        header = texts + header
                     out.append(header)
                     size += _len(header)
                     path.append(ident)
@@ -239,6 +246,41 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
         if size > max_bytes:
             raise TooLarge(f"value too large to compare (over {max_bytes} bytes)")
     return b"".join(out)
+
+
+_TEXT_DEPTH = 3  # program objects this near the top carry their texts (a linked list's head, not its every node)
+_MAX_TEXTS = 64  # objects of one value that carry them
+_MAX_TEXT = 1 << 16  # a longer text is not sent
+_TEXTED_TAGS = frozenset(b"opjJkKu")
+_MRO_OF = type.__dict__["__mro__"].__get__
+
+
+def _texts(value) -> bytes:
+    """``P`` and the ``str`` and ``repr`` of ``value`` where its class (below any C base) defines ``__str__`` or
+    ``__repr__``, else nothing. They are the program's own code, run here as any of its code runs, and travel as
+    its claim, as a returned string does; one that raises or is too long travels as ``N`` (the judge's default)."""
+    try:
+        own = False
+        for klass in _MRO_OF(_type(value)):
+            if _TYPE_FLAGS(klass) & _IMMUTABLE_TYPE_FLAG:
+                break
+            names = _TYPE_DICT(klass)
+            if "__str__" in names or "__repr__" in names:
+                own = True
+                break
+    except Exception:  # noqa: BLE001 - a class may refuse
+        return b""
+    if not own:
+        return b""
+    parts = [b"P"]
+    for show in (str, repr):
+        try:
+            text = show(value)
+            token = _str_token(_str_str(text)) if _isinstance(text, str) and _len(text) <= _MAX_TEXT else b"N"
+        except BaseException:  # noqa: BLE001 - the program's __str__ may raise anything
+            token = b"N"
+        parts.append(token)
+    return b"".join(parts)
 
 
 class _Raw:

@@ -226,22 +226,6 @@ RIGHT_BUT_FAILED = {
                 return self.a * other.b == other.a * self.b
             __hash__ = None
     '''), ["assert Frac(1, 2) == Frac(2, 4)"]),
-    "own_str_and_repr": (_p('''
-        class P:
-            def __init__(self, x):
-                self.x = x
-            def __str__(self):
-                return f"P<{self.x}>"
-            def __repr__(self):
-                return f"P({self.x})"
-    '''), ["assert str(P(1)) == 'P<1>'", "assert repr(P(1)) == 'P(1)'", "assert f'{P(2)}' == 'P<2>'"]),
-    "float_subclass_with_its_own_str": (_p('''
-        class Celsius(float):
-            def __str__(self):
-                return f"{float(self):.1f}C"
-        def temp(x):
-            return Celsius(x)
-    '''), ["assert str(temp(20)) == '20.0C'"]),
     "numpy_array_returned": ("import numpy as np\ndef scale(x):\n    return np.array([1.0, 2.0]) * x\n",
                              ["import numpy as np\nassert np.allclose(scale(1), [1.0, 2.0])",
                               "assert list(scale(1)) == [1.0, 2.0]"]),
@@ -303,8 +287,41 @@ RIGHT_NOW_PASSED = {
             "assert info.value.args == ('bad', 'x')"),
            "try:\n    look('k')\nexcept KeyError as e:\n    assert e.args[0] == 'k' and str(e) == \"'k'\"",
            "try:\n    find('k')\nexcept KeyError as e:\n    assert e.args == ('k', 2) and str(e) == 'no such key'"]),
+    "own_str_and_repr": (_p('''
+        class P:
+            def __init__(self, x):
+                self.x = x
+            def __str__(self):
+                return f"P<{self.x}>"
+            def __repr__(self):
+                return f"P({self.x})"
+    '''), ["assert str(P(1)) == 'P<1>'", "assert repr(P(1)) == 'P(1)'", "assert f'{P(2)}' == 'P<2>'",
+           "assert [str(p) for p in [P(3)]] == ['P<3>'] and format(P(4), '') == 'P<4>'"]),
+    "float_subclass_with_its_own_str": (_p('''
+        class Celsius(float):
+            def __str__(self):
+                return f"{float(self):.1f}C"
+        def temp(x):
+            return Celsius(x)
+    '''), ["assert str(temp(20)) == '20.0C'", "assert temp(20) == 20.0 and repr(temp(20)) == '20.0'"]),
 }
 WRONG_OF_THE_SAME_SHAPE = {
+    "own_str_and_repr": (_p('''
+        class P:
+            def __init__(self, x):
+                self.x = x
+            def __str__(self):
+                return f"P<{self.x + 1}>"
+            def __repr__(self):
+                return f"P[{self.x}]"
+    '''), ["assert str(P(1)) == 'P<1>'", "assert repr(P(1)) == 'P(1)'", "assert f'{P(2)}' == 'P<2>'"]),
+    "float_subclass_with_its_own_str": (_p('''
+        class Celsius(float):
+            def __str__(self):
+                return f"{float(self):.2f}C"
+        def temp(x):
+            return Celsius(x)
+    '''), ["assert str(temp(20)) == '20.0C'"]),
     "exception_args_read": (_p('''
         def parse(s):
             raise ValueError('bad', s.upper())

@@ -108,7 +108,7 @@ def _exception_args(err: BaseException) -> bytes:
     cannot travel (too large, not readable): the judge then knows only the message."""
     try:
         return _wire.encode(_ARGS_OF(err), _MAX_ARGS_BYTES)
-    except _BaseException:  # noqa: BLE001 - an argument may be anything the program made
+    except _BaseException:  # an argument may be anything the program made
         return b"N"
 
 

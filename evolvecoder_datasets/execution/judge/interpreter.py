@@ -58,17 +58,20 @@ class _ProbeFailed(Exception):
             raised = kind.__new__(kind)  # (its __init__, a builtin's, may want other arguments)
             raised.args, raised._judge_text = (text,) if args is None else args, text
             return raised
-        if args is not None:  # a builtin class prints its args: kept where they print as the sandbox's text did
-            try:
-                raised = base(*args)
-                if str(raised) == text:
-                    return raised
-            except Exception:  # noqa: BLE001 - an exception class that wants other arguments
-                pass
+        raised = _builtin_raised(base, args) if args is not None else None
+        if raised is not None and str(raised) == text:  # a builtin class prints its args: kept where they print
+            return raised  # as the sandbox's text did
         try:
             return base(text)
         except Exception:  # noqa: BLE001 - an exception class that wants other arguments
             return base()
+
+
+def _builtin_raised(base: type, args: tuple) -> BaseException | None:
+    try:
+        return base(*args)
+    except Exception:  # noqa: BLE001 - an exception class that wants other arguments
+        return None
 
 
 _BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
