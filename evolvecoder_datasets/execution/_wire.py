@@ -3,9 +3,10 @@
 The untrusted side (:func:`encode`, run inside the sandbox) turns a value into bytes; the trusted side
 (:func:`decode`, run by the judge in a process that never executed program code) turns bytes back into plain
 data. There is no pickle and no code path on the trusted side that calls anything the bytes name: decoding builds
-only ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``list``, ``tuple``, ``set``,
-``frozenset``, ``dict``, ``range``, ``fractions.Fraction``, ``decimal.Decimal``, ``collections.deque``, a list
-iterator (for generators the program returned), and two inert records: :class:`ProgramObject` (an instance of a
+only ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``,
+``set``, ``frozenset``, ``dict`` and its three views, ``range``, ``fractions.Fraction``, ``decimal.Decimal``,
+``collections.deque``, a list iterator (for generators the program returned; an ``IteratorPrefix`` for one that
+went on past ``MAX_ITERATOR_ITEMS``), and two inert records: :class:`ProgramObject` (an instance of a
 class the program defined, as its class name and fields) and :class:`ForeignObject` (a C-implemented value the wire
 has no tag for, as its type name and ``repr``). Decoding is iterative and bounded by the input's size; malformed
 input raises :class:`WireError`.
@@ -20,7 +21,11 @@ Format (bytes; counts and lengths are ASCII decimal)::
     f<float.hex>;               float          c<re.hex>,<im.hex>;   complex
     s<n>:<utf-8 bytes>          str (surrogates kept with surrogatepass)      b<n>:<bytes>   bytes
     l t S Z Q g  <n>:<items>    list, tuple, set, frozenset, deque, consumed iterator
+    G<n>:<items>                the first n items of an iterator that went on past ``MAX_ITERATOR_ITEMS``
     d<n>:<k v ...>              dict
+    X Y <n>:<items>             a dict's keys view, values view (the judge's is a view of a dict of those items)
+    I<n>:<k v ...>              a dict's items view
+    B<n>:<bytes>                bytearray
     o<n>:<name><k v ...>        ProgramObject with n fields (name and keys are str items), of a class with its own
                                 __eq__ (compared as data); j: of a class without one (compared by identity, as
                                 Python does); k: of a class whose C base defines it (equality refused)
@@ -33,6 +38,8 @@ Format (bytes; counts and lengths are ASCII decimal)::
     y<depth>;                   a reference back to an enclosing container
     u<name><value>              an instance of a program's subclass of a builtin: the builtin data it holds, and
                                 its class name (the judge rebuilds it as a method-less subclass of that name)
+    P<str|N><str|N><value>      the ``str`` and ``repr`` the program's class gives a value (a program object or
+                                subclass whose class defines ``__str__``/``__repr__``), computed in the sandbox
 
 This file must stay importable without the package (the fork server imports it by itself) and holds the encoding
 side only: the decoding side and the records it builds (:class:`ProgramObject`, :class:`ForeignObject`,
@@ -54,6 +61,7 @@ import sys
 __all__ = ["encode", "WireError", "TooLarge", "MAX_DEPTH"]
 
 MAX_DEPTH = 10_000  # a linked list of 10,000 program nodes still travels; deeper is refused
+MAX_ITERATOR_ITEMS = 100_000  # items of a returned iterator sent; one that goes on (an infinite one) sends these
 _IMMUTABLE_TYPE_FLAG = 1 << 8  # set on C-defined types, never on classes written in Python
 _HEAP_TYPE_FLAG = 1 << 9  # set on classes made at run time (a class statement, type(...))
 
@@ -202,6 +210,7 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
     # Work stack of pending items: a value to encode, or raw bytes to emit, or a path marker to pop.
     stack: list = [value]
     path: list[int] = []  # ids of the containers being encoded (cycles)
+    texts_left = _MAX_TEXTS
     pop_marker = _PopMarker
     while stack:
         item = stack.pop()
@@ -220,6 +229,10 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
                     raise TooLarge("value too deeply nested to compare")
                 else:
                     header, children = _container(item)
+                    if texts_left and _len(path) < _TEXT_DEPTH and header[0] in _TEXTED_TAGS:
+                        texts = _texts(item)
+                        texts_left -= _len(texts) > 0
+                        header = texts + header
                     out.append(header)
                     size += _len(header)
                     path.append(ident)
@@ -233,6 +246,41 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
         if size > max_bytes:
             raise TooLarge(f"value too large to compare (over {max_bytes} bytes)")
     return b"".join(out)
+
+
+_TEXT_DEPTH = 3  # program objects this near the top carry their texts (a linked list's head, not its every node)
+_MAX_TEXTS = 64  # objects of one value that carry them
+_MAX_TEXT = 1 << 16  # a longer text is not sent
+_TEXTED_TAGS = frozenset(b"opjJkKu")
+_MRO_OF = type.__dict__["__mro__"].__get__
+
+
+def _texts(value) -> bytes:
+    """``P`` and the ``str`` and ``repr`` of ``value`` where its class (below any C base) defines ``__str__`` or
+    ``__repr__``, else nothing. They are the program's own code, run here as any of its code runs, and travel as
+    its claim, as a returned string does; one that raises or is too long travels as ``N`` (the judge's default)."""
+    try:
+        own = False
+        for klass in _MRO_OF(_type(value)):
+            if _TYPE_FLAGS(klass) & _IMMUTABLE_TYPE_FLAG:
+                break
+            names = _TYPE_DICT(klass)
+            if "__str__" in names or "__repr__" in names:
+                own = True
+                break
+    except Exception:  # noqa: BLE001 - a class may refuse
+        return b""
+    if not own:
+        return b""
+    parts = [b"P"]
+    for show in (str, repr):
+        try:
+            text = show(value)
+            token = _str_token(_str_str(text)) if _isinstance(text, str) and _len(text) <= _MAX_TEXT else b"N"
+        except BaseException:  # noqa: BLE001 - the program's __str__ may raise anything
+            token = b"N"
+        parts.append(token)
+    return b"".join(parts)
 
 
 class _Raw:
@@ -260,6 +308,8 @@ def _atom(value):
         return b"f%b;" % _float_hex(value).encode("ascii")
     if t is bytes:
         return b"b%d:%b" % (_len(value), value)
+    if t is bytearray:
+        return b"B%d:%b" % (_len(value), bytes(value))
     if t is complex:
         return b"c%b,%b;" % (_float_hex(value.real).encode("ascii"), _float_hex(value.imag).encode("ascii"))
     if t is range:
@@ -313,6 +363,8 @@ def _as_base(value):
     return frozenset(_frozenset_iter(value))
 
 
+_DICT_ITEMS = _type({}.items())
+_VIEW_TAGS = {_type({}.keys()): b"X", _type({}.values()): b"Y", _DICT_ITEMS: b"I"}
 _FACTORIES = {"list": list, "int": int, "set": set, "dict": dict, "str": str, "float": float, "tuple": tuple}
 
 
@@ -369,6 +421,11 @@ def _container(value) -> tuple[bytes, list]:
     if t is collections.deque:
         items = list(value)
         return b"Q%d:" % _len(items), items
+    if t in _VIEW_TAGS:  # read by dict's own iteration: a view of a dict subclass still yields its stored items
+        items = list(value)
+        if t is _DICT_ITEMS:
+            items = [part for pair in items for part in pair]
+        return _VIEW_TAGS[t] + b"%d:" % (_len(items) // 2 if t is _DICT_ITEMS else _len(items)), items
     flags = _TYPE_FLAGS(t)
     # A class of the program's (``class X: ...``, whose type is ``type`` itself) travels as a program class does
     # under its own metaclass: its name and the data of its namespace (:func:`_class_fields`).
@@ -385,8 +442,7 @@ def _container(value) -> tuple[bytes, list]:
             children.append(v)
         return b"d%d:" % (_len(children) // 2), children
     if hasattr(t, "__next__") and hasattr(t, "__iter__"):
-        items = list(value)
-        return b"g%d:" % _len(items), items
+        return _consumed(value)
     fields = _fields(value)
     children: list = [_qualname(t)]
     for k, v in fields:
@@ -428,13 +484,23 @@ def _foreign(value, t) -> tuple[bytes, list]:
         if t is numpy.ndarray:
             return _truth(value), ["numpy.ndarray", repr(value.tolist())[: 1 << 20]]
     if hasattr(t, "__next__") and hasattr(t, "__iter__"):  # generators, map/filter/zip objects: consume them
-        items = list(value)
-        return b"g%d:" % _len(items), items
+        return _consumed(value)
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001
         text = "<unrepresentable>"
     return _truth(value), [_qualname(t), text[:4096]]
+
+
+def _consumed(value) -> tuple[bytes, list]:
+    """An iterator as what it yields: all of it (``g``), or its first ``MAX_ITERATOR_ITEMS`` items where it yields
+    more (``G``: the judge's copy is an error past them, never a shorter end), so an infinite generator travels."""
+    items: list = []
+    for item in value:
+        if _len(items) == MAX_ITERATOR_ITEMS:
+            return b"G%d:" % _len(items), items
+        items.append(item)
+    return b"g%d:" % _len(items), items
 
 
 def _truth(value) -> bytes:

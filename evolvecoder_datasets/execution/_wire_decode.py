@@ -20,11 +20,15 @@ import functools
 
 from ._wire import _FACTORIES, _SUBCLASSABLE, MAX_DEPTH, WireError, _isinstance, _len, _type
 
-__all__ = ["decode", "decode_at", "ProgramObject", "ForeignObject", "CycleRef", "MAX_RANGE"]
+__all__ = ["decode", "decode_at", "ProgramObject", "ForeignObject", "CycleRef", "IteratorPrefix", "PastThePrefix",
+           "MAX_RANGE"]
 
 # a program object's tag -> (how it compares, whether its class answers its own truth); see ``_wire``'s table
 _OBJECT_KINDS = {b"o": ("data", False), b"p": ("data", True), b"j": ("identity", False), b"J": ("identity", True),
                  b"k": ("refused", False), b"K": ("refused", True)}
+_CONTAINER_TAGS = frozenset([b"l", b"t", b"S", b"Z", b"Q", b"g", b"G", b"d", b"C", b"O", b"W", b"n", b"X", b"Y",
+                            b"I"])
+_PAIRED_TAGS = frozenset([b"d", b"C", b"O", b"W", b"I"])  # containers whose items are key, value pairs
 MAX_RANGE = 1_000_000  # a range is decoded only up to this length: the judge could otherwise be made to walk it
 
 
@@ -42,7 +46,7 @@ class ProgramObject:
         (True, False, 1)
     """
 
-    __slots__ = ("name", "items", "fields", "own_truth", "equality")
+    __slots__ = ("name", "items", "fields", "own_truth", "equality", "text", "shown")
 
     def __init__(self, name: str, items: tuple, own_truth: bool = False, equality: str = "data") -> None:
         self.name = name
@@ -50,6 +54,7 @@ class ProgramObject:
         self.fields = dict(items)
         self.own_truth = own_truth
         self.equality = equality  # "data", "identity" (no __eq__ in its class: Python's default) or "refused"
+        self.text = self.shown = None  # its str and repr as the program's class gave them in the sandbox, if sent
 
     def __bool__(self):
         # An object is true unless its class says otherwise; a class that says so (``__bool__``, ``__len__``)
@@ -89,8 +94,13 @@ class ProgramObject:
         return hash(("ProgramObject", self.name))
 
     def __repr__(self):
+        if self.shown is not None:
+            return self.shown
         inner = ", ".join(f"{k}={v!r}" for k, v in self.items)
         return f"<{self.name}({inner})>"[:200]
+
+    def __str__(self):
+        return self.text if self.text is not None else self.__repr__()
 
 
 class ForeignObject:
@@ -127,6 +137,43 @@ class ForeignObject:
 
     def __repr__(self):
         return self.text[:200]
+
+
+class PastThePrefix(Exception):
+    """A test read an iterator past the items the sandbox sent (the judge's verdict is an error, never a pass)."""
+
+
+class IteratorPrefix:
+    """An iterator the program returned that yielded more than the wire sends: its first items, then
+    :class:`PastThePrefix` (not ``StopIteration``: its end is not known). Like a generator, it is equal only to
+    itself, true, and has no ``len``.
+
+    Example:
+        >>> it = IteratorPrefix([0, 1])
+        >>> next(it), next(it)
+        (0, 1)
+        >>> next(it)
+        Traceback (most recent call last):
+        ...
+        evolvecoder_datasets.execution._wire_decode.PastThePrefix: the test reads more than the 2 items the program's iterator sent
+    """
+
+    __slots__ = ("_items", "_next")
+
+    def __init__(self, items: list) -> None:
+        self._items, self._next = items, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._next < _len(self._items):
+            self._next += 1
+            return self._items[self._next - 1]
+        raise PastThePrefix(f"the test reads more than the {_len(self._items)} items the program's iterator sent")
+
+    def __repr__(self):
+        return f"<iterator: {_len(self._items)} items sent, more not>"
 
 
 class CycleRef:
@@ -227,8 +274,16 @@ def _close(frame: _Frame):
             return collections.deque(items)
         if kind == b"g":
             return iter(items)
+        if kind == b"G":
+            return IteratorPrefix(items)
         if kind == b"d":
             return dict(zip(items[0::2], items[1::2]))
+        if kind == b"X":
+            return dict.fromkeys(items).keys()
+        if kind == b"Y":
+            return dict(enumerate(items)).values()
+        if kind == b"I":
+            return dict(zip(items[0::2], items[1::2])).items()
         if kind == b"u":
             base = items[0]
             if _type(base) not in _SUBCLASSABLE:
@@ -242,6 +297,8 @@ def _close(frame: _Frame):
             return collections.defaultdict(_FACTORIES[frame.name], zip(items[0::2], items[1::2]))
         if kind == b"n":
             return _named_tuple(frame.name, items[0])(*items[1:])
+        if kind == b"P":
+            return _with_texts(items[0], *frame.name)
         if kind in _OBJECT_KINDS:
             keys = items[0::2]
             if not all(_type(k) is str for k in keys):
@@ -253,12 +310,39 @@ def _close(frame: _Frame):
     raise WireError("unknown container")  # pragma: no cover
 
 
+def _with_texts(value, text: str | None, shown: str | None):
+    """``value`` (a program object, or a program's subclass of a builtin as rebuilt) answering ``str``/``repr``
+    with the texts its class gave it in the sandbox."""
+    if _type(value) is ProgramObject:
+        value.text, value.shown = text, shown
+        return value
+    base = _type(value).__mro__[1] if _type(value).__dict__.get("_judge_made") else None
+    if base not in _SUBCLASSABLE:
+        raise WireError("texts for a value that is not a program's object")
+    rebuilt = _texted_subclass(_type(value).__name__, base)(base(value))
+    rebuilt._judge_text, rebuilt._judge_shown = text, shown
+    return rebuilt
+
+
+@functools.lru_cache(maxsize=256)
+def _texted_subclass(name: str, base: type) -> type:
+    """:func:`_subclass` whose instances answer ``str``/``repr`` with the texts sent (the base's where none was)."""
+
+    def text(self):
+        return self._judge_text if self._judge_text is not None else base.__str__(self)
+
+    def shown(self):
+        return self._judge_shown if self._judge_shown is not None else base.__repr__(self)
+
+    return type(name, (base,), {"__str__": text, "__repr__": shown, "_judge_text": None, "_judge_shown": None})
+
+
 @functools.lru_cache(maxsize=256)
 def _subclass(name: str, base: type) -> type:
     """A subclass of ``base`` named like the program's, with no methods of its own: ``type(x) is int`` is false
     for it as it was in the program, while ``==``, arithmetic and ``isinstance`` are the builtin's."""
-    return type(name if name.isidentifier() else "subclass", (base,), {"__slots__": ()} if base not in (
-        int, bytes, tuple) else {})  # fmt: skip
+    return type(name if name.isidentifier() else "subclass", (base,), {"__slots__": (), "_judge_made": True} if
+                base not in (int, bytes, tuple) else {"_judge_made": True})  # fmt: skip
 
 
 @functools.lru_cache(maxsize=256)
@@ -291,6 +375,48 @@ def decode(data: bytes, max_depth: int = MAX_DEPTH):
     return value
 
 
+_RARE_ATOMS = frozenset([b"c", b"R", b"q", b"D", b"?", b"!", b"~"])
+
+
+def _rare_atom(tag: bytes, data: bytes, pos: int):
+    """A complex, range, Fraction, Decimal or foreign value at ``pos``: ``(value, position after it)``."""
+    if tag == b"c":
+        stop = data.find(b";", pos)
+        comma = data.find(b",", pos, stop)
+        if stop < 0 or comma < 0:
+            raise WireError("malformed complex")
+        value = complex(_read_float_hex(data[pos + 1 : comma]), _read_float_hex(data[comma + 1 : stop]))
+        pos = stop + 1
+    elif tag == b"R":
+        start, pos = _read_int(data, pos + 1)
+        stop_, pos = _read_int(data, pos)
+        step, pos = _read_int(data, pos)
+        if step == 0:
+            raise WireError("range step 0")
+        value = range(start, stop_, step)
+        if _len(value) > MAX_RANGE:  # 15 bytes must not stand for 10**18 items the judge might walk
+            raise WireError(f"a range of more than {MAX_RANGE} items")
+    elif tag == b"q":
+        num, pos = _read_int(data, pos + 1)
+        den, pos = _read_int(data, pos)
+        if den <= 0:
+            raise WireError("malformed fraction")
+        value = fractions.Fraction(num, den)
+    elif tag == b"D":
+        text, pos = _read_str(data, pos + 1)
+        if _len(text) > 4096:
+            raise WireError("decimal too long")
+        try:
+            value = decimal.Decimal(text)
+        except (decimal.InvalidOperation, ValueError) as err:
+            raise WireError("malformed decimal") from err
+    else:
+        name, pos = _read_str(data, pos + 1)
+        text, pos = _read_str(data, pos)
+        value = ForeignObject(name, text, {b"?": True, b"!": False}.get(tag))
+    return value, pos
+
+
 def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
     """Decode the one value that starts at ``pos``; returns ``(value, position after it)``.
 
@@ -319,58 +445,41 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
             if stop < 0:
                 raise WireError("unterminated float")
             value, pos = _read_float_hex(data[pos + 1 : stop]), stop + 1
-        elif tag == b"c":
-            stop = data.find(b";", pos)
-            comma = data.find(b",", pos, stop)
-            if stop < 0 or comma < 0:
-                raise WireError("malformed complex")
-            value = complex(_read_float_hex(data[pos + 1 : comma]), _read_float_hex(data[comma + 1 : stop]))
-            pos = stop + 1
         elif tag == b"s":
             value, pos = _read_str(data, pos)
-        elif tag == b"b":
+        elif tag == b"b" or tag == b"B":
             value, pos = _read_blob(data, pos + 1)
-        elif tag == b"R":
-            start, pos = _read_int(data, pos + 1)
-            stop_, pos = _read_int(data, pos)
-            step, pos = _read_int(data, pos)
-            if step == 0:
-                raise WireError("range step 0")
-            value = range(start, stop_, step)
-            if _len(value) > MAX_RANGE:  # 15 bytes must not stand for 10**18 items the judge might walk
-                raise WireError(f"a range of more than {MAX_RANGE} items")
-        elif tag == b"q":
-            num, pos = _read_int(data, pos + 1)
-            den, pos = _read_int(data, pos)
-            if den <= 0:
-                raise WireError("malformed fraction")
-            value = fractions.Fraction(num, den)
-        elif tag == b"D":
-            text, pos = _read_str(data, pos + 1)
-            if _len(text) > 4096:
-                raise WireError("decimal too long")
-            try:
-                value = decimal.Decimal(text)
-            except (decimal.InvalidOperation, ValueError) as err:
-                raise WireError("malformed decimal") from err
-        elif tag in (b"?", b"!", b"~"):
-            name, pos = _read_str(data, pos + 1)
-            text, pos = _read_str(data, pos)
-            value = ForeignObject(name, text, {b"?": True, b"!": False}.get(tag))
+            value = value if tag == b"b" else bytearray(value)
+        elif tag in _RARE_ATOMS:
+            value, pos = _rare_atom(tag, data, pos)
         elif tag == b"y":
             depth, pos = _number(data, pos + 1, ord(";"))
             if depth < 1 or depth > _len(stack):
                 raise WireError("reference outside the value")
             value = CycleRef(depth)
+        elif tag == b"P":
+            texts = []
+            pos += 1
+            for _ in range(2):
+                if data[pos : pos + 1] == b"N":
+                    texts.append(None)
+                    pos += 1
+                else:
+                    text, pos = _read_str(data, pos)
+                    texts.append(text)
+            if _len(stack) >= max_depth:
+                raise WireError("value too deeply nested")
+            stack.append(_Frame(b"P", 1, tuple(texts)))
+            continue
         elif tag == b"u":
             name, pos = _read_str(data, pos + 1)
             if _len(stack) >= max_depth:
                 raise WireError("value too deeply nested")
             stack.append(_Frame(b"u", 1, name))
             continue
-        elif tag in (b"l", b"t", b"S", b"Z", b"Q", b"g", b"d", b"C", b"O", b"W", b"n") or tag in _OBJECT_KINDS:
+        elif tag in _CONTAINER_TAGS or tag in _OBJECT_KINDS:
             count, pos = _number(data, pos + 1, ord(":"))
-            need = count * 2 if tag in (b"d", b"C", b"O", b"W") or tag in _OBJECT_KINDS else count
+            need = count * 2 if tag in _PAIRED_TAGS or tag in _OBJECT_KINDS else count
             if need > n - pos:  # every item takes at least one byte
                 raise WireError("declared size larger than the data")
             name = ""

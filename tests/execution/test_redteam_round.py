@@ -173,9 +173,9 @@ def test_a_class_that_hides_its_state_does_not_pass_an_equality_test(sb, name):
 
 def test_control_objects_without_eq_compare_as_python_does(sb):
     """Identity, as in Python: two objects made apart are never equal; a dataclass (its own generated ``__eq__``)
-    compares its fields, and the judge's own ``ListNode`` still compares with the program's as data. One place the
-    judge is stricter than Python: a value compared with itself (``b == b``) is two decoded copies to the judge, so
-    it is not equal (a right program can fail such a test; no wrong one passes)."""
+    compares its fields, and the judge's own ``ListNode`` still compares with the program's as data. A value
+    compared with itself (``b == b``) is one object to the judge too (the sandbox sent the same identity in the
+    same state twice)."""
     program = _p('''
         import dataclasses
         class Box:
@@ -201,7 +201,7 @@ def test_control_objects_without_eq_compare_as_python_does(sb):
     statuses, python = _agree(sb, program, tests)
     assert python == ["pass", "fail", "pass", "pass", "pass", "fail", "fail"]
     # the judge's ListNode is its own, compared as data: the one place it is more lenient than Python, on purpose
-    assert statuses == ["fail", "fail", "pass", "pass", "pass", "pass", "fail"]
+    assert statuses == ["pass", "fail", "pass", "pass", "pass", "pass", "fail"]
 
 
 def test_control_an_honest_point_with_a_wrong_answer_fails(sb):
@@ -226,62 +226,26 @@ RIGHT_BUT_FAILED = {
                 return self.a * other.b == other.a * self.b
             __hash__ = None
     '''), ["assert Frac(1, 2) == Frac(2, 4)"]),
-    "own_str_and_repr": (_p('''
-        class P:
-            def __init__(self, x):
-                self.x = x
-            def __str__(self):
-                return f"P<{self.x}>"
-            def __repr__(self):
-                return f"P({self.x})"
-    '''), ["assert str(P(1)) == 'P<1>'", "assert repr(P(1)) == 'P(1)'", "assert f'{P(2)}' == 'P<2>'"]),
-    "float_subclass_with_its_own_str": (_p('''
-        class Celsius(float):
-            def __str__(self):
-                return f"{float(self):.1f}C"
-        def temp(x):
-            return Celsius(x)
-    '''), ["assert str(temp(20)) == '20.0C'"]),
-    "dict_views_returned": (_p('''
-        def keys(d):
-            return d.keys()
-        def values(d):
-            return d.values()
-    '''), ["assert sorted(keys({'b': 1, 'a': 2})) == ['a', 'b']", "assert len(keys({'a': 1})) == 1",
-           "assert 'a' in keys({'a': 1})", "assert sum(values({'a': 1, 'b': 2})) == 3",
-           "assert not keys({})"]),
-    "bytearray_returned": ("def enc(s):\n    return bytearray(s, 'ascii')\n",
-                           ["assert enc('abc') == b'abc'", "assert len(enc('abc')) == 3"]),
     "numpy_array_returned": ("import numpy as np\ndef scale(x):\n    return np.array([1.0, 2.0]) * x\n",
                              ["import numpy as np\nassert np.allclose(scale(1), [1.0, 2.0])",
                               "assert list(scale(1)) == [1.0, 2.0]"]),
-    "generator_stepped_with_next": ("def count(n):\n    for i in range(n):\n        yield i\n",
-                                    ["g = count(2)\nassert next(g) == 0\nassert next(g) == 1"]),
-    "infinite_generator": (_p('''
-        def naturals():
-            n = 0
-            while True:
-                yield n
-                n += 1
-    '''), ["assert next(naturals()) == 0",
-           "import itertools\nassert list(itertools.islice(naturals(), 3)) == [0, 1, 2]"]),
-    "exception_args_read": ("def parse(s):\n    raise ValueError('bad', s)\n",
-                            [("import pytest\nwith pytest.raises(ValueError) as info:\n    parse('x')\n"
-                             "assert info.value.args == ('bad', 'x')")]),
-    "nan_compared_with_itself_in_a_list": ("def f():\n    return [float('nan')]\n", ["x = f()\nassert x == x"]),
 }
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT_BUT_FAILED))
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="FINDING: the judge's value model differs from Python's (program dunders "
-                                       "ignored, C values opaque, generators pre-consumed, exception args not "
-                                       "readable): right programs fail")
+@pytest.mark.xfail(strict=True, reason="FINDING: the judge's value model differs from Python's (a program's own "
+                                       "__eq__ is not run in the judge; a numpy array is an opaque foreign value): "
+                                       "right programs fail")
 def test_a_right_program_passes_what_python_passes(sb, name):
     program, tests = RIGHT_BUT_FAILED[name]
     statuses, python = _agree(sb, program, tests)
     assert python == ["pass"] * len(tests)
     assert statuses == python
+
+
+# Closed since: the shapes a right program met, each beside a wrong program of the same shape, are in
+# ``test_redteam_closed_values.py``.
 
 
 # --- 1d. Stopped: tricks that did not flip a verdict --------------------------------------------------------------

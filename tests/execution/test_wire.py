@@ -52,10 +52,12 @@ def test_subclasses_of_builtins_travel_as_the_data_they_hold():
 
     back = decode(encode([Liar([1, 2]), Text("truth")]))
     assert back == [[1, 2], "truth"]
-    # their class names survive (type(x) is list stays false, as in the program), their methods do not
+    # their class names survive (type(x) is list stays false, as in the program), their methods do not; a text the
+    # class gives its value (``str(x)``) is the program's output, computed in the sandbox and sent as data
     assert type(back[0]).__name__ == "Liar" and type(back[0]).__bases__ == (list,) and list(back[0]) == [1, 2]
-    assert type(back[1]).__name__ == "Text" and str.__str__(back[1]) == "truth"
-    assert not {"__eq__", "__iter__", "__str__"} & (set(vars(type(back[0]))) | set(vars(type(back[1]))))
+    assert type(back[1]).__name__ == "Text" and str.__str__(back[1]) == "truth" and str(back[1]) == "lie"
+    assert not {"__eq__", "__iter__"} & (set(vars(type(back[0]))) | set(vars(type(back[1]))))
+    assert back[1] == "truth" and back[1] + "!" == "truth!"
 
 
 def test_program_objects_travel_as_class_name_and_fields_and_compare_structurally():

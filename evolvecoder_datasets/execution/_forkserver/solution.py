@@ -96,7 +96,20 @@ _RAISED_MESSAGE = 1 << 16  # a probe's exception message, whole enough for ``pyt
 def _step_error(tag: bytes, err: BaseException) -> bytes:
     status, message = _exception_status(err, _RAISED_MESSAGE if tag == b"e" else MAX_MESSAGE)
     out = tag + _wire._str_token(status) + _wire._str_token(message)
-    return out + _wire._str_token(_exception_chain(err)) if tag == b"e" else out
+    return out + _wire._str_token(_exception_chain(err)) + _exception_args(err) if tag == b"e" else out
+
+
+_ARGS_OF = BaseException.__dict__["args"].__get__  # the exception's own args, whatever its class says
+_MAX_ARGS_BYTES = 1 << 16
+
+
+def _exception_args(err: BaseException) -> bytes:
+    """The args a probe's exception was raised with, as wire data (``info.value.args``), or ``N`` where they
+    cannot travel (too large, not readable): the judge then knows only the message."""
+    try:
+        return _wire.encode(_ARGS_OF(err), _MAX_ARGS_BYTES)
+    except _BaseException:  # an argument may be anything the program made
+        return b"N"
 
 
 def _exception_chain(err: BaseException) -> str:
@@ -114,7 +127,7 @@ def _exception_chain(err: BaseException) -> str:
 def _probe_failed(err: BaseException) -> bytes:
     """The report of a one-probe test whose probe raised ``err`` (or whose value was too large to send)."""
     if _isinstance(err, _wire.TooLarge):
-        return b"E1:e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token("")
+        return b"E1:e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token("") + b"N"
     return b"E1:" + _step_error(b"e", err)
 
 
@@ -148,7 +161,7 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
             alive.append(value)
             parts.append(b"v%x;%b" % (_id(value), _wire.encode(value, max_value)))
         except _wire.TooLarge as err:
-            parts.append(b"e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token(""))
+            parts.append(b"e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token("") + b"N")
         except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
             parts.append(_step_error(b"e", err))
     return b"E%d:%b" % (_len(parts), b"".join(parts))

@@ -60,6 +60,8 @@ class _Compound:
     def comprehension(self, node, env: dict):
         """A list, set or dict comprehension or a generator expression, item by item (a walrus inside binds in
         ``env``, as in Python)."""
+        if type(node) is ast.GeneratorExp:
+            return self.lazy_generator(node, env)
         out_list: list = []
         out_dict: dict = {}
         local = dict(env)
@@ -88,6 +90,28 @@ class _Compound:
             return out_dict
         if t is ast.SetComp:
             return set(out_list)
-        if t is ast.GeneratorExp:
-            return iter(out_list)
         return out_list
+
+    def lazy_generator(self, node: ast.GeneratorExp, env: dict):
+        """A generator expression, item by item as it is read (``all(x < 10 for x in naturals())`` stops at the
+        first false item, as in Python, and reads no further into an iterator the program returned)."""
+        local = dict(env)
+        bound = [sub.target.id for sub in ast.walk(node) if type(sub) is ast.NamedExpr]
+
+        def items(i: int):
+            if i == len(node.generators):
+                self.tick()
+                value = self.eval(node.elt, local)
+                for name in bound:  # a walrus inside binds in the enclosing scope, as in Python
+                    if name in local:
+                        env[name] = local[name]
+                yield value
+                return
+            gen = node.generators[i]
+            for item in self.eval(gen.iter, local):
+                self.tick()
+                self.assign(gen.target, item, local)
+                if all(self.eval(cond, local) for cond in gen.ifs):
+                    yield from items(i + 1)
+
+        return items(0)

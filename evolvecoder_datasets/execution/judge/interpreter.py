@@ -12,7 +12,7 @@ import collections
 import copy
 import functools
 
-from .._wire_decode import CycleRef, ForeignObject, ProgramObject
+from .._wire_decode import CycleRef, ForeignObject, PastThePrefix, ProgramObject
 from .expressions import _Compound
 from .language import (
     _ATTRIBUTES,
@@ -39,9 +39,9 @@ from .nodes import _Clean, _ExcInfo, _literal_ast, _Passes, _Search, _Unrolled
 
 
 class _ProbeFailed(Exception):
-    def __init__(self, status: str, message: str, chain: str = "") -> None:
+    def __init__(self, status: str, message: str, chain: str = "", args: tuple | None = None) -> None:
         super().__init__(message)
-        self.status, self.message, self.chain = status, message, chain
+        self.status, self.message, self.chain, self.raised_args = status, message, chain, args
 
     def as_exception(self) -> BaseException | None:
         """The exception the program raised, as the judge's ``except`` clauses see it: a class of the program's
@@ -51,13 +51,27 @@ class _ProbeFailed(Exception):
             return None
         own, *bases = self.chain.split(",")
         base = next((_BUILTIN_EXCEPTIONS[b] for b in [own, *bases] if b in _BUILTIN_EXCEPTIONS), Exception)
-        if own != base.__name__:
-            base = _raised_class(own.rpartition(".")[2], base)
         text = self.message.partition(": ")[2] if ": " in self.message else ""
+        args = self.raised_args
+        if own != base.__name__:  # the program's class: its args as sent, its text as the sandbox printed it
+            kind = _raised_class(own.rpartition(".")[2], base)
+            raised = kind.__new__(kind)  # (its __init__, a builtin's, may want other arguments)
+            raised.args, raised._judge_text = (text,) if args is None else args, text
+            return raised
+        raised = _builtin_raised(base, args) if args is not None else None
+        if raised is not None and str(raised) == text:  # a builtin class prints its args: kept where they print
+            return raised  # as the sandbox's text did
         try:
             return base(text)
         except Exception:  # noqa: BLE001 - an exception class that wants other arguments
             return base()
+
+
+def _builtin_raised(base: type, args: tuple) -> BaseException | None:
+    try:
+        return base(*args)
+    except Exception:  # noqa: BLE001 - an exception class that wants other arguments
+        return None
 
 
 _BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
@@ -66,7 +80,13 @@ _BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
 
 @functools.lru_cache(maxsize=256)
 def _raised_class(name: str, base: type) -> type:
-    return type(name if name.isidentifier() else "ProgramError", (base,), {})
+    """A class named like the program's under its builtin base, whose text is the one the sandbox printed (the
+    program's ``__str__`` ran there)."""
+    return type(name if name.isidentifier() else "ProgramError", (base,), {"_judge_text": "", "__str__": _own_text})
+
+
+def _own_text(raised: BaseException) -> str:
+    return raised._judge_text
 
 
 class _Return(Exception):
@@ -234,7 +254,7 @@ class _Interpreter(_Compound):
         try:
             try:
                 self.block(node.body, env)
-            except (_Return, _Break, _Continue, _Stopped, JudgeLimit, MemoryError, RecursionError):
+            except (_Return, _Break, _Continue, _Stopped, JudgeLimit, PastThePrefix, MemoryError, RecursionError):
                 raise
             except Exception as err:  # noqa: BLE001 - the program's exceptions and the test's own
                 raised = err.as_exception() if isinstance(err, _ProbeFailed) else err
@@ -468,6 +488,8 @@ class _Interpreter(_Compound):
             if attr in value.fields:
                 return value.fields[attr]
             raise AttributeError(f"{value.name} object has no data attribute {attr!r} (its methods stay in the sandbox)")
+        if isinstance(value, BaseException) and attr == "args":  # a raised exception's, as the sandbox sent them
+            return value.args
         if type(value) is _ProgramType and attr == "__name__":
             return value.__name__
         if isinstance(value, type) and attr == "__name__":

@@ -87,6 +87,7 @@ _BUILTIN_ATTRIBUTES = frozenset().union(*_ATTRIBUTES.values())
 for _t in (collections.OrderedDict, collections.defaultdict):
     _METHODS[_t] = _METHODS[dict]
 _METHODS[bool] = _METHODS[int]
+_METHODS[bytearray] = _METHODS[bytes]  # (none of them changes the value)
 _METHODS[fractions.Fraction] = frozenset(["limit_denominator", "as_integer_ratio"])
 _METHODS[decimal.Decimal] = frozenset(["quantize", "normalize", "to_integral_value", "is_nan"])
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from .._wire import WireError, encode
-from .._wire_decode import decode_at
+from .._wire_decode import IteratorPrefix, decode_at
+
+_ITERATORS = (type(iter([])), IteratorPrefix)
 from .interpreter import _Break, _Continue, _Interpreter, _ProbeFailed, _Return, _Stopped
 from .language import MAX_MESSAGE, JudgeLimit
 from .nodes import TestPlan
@@ -12,7 +14,8 @@ _PROBE_STATUSES = frozenset({"fail", "error", "memory", "timeout", "crash"})
 
 
 def read_entries(payload: bytes, expected: int) -> list:
-    """The probe entries of a report: ``E<n>:`` then ``v<value>`` / ``e<status><message>`` / ``x<status><message>``."""
+    """The probe entries of a report: ``E<n>:`` then ``v<id>;<value>`` / ``e<status><message><chain><args>`` /
+    ``x<status><message>`` (``args``: the exception's args, a tuple, or None where they did not travel)."""
     if payload[:1] != b"E":
         raise WireError("not a probe report")
     colon = payload.find(b":", 1, 24)
@@ -20,6 +23,7 @@ def read_entries(payload: bytes, expected: int) -> list:
     if colon < 0 or not count.isdigit() or int(count) > expected:
         raise WireError("the report does not match the test's probes")
     pos, out = colon + 1, []
+    seen: dict = {}  # sandbox identity -> (its bytes, the value decoded from them)
     for _ in range(int(count)):
         tag = payload[pos : pos + 1]
         if tag == b"v":
@@ -27,22 +31,52 @@ def read_entries(payload: bytes, expected: int) -> list:
             ident = payload[pos + 1 : semi]
             if semi < 0 or not ident or not all(c in b"0123456789abcdef" for c in ident):
                 raise WireError("malformed probe identity")
-            value, pos = decode_at(payload, semi + 1)
+            start = semi + 1
+            value, pos = decode_at(payload, start)
+            value = _one_object(seen, int(ident, 16), payload[start:pos], value)
             out.append(("v", value, int(ident, 16)))
         elif tag in (b"e", b"x"):
             status, pos = decode_at(payload, pos + 1)
             message, pos = decode_at(payload, pos)
-            chain = ""
+            chain, args = "", None
             if tag == b"e":
                 chain, pos = decode_at(payload, pos)
-            if status not in _PROBE_STATUSES or type(message) is not str or type(chain) is not str:
+                args, pos = decode_at(payload, pos)
+            if status not in _PROBE_STATUSES or type(message) is not str or type(chain) is not str or \
+                    (args is not None and type(args) is not tuple):  # fmt: skip
                 raise WireError("malformed probe entry")
-            out.append((tag.decode(), status, message, chain) if tag == b"e" else ("x", status, message))
+            out.append(("e", status, message, chain, args) if tag == b"e" else ("x", status, message))
         else:
             raise WireError("malformed probe entry")
     if pos != len(payload):
         raise WireError("trailing bytes after the report")
     return out
+
+
+def _one_object(seen: dict, ident: int, data: bytes, value):
+    """The judge's value for a probe: the one decoded before it where the sandbox sent the same object (same
+    identity) in the same state (same bytes), so ``x = f(); assert x == x`` compares one list with itself, as
+    Python does (a ``nan`` inside is equal by identity), and a name probed twice is one object to the judge.
+
+    An iterator the encoder consumed (a generator) is left exhausted in the sandbox by that encoding: a later probe
+    of the same object sends nothing, and its state is the judge's iterator, which takes its place (``g = gen();
+    next(g); next(g)`` steps one iterator). Both are the program's claims, like any value it sends.
+
+    Example:
+        >>> seen = {}
+        >>> first = _one_object(seen, 7, b"l1:i1;", [1])
+        >>> _one_object(seen, 7, b"l1:i1;", [1]) is first, _one_object(seen, 7, b"l1:i2;", [2]) is first
+        (True, False)
+    """
+    before = seen.get(ident)
+    if before is not None and (before[0] == data or (_is_iterator(before[1]) and _is_iterator(value))):
+        return before[1]
+    seen[ident] = (data, value)
+    return value
+
+
+def _is_iterator(value) -> bool:
+    return isinstance(value, _ITERATORS)
 
 
 def encode_entries(entries: list) -> bytes:
@@ -59,7 +93,8 @@ def encode_entries(entries: list) -> bytes:
         if entry[0] == "v":
             parts.append(b"v%x;" % (entry[2] if len(entry) > 2 else i + 1) + encode(entry[1]))
         else:
-            chain = (encode(entry[3] if len(entry) > 3 else "") if entry[0] == "e" else b"")
+            chain = (encode(entry[3] if len(entry) > 3 else "") + encode(entry[4] if len(entry) > 4 else None)
+                     if entry[0] == "e" else b"")
             parts.append(entry[0].encode() + encode(entry[1]) + encode(entry[2]) + chain)
     return b"E%d:" % len(parts) + b"".join(parts)
 
