@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import marshal
 import math
+import operator
 import os
 import select
 import struct
@@ -89,10 +90,17 @@ def wire_settings(settings, isolation: str) -> tuple:
         >>> values["isolation"], values["timeout_s"], values["wall_timeout_s"], values["load_timeout_s"]
         ('none', 0.5, 3.0, 2.0)
     """
-    values = {name: getattr(settings, name) for name in SETTINGS}
-    values.update(timeout_s=float(settings.timeout_s), isolation=isolation, wall_timeout_s=settings.wall_limit_s,
-                  load_timeout_s=settings.load_limit_s)
-    return tuple(values[name] for name in SETTINGS)
+    values = list(_read_settings(settings))  # one attrgetter: made for every request, so it is kept cheap (~0.6 us)
+    values[0], values[_ISOLATION] = float(values[0]), isolation
+    return tuple(values)
+
+
+# What each of :data:`SETTINGS` is read from on a ``SandboxSettings``: the wall and load limits resolved by its
+# properties, and a placeholder for ``isolation``, which the caller detected.
+_read_settings = operator.attrgetter(*({"wall_timeout_s": "wall_limit_s", "load_timeout_s": "load_limit_s",
+                                        "isolation": "mode"}.get(name, name) for name in SETTINGS))  # fmt: skip
+_ISOLATION = SETTINGS.index("isolation")
+assert SETTINGS[0] == "timeout_s"
 
 
 def encode_job(job) -> bytes:
