@@ -73,9 +73,9 @@ from ..code_names import independent_tests, normalise_test, reference_for
 from .support.llm_stage import LLMStageConfig, parse_each, raise_unrecordable
 from .support.model_domains import model_domains
 from .support.model_inputs import input_call, read_inputs, value_answers
-from .support.round_state import RoundProblem, append_tests, assign_domains, log_entry, search_round
+from .support.round_state import (SEARCH_STATE, RoundProblem, append_tests, assign_domains, log_entry, search_round,
+                                  search_states)
 from .support.round_columns import round_columns
-from .support.split_round import SEARCH_STATE, search_states
 from .support.stdio_round import StdioRoundProblem, stdio_model_round, stdio_problem, stdio_search_round
 from .support.resources import get_backend
 from ..seeding import problem_rng, stable_int
@@ -536,7 +536,7 @@ def _stdio_problem(batch: dict[str, list], i: int, config: EvolveConfig, stdio: 
 
 def evolve_features(features: Any, *, defer_search: bool = False) -> Any:
     """Output ``datasets.Features`` of :func:`evolve_dataset` given the input features (with ``defer_search``,
-    the first pass's column for the search, :data:`.support.split_round.SEARCH_STATE`, too).
+    the first pass's column for the search, :data:`.support.round_state.SEARCH_STATE`, too).
 
     Example:
         >>> sorted(evolve_features({"id": None}))

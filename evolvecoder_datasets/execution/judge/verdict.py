@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from .._wire import WireError, encode
 from .._wire_decode import IteratorPrefix, decode_at
-
-_ITERATORS = (type(iter([])), IteratorPrefix)
 from .interpreter import _Break, _Continue, _Interpreter, _ProbeFailed, _Return, _Stopped
 from .language import MAX_MESSAGE, JudgeLimit
 from .nodes import TestPlan
+
+_ITERATORS = (type(iter([])), IteratorPrefix)
 
 _PROBE_STATUSES = frozenset({"fail", "error", "memory", "timeout", "crash"})
 

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +27,8 @@ from .domains import admitted_tests, count_rules, derive_domain
 from .new_tests import run_new_tests
 from ...execution import shared_sandbox
 
-__all__ = ["RoundProblem", "append_tests", "assign_domains", "kept_mask", "log_entry", "note_outside",
-           "search_round"]
+__all__ = ["SEARCH_STATE", "RoundProblem", "append_tests", "assign_domains", "kept_mask", "log_entry",
+           "note_outside", "search_round", "search_states"]
 
 
 @dataclass
@@ -235,3 +236,21 @@ def search_round(problems: list[RoundProblem], search: SearchConfig, *, seed: in
         note_outside(entry, result.out_of_domain)
         entries.append(entry)
     append_tests(problems, "search", [r.tests for r in found], entries, round_=round_, execute=execute)
+
+
+# A split round's (``split_round``) column from its first pass to its second: per row, what the search needs that the other columns do not hold (JSON),
+# or null where the row has no assert search this round. Removed once the second pass is done.
+SEARCH_STATE = "_search_state"
+
+
+def search_states(problems: list[RoundProblem | None]) -> list[str | None]:
+    """The :data:`SEARCH_STATE` cell of each row: the references and the callee the round found, and whether the
+    row's ``domain`` cell holds the domain it judged by; ``None`` for a row without an assert problem.
+
+    Example:
+        >>> search_states([None])
+        [None]
+    """
+    return [None if p is None else json.dumps({"reference": p.reference, "search_reference": p.search_reference,
+                                               "callee": p.callee, "domain": p.domain is not None})
+            for p in problems]  # fmt: skip

@@ -30,32 +30,14 @@ from ...seeding import problem_rng
 from ...suite import TestSuite, as_origin_list
 from ..execute import solution_codes
 from .round_columns import round_columns
-from .round_state import RoundProblem, search_round
+from .round_state import SEARCH_STATE, RoundProblem, search_round
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
     from ..evolve import EvolveConfig
 
-__all__ = ["SEARCH_STATE", "evolve_in_two", "evolve_search", "search_states"]
-
-# The first pass's column for the second: per row, what the search needs that the other columns do not hold (JSON),
-# or null where the row has no assert search this round. Removed once the second pass is done.
-SEARCH_STATE = "_search_state"
-
-
-def search_states(problems: list[RoundProblem | None]) -> list[str | None]:
-    """The :data:`SEARCH_STATE` cell of each row: the references and the callee the round found, and whether the
-    row's ``domain`` cell holds the domain it judged by; ``None`` for a row without an assert problem.
-
-    Example:
-        >>> search_states([None])
-        [None]
-    """
-    return [None if p is None else json.dumps({"reference": p.reference, "search_reference": p.search_reference,
-                                               "callee": p.callee, "domain": p.domain is not None})
-            for p in problems]  # fmt: skip
-
+__all__ = ["SEARCH_STATE", "evolve_in_two", "evolve_search"]
 
 def _problem(batch: dict[str, list], i: int, state: dict[str, Any], config: EvolveConfig) -> RoundProblem:
     """Row ``i`` as the first pass left it, with its search state: the problem the search would have seen."""
