@@ -62,35 +62,17 @@ class _Compound:
         ``env``, as in Python)."""
         if type(node) is ast.GeneratorExp:
             return self.lazy_generator(node, env)
-        out_list: list = []
-        out_dict: dict = {}
         local = dict(env)
-
-        def loop(i: int) -> None:
-            if i == len(node.generators):
-                self.tick()
-                if type(node) is ast.DictComp:
-                    out_dict[self.eval(node.key, local)] = self.eval(node.value, local)
-                else:
-                    out_list.append(self.eval(node.elt, local))
-                return
-            gen = node.generators[i]
-            for item in self.eval(gen.iter, local):
-                self.tick()
-                self.assign(gen.target, item, local)
-                if all(self.eval(cond, local) for cond in gen.ifs):
-                    loop(i + 1)
-
-        loop(0)
+        t = type(node)
+        if t is ast.DictComp:  # the key, then the value, as Python evaluates them
+            out = dict(self._produced(node, local, lambda: (self.eval(node.key, local), self.eval(node.value, local))))
+        else:
+            items = list(self._produced(node, local, lambda: self.eval(node.elt, local)))
+            out = set(items) if t is ast.SetComp else items
         for sub in ast.walk(node):  # a walrus in a comprehension binds in the enclosing scope, as in Python
             if type(sub) is ast.NamedExpr and sub.target.id in local:
                 env[sub.target.id] = local[sub.target.id]
-        t = type(node)
-        if t is ast.DictComp:
-            return out_dict
-        if t is ast.SetComp:
-            return set(out_list)
-        return out_list
+        return out
 
     def lazy_generator(self, node: ast.GeneratorExp, env: dict):
         """A generator expression, item by item as it is read (``all(x < 10 for x in naturals())`` stops at the
@@ -98,14 +80,23 @@ class _Compound:
         local = dict(env)
         bound = [sub.target.id for sub in ast.walk(node) if type(sub) is ast.NamedExpr]
 
+        def item():
+            value = self.eval(node.elt, local)
+            for name in bound:  # a walrus inside binds in the enclosing scope, as in Python
+                if name in local:
+                    env[name] = local[name]
+            return value
+
+        return self._produced(node, local, item)
+
+    def _produced(self, node, local: dict, make):
+        """What ``make()`` gives at each innermost step of a comprehension's ``for``/``if`` clauses, as it is read
+        (the clauses bind their targets in ``local``)."""
+
         def items(i: int):
             if i == len(node.generators):
                 self.tick()
-                value = self.eval(node.elt, local)
-                for name in bound:  # a walrus inside binds in the enclosing scope, as in Python
-                    if name in local:
-                        env[name] = local[name]
-                yield value
+                yield make()
                 return
             gen = node.generators[i]
             for item in self.eval(gen.iter, local):
