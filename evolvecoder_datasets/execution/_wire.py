@@ -40,6 +40,11 @@ Format (bytes; counts and lengths are ASCII decimal)::
                                 its class name (the judge rebuilds it as a method-less subclass of that name)
     P<str|N><str|N><value>      the ``str`` and ``repr`` the program's class gives a value (a program object or
                                 subclass whose class defines ``__str__``/``__repr__``), computed in the sandbox
+    h<hex>;<value>              a program object whose class defines its own ``__eq__``, with its identity in the
+                                sandbox: the judge calls two such objects equal only where their data are equal and
+                                the verdict of that ``__eq__``, computed in the sandbox (``own_verdicts``), says so;
+                                asked of the outermost such objects only, as Python asks (inside one, its __eq__
+                                decides what else it compares)
 
 This file must stay importable without the package (the fork server imports it by itself) and holds the encoding
 side only: the decoding side and the records it builds (:class:`ProgramObject`, :class:`ForeignObject`,
@@ -185,8 +190,10 @@ def _fields(value) -> list:
     return out
 
 
-def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes:
+def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: list | None = None) -> bytes:
     """Encode ``value`` (any object) as wire bytes. Raises :class:`TooLarge` past ``max_bytes``/``max_depth``.
+    With ``own`` (a list), each program object whose class defines its own ``__eq__`` travels with its identity
+    (``h``) and is appended to ``own``, whose :func:`own_verdicts` the sandbox sends beside the values.
 
     Example:
         >>> encode([1, "ab", None])
@@ -211,11 +218,16 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
     stack: list = [value]
     path: list[int] = []  # ids of the containers being encoded (cycles)
     texts_left = _MAX_TEXTS
-    pop_marker = _PopMarker
+    pop_marker, own_pop = _PopMarker, _OwnPopMarker
+    own_above = 0  # objects with their own __eq__ being encoded around this item
     while stack:
         item = stack.pop()
         if item is pop_marker:
             path.pop()
+            continue
+        if item is own_pop:
+            path.pop()
+            own_above -= 1
             continue
         if _type(item) is _Raw:
             chunk = item.data
@@ -229,6 +241,13 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
                     raise TooLarge("value too deeply nested to compare")
                 else:
                     header, children = _container(item)
+                    marker = pop_marker
+                    if own is not None and header[:1] in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
+                        header = b"h%x;" % ident + header
+                        if not own_above:  # the outermost: Python asks its __eq__; inside it, that __eq__ does
+                            own.append(item)
+                        own_above += 1
+                        marker = own_pop
                     if texts_left and _len(path) < _TEXT_DEPTH and header[0] in _TEXTED_TAGS:
                         texts = _texts(item)
                         texts_left -= _len(texts) > 0
@@ -236,7 +255,7 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH) -> bytes
                     out.append(header)
                     size += _len(header)
                     path.append(ident)
-                    stack.append(pop_marker)
+                    stack.append(marker)
                     stack.extend(reversed(children))
                     if size > max_bytes:
                         raise TooLarge(f"value too large to compare (over {max_bytes} bytes)")
@@ -291,6 +310,7 @@ class _Raw:
 
 
 _PopMarker = _Raw(b"")
+_OwnPopMarker = _Raw(b"")  # the end of an object with its own __eq__
 
 
 def _atom(value):
@@ -455,6 +475,50 @@ def _container(value) -> tuple[bytes, list]:
 # (how its instances compare, whether its class answers its own truth) -> the tag of a program object
 _OBJECT_TAGS = {("data", False): b"o", ("data", True): b"p", ("identity", False): b"j", ("identity", True): b"J",
                 ("refused", False): b"k", ("refused", True): b"K"}
+
+
+_DATA_OBJECT_TAGS = (b"o", b"p")
+MAX_OWN_OBJECTS = 256  # program objects of one class whose __eq__ verdicts one test computes; past them, none
+
+
+def _own_eq(t: type) -> bool:
+    """Whether instances of the program's class ``t`` (compared as data) answer ``==`` with an ``__eq__`` of the
+    program's (its own or a dataclass's), not a class sent as a value."""
+    return not issubclass(t, type)
+
+
+def own_verdicts(objects: list) -> bytes:
+    """What the program's own ``__eq__`` says of each pair of ``objects`` of one class (the diagonal too, in
+    both orders, as ``a == b`` and ``b == a``): ``=<n>:`` then ``<id>,<id>,<T|F|R>;`` per pair (``R``: it raised or
+    gave no truth value), nothing without such objects. Runs the program's code: only in the sandbox, under the
+    test's limits. At most :data:`MAX_OWN_OBJECTS` objects per class get verdicts.
+
+    Example:
+        >>> class P:
+        ...     def __init__(self, x):
+        ...         self.x = x
+        ...     def __eq__(self, other):
+        ...         return self.x == other.x
+        >>> a, b = P(1), P(1)
+        >>> own_verdicts([a, b]).count(b";")
+        3
+    """
+    by_class: dict = {}
+    for obj in objects:
+        group = by_class.setdefault(_type(obj), {})
+        if _len(group) < MAX_OWN_OBJECTS:
+            group.setdefault(_id(obj), obj)
+    parts = []
+    for group in by_class.values():
+        items = list(group.items())
+        for i, (ia, a) in enumerate(items):
+            for ib, b in items[i:]:
+                try:
+                    verdict = b"T" if (a == b) and (b == a) else b"F"
+                except BaseException:  # noqa: BLE001 - the program's __eq__ may raise anything: no verdict
+                    verdict = b"R"
+                parts.append(b"%x,%x,%b;" % (ia, ib, verdict))
+    return b"=%d:" % _len(parts) + b"".join(parts) if parts else b""
 
 
 def _equality(t: type) -> str:

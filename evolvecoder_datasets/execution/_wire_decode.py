@@ -17,6 +17,7 @@ import collections
 import decimal
 import fractions
 import functools
+import threading
 
 from ._wire import _FACTORIES, _SUBCLASSABLE, MAX_DEPTH, WireError, _isinstance, _len, _type
 
@@ -46,15 +47,19 @@ class ProgramObject:
         (True, False, 1)
     """
 
-    __slots__ = ("name", "items", "fields", "own_truth", "equality", "text", "shown")
+    __slots__ = ("name", "items", "fields", "own_truth", "equality", "text", "shown", "wire", "ident", "verdicts")
 
-    def __init__(self, name: str, items: tuple, own_truth: bool = False, equality: str = "data") -> None:
+    def __init__(self, name: str, items: tuple, own_truth: bool = False, equality: str = "data",
+                 wire: bool = False) -> None:
         self.name = name
         self.items = items
         self.fields = dict(items)
         self.own_truth = own_truth
         self.equality = equality  # "data", "identity" (no __eq__ in its class: Python's default) or "refused"
         self.text = self.shown = None  # its str and repr as the program's class gave them in the sandbox, if sent
+        self.wire = wire  # sent by the sandbox (the judge's own ListNode, made from a test's literal, is not)
+        self.ident = None  # its identity in the sandbox, sent where its class defines its own __eq__ (``h``)
+        self.verdicts = None  # what that __eq__ said of the pairs of the report's such objects: {(id, id): bool}
 
     def __bool__(self):
         # An object is true unless its class says otherwise; a class that says so (``__bool__``, ``__len__``)
@@ -64,10 +69,12 @@ class ProgramObject:
         return True
 
     def __eq__(self, other):
-        # Iterative: a linked list of 10,000 nodes compares without recursing 10,000 frames deep.
-        pairs = [(self, other)]
+        # Iterative: a linked list of 10,000 nodes compares without recursing 10,000 frames deep. A pair is "under"
+        # a pair of objects with their own __eq__ (whose verdict, in Python, decides what else is compared).
+        pairs = [(self, other, bool(getattr(_inside_own, "depth", 0)))]
+        owned = []  # the outermost pairs of objects whose own __eq__ must agree once all the data are equal
         while pairs:
-            a, b = pairs.pop()
+            a, b, under = pairs.pop()
             if type(b) is not ProgramObject:
                 return False
             if "refused" in (a.equality, b.equality):
@@ -79,13 +86,19 @@ class ProgramObject:
                 return False
             if a.name != b.name or a.fields.keys() != b.fields.keys():
                 return False
+            own = a.wire and b.wire and (a.ident is not None or b.ident is not None)
+            if own and not under:
+                owned.append((a, b))
+            under = under or own
             for key, value in a.fields.items():
                 theirs = b.fields[key]
                 if type(value) is ProgramObject:
-                    pairs.append((value, theirs))
-                elif type(theirs) is ProgramObject or not value == theirs:
+                    pairs.append((value, theirs, under))
+                elif type(theirs) is ProgramObject or not _equal_inside(value, theirs, under):
                     return False
-        return True
+        # Equal data; where the program's class defines __eq__, its verdict (computed in the sandbox) must agree,
+        # as that __eq__ decides in Python: data kept outside the instance cannot make two objects equal here.
+        return all(_own_verdict(a, b) for a, b in owned)
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -101,6 +114,32 @@ class ProgramObject:
 
     def __str__(self):
         return self.text if self.text is not None else self.__repr__()
+
+
+_inside_own = threading.local()  # .depth: comparisons running inside a pair of objects with their own __eq__
+
+
+def _equal_inside(value, theirs, under: bool) -> bool:
+    """``value == theirs`` for two fields, where a container's items compared by it (a list of the program's
+    objects) know whether they are inside a pair whose own ``__eq__`` decides."""
+    if not under:
+        return value == theirs
+    _inside_own.depth = getattr(_inside_own, "depth", 0) + 1
+    try:
+        return value == theirs
+    finally:
+        _inside_own.depth -= 1
+
+
+def _own_verdict(a: ProgramObject, b: ProgramObject) -> bool:
+    """What the program's own ``__eq__`` said of two of its objects in the sandbox (both orders); a ``TypeError``
+    where it sent no such verdict (it raised, the pair was past the cap, or the report carried none)."""
+    verdict = None
+    if a.ident is not None and b.ident is not None and a.verdicts is not None and a.verdicts is b.verdicts:
+        verdict = a.verdicts.get((a.ident, b.ident))
+    if verdict is None:
+        raise TypeError(f"{a.name} objects compare by the program's own __eq__, which gave no verdict on this pair")
+    return verdict
 
 
 class ForeignObject:
@@ -304,7 +343,14 @@ def _close(frame: _Frame):
             if not all(_type(k) is str for k in keys):
                 raise WireError("object field names must be text")
             equality, own_truth = _OBJECT_KINDS[kind]
-            return ProgramObject(frame.name, tuple(zip(keys, items[1::2])), own_truth=own_truth, equality=equality)
+            return ProgramObject(frame.name, tuple(zip(keys, items[1::2])), own_truth=own_truth, equality=equality,
+                                 wire=True)  # fmt: skip
+        if kind == b"h":
+            value = items[0]
+            if _type(value) is not ProgramObject or value.equality != "data" or value.ident is not None:
+                raise WireError("an identity for a value that is not a program object compared as data")
+            value.ident = frame.name
+            return value
     except TypeError as err:  # an unhashable item in a set or a dict key
         raise WireError(f"unhashable item: {err}") from err
     raise WireError("unknown container")  # pragma: no cover
@@ -417,8 +463,9 @@ def _rare_atom(tag: bytes, data: bytes, pos: int):
     return value, pos
 
 
-def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
-    """Decode the one value that starts at ``pos``; returns ``(value, position after it)``.
+def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH, owned: list | None = None):
+    """Decode the one value that starts at ``pos``; returns ``(value, position after it)``. ``owned`` (a list)
+    collects the program objects sent with their identity (``h``), for the verdicts of their ``__eq__``.
 
     Example:
         >>> decode_at(b"i2a;N", 0)
@@ -471,6 +518,16 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
                 raise WireError("value too deeply nested")
             stack.append(_Frame(b"P", 1, tuple(texts)))
             continue
+        elif tag == b"h":
+            stop = data.find(b";", pos + 1, pos + 20)
+            ident = data[pos + 1 : stop]
+            if stop < 0 or not ident or not all(c in b"0123456789abcdef" for c in ident):
+                raise WireError("malformed object identity")
+            pos = stop + 1
+            if _len(stack) >= max_depth:
+                raise WireError("value too deeply nested")
+            stack.append(_Frame(b"h", 1, int(ident, 16)))
+            continue
         elif tag == b"u":
             name, pos = _read_str(data, pos + 1)
             if _len(stack) >= max_depth:
@@ -510,5 +567,7 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH):
                 break
             stack.pop()
             value = _close(top)
+            if top.kind == b"h" and owned is not None:
+                owned.append(value)
         if result is not _NOTHING:
             return result, pos

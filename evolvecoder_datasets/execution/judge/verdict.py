@@ -24,6 +24,7 @@ def read_entries(payload: bytes, expected: int) -> list:
         raise WireError("the report does not match the test's probes")
     pos, out = colon + 1, []
     seen: dict = {}  # sandbox identity -> (its bytes, the value decoded from them)
+    owned: list = []  # program objects sent with their identity: their own __eq__'s verdicts follow the entries
     for _ in range(int(count)):
         tag = payload[pos : pos + 1]
         if tag == b"v":
@@ -32,7 +33,7 @@ def read_entries(payload: bytes, expected: int) -> list:
             if semi < 0 or not ident or not all(c in b"0123456789abcdef" for c in ident):
                 raise WireError("malformed probe identity")
             start = semi + 1
-            value, pos = decode_at(payload, start)
+            value, pos = decode_at(payload, start, owned=owned)
             value = _one_object(seen, int(ident, 16), payload[start:pos], value)
             out.append(("v", value, int(ident, 16)))
         elif tag in (b"e", b"x"):
@@ -48,9 +49,36 @@ def read_entries(payload: bytes, expected: int) -> list:
             out.append(("e", status, message, chain, args) if tag == b"e" else ("x", status, message))
         else:
             raise WireError("malformed probe entry")
+    if payload[pos : pos + 1] == b"=":
+        pos = _read_verdicts(payload, pos, owned)
     if pos != len(payload):
         raise WireError("trailing bytes after the report")
     return out
+
+
+def _read_verdicts(payload: bytes, pos: int, owned: list) -> int:
+    """The verdicts of the program's own ``__eq__`` on pairs of its objects (``=<n>:`` then ``<id>,<id>,<T|F|R>;``,
+    see ``_wire.own_verdicts``), given to each object in ``owned`` as one table ``{(id, id): bool}`` (both orders;
+    a pair it raised on is left out: comparing it is an error). Returns the position after them."""
+    colon = payload.find(b":", pos + 1, pos + 24)
+    count = payload[pos + 1 : colon]
+    if colon < 0 or not count.isdigit() or int(count) > (len(payload) - colon) // 6:
+        raise WireError("malformed verdicts")
+    table: dict = {}
+    pos = colon + 1
+    for _ in range(int(count)):
+        stop = payload.find(b";", pos, pos + 40)
+        fields = payload[pos:stop].split(b",")
+        if stop < 0 or len(fields) != 3 or fields[2] not in (b"T", b"F", b"R") or not all(
+                f and all(c in b"0123456789abcdef" for c in f) for f in fields[:2]):  # fmt: skip
+            raise WireError("malformed verdict")
+        if fields[2] != b"R":
+            a, b = int(fields[0], 16), int(fields[1], 16)
+            table[(a, b)] = table[(b, a)] = fields[2] == b"T"
+        pos = stop + 1
+    for obj in owned:
+        obj.verdicts = table
+    return pos
 
 
 def _one_object(seen: dict, ident: int, data: bytes, value):

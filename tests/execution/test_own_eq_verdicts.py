@@ -1,0 +1,123 @@
+"""A class with its own ``__eq__`` is compared as the program's objects are in Python: by that ``__eq__``, and by
+their data too (the red-team round's hidden-state finding, ``test_redteam_round.py`` 1b).
+
+The judge compares program objects as data and runs no program code. A class whose ``__eq__`` reads state kept
+outside the instance (a class-level table keyed by ``id(self)``) made data-equal objects equal to the judge while
+Python told them apart. Now the sandbox sends each such object's identity (``h``) and what that ``__eq__`` says of
+every pair of the outermost such objects of a test (``_wire.own_verdicts``, run where the program runs, under the
+test's limits); the judge calls two of them equal only where the data are equal and the verdict says so, and a pair
+without a verdict is an error, never a pass. Inside such a pair only the data are compared, as in Python the outer
+``__eq__`` decides what else it compares (so a linked list of 2,000 nodes costs one verdict, not 2,000^2).
+"""
+
+from __future__ import annotations
+
+from .conftest import sandbox_per_mode
+from .test_redteam_round import _agree, _only, _p
+
+sb = sandbox_per_mode(workers=1, timeout_s=1.0, memory_mb=512)
+
+
+OWN_EQ_SHAPES = _p('''
+    class Point:
+        _state = {}
+        def __init__(self, x, y):
+            Point._state[id(self)] = (x, y)
+        def __eq__(self, other):
+            return Point._state[id(self)] == Point._state[id(other)]
+        __hash__ = object.__hash__
+    class Exact:
+        def __init__(self, x):
+            self.x = x
+        def __eq__(self, other):
+            return type(other) is Exact and self.x == other.x
+        __hash__ = None
+    class Touchy:
+        def __init__(self, x):
+            self.x = x
+        def __eq__(self, other):
+            raise RuntimeError("no comparing")
+    def right(a, b):
+        return Point(1, 1)
+    def wrong(a, b):
+        return Point(7, 7)
+    def exact(x):
+        return Exact(x)
+    def touchy(x):
+        return Touchy(x)
+''')
+
+
+def test_control_the_programs_own_eq_decides_with_the_data_as_in_python(sb):
+    """Where the state is outside the instance the program's own ``__eq__`` decides, with the data: a right answer
+    passes and a wrong one fails, nested in lists as at the top of a value; an ``__eq__`` with data of its own
+    passes as before; one that raises makes the test an error, never a pass."""
+    tests = ["assert right(Point(0, 0), Point(2, 2)) == Point(1, 1)",
+             "assert wrong(Point(0, 0), Point(2, 2)) == Point(1, 1)",
+             "assert [wrong(Point(0, 0), Point(2, 2))] == [Point(1, 1)]",
+             "assert [right(Point(0, 0), Point(2, 2))] == [Point(1, 1)]",
+             "assert wrong(Point(0, 0), Point(2, 2)) != Point(1, 1)",
+             "assert exact(3) == Exact(3)", "assert exact(3) != Exact(4)",
+             "assert touchy(1) == Touchy(1)"]  # fmt: skip
+    statuses, python = _agree(sb, OWN_EQ_SHAPES, tests)
+    assert python == ["pass", "fail", "fail", "pass", "pass", "pass", "pass", "error"]
+    assert _only(statuses) == _only(python)
+    assert statuses[-1] == "error"
+
+
+def test_objects_sent_with_their_identity_but_no_verdict_are_never_equal():
+    """A report whose program objects carry their identity (their class defines ``__eq__``) but no verdict of it,
+    as a program that rewrote its encoder could send: comparing two of them is an error, never a pass; with a
+    verdict, the judge's answer is that verdict and the data together."""
+    from evolvecoder_datasets.execution.judge import judge, plan_test
+
+    plan = plan_test("assert f(1) == g(1)")
+    point = b"h%x;o1:s5:Points1:xi1;"
+    bare = b"E2:v1;" + point % 1 + b"v2;" + point % 2
+    assert judge(plan, bare)[0] == "error"
+    assert judge(plan, bare + b"=1:1,2,T;") == ("pass", "")
+    assert judge(plan, bare + b"=1:1,2,F;")[0] == "fail"
+    assert judge(plan, bare + b"=1:1,2,R;")[0] == "error"
+    other = b"E2:v1;" + point % 1 + b"v2;o1:s5:Points1:xi2;" + b"=1:1,1,T;"  # different data: not equal either way
+    assert judge(plan, other)[0] == "fail"
+
+
+NESTED = _p('''
+    class Node:
+        def __init__(self, val, next=None):
+            self.val, self.next = val, next
+        def __eq__(self, other):
+            a, b = self, other
+            while a is not None and b is not None:
+                if a.val != b.val:
+                    return False
+                a, b = a.next, b.next
+            return a is None and b is None
+    class Tree:
+        def __init__(self, val, children=()):
+            self.val, self.children = val, list(children)
+        def __eq__(self, other):
+            return self.val == other.val and self.children == other.children
+    def chain(n):
+        head = None
+        for v in reversed(range(n)):
+            head = Node(v, head)
+        return head
+    def bad_chain(n):
+        head = chain(n)
+        head.next.next.val = -1
+        return head
+    def tree(depth):
+        return Tree(depth, [tree(depth - 1) for _ in range(2)]) if depth else Tree(0)
+''')
+
+
+def test_nested_objects_with_their_own_eq_cost_one_verdict_per_outermost_pair(sb):
+    """Long chains and trees of such objects: a right one passes within the limit (the verdicts are asked of the
+    heads only), a wrong one fails, and a tree's children, compared inside a list, need no verdict of their own."""
+    tests = ["assert chain(2000) == chain(2000)", "assert bad_chain(50) == chain(50)",
+             "assert bad_chain(50) != chain(50)", "assert tree(6) == tree(6)", "assert tree(3) != tree(4)",
+             "assert [chain(3), tree(2)] == [chain(3), tree(2)]"]
+    statuses, python = _agree(sb, NESTED, tests)
+    assert python == ["pass", "fail", "pass", "pass", "pass", "pass"]
+    assert statuses == python
