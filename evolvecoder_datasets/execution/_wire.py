@@ -479,6 +479,7 @@ _OBJECT_TAGS = {("data", False): b"o", ("data", True): b"p", ("identity", False)
 
 _DATA_OBJECT_TAGS = (b"o", b"p")
 MAX_OWN_OBJECTS = 256  # program objects of one class whose __eq__ verdicts one test computes; past them, none
+MAX_OWN_PAIRS = 1 << 16  # verdicts one test sends at most (~1 MiB); a pair past them has none
 
 
 def _own_eq(t: type) -> bool:
@@ -491,7 +492,7 @@ def own_verdicts(objects: list) -> bytes:
     """What the program's own ``__eq__`` says of each pair of ``objects`` of one class (the diagonal too, in
     both orders, as ``a == b`` and ``b == a``): ``=<n>:`` then ``<id>,<id>,<T|F|R>;`` per pair (``R``: it raised or
     gave no truth value), nothing without such objects. Runs the program's code: only in the sandbox, under the
-    test's limits. At most :data:`MAX_OWN_OBJECTS` objects per class get verdicts.
+    test's limits. At most :data:`MAX_OWN_OBJECTS` objects per class get verdicts, :data:`MAX_OWN_PAIRS` in all.
 
     Example:
         >>> class P:
@@ -513,6 +514,8 @@ def own_verdicts(objects: list) -> bytes:
         items = list(group.items())
         for i, (ia, a) in enumerate(items):
             for ib, b in items[i:]:
+                if _len(parts) >= MAX_OWN_PAIRS:
+                    return b"=%d:" % _len(parts) + b"".join(parts)
                 try:
                     verdict = b"T" if (a == b) and (b == a) else b"F"
                 except BaseException:  # noqa: BLE001 - the program's __eq__ may raise anything: no verdict
