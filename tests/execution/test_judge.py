@@ -215,6 +215,8 @@ CONTROL_FLOW_SHAPES = [
     "assert [y for x in [1, 2, 3] if (y := double(x)) > 2] == [4, 6]",
     "if (r := double(2)) is not None:\n    assert r == 4\nelse:\n    assert False",
     "assert any((hit := double(k)) == 6 for k in range(5)) and hit == 6",
+    "assert any((z := v) > 2 for v in seq(5)) and z == 3",  # the walrus binds the judge's z; the program gives v
+    "assert [y := v * 2 for v in seq(3)] == [2, 4, 6] and y == 6",
     "for x in [1, 2, 3, 4]:\n    if double(x) > 5:\n        break\n    assert double(x) < 6\nelse:\n    assert False, 'no break'",
     "for x in range(6):\n    if x % 2:\n        continue\n    assert double(x) == 2 * x",
     "for x in range(5):\n    if double(x) % 4 == 0:\n        continue\n    assert double(x) % 4 == 2",

@@ -513,7 +513,9 @@ class _ExpressionPlanner:
         if any(g.is_async for g in node.generators):
             return None
         first = node.generators[0]
-        bound = frozenset(_bound_in(node))
+        # a walrus inside binds in the enclosing scope (the judge's), never in the comprehension's
+        walrus = {sub.target.id for sub in ast.walk(node) if type(sub) is ast.NamedExpr}
+        bound = frozenset(_bound_in(node)) - walrus
         inner = local | bound
         iterable = self.split(first.iter, local)
         saved, self.invariant = self.invariant, (self.invariant or frozenset()) | bound
