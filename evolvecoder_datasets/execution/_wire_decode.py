@@ -463,6 +463,21 @@ def _rare_atom(tag: bytes, data: bytes, pos: int):
     return value, pos
 
 
+def read_identity(data: bytes, pos: int, end: bytes = b";") -> tuple[int, int]:
+    """An object's identity in the sandbox at ``pos``: lower-case hex up to ``end`` (at most 16 digits); returns
+    ``(identity, position after the end byte)``.
+
+    Example:
+        >>> read_identity(b"v7f3a;", 1)
+        (32570, 6)
+    """
+    stop = data.find(end, pos, pos + 17)
+    digits = data[pos:stop]
+    if stop < 0 or not digits or not all(c in b"0123456789abcdef" for c in digits):
+        raise WireError("malformed object identity")
+    return int(digits, 16), stop + 1
+
+
 def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH, owned: list | None = None):
     """Decode the one value that starts at ``pos``; returns ``(value, position after it)``. ``owned`` (a list)
     collects the program objects sent with their identity (``h``), for the verdicts of their ``__eq__``.
@@ -519,14 +534,10 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH, owned: list
             stack.append(_Frame(b"P", 1, tuple(texts)))
             continue
         elif tag == b"h":
-            stop = data.find(b";", pos + 1, pos + 20)
-            ident = data[pos + 1 : stop]
-            if stop < 0 or not ident or not all(c in b"0123456789abcdef" for c in ident):
-                raise WireError("malformed object identity")
-            pos = stop + 1
+            ident, pos = read_identity(data, pos + 1)
             if _len(stack) >= max_depth:
                 raise WireError("value too deeply nested")
-            stack.append(_Frame(b"h", 1, int(ident, 16)))
+            stack.append(_Frame(b"h", 1, ident))
             continue
         elif tag == b"u":
             name, pos = _read_str(data, pos + 1)

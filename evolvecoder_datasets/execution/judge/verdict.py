@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._wire import WireError, encode
-from .._wire_decode import IteratorPrefix, decode_at
+from .._wire_decode import IteratorPrefix, decode_at, read_identity
 from .interpreter import _Break, _Continue, _Interpreter, _ProbeFailed, _Return, _Stopped
 from .language import MAX_MESSAGE, JudgeLimit
 from .nodes import TestPlan
@@ -28,14 +28,10 @@ def read_entries(payload: bytes, expected: int) -> list:
     for _ in range(int(count)):
         tag = payload[pos : pos + 1]
         if tag == b"v":
-            semi = payload.find(b";", pos + 1, pos + 20)
-            ident = payload[pos + 1 : semi]
-            if semi < 0 or not ident or not all(c in b"0123456789abcdef" for c in ident):
-                raise WireError("malformed probe identity")
-            start = semi + 1
+            ident, start = read_identity(payload, pos + 1)
             value, pos = decode_at(payload, start, owned=owned)
-            value = _one_object(seen, int(ident, 16), payload[start:pos], value)
-            out.append(("v", value, int(ident, 16)))
+            value = _one_object(seen, ident, payload[start:pos], value)
+            out.append(("v", value, ident))
         elif tag in (b"e", b"x"):
             status, pos = decode_at(payload, pos + 1)
             message, pos = decode_at(payload, pos)
@@ -67,15 +63,14 @@ def _read_verdicts(payload: bytes, pos: int, owned: list) -> int:
     table: dict = {}
     pos = colon + 1
     for _ in range(int(count)):
-        stop = payload.find(b";", pos, pos + 40)
-        fields = payload[pos:stop].split(b",")
-        if stop < 0 or len(fields) != 3 or fields[2] not in (b"T", b"F", b"R") or not all(
-                f and all(c in b"0123456789abcdef" for c in f) for f in fields[:2]):  # fmt: skip
+        a, pos = read_identity(payload, pos, b",")
+        b, pos = read_identity(payload, pos, b",")
+        verdict = payload[pos : pos + 2]
+        if verdict not in (b"T;", b"F;", b"R;"):
             raise WireError("malformed verdict")
-        if fields[2] != b"R":
-            a, b = int(fields[0], 16), int(fields[1], 16)
-            table[(a, b)] = table[(b, a)] = fields[2] == b"T"
-        pos = stop + 1
+        if verdict != b"R;":
+            table[(a, b)] = table[(b, a)] = verdict == b"T;"
+        pos += 2
     for obj in owned:
         obj.verdicts = table
     return pos
