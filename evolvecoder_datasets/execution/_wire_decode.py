@@ -463,6 +463,19 @@ def _rare_atom(tag: bytes, data: bytes, pos: int):
     return value, pos
 
 
+def _read_texts(data: bytes, pos: int) -> tuple[tuple, int]:
+    """The two texts of a ``P`` wrapper at ``pos`` (a str or ``N`` each): ``((str, repr), position after)``."""
+    texts = []
+    for _ in range(2):
+        if data[pos : pos + 1] == b"N":
+            texts.append(None)
+            pos += 1
+        else:
+            text, pos = _read_str(data, pos)
+            texts.append(text)
+    return tuple(texts), pos
+
+
 def read_identity(data: bytes, pos: int, end: bytes = b";") -> tuple[int, int]:
     """An object's identity in the sandbox at ``pos``: lower-case hex up to ``end`` (at most 16 digits); returns
     ``(identity, position after the end byte)``.
@@ -519,31 +532,16 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH, owned: list
             if depth < 1 or depth > _len(stack):
                 raise WireError("reference outside the value")
             value = CycleRef(depth)
-        elif tag == b"P":
-            texts = []
-            pos += 1
-            for _ in range(2):
-                if data[pos : pos + 1] == b"N":
-                    texts.append(None)
-                    pos += 1
-                else:
-                    text, pos = _read_str(data, pos)
-                    texts.append(text)
+        elif tag == b"P" or tag == b"h" or tag == b"u":  # one value wrapped: its texts, identity, subclass name
+            if tag == b"P":
+                name, pos = _read_texts(data, pos + 1)
+            elif tag == b"h":
+                name, pos = read_identity(data, pos + 1)
+            else:
+                name, pos = _read_str(data, pos + 1)
             if _len(stack) >= max_depth:
                 raise WireError("value too deeply nested")
-            stack.append(_Frame(b"P", 1, tuple(texts)))
-            continue
-        elif tag == b"h":
-            ident, pos = read_identity(data, pos + 1)
-            if _len(stack) >= max_depth:
-                raise WireError("value too deeply nested")
-            stack.append(_Frame(b"h", 1, ident))
-            continue
-        elif tag == b"u":
-            name, pos = _read_str(data, pos + 1)
-            if _len(stack) >= max_depth:
-                raise WireError("value too deeply nested")
-            stack.append(_Frame(b"u", 1, name))
+            stack.append(_Frame(tag, 1, name))
             continue
         elif tag in _CONTAINER_TAGS or tag in _OBJECT_KINDS:
             count, pos = _number(data, pos + 1, ord(":"))

@@ -13,19 +13,13 @@ without a verdict is an error, never a pass. Inside such a pair only the data ar
 from __future__ import annotations
 
 from .conftest import sandbox_per_mode
-from .test_redteam_round import _agree, _only, _p
+from .test_redteam_round import HIDDEN_STATE, _agree, _only, _p
 
 sb = sandbox_per_mode(workers=1, timeout_s=1.0, memory_mb=512)
 
 
-OWN_EQ_SHAPES = _p('''
-    class Point:
-        _state = {}
-        def __init__(self, x, y):
-            Point._state[id(self)] = (x, y)
-        def __eq__(self, other):
-            return Point._state[id(self)] == Point._state[id(other)]
-        __hash__ = object.__hash__
+# The red-team round's Point, whose state is a class-level table keyed by id(self), and other shapes of __eq__.
+OWN_EQ_SHAPES = HIDDEN_STATE["keeps_its_state_outside_the_instance"] + _p('''
     class Exact:
         def __init__(self, x):
             self.x = x
