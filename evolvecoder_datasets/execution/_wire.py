@@ -42,7 +42,7 @@ Format (bytes; counts and lengths are ASCII decimal)::
                                 subclass whose class defines ``__str__``/``__repr__``), computed in the sandbox
     h<hex>;<value>              a program object whose class defines its own ``__eq__``, with its identity in the
                                 sandbox: the judge calls two such objects equal only where their data are equal and
-                                the verdict of that ``__eq__``, computed in the sandbox (``own_verdicts``), says so;
+                                the verdict of that ``__eq__``, computed in the sandbox (``_wire_own``), says so;
                                 asked of the outermost such objects only, as Python asks (inside one, its __eq__
                                 decides what else it compares)
 
@@ -193,7 +193,8 @@ def _fields(value) -> list:
 def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: list | None = None) -> bytes:
     """Encode ``value`` (any object) as wire bytes. Raises :class:`TooLarge` past ``max_bytes``/``max_depth``.
     With ``own`` (a list), each program object whose class defines its own ``__eq__`` travels with its identity
-    (``h``) and is appended to ``own``, whose :func:`own_verdicts` the sandbox sends beside the values.
+    (``h``) and is appended to ``own``, whose verdicts (``_wire_own.own_verdicts``) the sandbox sends beside
+    the values.
 
     Example:
         >>> encode([1, "ab", None])
@@ -478,89 +479,12 @@ _OBJECT_TAGS = {("data", False): b"o", ("data", True): b"p", ("identity", False)
 
 
 _DATA_OBJECT_TAGS = (b"o", b"p")
-MAX_OWN_OBJECTS = 256  # program objects of one group (class and data key) with verdicts in one test; past them, none
-MAX_OWN_PAIRS = 1 << 16  # verdicts one test sends at most (~1 MiB); a pair past them has none
 
 
 def _own_eq(t: type) -> bool:
     """Whether instances of the program's class ``t`` (compared as data) answer ``==`` with an ``__eq__`` of the
     program's (its own or a dataclass's), not a class sent as a value."""
     return not issubclass(t, type)
-
-
-def own_verdicts(objects: list) -> bytes:
-    """What the program's own ``__eq__`` says of the pairs of ``objects`` the judge may find equal as data (one
-    class and one :func:`_data_key`; the diagonal too; in both orders, as ``a == b`` and ``b == a``): ``=<n>:``
-    then ``<id>,<id>,<T|F|R>;`` per pair (``R``: it raised or gave no truth value), nothing without such objects.
-    Runs the program's code: only in the sandbox, under the test's limits. At most :data:`MAX_OWN_OBJECTS` objects
-    per group get verdicts, :data:`MAX_OWN_PAIRS` in all.
-
-    Example:
-        >>> class P:
-        ...     def __init__(self, x):
-        ...         self.x = x
-        ...     def __eq__(self, other):
-        ...         return self.x == other.x
-        >>> a, b, c = P(1), P(1.0), P(2)
-        >>> own_verdicts([a, b, c]).count(b";")  # a-a, a-b, b-b, c-c: c's data differ from the others'
-        4
-    """
-    groups: dict = {}
-    for obj in objects:
-        try:
-            key = _data_key(obj, [_KEY_ITEMS])
-        except (_KeyBudget, RecursionError):
-            key = _WILD
-        group = groups.setdefault((_type(obj), key), {})
-        if _len(group) < MAX_OWN_OBJECTS:
-            group.setdefault(_id(obj), obj)
-    parts = []
-    for group in groups.values():
-        items = list(group.items())
-        for i, (ia, a) in enumerate(items):
-            for ib, b in items[i:]:
-                if _len(parts) >= MAX_OWN_PAIRS:
-                    return b"=%d:" % _len(parts) + b"".join(parts)
-                try:
-                    verdict = b"T" if (a == b) and (b == a) else b"F"
-                except BaseException:  # noqa: BLE001 - the program's __eq__ may raise anything: no verdict
-                    verdict = b"R"
-                parts.append(b"%x,%x,%b;" % (ia, ib, verdict))
-    return b"=%d:" % _len(parts) + b"".join(parts) if parts else b""
-
-
-_WILD = ("?",)  # a key for any value: values under it share a group (more verdicts asked, none missing)
-_KEY_ITEMS = 10_000  # items one object's key reads; past them it is _WILD
-_PLAIN = frozenset([bool, int, float, complex, str, bytes])  # their == and hash are the judge's (1 == 1.0 == True)
-
-
-class _KeyBudget(Exception):
-    pass
-
-
-def _data_key(value, budget: list):
-    """A hashable key equal for any two values the judge's data comparison may call equal: it may put values the
-    judge tells apart under one key (:data:`_WILD` for anything it does not read), never two the judge could call
-    equal under two, so no pair the judge asks about goes without a verdict."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise _KeyBudget
-    t = _type(value)
-    if value is None or t in _PLAIN:
-        return value
-    if t is list or t is tuple:
-        return (t is list, tuple([_data_key(v, budget) for v in value]))
-    if t is dict:
-        return ("d", frozenset([(_data_key(k, budget), _data_key(v, budget)) for k, v in _dict_items(value)]))
-    if t is set or t is frozenset:
-        return ("s", frozenset([_data_key(v, budget) for v in value]))
-    if _TYPE_FLAGS(t) & _HEAP_TYPE_FLAG and not _isinstance(value, _SUBCLASSABLE) and not _isinstance(value, type):
-        mode = _equality(t)
-        if mode == "identity":
-            return ("j", _id(value))
-        if mode == "data":
-            return ("o", _qualname(t), frozenset([(k, _data_key(v, budget)) for k, v in _fields(value)]))
-    return _WILD
 
 
 def _equality(t: type) -> str:

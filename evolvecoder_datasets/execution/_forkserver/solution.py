@@ -51,8 +51,9 @@ from .values import hardened_compare, strip_value
 
 try:  # started by the sandbox: the execution folder is on the path, the package is not imported
     import _wire
+    import _wire_own
 except ImportError:  # imported as part of the package (tests, tools)
-    from .. import _wire
+    from .. import _wire, _wire_own
 
 pin_builtins(globals())
 
@@ -135,7 +136,7 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
     """Evaluate a split test's probe steps; one entry per step that ran (see ``judge.judge``): ``E<n>:`` then per
     step ``v<id>;<value>`` (the value's identity here, for ``is``), ``e<status><message>`` (a probe raised) or
     ``x<status><message>`` (a statement raised); then what the program's own ``__eq__`` says of the pairs of its
-    objects the values hold (``_wire.own_verdicts``), where they hold any.
+    objects the values hold (``_wire_own.own_verdicts``), where they hold any.
 
     A probe that raises is recorded and the next one still runs (the judge decides whether its value was needed,
     as ``and``/``or`` would); a set-up statement that raises ends the test there.
@@ -146,7 +147,7 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
         try:
             value = eval(steps[0][1], namespace)
             data = b"E1:v%x;%b" % (_id(value), _wire.encode(value, max_value, own=own))
-            return data + _wire.own_verdicts(own) if own else data
+            return data + _wire_own.own_verdicts(own) if own else data
         except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
             return _probe_failed(err)
     parts, alive = [], []  # values stay alive to the end of the test, so no two share an id
@@ -167,7 +168,7 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
             parts.append(b"e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token("") + b"N")
         except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
             parts.append(_step_error(b"e", err))
-    return b"E%d:%b" % (_len(parts), b"".join(parts)) + (_wire.own_verdicts(own) if own else b"")
+    return b"E%d:%b" % (_len(parts), b"".join(parts)) + (_wire_own.own_verdicts(own) if own else b"")
 
 
 def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope: dict | None = None):
