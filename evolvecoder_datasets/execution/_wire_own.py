@@ -6,48 +6,20 @@ So the solution process, which runs the program anyway, asks it here, after the 
 every pair of the outermost such objects that the judge may find equal as data, and sends the verdicts after the
 values; the judge calls two such objects equal only where the data are equal and the verdict says so.
 
-Like ``_wire``, importable without the package (the fork server imports it as a top-level module).
-
-Example:
-    >>> class P:
-    ...     def __init__(self, x):
-    ...         self.x = x
-    ...     def __eq__(self, other):
-    ...         return self.x == other.x
-    >>> own_verdicts([P(1), P(2)]).count(b";")  # each with itself: their data differ
-    2
+Like ``_wire``, importable without the package (the fork server imports it as a top-level module). Example:
+:func:`own_verdicts`.
 """
 
 from __future__ import annotations
 
 try:  # started by the sandbox: the execution folder is on the path, the package is not imported
-    from _wire import (
-        _HEAP_TYPE_FLAG,
-        _SUBCLASSABLE,
-        _TYPE_FLAGS,
-        _dict_items,
-        _equality,
-        _fields,
-        _id,
-        _isinstance,
-        _len,
-        _qualname,
-        _type,
-    )
+    import _wire
 except ImportError:  # imported as part of the package (tests, tools)
-    from ._wire import (
-        _HEAP_TYPE_FLAG,
-        _SUBCLASSABLE,
-        _TYPE_FLAGS,
-        _dict_items,
-        _equality,
-        _fields,
-        _id,
-        _isinstance,
-        _len,
-        _qualname,
-        _type,
-    )
+    from . import _wire
+
+_type, _id, _len, _isinstance, _dict_items = _wire._type, _wire._id, _wire._len, _wire._isinstance, _wire._dict_items
+_equality, _fields, _qualname, _TYPE_FLAGS = _wire._equality, _wire._fields, _wire._qualname, _wire._TYPE_FLAGS
+_HEAP_TYPE_FLAG, _SUBCLASSABLE = _wire._HEAP_TYPE_FLAG, _wire._SUBCLASSABLE
 
 __all__ = ["MAX_OWN_OBJECTS", "MAX_OWN_PAIRS", "own_verdicts"]
 
