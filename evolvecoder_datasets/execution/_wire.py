@@ -40,8 +40,8 @@ Format (bytes; counts and lengths are ASCII decimal)::
                                 its class name (the judge rebuilds it as a method-less subclass of that name)
     P<str|N><str|N><value>      the ``str`` and ``repr`` the program's class gives a value (a program object or
                                 subclass whose class defines ``__str__``/``__repr__``), computed in the sandbox
-    h<hex>;<value>              a program object whose class defines its own ``__eq__``, with its identity in the
-                                sandbox: the judge calls two such objects equal only where their data are equal and
+    h<hex>;<value>              a program object whose class defines its own ``__eq__``, with its serial in the
+                                test (a snapshot: probed twice, two serials): the judge calls two such objects equal only where their data are equal and
                                 the verdict of that ``__eq__``, computed in the sandbox (``_wire_own``), says so;
                                 asked of the outermost such objects only, as Python asks (inside one, its __eq__
                                 decides what else it compares)
@@ -192,9 +192,9 @@ def _fields(value) -> list:
 
 def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: list | None = None) -> bytes:
     """Encode ``value`` (any object) as wire bytes. Raises :class:`TooLarge` past ``max_bytes``/``max_depth``.
-    With ``own`` (a list), each program object whose class defines its own ``__eq__`` travels with its identity
-    (``h``) and is appended to ``own``, whose verdicts (``_wire_own.own_verdicts``) the sandbox sends beside
-    the values.
+    With ``own`` (a list, one per test), each program object whose class defines its own ``__eq__`` travels with
+    its serial in the test (``h``, its index in ``own``) and is appended to ``own`` as ``(object, outermost)``; the
+    sandbox sends the verdicts of their ``__eq__`` beside the values (``_wire_own.OwnVerdicts``).
 
     Example:
         >>> encode([1, "ab", None])
@@ -244,10 +244,10 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
                     header, children = _container(item)
                     marker = pop_marker
                     if own is not None and header[:1] in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
-                        header = b"h%x;" % ident + header
-                        if not own_above:  # the outermost: Python asks its __eq__; inside it, that __eq__ does
-                            own.append(item)
-                        own_above += 1
+                        # its serial in the test: one object probed twice is two snapshots, each with verdicts
+                        header = b"h%x;" % _len(own) + header
+                        own.append((item, not own_above))  # the outermost: Python asks its __eq__; inside it,
+                        own_above += 1  # that __eq__ does
                         marker = own_pop
                     if texts_left and _len(path) < _TEXT_DEPTH and header[0] in _TEXTED_TAGS:
                         texts = _texts(item)

@@ -2,12 +2,12 @@
 
 The judge compares the program's objects as data and runs no program code. Where a class defines its own ``__eq__``,
 Python asks that ``__eq__``, which may read more than the fields the wire carries (state kept outside the instance).
-So the solution process, which runs the program anyway, asks it here, after the test's values are encoded, about
-every pair of the outermost such objects that the judge may find equal as data, and sends the verdicts after the
+So the solution process, which runs the program anyway, asks it here, as each probe's value is encoded, about the
+pairs of the outermost such snapshots that the judge may find equal as data, and sends the verdicts after the
 values; the judge calls two such objects equal only where the data are equal and the verdict says so.
 
 Like ``_wire``, importable without the package (the fork server imports it as a top-level module). Example:
-:func:`own_verdicts`.
+:class:`OwnVerdicts`.
 """
 
 from __future__ import annotations
@@ -21,18 +21,20 @@ _type, _id, _len, _isinstance, _dict_items = _wire._type, _wire._id, _wire._len,
 _equality, _fields, _qualname, _TYPE_FLAGS = _wire._equality, _wire._fields, _wire._qualname, _wire._TYPE_FLAGS
 _HEAP_TYPE_FLAG, _SUBCLASSABLE = _wire._HEAP_TYPE_FLAG, _wire._SUBCLASSABLE
 
-__all__ = ["MAX_OWN_OBJECTS", "MAX_OWN_PAIRS", "own_verdicts"]
+__all__ = ["MAX_OWN_OBJECTS", "MAX_OWN_PAIRS", "OwnVerdicts"]
 
-MAX_OWN_OBJECTS = 256  # program objects of one group (class and data key) with verdicts in one test; past them, none
+MAX_OWN_OBJECTS = 256  # snapshots of one group (class and data key) with verdicts in one test; past them, none
 MAX_OWN_PAIRS = 1 << 16  # verdicts one test sends at most (~1 MiB); a pair past them has none
 
 
-def own_verdicts(objects: list) -> bytes:
-    """What the program's own ``__eq__`` says of the pairs of ``objects`` the judge may find equal as data (one
-    class and one :func:`_data_key`; the diagonal too; in both orders, as ``a == b`` and ``b == a``): ``=<n>:``
-    then ``<id>,<id>,<T|F|R>;`` per pair (``R``: it raised or gave no truth value), nothing without such objects.
-    Runs the program's code: only in the sandbox, under the test's limits. At most :data:`MAX_OWN_OBJECTS` objects
-    per group get verdicts, :data:`MAX_OWN_PAIRS` in all.
+class OwnVerdicts:
+    """What the program's own ``__eq__`` says of the pairs of a test's snapshots (``own``, filled by
+    ``_wire.encode``: ``(object, outermost)`` per ``h`` object, its index its serial) that the judge may find equal
+    as data: one class and one :func:`_data_key`, the diagonal too, in both orders (``a == b`` and ``b == a``).
+    Asked after each probe (:meth:`ask`), about the snapshots it added against all before, so each verdict reads the
+    objects as they are when that probe's value is taken, as the assert that compares them would in Python.
+    :meth:`trailer` is ``=<n>:`` then ``<serial>,<serial>,<T|F|R>;`` per pair (``R``: it raised or gave no truth
+    value), or nothing. Runs the program's code: only in the sandbox, under the test's limits.
 
     Example:
         >>> class P:
@@ -40,32 +42,45 @@ def own_verdicts(objects: list) -> bytes:
         ...         self.x = x
         ...     def __eq__(self, other):
         ...         return self.x == other.x
-        >>> a, b, c = P(1), P(1.0), P(2)
-        >>> own_verdicts([a, b, c]).count(b";")  # a-a, a-b, b-b, c-c: c's data differ from the others'
+        >>> own = [(P(1), True), (P(1.0), True), (P(2), True)]
+        >>> verdicts = OwnVerdicts()
+        >>> verdicts.ask(own)
+        >>> verdicts.trailer().count(b";")  # 0-0, 0-1, 1-1, 2-2: the third's data differ from the others'
         4
     """
-    groups: dict = {}
-    for obj in objects:
-        try:
-            key = _data_key(obj, [_KEY_ITEMS])
-        except (_KeyBudget, RecursionError):
-            key = _WILD
-        group = groups.setdefault((_type(obj), key), {})
-        if _len(group) < MAX_OWN_OBJECTS:
-            group.setdefault(_id(obj), obj)
-    parts = []
-    for group in groups.values():
-        items = list(group.items())
-        for i, (ia, a) in enumerate(items):
-            for ib, b in items[i:]:
-                if _len(parts) >= MAX_OWN_PAIRS:
-                    return b"=%d:" % _len(parts) + b"".join(parts)
+
+    def __init__(self) -> None:
+        self.groups: dict = {}  # (class, data key) -> [(serial, object)]
+        self.parts: list[bytes] = []
+        self.seen = 0  # entries of ``own`` already asked about
+
+    def ask(self, own: list) -> None:
+        """Verdicts for the snapshots ``own`` gained since the last call, against every earlier one of their group."""
+        for serial in range(self.seen, _len(own)):
+            obj, outermost = own[serial]
+            if not outermost:
+                continue
+            try:
+                key = _data_key(obj, [_KEY_ITEMS])
+            except (_KeyBudget, RecursionError):
+                key = _WILD
+            group = self.groups.setdefault((_type(obj), key), [])
+            if _len(group) >= MAX_OWN_OBJECTS:
+                continue
+            group.append((serial, obj))
+            for other, b in group:
+                if _len(self.parts) >= MAX_OWN_PAIRS:
+                    break
                 try:
-                    verdict = b"T" if (a == b) and (b == a) else b"F"
+                    verdict = b"T" if (obj == b) and (b == obj) else b"F"
                 except BaseException:  # noqa: BLE001 - the program's __eq__ may raise anything: no verdict
                     verdict = b"R"
-                parts.append(b"%x,%x,%b;" % (ia, ib, verdict))
-    return b"=%d:" % _len(parts) + b"".join(parts) if parts else b""
+                self.parts.append(b"%x,%x,%b;" % (other, serial, verdict))
+        self.seen = _len(own)
+
+    def trailer(self) -> bytes:
+        """The verdicts asked so far, as the report's last part (nothing without any)."""
+        return b"=%d:" % _len(self.parts) + b"".join(self.parts) if self.parts else b""
 
 
 _WILD = ("?",)  # a key for any value: values under it share a group (more verdicts asked, none missing)

@@ -4,7 +4,7 @@ their data too (the red-team round's hidden-state finding, ``test_redteam_round.
 The judge compares program objects as data and runs no program code. A class whose ``__eq__`` reads state kept
 outside the instance (a class-level table keyed by ``id(self)``) made data-equal objects equal to the judge while
 Python told them apart. Now the sandbox sends each such object's identity (``h``) and what that ``__eq__`` says of
-every pair of the outermost such objects of a test (``_wire.own_verdicts``, run where the program runs, under the
+the pairs of the outermost such snapshots of a test (``_wire_own.OwnVerdicts``, asked as each probe is taken, under the
 test's limits); the judge calls two of them equal only where the data are equal and the verdict says so, and a pair
 without a verdict is an error, never a pass. Inside such a pair only the data are compared, as in Python the outer
 ``__eq__`` decides what else it compares (so a linked list of 2,000 nodes costs one verdict, not 2,000^2).
@@ -140,3 +140,29 @@ def test_verdicts_are_asked_only_of_objects_whose_data_may_be_equal(sb):
     statuses, python = _agree(sb, MANY, tests)
     assert python == ["pass", "pass", "pass", "pass"]
     assert statuses == python
+
+
+STATEFUL = _p('''
+    import dataclasses
+    @dataclasses.dataclass
+    class Counter:
+        n: int = 0
+        def bump(self):
+            self.n += 1
+            return self
+    def make():
+        return Counter()
+''')
+
+
+def test_a_verdict_reads_the_objects_as_the_probe_found_them(sb):
+    """An object compared, then changed, then compared again (a stateful class under test, as in code_instruct's
+    tasks): each comparison's verdict is asked when its probe is taken, so it reads the state Python's assert reads,
+    and a right program passes; the same test against a program whose ``bump`` does nothing fails."""
+    test = ("c = make()\nassert c == Counter(0)\nc.bump()\nassert c == Counter(1)\nc.bump()\n"
+            "assert c == Counter(2) and c != Counter(1)")  # fmt: skip
+    statuses, python = _agree(sb, STATEFUL, [test])
+    assert python == ["pass"] and statuses == ["pass"]
+    lazy = STATEFUL.replace("self.n += 1", "pass")
+    statuses, python = _agree(sb, lazy, [test])
+    assert python == ["fail"] and statuses == ["fail"]

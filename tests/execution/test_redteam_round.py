@@ -159,7 +159,7 @@ def test_a_class_that_hides_its_state_does_not_pass_an_equality_test(sb, name):
     Point(1, 1)`` is false whatever their fields), for a class whose C base defines it (``deque``: its data is not
     sent, so the comparison is refused and the test errors), and for a class with its own ``__eq__`` that reads
     state outside the instance: two such objects are equal to the judge only where their data are equal **and** the
-    verdict of that ``__eq__``, computed in the sandbox on every pair of them, says so (``_wire.own_verdicts``)."""
+    verdict of that ``__eq__``, computed in the sandbox on the pairs of them, says so (``_wire_own.OwnVerdicts``)."""
     statuses, python = _agree(sb, HIDDEN_STATE[name], [MIDPOINT_TEST])
     assert python == ["fail"]
     assert statuses != ["pass"]

@@ -136,21 +136,26 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
     """Evaluate a split test's probe steps; one entry per step that ran (see ``judge.judge``): ``E<n>:`` then per
     step ``v<id>;<value>`` (the value's identity here, for ``is``), ``e<status><message>`` (a probe raised) or
     ``x<status><message>`` (a statement raised); then what the program's own ``__eq__`` says of the pairs of its
-    objects the values hold (``_wire_own.own_verdicts``), where they hold any.
+    objects the values hold (``_wire_own.OwnVerdicts``), asked as each probe's value is taken, where they hold any.
 
     A probe that raises is recorded and the next one still runs (the judge decides whether its value was needed,
     as ``and``/``or`` would); a set-up statement that raises ends the test there.
     """
     steps = test.steps
-    own: list = []  # program objects with their own __eq__, whose verdicts on each other travel with the values
+    own: list = []  # snapshots of program objects with their own __eq__, whose verdicts travel with the values
     if _len(steps) == 1 and steps[0][0] == "p":  # the common ``assert <probe> == ...``: fewer objects, fewer pages
         try:
             value = eval(steps[0][1], namespace)
             data = b"E1:v%x;%b" % (_id(value), _wire.encode(value, max_value, own=own))
-            return data + _wire_own.own_verdicts(own) if own else data
+            if not own:
+                return data
+            verdicts = _wire_own.OwnVerdicts()
+            verdicts.ask(own)
+            return data + verdicts.trailer()
         except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
             return _probe_failed(err)
     parts, alive = [], []  # values stay alive to the end of the test, so no two share an id
+    verdicts = _wire_own.OwnVerdicts()
     for kind, code in steps:
         if kind == "x":
             try:
@@ -164,11 +169,13 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
             value = eval(code, namespace)
             alive.append(value)
             parts.append(b"v%x;%b" % (_id(value), _wire.encode(value, max_value, own=own)))
+            if _len(own) > verdicts.seen:  # asked now, of the objects as this probe found them
+                verdicts.ask(own)
         except _wire.TooLarge as err:
             parts.append(b"e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token("") + b"N")
         except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
             parts.append(_step_error(b"e", err))
-    return b"E%d:%b" % (_len(parts), b"".join(parts)) + (_wire_own.own_verdicts(own) if own else b"")
+    return b"E%d:%b" % (_len(parts), b"".join(parts)) + verdicts.trailer()
 
 
 def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope: dict | None = None):

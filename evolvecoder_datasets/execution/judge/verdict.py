@@ -54,7 +54,7 @@ def read_entries(payload: bytes, expected: int) -> list:
 
 def _read_verdicts(payload: bytes, pos: int, owned: list) -> int:
     """The verdicts of the program's own ``__eq__`` on pairs of its objects (``=<n>:`` then ``<id>,<id>,<T|F|R>;``,
-    see ``_wire.own_verdicts``), given to each object in ``owned`` as one table ``{(id, id): bool}`` (both orders;
+    see ``_wire_own.OwnVerdicts``), given to each object in ``owned`` as one table ``{(serial, serial): bool}`` (both orders;
     a pair it raised on is left out: comparing it is an error). Returns the position after them."""
     colon = payload.find(b":", pos + 1, pos + 24)
     count = payload[pos + 1 : colon]
