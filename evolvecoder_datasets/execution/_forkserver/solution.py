@@ -127,9 +127,12 @@ def _exception_chain(err: BaseException) -> str:
 
 def _probe_failed(err: BaseException) -> bytes:
     """The report of a one-probe test whose probe raised ``err`` (or whose value was too large to send)."""
-    if _isinstance(err, _wire.TooLarge):
-        return b"E1:e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token("") + b"N"
-    return b"E1:" + _step_error(b"e", err)
+    return b"E1:" + (_too_large(err) if _isinstance(err, _wire.TooLarge) else _step_error(b"e", err))
+
+
+def _too_large(err: BaseException) -> bytes:
+    """A probe entry for a value too large to send: a ``fail``, with no chain and no args."""
+    return b"e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token("") + b"N"
 
 
 def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
@@ -172,7 +175,7 @@ def _run_plan(test: PreparedTest, namespace: dict, max_value: int) -> bytes:
             if _len(own) > verdicts.seen:  # asked now, of the objects as this probe found them
                 verdicts.ask(own)
         except _wire.TooLarge as err:
-            parts.append(b"e" + _wire._str_token("fail") + _wire._str_token(str(err)) + _wire._str_token("") + b"N")
+            parts.append(_too_large(err))
         except _BaseException as err:  # the program may raise anything, SystemExit and KeyboardInterrupt included
             parts.append(_step_error(b"e", err))
     return b"E%d:%b" % (_len(parts), b"".join(parts)) + verdicts.trailer()
