@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import passmatrix, schema
-from ..errors import ConfigError, LLMResponseError, SchemaError
+from ..errors import ConfigError, LLMResponseError
 from ..llm.config import LLMConfig
 from ..prompts import adversarial as adversarial_prompt
 from ..prompts import discriminative as discriminative_prompt
@@ -60,8 +60,7 @@ from ..prompts import inputs as inputs_prompt
 from ..schema import TIME_LIMIT
 from ..search.valued import ValueRequest
 from ..search.writer import SearchConfig
-from ..suite import TestSuite, as_origin_list
-from .execute import ExecuteConfig, solution_codes
+from .execute import ExecuteConfig
 from ..checks import (
     check_fraction,
     check_list_cells,
@@ -73,12 +72,12 @@ from ..code_names import independent_tests, normalise_test, reference_for
 from .support.llm_stage import LLMStageConfig, parse_each, raise_unrecordable
 from .support.model_domains import model_domains
 from .support.model_inputs import input_call, read_inputs, value_answers
-from .support.round_state import (SEARCH_STATE, RoundProblem, append_tests, assign_domains, log_entry, search_round,
-                                  search_states)
+from .support.round_state import (SEARCH_STATE, RoundProblem, append_tests, assign_domains, log_entry, round_problem,
+                                  search_round, search_states)
 from .support.round_columns import round_columns
 from .support.stdio_round import StdioRoundProblem, stdio_model_round, stdio_problem, stdio_search_round
 from .support.resources import get_backend
-from ..seeding import problem_rng, stable_int
+from ..seeding import stable_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -448,8 +447,6 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig, defer_search: bool =
     n = len(batch[schema.ID])
     drops = batch.get(schema.DROP_REASON) or [None] * n
     inputs = batch.get(schema.INPUTS) or [None] * n
-    origins_col = batch.get(schema.TEST_ORIGIN) or [None] * n
-    statuses_col = batch.get(schema.STATUSES)
     references = batch.get(schema.REFERENCE_SOLUTIONS) or [None] * n
     reference_ok = batch.get(schema.REFERENCE_OK) or [False] * n
     limits = batch.get(TIME_LIMIT) or [None] * n
@@ -477,30 +474,10 @@ def evolve(batch: dict[str, list], *, config: EvolveConfig, defer_search: bool =
                 logs[i].append(_log_entry(config, "skipped", notes=[skip], requested=0))
             problems.append(None)
             continue
-        M = passmatrix.as_pass_matrix(batch[schema.PASS_MATRIX][i]) if tests else np.zeros((len(solutions), 0), bool)
-        if M.shape != (len(solutions), len(tests)):
-            raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix {M.shape} does not match "
-                              f"{len(solutions)} solutions x {len(tests)} tests")
-        origins = as_origin_list(origins_col[i]) or [{"round": 0, "method": "refine"} for _ in tests]
-        statuses = statuses_col[i] if statuses_col is not None and statuses_col[i] else None
-        if statuses is not None and len(statuses) != len(solutions):  # a pool whose statuses were not kept
-            statuses = None
-        suite = TestSuite(tests, origins, M.copy(), statuses)
         confirmed = reference_for(references[i] or (), tests) if reference_ok[i] else None
-        reference = confirmed if config.reference_check else None
-        problems.append(
-            RoundProblem(
-                id=batch[schema.ID][i],
-                question=batch[schema.QUESTION][i],
-                codes=solution_codes(solutions),
-                models=[s.get("model", "") if isinstance(s, dict) else "" for s in solutions],
-                suite=suite,
-                reference=reference,
-                search_reference=confirmed,
-                rng=problem_rng(config.seed, batch[schema.ID][i], config.round, "evolve"),
-                limit=limits[i],
-            )
-        )
+        problems.append(round_problem(batch, i, seed=config.seed, round_=config.round,
+                                      reference=confirmed if config.reference_check else None,
+                                      search_reference=confirmed))
 
     live = [p for p in problems if p is not None]
     if live:

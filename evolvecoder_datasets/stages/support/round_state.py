@@ -19,16 +19,21 @@ from typing import Any
 
 import numpy as np
 
+from ... import passmatrix, schema
+from ...errors import SchemaError
 from ...limits import SandboxSettings
+from ...schema import TIME_LIMIT
 from ...search.domain import Domain
 from ...search.writer import SearchConfig, SearchProblem, search_tests
-from ...suite import TestSuite
+from ...seeding import problem_rng
+from ...suite import TestSuite, as_origin_list
+from ..execute import solution_codes
 from .domains import admitted_tests, count_rules, derive_domain
 from .new_tests import run_new_tests
 from ...execution import shared_sandbox
 
 __all__ = ["SEARCH_STATE", "RoundProblem", "append_tests", "assign_domains", "kept_mask", "log_entry",
-           "note_outside", "search_round", "search_states"]
+           "note_outside", "round_problem", "search_round", "search_states"]
 
 
 @dataclass
@@ -60,6 +65,48 @@ class RoundProblem:
         if not select_from:
             return np.arange(len(self.codes), dtype=np.int64)
         return np.asarray([i for i, m in enumerate(self.models) if m in select_from], dtype=np.int64)
+
+
+def round_problem(batch: dict[str, list], i: int, *, seed: int, round_: int, reference: str | None,
+                  search_reference: str | None, callee: str | None = None) -> RoundProblem:
+    """Row ``i`` of a round's batch as that round's problem: its suite (tests, their origins, the pass matrix, the
+    statuses where they were kept for every program), its programs and their models, its calibrated limit and its
+    own random stream. Both passes of a round build their problems here, so they see the same problem.
+
+    Example:
+        >>> batch = {"id": ["p"], "question": ["q"], "tests": [["assert f(1) == 1"]],
+        ...          "solutions": [[{"model": "m", "code": "def f(x): return x"}]], "pass_matrix": [[[True]]],
+        ...          "test_origin": [None]}
+        >>> problem = round_problem(batch, 0, seed=0, round_=1, reference=None, search_reference=None)
+        >>> problem.codes, problem.models, problem.M.tolist(), problem.suite.origins
+        (['def f(x): return x'], ['m'], [[True]], ({'round': 0, 'method': 'refine'},))
+    """
+    tests = list(batch[schema.TESTS][i] or ())
+    solutions = batch[schema.SOLUTIONS][i] or []
+    M = passmatrix.as_pass_matrix(batch[schema.PASS_MATRIX][i]) if tests else np.zeros((len(solutions), 0), bool)
+    if M.shape != (len(solutions), len(tests)):
+        raise SchemaError(f"problem {batch[schema.ID][i]!r}: pass matrix {M.shape} does not match "
+                          f"{len(solutions)} solutions x {len(tests)} tests")
+    origins_col = batch.get(schema.TEST_ORIGIN)
+    origins = (as_origin_list(origins_col[i]) if origins_col is not None else None) or [
+        {"round": 0, "method": "refine"} for _ in tests]
+    statuses_col = batch.get(schema.STATUSES)
+    statuses = statuses_col[i] if statuses_col is not None and statuses_col[i] else None
+    if statuses is not None and len(statuses) != len(solutions):  # a pool whose statuses were not kept
+        statuses = None
+    limits = batch.get(TIME_LIMIT)
+    return RoundProblem(
+        id=batch[schema.ID][i],
+        question=batch[schema.QUESTION][i],
+        codes=solution_codes(solutions),
+        models=[s.get("model", "") if isinstance(s, dict) else "" for s in solutions],
+        suite=TestSuite(tests, origins, M.copy(), statuses),
+        reference=reference,
+        search_reference=search_reference,
+        rng=problem_rng(seed, batch[schema.ID][i], round_, "evolve"),
+        limit=limits[i] if limits is not None else None,
+        callee=callee,
+    )
 
 
 def log_entry(round_: int, method: str, **values: Any) -> dict[str, Any]:

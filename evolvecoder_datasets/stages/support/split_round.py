@@ -21,16 +21,11 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ... import passmatrix, schema
+from ... import schema
 from ...schema import TIME_LIMIT
 from ...search.domain import Domain
-from ...seeding import problem_rng
-from ...suite import TestSuite, as_origin_list
-from ..execute import solution_codes
 from .round_columns import round_columns
-from .round_state import SEARCH_STATE, RoundProblem, search_round
+from .round_state import SEARCH_STATE, RoundProblem, round_problem, search_round
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -41,26 +36,8 @@ __all__ = ["SEARCH_STATE", "evolve_in_two", "evolve_search"]
 
 def _problem(batch: dict[str, list], i: int, state: dict[str, Any], config: EvolveConfig) -> RoundProblem:
     """Row ``i`` as the first pass left it, with its search state: the problem the search would have seen."""
-    tests = list(batch[schema.TESTS][i] or ())
-    solutions = batch[schema.SOLUTIONS][i] or []
-    M = passmatrix.as_pass_matrix(batch[schema.PASS_MATRIX][i]) if tests else np.zeros((len(solutions), 0), bool)
-    statuses_col = batch.get(schema.STATUSES)
-    statuses = statuses_col[i] if statuses_col is not None and statuses_col[i] else None
-    if statuses is not None and len(statuses) != len(solutions):
-        statuses = None
-    limits = batch.get(TIME_LIMIT) or [None] * len(batch[schema.ID])
-    problem = RoundProblem(
-        id=batch[schema.ID][i],
-        question=batch[schema.QUESTION][i],
-        codes=solution_codes(solutions),
-        models=[s.get("model", "") if isinstance(s, dict) else "" for s in solutions],
-        suite=TestSuite(tests, as_origin_list(batch[schema.TEST_ORIGIN][i]), M.copy(), statuses),
-        reference=state["reference"],
-        search_reference=state["search_reference"],
-        rng=problem_rng(config.seed, batch[schema.ID][i], config.round, "evolve"),
-        limit=limits[i],
-        callee=state["callee"],
-    )
+    problem = round_problem(batch, i, seed=config.seed, round_=config.round, reference=state["reference"],
+                            search_reference=state["search_reference"], callee=state["callee"])
     if state["domain"]:
         cell = batch[schema.DOMAIN][i]
         problem.domain = Domain.from_row(cell)
