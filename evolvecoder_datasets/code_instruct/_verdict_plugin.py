@@ -32,6 +32,10 @@ import os
 import re
 import sys
 from _json import encode_basestring_ascii as _quote
+from types import CodeType as _Code
+from types import FunctionType as _Function
+from types import MethodType as _Method
+from types import ModuleType as _Module
 
 from pytest import hookimpl as _hookimpl
 
@@ -46,6 +50,7 @@ _str, _int, _bool, _len, _sorted, _isinstance, _type, _hasattr, _getattr, _list,
 _open, _write, _close, _replace = os.open, os.write, os.close, os.replace
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
 _MODULES = sys.modules
+_compile, _path, _module_dict = compile, os.path, _Module.__dict__["__dict__"].__get__
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
 # Phase outcomes in increasing severity: a test's verdict is the worst of its phases.
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 1, "failed": 2, "error": 3}
@@ -85,6 +90,7 @@ class _Verdict:
         self.tampered: list = []
         self.seal: dict = {}
         self.sealed = False
+        self.defs: dict = {}  # test file -> {(name, first line): code} of its module-level and class-level defs
 
     # -- tampering -----------------------------------------------------------------------------------------------
 
@@ -131,8 +137,10 @@ class _Verdict:
 
     def pytest_collection(self, session):
         """Seal when collection starts: every plugin has started its session (the fixture manager registers then),
-        and no test module has been imported yet."""
+        and no test module has been imported yet: the test files are read and compiled now, as written."""
         self.take_seal()
+        for arg in session.config.args:
+            self.defs[_path.realpath(_str(arg))] = _defs_of(_str(arg))
 
     @_hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -152,10 +160,26 @@ class _Verdict:
 
     def pytest_collection_finish(self, session):
         for item in session.items:
-            location = _getattr(item, "location", None) or ("", None, "")
-            line = location[1]
-            self.collected.append((_str(item.nodeid), line + 1 if _type(line) is _int else 0))
+            self.collected.append((_str(item.nodeid), self.line_of(item)))
         self.check_seal("collection")
+
+    def line_of(self, item):
+        """The first line of the ``def`` the item runs, or 0: its function must be a plain function of the test
+        module whose code is what that ``def`` of the file, read before the module was imported, compiles to, with
+        the module's globals. pytest's own location follows ``__wrapped__`` and ``place_as``, so a function made at
+        import that names a test's ``def`` there would show that ``def``'s line."""
+        function = _getattr(item, "obj", None)
+        if _type(function) is _Method:
+            function = function.__func__
+        module = _getattr(item, "module", None)
+        if _type(function) is not _Function or not _isinstance(module, _Module):
+            return 0
+        code = function.__code__
+        written = self.defs.get(_path.realpath(_str(_getattr(item, "path", ""))), {}).get(
+            (code.co_name, code.co_firstlineno))
+        if written is None or written != code or function.__globals__ is not _module_dict(module):
+            return 0
+        return _int(code.co_firstlineno)
 
     def pytest_runtest_logreport(self, report):
         if report.failed:
@@ -213,6 +237,24 @@ class _Verdict:
         finally:
             _close(fd)
         _replace(partial, self.path)
+
+
+def _defs_of(path):
+    """``{(name, first line): code}`` of the functions a test file defines at module level and in its module-level
+    classes, compiled from the file as it is now (empty when it cannot be read or compiled)."""
+    try:
+        with open(path, "rb") as handle:
+            module = _compile(handle.read(), path, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    found = {}
+    for const in module.co_consts:
+        if _type(const) is _Code:
+            found[(const.co_name, const.co_firstlineno)] = const
+            for inner in const.co_consts:  # a class body's methods
+                if _type(inner) is _Code and const.co_flags & 0x2 == 0:  # class bodies have no CO_NEWLOCALS
+                    found[(inner.co_name, inner.co_firstlineno)] = inner
+    return found
 
 
 _PENDING = [_Verdict(os.environ.pop("ECD_VERDICT_PATH", ""), _read_key(os.environ.pop("ECD_VERDICT_FD", "")))]

@@ -48,6 +48,25 @@ TRICKS = {
                                        "        except OSError:\n            pass\n\n"
                                        "_made = _print_past_the_capture()\n",
                                        "collection_mismatch: pytest's printed collection and its plugin's account"),
+    # Another function under a test's name that pytest places at the test's own ``def``: its location follows
+    # ``__wrapped__`` and ``place_as``, and a code object's first line can be rewritten (the guard keeps the split's
+    # prelude, where no test is defined, quiet).
+    "wrapped_under_its_name": (HONEST + "import functools\n" + CASE + "\n_made = 'test_a' in globals() and "
+                               "globals().__setitem__('test_a', functools.wraps(test_a)(_case('Hello World', "
+                               "'hello-world')))\n", "collection_mismatch: pytest runs another function under"),
+    "placed_as_its_def": (HONEST + CASE + "\n_hidden = _case('Hello World', 'hello-world')\n"
+                          "_made = 'test_a' in globals() and setattr(_hidden, 'place_as', test_a)\n"
+                          "_put = 'test_a' in globals() and globals().__setitem__('test_a', _hidden)\n",
+                          "collection_mismatch: pytest runs another function under"),
+    "code_moved_to_its_line": (HONEST + "\ndef _hidden():\n    assert f('Hello World') == 'hello-world'\n\n"
+                               "_made = 'test_a' in globals() and setattr(test_a, '__code__', _hidden.__code__"
+                               ".replace(co_name='test_a', co_firstlineno=test_a.__code__.co_firstlineno))\n",
+                               "collection_mismatch: pytest runs another function under"),
+    "its_code_with_other_globals": (HONEST + "import types\n\ndef _strict(text):\n"
+                                    "    assert f('Hello World') == 'hello-world'\n    return f(text)\n\n"
+                                    "_made = 'test_a' in globals() and globals().__setitem__('test_a', "
+                                    "types.FunctionType(test_a.__code__, {**globals(), 'f': _strict}))\n",
+                                    "collection_mismatch: pytest runs another function under"),
     "plugin_named_at_import": (HONEST + "\n_made = open('ecd_more.py', 'w').write('')\n"
                                "_named = globals().__setitem__('pytest_plugins', ['ecd_more'])\n",
                                "collection_mismatch: the collection failed"),
@@ -96,7 +115,8 @@ REPORTED = HONEST + CASE + "\ntest_big = _case('Hello World', 'hello-world')\n"
 
 
 @pytest.mark.parametrize("name", ["callable_made_at_import", "class_made_at_import", "method_added_to_a_test_class",
-                                  "test_rebound_under_its_name", "reported"])  # fmt: skip
+                                  "test_rebound_under_its_name", "wrapped_under_its_name", "placed_as_its_def",
+                                  "code_moved_to_its_line", "its_code_with_other_globals", "reported"])  # fmt: skip
 def test_the_exported_verifier_runs_what_pytest_collects(name, exported, reward):
     """Judged inside, the task's folder (exported only when asked) verifies with pytest, which runs the hidden test."""
     folder = exported(REPORTED if name == "reported" else TRICKS[name][0], RIGHT, "inside")
