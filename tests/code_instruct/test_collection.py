@@ -165,3 +165,32 @@ def test_collection_output_is_read_with_bounds_and_compared_not_trusted(tmp_path
     assert collection_mismatch(tampered, suite) == "the collection failed: ['pytest.fail changed']"
     moved = PytestRun("passed", collected=(("test_task.py::test_a", 9),), listed=("test_task.py::test_a",))
     assert collection_mismatch(moved, suite).startswith("pytest runs another function under")
+
+
+# The same function, code and globals under pytest and in the split, but code that tells the two apart: pytest sets
+# PYTEST_CURRENT_TEST during a test, and its module holds every test function while a split's prelude holds none.
+TELLS_PYTEST_APART = {
+    "test_reads_pytests_environment": ("import os\nfrom task_module import f\n\ndef test_a():\n"
+                                       "    assert f('A b') == 'a-b'\n    if 'PYTEST_CURRENT_TEST' in os.environ:\n"
+                                       "        assert f('Hello World') == 'hello-world'\n"),
+    "module_rebinds_a_name_when_its_tests_exist": (HONEST + "\ndef _strict(text):\n"
+                                                   "    assert _real('Hello World') == 'hello-world'\n"
+                                                   "    return _real(text)\n\n_real = f\n"
+                                                   "_made = 'test_a' in globals() and globals().__setitem__('f', "
+                                                   "_strict)\n"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open: the split runs the test's own code in another process, and code that "
+                                       "tells pytest's process from the judge's checks more under pytest (see "
+                                       "docs/threat-model.md, code_instruct)")
+@pytest.mark.parametrize("name", sorted(TELLS_PYTEST_APART))
+def test_a_test_that_tells_pytest_from_the_judge_is_not_rewarded_on_the_weaker_split(name, venv_backend, tinytext_env,
+                                                                                     exported, reward):  # fmt: skip
+    test = TELLS_PYTEST_APART[name]
+    almost = venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": ALMOST}, timeout_s=60)
+    assert almost.tests == {"test_task.py::test_a": "failed"}  # the published test, run by pytest, fails it
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert right.result.ok
+    if right.judged == "outside":
+        assert reward(exported(test, RIGHT, "outside"), ALMOST) == "0"
