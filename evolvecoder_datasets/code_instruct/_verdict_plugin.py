@@ -47,6 +47,7 @@ except ImportError:  # pragma: no cover - an interpreter without OpenSSL: the pu
 # Captured at import, before any test module runs: a test that patches builtins or ``os`` later changes none of them.
 _str, _int, _bool, _len, _sorted, _isinstance, _type, _hasattr, _getattr, _list, _dict, _vars, _memoryview = (
     str, int, bool, len, sorted, isinstance, type, hasattr, getattr, list, dict, vars, memoryview)
+_repr, _Exception = repr, Exception
 _open, _write, _close, _replace = os.open, os.write, os.close, os.replace
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
 _MODULES = sys.modules
@@ -90,6 +91,7 @@ class _Verdict:
         self.tampered: list = []
         self.seal: dict = {}
         self.sealed = False
+        self.params: list = []  # (id, repr of its parameters) of each parametrized test collected
         self.defs: dict = {}  # test file -> {(name, first line): code} of its module-level and class-level defs
 
     # -- tampering -----------------------------------------------------------------------------------------------
@@ -161,6 +163,13 @@ class _Verdict:
     def pytest_collection_finish(self, session):
         for item in session.items:
             self.collected.append((_str(item.nodeid), self.line_of(item)))
+            callspec = _getattr(item, "callspec", None)
+            if callspec is not None:  # the values the test is called with, as pytest collected them
+                try:
+                    text = _repr(_dict(callspec.params))
+                except _Exception:  # a value that cannot be shown matches no written-out value
+                    text = "<unreadable>"
+                self.params.append((_str(item.nodeid), _str(text)))
         self.check_seal("collection")
 
     def line_of(self, item):
@@ -224,6 +233,7 @@ class _Verdict:
         collected = ",".join("[" + _quote(n) + "," + _str(line) + "]" for n, line in self.collected)
         tests = ",".join(_quote(n) + ":" + _quote(o) for n, o in self.results.items())
         payload = ('{"version":2,"exitstatus":' + _str(exitstatus) + ',"collected":[' + collected + "]"
+                   + ',"params":[' + ",".join("[" + _quote(n) + "," + _quote(t) + "]" for n, t in self.params) + "]"
                    + ',"collect_errors":' + strings(self.collect_errors) + ',"tests":{' + tests + "}"
                    + ',"missing_modules":' + strings(_sorted(self.missing))
                    + ',"tampered":' + strings(self.tampered) + "}").encode("ascii")

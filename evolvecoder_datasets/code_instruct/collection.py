@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+import ast
+
 from .split import SplitSuite
 from .verdict import PytestRun
 
@@ -66,7 +68,45 @@ def collection_mismatch(collection: PytestRun, suite: SplitSuite) -> str | None:
                f"the split's is line {split[moved[0]]})"
     if sorted(collection.listed) != sorted(collected):
         return "pytest's printed collection and its plugin's account differ"
+    given = dict(collection.params)
+    other = [name for name, written in zip(suite.names, suite.params or ("",) * len(suite.names))
+             if not _same_params(written, given.get(name))]  # fmt: skip
+    if other:  # a value evaluated at another time than the split's, or an object changed after the decorator read it
+        return f"pytest calls {other[:_SHOWN]} with other parameters than the split's"
     return None
+
+
+def _same_params(written: str, collected: str | None) -> bool:
+    """Whether a split test's parameters (the source of a dict of written-out values; empty without any) are the
+    values pytest collected (the ``repr`` of their dict): both read as literals, equal value for value and of the
+    same types. A value that is no literal on either side (a name, an object) matches nothing.
+
+    Example:
+        >>> _same_params("{'t': 1}", "{'t': 1}"), _same_params("{'t': 1}", "{'t': True}"), _same_params("", None)
+        (True, False, True)
+    """
+    if not written or collected is None:
+        return not written and collected is None
+    try:
+        return _same(ast.literal_eval(written), ast.literal_eval(collected))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def _same(a, b) -> bool:
+    """Equal literals of the same types all the way down (``1``, ``1.0`` and ``True`` differ; so do ``0.0`` and
+    ``-0.0``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        keyed_a = {(type(k).__name__, repr(k)): v for k, v in a.items()}
+        keyed_b = {(type(k).__name__, repr(k)): v for k, v in b.items()}
+        return keyed_a.keys() == keyed_b.keys() and all(_same(v, keyed_b[k]) for k, v in keyed_a.items())
+    if isinstance(a, (set, frozenset)):
+        return {(type(x).__name__, repr(x)) for x in a} == {(type(x).__name__, repr(x)) for x in b}
+    return repr(a) == repr(b) if isinstance(a, (float, complex)) else a == b
 
 
 def ids_mismatch(run: PytestRun, collection: PytestRun) -> str | None:

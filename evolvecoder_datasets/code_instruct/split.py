@@ -83,12 +83,15 @@ class SplitSuite:
             objects (``from task_module import f as g`` gives ``g = f``); empty when there are none.
         lines (`tuple[int, ...]`): for each test, the first line of the function it comes from (its first
             decorator's line when it has one), as pytest reports the location of what it collected.
+        params (`tuple[str, ...]`): for each test, its parameters as the source of a dict (``"{'t': 'A b'}"``;
+            empty without ``parametrize``), to compare with the values pytest collected.
     """
 
     tests: tuple[str, ...]
     names: tuple[str, ...]
     program_suffix: str = ""
     lines: tuple[int, ...] = ()
+    params: tuple[str, ...] = ()
 
     def program(self, solution: str) -> str:
         """The sandbox program: ``solution`` and the alias lines.
@@ -214,13 +217,13 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
     cases = [case for node in functions for case in _cases(node, constants)]
     if not cases:
         raise NotSplittable("no_test_functions")
-    names = [name for name, _, _ in cases]
+    names = [name for name, *_ in cases]
     if len(set(names)) != len(names):  # pytest keeps the last definition only
         raise NotSplittable("duplicate_test_name", next(n for n in names if names.count(n) > 1))
     rewrite = _TaskModuleAttributes(module_aliases)
     prelude = [rewrite.visit(s) for s in prelude]
     tests, raised = [], False
-    for _, body, _ in cases:
+    for _, body, _, _ in cases:
         body = [rewrite.visit(s) for s in body]
         if exceptions:
             body, changed = rewrite_raises(body, exceptions)
@@ -228,11 +231,11 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
         tests.append(ast.unparse(ast.Module(body=[*prelude, *body], type_ignores=[])))
     suffix = "".join(f"{mine} = {theirs}\n" for mine, theirs in aliases) + (RAISED_HELPER if raised else "")
     return SplitSuite(tuple(tests), tuple(f"{test_file}::{n}" for n in names), "\n" + suffix if suffix else "",
-                      tuple(line for _, _, line in cases))
+                      tuple(case[2] for case in cases), tuple(case[3] for case in cases))
 
 
-def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, list[ast.stmt], int]]:
-    """``(pytest id without the file, statements, first line)`` for each test a module-level test function or class
+def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, list[ast.stmt], int, str]]:
+    """``(pytest id without the file, statements, first line, parameters)`` for each test a module-level test function or class
     makes."""
     if isinstance(node, ast.ClassDef):
         if node.decorator_list or node.keywords or any(not (isinstance(b, ast.Name) and b.id == "object")
@@ -244,15 +247,17 @@ def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, li
                 continue
             if not (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test")):
                 raise NotSplittable("test_class", f"{node.name}: {ast.unparse(stmt).splitlines()[0][:60]}")
-            out += [(f"{node.name}::{name}", body, line)
-                    for name, body, line in _function_cases(stmt, constants, method=True)]  # fmt: skip
+            out += [(f"{node.name}::{name}", *rest)
+                    for name, *rest in _function_cases(stmt, constants, method=True)]  # fmt: skip
         return out
     return _function_cases(node, constants)
 
 
-def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str, list[ast.stmt], int]]:
+def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str, list[ast.stmt], int, str]]:
     """The tests of one test function: one, or one per parameter set of its ``pytest.mark.parametrize``
-    decorators (the parameters bound by assignments before the body)."""
+    decorators (the parameters bound by assignments before the body, and written as the source of a dict, which the
+    collection check compares with the values pytest collected: a value it evaluates at another time, or an object
+    changed after the decorator read it, is not the split's)."""
     if isinstance(stmt, ast.AsyncFunctionDef):
         raise NotSplittable("async_test", stmt.name)
     sets: list[tuple[str, list[ast.stmt]]] = [("", [])]  # (id, bindings), the decorator nearest the def first
@@ -281,8 +286,16 @@ def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str,
         body = body[1:]  # the test's docstring
     ids = _unique([i for i, _ in sets])
     first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])  # the code object's first line
-    return [(f"{stmt.name}[{i}]" if stmt.decorator_list else stmt.name, [*bind, *body], first)
+    return [(f"{stmt.name}[{i}]" if stmt.decorator_list else stmt.name, [*bind, *body], first, _params_source(bind))
             for i, (_, bind) in zip(ids, sets)]  # fmt: skip
+
+
+def _params_source(bind: list[ast.Assign]) -> str:
+    """``{'name': value, ...}`` of a test's parameter assignments; empty without any."""
+    if not bind:
+        return ""
+    keys = [ast.Constant(value=b.targets[0].id) for b in bind]
+    return ast.unparse(ast.Dict(keys=keys, values=[b.value for b in bind]))
 
 
 # At most this many tests from one function's parameter sets (pytest would run them all; a test suite this large

@@ -26,6 +26,9 @@ HONEST = "from task_module import f\n\ndef test_a():\n    assert f('A b') == 'a-
 CASE = ("\ndef _case(text, slug):\n    def check():\n        assert f(text) == slug\n    return check\n\n"
         "def _method(self):\n    assert f('Hello World') == 'hello-world'\n")  # fmt: skip
 
+PARAMETRIZED = ("import pytest\nfrom task_module import f\n\n@pytest.mark.parametrize('t, s', [('A b', 'a-b'), "
+                "('X  Y', 'x-y')], ids=['one', 'two'])\ndef test_a(t, s):\n    assert f(t) == s\n")
+
 # name: (module, how the split and pytest differ: the start of Verification.inside_reason, or of the rejection)
 TRICKS = {
     "callable_made_at_import": (HONEST + CASE + "\n_made = globals().update(test_big=_case('Hello World', "
@@ -67,6 +70,23 @@ TRICKS = {
                                     "_made = 'test_a' in globals() and globals().__setitem__('test_a', "
                                     "types.FunctionType(test_a.__code__, {**globals(), 'f': _strict}))\n",
                                     "collection_mismatch: pytest runs another function under"),
+    # Parameters pytest calls the test with that are not the split's: the split writes the values out as the source
+    # reads them (a module constant's last assignment); pytest takes them when the decorator runs, and the very
+    # objects, which module code can change later (``ids=`` keeps the ids alike).
+    "parameter_name_rebound_later": (PARAMETRIZED.replace("[('A b', 'a-b'), ('X  Y', 'x-y')]", "[(X, Y)]")
+                                     .replace("ids=['one', 'two']", "ids=['one']")
+                                     .replace("import pytest\n", "import pytest\n\nX, Y = 'Hello World', "
+                                              "'hello-world'\n") + "\nX, Y = 'A b', 'a-b'\n",
+                                     "collection_mismatch: pytest calls"),
+    "parameter_constant_rebound_later": (PARAMETRIZED.replace("[('A b', 'a-b'), ('X  Y', 'x-y')]", "CASES")
+                                         .replace("import pytest\n", "import pytest\n\nCASES = [('Hello World', "
+                                                  "'hello-world'), ('X  Y', 'x-y')]\n")
+                                         + "\nCASES = [('A b', 'a-b'), ('X  Y', 'x-y')]\n",
+                                         "collection_mismatch: pytest calls"),
+    "parameter_constant_changed_in_place": (PARAMETRIZED.replace("[('A b', 'a-b'), ('X  Y', 'x-y')]", "CASES")
+                                            .replace("import pytest\n", "import pytest\n\nCASES = [('A b', 'a-b'), "
+                                                     "('X  Y', 'x-y')]\n_m = CASES.__setitem__(0, ('Hello World', "
+                                                     "'hello-world'))\n"), "collection_mismatch: pytest calls"),
     "plugin_named_at_import": (HONEST + "\n_made = open('ecd_more.py', 'w').write('')\n"
                                "_named = globals().__setitem__('pytest_plugins', ['ecd_more'])\n",
                                "collection_mismatch: the collection failed"),
@@ -116,7 +136,9 @@ REPORTED = HONEST + CASE + "\ntest_big = _case('Hello World', 'hello-world')\n"
 
 @pytest.mark.parametrize("name", ["callable_made_at_import", "class_made_at_import", "method_added_to_a_test_class",
                                   "test_rebound_under_its_name", "wrapped_under_its_name", "placed_as_its_def",
-                                  "code_moved_to_its_line", "its_code_with_other_globals", "reported"])  # fmt: skip
+                                  "code_moved_to_its_line", "its_code_with_other_globals",
+                                  "parameter_name_rebound_later", "parameter_constant_changed_in_place",
+                                  "reported"])  # fmt: skip
 def test_the_exported_verifier_runs_what_pytest_collects(name, exported, reward):
     """Judged inside, the task's folder (exported only when asked) verifies with pytest, which runs the hidden test."""
     folder = exported(REPORTED if name == "reported" else TRICKS[name][0], RIGHT, "inside")
@@ -138,6 +160,17 @@ def test_the_honest_control_is_judged_outside_and_rewarded_by_the_solution(venv_
     assert not verify_task(HONEST, "def f(text):\n    return 'wrong'\n", environment=tinytext_env,
                            backend=venv_backend, timeout_s=60).result.ok  # fmt: skip
     folder = exported(HONEST, RIGHT, "outside")
+    assert (reward(folder, RIGHT), reward(folder, "def f(text):\n    return 'wrong'\n")) == ("1", "0")
+
+
+def test_a_parametrized_honest_control_is_judged_outside(venv_backend, tinytext_env, exported, reward):
+    """Written-out parameters, read by pytest as the split wrote them (the collection compares them value for value):
+    judged outside, and the exported folder rewards the right solution only."""
+    right = verify_task(PARAMETRIZED, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert right.result.ok and right.judged == "outside" and right.inside_reason == "", right
+    assert dict(right.collection.params) == {"test_task.py::test_a[one]": "{'t': 'A b', 's': 'a-b'}",
+                                             "test_task.py::test_a[two]": "{'t': 'X  Y', 's': 'x-y'}"}
+    folder = exported(PARAMETRIZED, RIGHT, "outside")
     assert (reward(folder, RIGHT), reward(folder, "def f(text):\n    return 'wrong'\n")) == ("1", "0")
 
 
@@ -167,12 +200,19 @@ def test_collection_output_is_read_with_bounds_and_compared_not_trusted(tmp_path
     assert collection_mismatch(moved, suite).startswith("pytest runs another function under")
 
 
-# The same function, code and globals under pytest and in the split, but code that tells the two apart: pytest sets
-# PYTEST_CURRENT_TEST during a test, and its module holds every test function while a split's prelude holds none.
+# The same function, code, globals and parameters under pytest and in the split, but code that tells the two apart:
+# pytest sets PYTEST_CURRENT_TEST during a test, and its module holds every test function while a split's prelude
+# holds none.
 TELLS_PYTEST_APART = {
     "test_reads_pytests_environment": ("import os\nfrom task_module import f\n\ndef test_a():\n"
                                        "    assert f('A b') == 'a-b'\n    if 'PYTEST_CURRENT_TEST' in os.environ:\n"
                                        "        assert f('Hello World') == 'hello-world'\n"),
+    # No telling needed: pytest runs a module's tests on one module, so what a test changes in it (a list a later
+    # test reads) the later test sees; the split evaluates each test's module code afresh.
+    "an_earlier_test_changes_what_a_later_one_reads": ("from task_module import f\n\nDATA = [('X  Y', 'x-y')]\n\n"
+                                                       "def test_a():\n    DATA.append(('Hello World', 'hello-world'))"
+                                                       "\n    assert f('A b') == 'a-b'\n\ndef test_b():\n"
+                                                       "    for t, s in DATA:\n        assert f(t) == s\n"),
     "module_rebinds_a_name_when_its_tests_exist": (HONEST + "\ndef _strict(text):\n"
                                                    "    assert _real('Hello World') == 'hello-world'\n"
                                                    "    return _real(text)\n\n_real = f\n"
@@ -181,15 +221,15 @@ TELLS_PYTEST_APART = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open: the split runs the test's own code in another process, and code that "
-                                       "tells pytest's process from the judge's checks more under pytest (see "
-                                       "docs/threat-model.md, code_instruct)")
+@pytest.mark.xfail(strict=True, reason="open: the split runs each test's own code afresh in the judge's process; "
+                                       "code that tells that process from pytest's, or a test that changes what a "
+                                       "later one reads, checks more under pytest (docs/threat-model.md, code_instruct)")
 @pytest.mark.parametrize("name", sorted(TELLS_PYTEST_APART))
 def test_a_test_that_tells_pytest_from_the_judge_is_not_rewarded_on_the_weaker_split(name, venv_backend, tinytext_env,
                                                                                      exported, reward):  # fmt: skip
     test = TELLS_PYTEST_APART[name]
     almost = venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": ALMOST}, timeout_s=60)
-    assert almost.tests == {"test_task.py::test_a": "failed"}  # the published test, run by pytest, fails it
+    assert "failed" in almost.tests.values()  # the published test, run by pytest, fails it
     right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
     assert right.result.ok
     if right.judged == "outside":
