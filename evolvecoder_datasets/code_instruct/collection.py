@@ -110,9 +110,9 @@ def _same(a, b) -> bool:
 
 
 def ids_mismatch(run: PytestRun, collection: PytestRun) -> str | None:
-    """Why a pytest run's tests are not the ones a separate collect-only run collected (another process, so a
-    module that collects differently from run to run, or only under ``--collect-only``, is seen); ``None`` when they
-    agree.
+    """Why a pytest run's tests (and their parameters) are not the ones a separate collect-only run collected
+    (another process, so a module that collects differently from run to run, or only under ``--collect-only``, is
+    seen); ``None`` when they agree.
 
     Example:
         >>> from evolvecoder_datasets.code_instruct.verdict import PytestRun
@@ -125,4 +125,7 @@ def ids_mismatch(run: PytestRun, collection: PytestRun) -> str | None:
     if sorted(run.collected) != sorted(collection.collected):
         ran = sorted({name for name, _ in run.collected} ^ {name for name, _ in collection.collected})
         return f"the run and the separate collection collected different tests: {ran[:_SHOWN]}"
+    if sorted(run.params) != sorted(collection.params):  # parameters that change only when the module runs
+        ran = sorted({name for name, _ in set(run.params) ^ set(collection.params)})
+        return f"the run and the separate collection gave {ran[:_SHOWN]} different parameters"
     return None

@@ -116,6 +116,17 @@ def test_a_module_that_collects_differently_under_collect_only_is_rejected(venv_
     assert (almost.result.ok, almost.result.reason) == (False, "solution_fails_test"), almost  # test_big, as written
 
 
+def test_a_module_whose_parameters_change_only_when_it_runs_is_rejected(venv_backend, tinytext_env):
+    """Adaptive, on the values: under ``--collect-only`` the parameters are the split's, when pytest runs the module
+    they are others (same ids). The run as written must have collected the same tests with the same parameters."""
+    test = PARAMETRIZED.replace("[('A b', 'a-b'), ('X  Y', 'x-y')]", "CASES").replace(
+        "import pytest\n", "import pytest\nimport sys\n\nCASES = [('A b', 'a-b'), ('X  Y', 'x-y')]\n_m = '--collect-only' in "
+        "sys.argv or CASES.__setitem__(0, ('Hello World', 'hello-world'))\n")  # fmt: skip
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert (right.result.ok, right.result.reason) == (False, "collection_mismatch"), right
+    assert "parameters" in right.result.detail
+
+
 def test_the_split_alone_would_have_rewarded_the_wrong_solution(venv_backend, tinytext_env):
     """The attack as reported: the split of the module judges only ``test_a``, which the almost-right solution passes;
     pytest also runs ``test_big``, which it fails."""
