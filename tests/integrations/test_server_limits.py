@@ -27,17 +27,17 @@ def _bodies(text: str) -> dict[str, tuple[str, dict]]:
     return {
         "completion": ("/score", {"completions": [text], "tests": [["assert True"]]}),
         "message_content": ("/score", {"completions": [[{"role": "assistant", "content": text}]],
-                                       "tests": [["assert True"]]}),  # fmt: skip
+                                       "tests": [["assert True"]]}),
         "message_part": ("/score", {"completions": [[{"role": "assistant", "content": [{"type": "text",
                                                                                         "text": text}]}]],
-                                    "tests": [["assert True"]]}),  # fmt: skip
+                                    "tests": [["assert True"]]}),
         # The program is what the reward reads out of a conversation: a bare list of content parts (no message
         # around them), or several text parts joined, each under the cap.
         "bare_content_parts": ("/score", {"completions": [[{"type": "text", "text": text}]],
-                                          "tests": [["assert True"]]}),  # fmt: skip
+                                          "tests": [["assert True"]]}),
         "joined_message_parts": ("/score", {"completions": [[{"role": "assistant", "content": [
             {"type": "text", "text": text[: len(text) // 2]}, {"type": "text", "text": text[len(text) // 2 :]}]}]],
-            "tests": [["assert True"]]}),  # fmt: skip
+            "tests": [["assert True"]]}),
         "test": ("/score", {"completions": ["x = 1"], "tests": [["assert x == 1", text]]}),
         "stdin_input": ("/score", {"completions": ["print(input())"], "tests": [{**stdin, "inputs": [text]}]}),
         "stdin_answer": ("/score", {"completions": ["print(input())"], "tests": [{**stdin, "outputs": [text]}]}),
