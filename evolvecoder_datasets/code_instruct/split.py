@@ -210,7 +210,7 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
                 constants[stmt.targets[0].id] = stmt.value
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and position == 0:
             continue  # the module's docstring
-        elif isinstance(stmt, ast.If) and _is_main_guard(stmt.test):
+        elif isinstance(stmt, ast.If) and _is_main_guard(stmt):
             continue  # never runs under pytest
         else:
             raise NotSplittable("module_statement", ast.unparse(stmt).splitlines()[0][:80])
@@ -486,10 +486,37 @@ def _is_fixture(decorator: ast.expr) -> bool:
     )
 
 
-def _is_main_guard(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")  # fmt: skip
+def _is_main_guard(stmt: ast.If) -> bool:
+    """``if __name__ == "__main__":`` with no ``else`` and a body that only runs the tests: calls of ``pytest.main``,
+    ``unittest.main``, ``print`` or a ``test*`` function, inside ``sys.exit(...)``/``raise SystemExit(...)`` or not,
+    their arguments constants and names (and ``import sys``, ``pytest`` or ``unittest``). The split leaves it out, so it must be nothing but that: pytest skips it
+    unless the module bound ``__name__`` itself, and then it runs no code of the module's own but its tests. A
+    ``!=``, an ``else``, another statement or an argument that is an expression is module code."""
+    test = stmt.test
+    if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "__main__"
+            and not stmt.orelse):  # fmt: skip
+        return False
+    for line in stmt.body:
+        if isinstance(line, ast.Import) and all(a.name in ("sys", "pytest", "unittest") and not a.asname
+                                                for a in line.names):  # fmt: skip
+            continue
+        call = line.exc if isinstance(line, ast.Raise) else line.value if isinstance(line, ast.Expr) else None
+        if isinstance(call, ast.Call) and ast.unparse(call.func) in ("sys.exit", "SystemExit", "exit") and call.args:
+            call = call.args[0]
+        if not (isinstance(call, ast.Call) and not call.keywords and all(map(_inert, call.args)) and (
+                ast.unparse(call.func) in ("pytest.main", "unittest.main", "print")
+                or (isinstance(call.func, ast.Name) and call.func.id.startswith("test") and not call.args))):
+            return False
+    return True
+
+
+def _inert(node: ast.expr) -> bool:
+    """A constant, a name, or a list or tuple of them: evaluating it runs no code."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(map(_inert, node.elts))
+    return isinstance(node, (ast.Constant, ast.Name))
 
 
 class _TaskModuleAttributes(ast.NodeTransformer):

@@ -116,6 +116,36 @@ def test_a_module_that_collects_differently_under_collect_only_is_rejected(venv_
     assert (almost.result.ok, almost.result.reason) == (False, "solution_fails_test"), almost  # test_big, as written
 
 
+_STRICT_F = "    _real = f\n\n    def f(text):\n        assert _real('Hello World') == 'hello-world'\n        return _real(text)\n"
+# Module code the split left out as a ``__main__`` block, which pytest runs: a ``!=`` guard, an ``else`` branch, or
+# ``__name__`` bound by the module first. Each re-binds ``f`` to a stricter check under pytest only.
+MAIN_BLOCKS = {
+    "not_main_guard": HONEST + "\nif __name__ != '__main__':\n" + _STRICT_F,
+    "else_of_main_guard": HONEST + "\nif __name__ == '__main__':\n    pass\nelse:\n" + _STRICT_F,
+    "main_guard_after_binding_name": HONEST + "\n__name__ = '__main__'\n\nif __name__ == '__main__':\n" + _STRICT_F,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAIN_BLOCKS))
+def test_module_code_under_a_main_guard_that_pytest_runs_is_not_left_out(name, venv_backend, tinytext_env):
+    test = MAIN_BLOCKS[name]
+    almost = venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": ALMOST}, timeout_s=60)
+    assert almost.tests == {"test_task.py::test_a": "failed"}  # pytest ran the block
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert right.result.ok and (right.judged, right.inside_reason) == ("inside", "split: module_statement"), right
+
+
+def test_a_main_guard_that_only_runs_the_tests_is_still_left_out(venv_backend, tinytext_env):
+    """Control: the usual ways to run a module by hand split as before."""
+    for tail in ("pytest.main([__file__, '-v'])\n", "import sys\n    sys.exit(pytest.main())\n", "unittest.main()\n",
+                 "test_a()\n    print('all passed')\n"):  # fmt: skip
+        test = "import pytest\nimport unittest\n" + HONEST + "\nif __name__ == '__main__':\n    " + tail
+        assert split_pytest_module(test).names == ("test_task.py::test_a",), tail
+    test = "import pytest\n" + HONEST + "\nif __name__ == '__main__':\n    pytest.main([__file__])\n"
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert right.result.ok and right.judged == "outside", right
+
+
 def test_a_module_whose_parameters_change_only_when_it_runs_is_rejected(venv_backend, tinytext_env):
     """Adaptive, on the values: under ``--collect-only`` the parameters are the split's, when pytest runs the module
     they are others (same ids). The run as written must have collected the same tests with the same parameters."""
