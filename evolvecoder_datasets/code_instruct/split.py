@@ -162,6 +162,7 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
                 node.value == TASK_MODULE or node.value.startswith(TASK_MODULE + ".")):
             raise NotSplittable("task_module_by_name", repr(node.value)[:80])
     module_aliases: set[str] = set()  # names bound to the task module itself (``import task_module as tm``)
+    program_names: dict[str, str] = {}  # names bound by ``from task_module import ...``: the solution's name
     aliases: list[tuple[str, str]] = []  # (test's name, solution's name)
     prelude: list[ast.stmt] = []
     functions: list[ast.stmt] = []  # test functions and test classes, in order
@@ -186,6 +187,8 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
                 for alias in stmt.names:
                     if (alias.asname or alias.name) in _BUILTIN_NAMES:  # the sandbox keeps builtins the test's
                         raise NotSplittable("shadows_builtin", alias.asname or alias.name)
+                    if program_names.setdefault(alias.asname or alias.name, alias.name) != alias.name:
+                        raise NotSplittable("rebinds_task_module_name", alias.asname or alias.name)
                     if alias.asname and alias.asname != alias.name:
                         aliases.append((alias.asname, alias.name))
             elif stmt.module and stmt.module.split(".")[0] == TASK_MODULE:
@@ -214,6 +217,9 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
             continue  # never runs under pytest
         else:
             raise NotSplittable("module_statement", ast.unparse(stmt).splitlines()[0][:80])
+    clash = (set(program_names) | module_aliases) & {name for stmt in prelude for name in _module_bound(stmt)}
+    if clash:  # the split drops the import, so the module's own binding would stand, whichever came last
+        raise NotSplittable("rebinds_task_module_name", min(clash))
     cases = [case for node in functions for case in _cases(node, constants)]
     if not cases:
         raise NotSplittable("no_test_functions")
@@ -472,6 +478,16 @@ def _module_scope_nodes(stmt: ast.stmt):
             todo += [*node.args.defaults, *(d for d in node.args.kw_defaults if d)]
         else:
             todo += list(ast.iter_child_nodes(node))
+
+
+def _module_bound(stmt: ast.stmt) -> set[str]:
+    """The module-level names a statement of the prelude binds: a ``def``/``class`` name (and what its ``global``
+    statements name), import aliases, assignment and walrus targets."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name} | {n for node in ast.walk(stmt) if isinstance(node, ast.Global) for n in node.names}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).partition(".")[0] for a in stmt.names}
+    return {n.id for n in _module_scope_nodes(stmt) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
 
 
 def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:

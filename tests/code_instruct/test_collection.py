@@ -146,6 +146,23 @@ def test_a_main_guard_that_only_runs_the_tests_is_still_left_out(venv_backend, t
     assert right.result.ok and right.judged == "outside", right
 
 
+def test_a_name_imported_from_task_module_and_bound_by_the_module_too_is_not_split(venv_backend, tinytext_env,
+                                                                                   exported, reward):  # fmt: skip
+    """``def f`` (a helper that calls the solution's ``g``), then ``from task_module import f``: pytest tests the
+    solution's ``f``; the split dropped the import, so its ``f`` was the helper, and a solution whose ``g`` is right
+    and ``f`` wrong was rewarded 1 by the folder judged outside. A name both imported and bound is not split."""
+    test = ("from task_module import g\n\ndef f(text):\n    return g(text)\n\nfrom task_module import f\n\n"
+            "def test_a():\n    assert f('A b') == 'a-b'\n    assert f('Hello World') == 'hello-world'\n")  # fmt: skip
+    right, almost = RIGHT + "\ng = f\n", "import tinytext\n\ng = tinytext.slugify\n\n" + ALMOST
+    ran = venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": almost}, timeout_s=60)
+    assert ran.tests == {"test_task.py::test_a": "failed"}
+    verified = verify_task(test, right, environment=tinytext_env, backend=venv_backend, timeout_s=60)
+    assert verified.result.ok and (verified.judged, verified.inside_reason) == (
+        "inside", "split: rebinds_task_module_name"), verified  # fmt: skip
+    folder = exported(test, right, "inside")
+    assert (reward(folder, right), reward(folder, almost)) == ("1", "0")
+
+
 def test_a_module_whose_parameters_change_only_when_it_runs_is_rejected(venv_backend, tinytext_env):
     """Adaptive, on the values: under ``--collect-only`` the parameters are the split's, when pytest runs the module
     they are others (same ids). The run as written must have collected the same tests with the same parameters."""
