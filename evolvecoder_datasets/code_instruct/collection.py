@@ -66,6 +66,8 @@ def collection_mismatch(collection: PytestRun, suite: SplitSuite) -> str | None:
     if moved:  # the same id, another function (a test re-bound at import)
         return f"pytest runs another function under {moved[:_SHOWN]} (line {collected[moved[0]]}, " \
                f"the split's is line {split[moved[0]]})"
+    if [name for name, _ in collection.collected] != list(suite.names):  # the split runs them in its order, on one
+        return f"pytest runs the tests in another order: {[n for n, _ in collection.collected][:_SHOWN]}"  # solution
     if sorted(collection.listed) != sorted(collected):
         return "pytest's printed collection and its plugin's account differ"
     given = dict(collection.params)
@@ -125,6 +127,8 @@ def ids_mismatch(run: PytestRun, collection: PytestRun) -> str | None:
     if sorted(run.collected) != sorted(collection.collected):
         ran = sorted({name for name, _ in run.collected} ^ {name for name, _ in collection.collected})
         return f"the run and the separate collection collected different tests: {ran[:_SHOWN]}"
+    if list(run.collected) != list(collection.collected):
+        return "the run and the separate collection ordered the tests differently"
     if sorted(run.params) != sorted(collection.params):  # parameters that change only when the module runs
         ran = sorted({name for name, _ in set(run.params) ^ set(collection.params)})
         return f"the run and the separate collection gave {ran[:_SHOWN]} different parameters"

@@ -163,6 +163,23 @@ def test_a_name_imported_from_task_module_and_bound_by_the_module_too_is_not_spl
     assert (reward(folder, right), reward(folder, almost)) == ("1", "0")
 
 
+def test_a_module_that_makes_pytest_run_its_tests_in_another_order_is_not_judged_on_its_split(
+        venv_backend, tinytext_env, exported, reward):  # fmt: skip
+    """pytest runs a module's tests in the order their names entered its namespace, the split in the order of the
+    ``def`` statements; a name put there first at import (``setdefault``) makes pytest run ``test_b`` first. A
+    solution that answers right only when ``'A b'`` is its first question passes the split and fails pytest."""
+    test = ("from task_module import f\n\n_first = globals().setdefault('test_b', None)\n\n"
+            "def test_a():\n    assert f('A b') == 'a-b'\n\ndef test_b():\n    assert f('Hello World') == 'hello-world'\n")
+    first = ("import tinytext\n\n_asked = []\n\ndef f(text):\n    _asked.append(text)\n"
+             "    return tinytext.slugify(text) if _asked[0] == 'A b' else 'wrong'\n")  # fmt: skip
+    ran = venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": first}, timeout_s=60)
+    assert list(ran.tests) == ["test_task.py::test_b", "test_task.py::test_a"] and "failed" in ran.tests.values()
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert right.result.ok and right.judged == "inside", right
+    assert right.inside_reason.startswith("collection_mismatch: pytest runs the tests in another order"), right
+    assert reward(exported(test, RIGHT, "inside"), first) == "0"
+
+
 def test_a_module_whose_parameters_change_only_when_it_runs_is_rejected(venv_backend, tinytext_env):
     """Adaptive, on the values: under ``--collect-only`` the parameters are the split's, when pytest runs the module
     they are others (same ids). The run as written must have collected the same tests with the same parameters."""
