@@ -153,8 +153,8 @@ def split_pytest_module(test: str, *, test_file: str = "test_task.py",
 
 
 def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
-    try:
-        tree = ast.parse(test)
+    try:  # read as pytest reads the file written from it (UTF-8 bytes): a coding cookie decodes its literals
+        tree = ast.parse(test.encode("utf-8", "surrogatepass"))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
         raise NotSplittable("syntax_error", str(err)[:200]) from err
     for node in ast.walk(tree):  # importorskip("task_module"), importlib.import_module(...): pytest's to judge

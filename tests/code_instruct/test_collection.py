@@ -180,6 +180,22 @@ def test_a_module_that_makes_pytest_run_its_tests_in_another_order_is_not_judged
     assert reward(exported(test, RIGHT, "inside"), first) == "0"
 
 
+def test_the_split_reads_the_module_as_python_decodes_the_published_file(venv_backend, tinytext_env, exported,
+                                                                         reward):  # fmt: skip
+    """A coding cookie: pytest imports the file (written as UTF-8) decoded as Latin-1, so ``'é'`` there is two
+    characters and the extra check runs; the split read the text as given, skipped it and rewarded the almost-right
+    solution. Now the split parses the same bytes, and judges what pytest runs."""
+    test = ("# -*- coding: latin-1 -*-\nfrom task_module import f\n\ndef test_a():\n    assert f('A b') == 'a-b'\n"
+            "    if len('\u00e9') == 2:\n        assert f('Hello World') == 'hello-world'\n")  # fmt: skip
+    ran = venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": ALMOST}, timeout_s=60)
+    assert ran.tests == {"test_task.py::test_a": "failed"}
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert right.result.ok and right.judged == "outside", right
+    assert (reward(exported(test, RIGHT, "outside"), ALMOST)) == "0"
+    assert "len('\u00c3\u00a9') == 2" in split_pytest_module(test).tests[0]
+    assert not verify_task(test, ALMOST, environment=tinytext_env, backend=venv_backend, timeout_s=60).result.ok
+
+
 def test_a_module_whose_parameters_change_only_when_it_runs_is_rejected(venv_backend, tinytext_env):
     """Adaptive, on the values: under ``--collect-only`` the parameters are the split's, when pytest runs the module
     they are others (same ids). The run as written must have collected the same tests with the same parameters."""
