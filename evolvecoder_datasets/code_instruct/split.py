@@ -26,10 +26,10 @@ Example:
     ...     "import math\\nfrom task_module import area as a\\n\\n"
     ...     "def test_unit():\\n    assert a(1) == math.pi\\n")
     >>> suite.names, suite.program_suffix
-    (('test_task.py::test_unit',), '\\na = area\\n')
+    (('test_task.py::test_unit',), '\\n_ecd_as_a = area\\n')
     >>> print(suite.tests[0])
     import math
-    assert a(1) == math.pi
+    assert _ecd_as_a(1) == math.pi
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class SplitSuite:
         tests (`tuple[str, ...]`): one test per ``test_*`` function, in the module's order.
         names (`tuple[str, ...]`): their pytest ids (``test_task.py::test_name``).
         program_suffix (`str`): lines appended to the solution so the test's import aliases name the program's
-            objects (``from task_module import f as g`` gives ``g = f``); empty when there are none.
+            objects (``from task_module import f as g`` gives ``_ecd_as_g = f``); empty when there are none.
         lines (`tuple[int, ...]`): for each test, the first line of the function it comes from (its first
             decorator's line when it has one), as pytest reports the location of what it collected.
         params (`tuple[str, ...]`): for each test, its parameters as the source of a dict (``"{'t': 'A b'}"``;
@@ -226,7 +226,11 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
     names = [name for name, *_ in cases]
     if len(set(names)) != len(names):  # pytest keeps the last definition only
         raise NotSplittable("duplicate_test_name", next(n for n in names if names.count(n) > 1))
-    rewrite = _TaskModuleAttributes(module_aliases)
+    anywhere = _bound_anywhere(tree)  # a name a test, helper or comprehension binds, or that starts with the prefix
+    for mine, _ in aliases:  # renamed below, so no binding of the test's own may share the name
+        if mine in anywhere:
+            raise NotSplittable("rebinds_task_module_name", mine)
+    rewrite = _TaskModuleAttributes(module_aliases, {mine: _ALIAS + mine for mine, _ in aliases})
     prelude = [rewrite.visit(s) for s in prelude]
     tests, raised = [], False
     for _, body, _, _ in cases:
@@ -235,7 +239,9 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
             body, changed = rewrite_raises(body, exceptions)
             raised = raised or changed
         tests.append(ast.unparse(ast.Module(body=[*prelude, *body], type_ignores=[])))
-    suffix = "".join(f"{mine} = {theirs}\n" for mine, theirs in aliases) + (RAISED_HELPER if raised else "")
+    if rewrite.read & anywhere:  # ``tm.f`` reads as the program's ``f``: a binding of the test's own would stand
+        raise NotSplittable("rebinds_task_module_name", min(rewrite.read & anywhere))
+    suffix = "".join(f"{_ALIAS}{mine} = {theirs}\n" for mine, theirs in aliases) + (RAISED_HELPER if raised else "")
     return SplitSuite(tuple(tests), tuple(f"{test_file}::{n}" for n in names), "\n" + suffix if suffix else "",
                       tuple(case[2] for case in cases), tuple(case[3] for case in cases))
 
@@ -535,21 +541,54 @@ def _inert(node: ast.expr) -> bool:
     return isinstance(node, (ast.Constant, ast.Name))
 
 
-class _TaskModuleAttributes(ast.NodeTransformer):
-    """``task_module.f`` (under any alias the test bound it to) as the program's name ``f``; any other use of the
-    module object cannot be split."""
+# The program's names a test imports under another name (``from task_module import g as h``) are bound under this
+# prefix after the solution (``_ecd_as_h = g``), and the test's ``h`` reads that: the solution's own ``h`` stays its
+# own (``h = g`` re-bound it, and a solution whose ``f`` calls a wrong ``h`` passed).
+_ALIAS = "_ecd_as_"
 
-    def __init__(self, module_names: set[str]) -> None:
+
+def _bound_anywhere(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere but in its ``task_module`` imports (assignment, loop, ``with``,
+    comprehension and walrus targets, ``def``/``class`` names, parameters, other imports, ``except ... as``,
+    ``global``/``nonlocal``), and any name of the alias prefix it uses."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (not isinstance(node.ctx, ast.Load) or node.id.startswith(_ALIAS)):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and not (
+                isinstance(node, ast.ImportFrom) and node.module == TASK_MODULE):  # fmt: skip
+            out |= {(a.asname or a.name).partition(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out |= set(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+    return out
+
+
+class _TaskModuleAttributes(ast.NodeTransformer):
+    """``task_module.f`` (under any alias the test bound it to) as the program's name ``f`` (``read`` keeps them);
+    a name imported under an alias as its prefixed name; any other use of the module object cannot be split."""
+
+    def __init__(self, module_names: set[str], renamed: dict[str, str] | None = None) -> None:
         self.module_names = module_names
+        self.renamed = renamed or {}
+        self.read: set[str] = set()
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.value.id in self.module_names:
             if not isinstance(node.ctx, ast.Load):
                 raise NotSplittable("task_module_object", f"assigns {node.value.id}.{node.attr}")
+            self.read.add(node.attr)
             return ast.copy_location(ast.Name(id=node.attr, ctx=ast.Load()), node)
         return self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.module_names:
             raise NotSplittable("task_module_object", f"uses {node.id} itself")
+        if node.id in self.renamed:
+            return ast.copy_location(ast.Name(id=self.renamed[node.id], ctx=node.ctx), node)
         return node
