@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - an interpreter without OpenSSL: the pu
 # Captured at import, before any test module runs: a test that patches builtins or ``os`` later changes none of them.
 _str, _int, _bool, _len, _sorted, _isinstance, _type, _hasattr, _getattr, _list, _dict, _vars, _memoryview = (
     str, int, bool, len, sorted, isinstance, type, hasattr, getattr, list, dict, vars, memoryview)
-_repr, _Exception = repr, Exception
+_repr, _all = repr, all
 _open, _write, _close, _replace = os.open, os.write, os.close, os.replace
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
 _MODULES = sys.modules
@@ -165,11 +165,9 @@ class _Verdict:
             self.collected.append((_str(item.nodeid), self.line_of(item)))
             callspec = _getattr(item, "callspec", None)
             if callspec is not None:  # the values the test is called with, as pytest collected them
-                try:
-                    text = _repr(_dict(callspec.params))
-                except _Exception:  # a value that cannot be shown matches no written-out value
-                    text = "<unreadable>"
-                self.params.append((_str(item.nodeid), _str(text)))
+                params = callspec.params
+                text = _repr(params) if _type(params) is _dict and _literal(params, 0) else "<not a literal>"
+                self.params.append((_str(item.nodeid), text))
         self.check_seal("collection")
 
     def line_of(self, item):
@@ -247,6 +245,26 @@ class _Verdict:
         finally:
             _close(fd)
         _replace(partial, self.path)
+
+
+# The types whose repr is Python's own and reads back as the same value: a parameter of any other type (a ``str``
+# subclass whose ``__repr__`` shows another text) matches no written-out value.
+_LITERALS = frozenset({str, bytes, int, float, complex, bool, type(None)})
+_CONTAINERS = frozenset({tuple, list, set, frozenset})
+
+
+def _literal(value, depth):
+    """Whether ``value`` is built of exact literal types only (at most 50 levels deep)."""
+    kind = _type(value)
+    if kind in _LITERALS:
+        return True
+    if depth > 50:
+        return False
+    if kind in _CONTAINERS:
+        return _all(_literal(item, depth + 1) for item in _list(value))
+    if kind is _dict:
+        return _all(_literal(k, depth + 1) and _literal(v, depth + 1) for k, v in _list(_dict.items(value)))
+    return False
 
 
 def _defs_of(path):

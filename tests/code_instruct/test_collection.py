@@ -87,6 +87,15 @@ TRICKS = {
                                             .replace("import pytest\n", "import pytest\n\nCASES = [('A b', 'a-b'), "
                                                      "('X  Y', 'x-y')]\n_m = CASES.__setitem__(0, ('Hello World', "
                                                      "'hello-world'))\n"), "collection_mismatch: pytest calls"),
+    "parameter_that_shows_another_value": (PARAMETRIZED.replace("[('A b', 'a-b'), ('X  Y', 'x-y')]", "CASES")
+                                           .replace("import pytest\n", "import pytest\n\nclass _Shown(str):\n"
+                                                    "    def __repr__(self):\n        return repr(self.shown)\n\n"
+                                                    "def _shown(value, shown):\n    made = _Shown(value)\n"
+                                                    "    made.shown = shown\n    return made\n\n"
+                                                    "CASES = [('A b', 'a-b'), ('X  Y', 'x-y')]\n"
+                                                    "_m = CASES.__setitem__(0, (_shown('Hello World', 'A b'), "
+                                                    "_shown('hello-world', 'a-b')))\n"),
+                                           "collection_mismatch: pytest calls"),
     "plugin_named_at_import": (HONEST + "\n_made = open('ecd_more.py', 'w').write('')\n"
                                "_named = globals().__setitem__('pytest_plugins', ['ecd_more'])\n",
                                "collection_mismatch: the collection failed"),
