@@ -205,6 +205,51 @@ def test_the_split_reads_the_module_as_python_decodes_the_published_file(venv_ba
     assert not verify_task(test, ALMOST, environment=tinytext_env, backend=venv_backend, timeout_s=60).result.ok
 
 
+# Module code that makes pytest's ``task_module`` (or the name the test imports from it) something other than the
+# solution the split calls: a module of its own put first on ``sys.path``, or the solution's ``f`` replaced before the
+# test imports it. The split drops the import and calls the program's ``f``; pytest calls the stricter wrapper.
+_WRAPPER = ("import importlib.util, os\nspec = importlib.util.spec_from_file_location('ecd_real', "
+            "os.path.join(os.getcwd(), 'task' + '_module.py'))\nreal = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(real)\n\ndef f(text):\n    assert real.f('Hello World') == 'hello-world'\n"
+            "    return real.f(text)\n")  # fmt: skip
+REDIRECTED = {
+    "shadowed_on_sys_path": ("import os\nimport sys\n\nWRAPPER = " + repr(_WRAPPER) + "\n\ndef _shadow():\n"
+                             "    try:\n        os.makedirs('shadow', exist_ok=True)\n"
+                             "        with open(os.path.join('shadow', 'task' + '_module.py'), 'w') as out:\n"
+                             "            out.write(WRAPPER)\n        sys.path.insert(0, os.path.abspath('shadow'))\n"
+                             "    except OSError:\n        pass\n\n_made = _shadow()\n" + HONEST),
+    # Telling pytest's process apart (the tests exist only there) no longer helps: the name is not the solution's.
+    "module_rebinds_a_name_when_its_tests_exist": (HONEST + "\ndef _strict(text):\n"
+                                                   "    assert _real('Hello World') == 'hello-world'\n"
+                                                   "    return _real(text)\n\n_real = f\n"
+                                                   "_made = 'test_a' in globals() and globals().__setitem__('f', "
+                                                   "_strict)\n"),
+    "solution_name_replaced_first": ("def _wrap():\n    try:\n        module = __import__('task' + '_module')\n"
+                                     "    except ImportError:\n        return None\n    real = module.f\n\n"
+                                     "    def strict(text):\n        assert real('Hello World') == 'hello-world'\n"
+                                     "        return real(text)\n    module.f = strict\n\n_made = _wrap()\n"
+                                     + HONEST),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDIRECTED))
+def test_module_code_that_gives_pytest_another_task_module_is_not_judged_on_its_split(name, venv_backend,
+                                                                                     tinytext_env, tmp_path):
+    import subprocess
+
+    test = REDIRECTED[name]
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "test_task.py").write_text(test)
+    (folder / "task_module.py").write_text(ALMOST)
+    plain = subprocess.run([tinytext_env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_task.py"],
+                           cwd=folder, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert plain.returncode == 1 and "1 failed" in plain.stdout, plain.stdout  # the published test fails it
+    right = verify_task(test, RIGHT, environment=tinytext_env, backend=venv_backend, timeout_s=60, test_timeout_s=2.0)
+    assert right.result.ok and right.judged == "inside", right
+    assert right.inside_reason.startswith("collection_mismatch: pytest runs another function under"), right
+
+
 def test_a_module_whose_parameters_change_only_when_it_runs_is_rejected(venv_backend, tinytext_env):
     """Adaptive, on the values: under ``--collect-only`` the parameters are the split's, when pytest runs the module
     they are others (same ids). The run as written must have collected the same tests with the same parameters."""
@@ -300,9 +345,8 @@ def test_collection_output_is_read_with_bounds_and_compared_not_trusted(tmp_path
     assert collection_mismatch(moved, suite).startswith("pytest runs another function under")
 
 
-# The same function, code, globals and parameters under pytest and in the split, but code that tells the two apart:
-# pytest sets PYTEST_CURRENT_TEST during a test, and its module holds every test function while a split's prelude
-# holds none.
+# The same function, code, globals, parameters and solution names under pytest and in the split, but code that
+# tells the two apart (pytest sets PYTEST_CURRENT_TEST during a test), or that changes what a later test reads.
 TELLS_PYTEST_APART = {
     "test_reads_pytests_environment": ("import os\nfrom task_module import f\n\ndef test_a():\n"
                                        "    assert f('A b') == 'a-b'\n    if 'PYTEST_CURRENT_TEST' in os.environ:\n"
@@ -313,11 +357,6 @@ TELLS_PYTEST_APART = {
                                                        "def test_a():\n    DATA.append(('Hello World', 'hello-world'))"
                                                        "\n    assert f('A b') == 'a-b'\n\ndef test_b():\n"
                                                        "    for t, s in DATA:\n        assert f(t) == s\n"),
-    "module_rebinds_a_name_when_its_tests_exist": (HONEST + "\ndef _strict(text):\n"
-                                                   "    assert _real('Hello World') == 'hello-world'\n"
-                                                   "    return _real(text)\n\n_real = f\n"
-                                                   "_made = 'test_a' in globals() and globals().__setitem__('f', "
-                                                   "_strict)\n"),
 }
 
 
