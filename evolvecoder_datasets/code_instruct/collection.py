@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+import ast
+
 from .split import SplitSuite
 from .verdict import PytestRun
 
@@ -64,15 +66,55 @@ def collection_mismatch(collection: PytestRun, suite: SplitSuite) -> str | None:
     if moved:  # the same id, another function (a test re-bound at import)
         return f"pytest runs another function under {moved[:_SHOWN]} (line {collected[moved[0]]}, " \
                f"the split's is line {split[moved[0]]})"
+    if [name for name, _ in collection.collected] != list(suite.names):  # the split runs them in its order, on one
+        return f"pytest runs the tests in another order: {[n for n, _ in collection.collected][:_SHOWN]}"  # solution
     if sorted(collection.listed) != sorted(collected):
         return "pytest's printed collection and its plugin's account differ"
+    given = dict(collection.params)
+    other = [name for name, written in zip(suite.names, suite.params or ("",) * len(suite.names))
+             if not _same_params(written, given.get(name))]  # fmt: skip
+    if other:  # a value evaluated at another time than the split's, or an object changed after the decorator read it
+        return f"pytest calls {other[:_SHOWN]} with other parameters than the split's"
     return None
 
 
+def _same_params(written: str, collected: str | None) -> bool:
+    """Whether a split test's parameters (the source of a dict of written-out values; empty without any) are the
+    values pytest collected (the ``repr`` of their dict): both read as literals, equal value for value and of the
+    same types. A value that is no literal on either side (a name, an object) matches nothing.
+
+    Example:
+        >>> _same_params("{'t': 1}", "{'t': 1}"), _same_params("{'t': 1}", "{'t': True}"), _same_params("", None)
+        (True, False, True)
+    """
+    if not written or collected is None:
+        return not written and collected is None
+    try:
+        return _same(ast.literal_eval(written), ast.literal_eval(collected))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def _same(a, b) -> bool:
+    """Equal literals of the same types all the way down (``1``, ``1.0`` and ``True`` differ; so do ``0.0`` and
+    ``-0.0``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        keyed_a = {(type(k).__name__, repr(k)): v for k, v in a.items()}
+        keyed_b = {(type(k).__name__, repr(k)): v for k, v in b.items()}
+        return keyed_a.keys() == keyed_b.keys() and all(_same(v, keyed_b[k]) for k, v in keyed_a.items())
+    if isinstance(a, (set, frozenset)):
+        return {(type(x).__name__, repr(x)) for x in a} == {(type(x).__name__, repr(x)) for x in b}
+    return repr(a) == repr(b) if isinstance(a, (float, complex)) else a == b
+
+
 def ids_mismatch(run: PytestRun, collection: PytestRun) -> str | None:
-    """Why a pytest run's tests are not the ones a separate collect-only run collected (another process, so a
-    module that collects differently from run to run, or only under ``--collect-only``, is seen); ``None`` when they
-    agree.
+    """Why a pytest run's tests (and their parameters) are not the ones a separate collect-only run collected
+    (another process, so a module that collects differently from run to run, or only under ``--collect-only``, is
+    seen); ``None`` when they agree.
 
     Example:
         >>> from evolvecoder_datasets.code_instruct.verdict import PytestRun
@@ -85,4 +127,9 @@ def ids_mismatch(run: PytestRun, collection: PytestRun) -> str | None:
     if sorted(run.collected) != sorted(collection.collected):
         ran = sorted({name for name, _ in run.collected} ^ {name for name, _ in collection.collected})
         return f"the run and the separate collection collected different tests: {ran[:_SHOWN]}"
+    if list(run.collected) != list(collection.collected):
+        return "the run and the separate collection ordered the tests differently"
+    if sorted(run.params) != sorted(collection.params):  # parameters that change only when the module runs
+        ran = sorted({name for name, _ in set(run.params) ^ set(collection.params)})
+        return f"the run and the separate collection gave {ran[:_SHOWN]} different parameters"
     return None

@@ -60,7 +60,7 @@ def exception_references(test: str) -> tuple[ExceptionReference, ...]:
         ['Bad', 'attrs.exceptions.FrozenInstanceError']
     """
     try:
-        tree = ast.parse(test)
+        tree = ast.parse(test.encode("utf-8", "surrogatepass"))  # as the split reads it (its coding cookie)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     bound = _imported_names(tree)

@@ -26,10 +26,10 @@ Example:
     ...     "import math\\nfrom task_module import area as a\\n\\n"
     ...     "def test_unit():\\n    assert a(1) == math.pi\\n")
     >>> suite.names, suite.program_suffix
-    (('test_task.py::test_unit',), '\\na = area\\n')
+    (('test_task.py::test_unit',), '\\n_ecd_as_a = area\\n')
     >>> print(suite.tests[0])
     import math
-    assert a(1) == math.pi
+    assert _ecd_as_a(1) == math.pi
 """
 
 from __future__ import annotations
@@ -80,15 +80,18 @@ class SplitSuite:
         tests (`tuple[str, ...]`): one test per ``test_*`` function, in the module's order.
         names (`tuple[str, ...]`): their pytest ids (``test_task.py::test_name``).
         program_suffix (`str`): lines appended to the solution so the test's import aliases name the program's
-            objects (``from task_module import f as g`` gives ``g = f``); empty when there are none.
+            objects (``from task_module import f as g`` gives ``_ecd_as_g = f``); empty when there are none.
         lines (`tuple[int, ...]`): for each test, the first line of the function it comes from (its first
             decorator's line when it has one), as pytest reports the location of what it collected.
+        params (`tuple[str, ...]`): for each test, its parameters as the source of a dict (``"{'t': 'A b'}"``;
+            empty without ``parametrize``), to compare with the values pytest collected.
     """
 
     tests: tuple[str, ...]
     names: tuple[str, ...]
     program_suffix: str = ""
     lines: tuple[int, ...] = ()
+    params: tuple[str, ...] = ()
 
     def program(self, solution: str) -> str:
         """The sandbox program: ``solution`` and the alias lines.
@@ -150,8 +153,8 @@ def split_pytest_module(test: str, *, test_file: str = "test_task.py",
 
 
 def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
-    try:
-        tree = ast.parse(test)
+    try:  # read as pytest reads the file written from it (UTF-8 bytes): a coding cookie decodes its literals
+        tree = ast.parse(test.encode("utf-8", "surrogatepass"))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
         raise NotSplittable("syntax_error", str(err)[:200]) from err
     for node in ast.walk(tree):  # importorskip("task_module"), importlib.import_module(...): pytest's to judge
@@ -159,6 +162,7 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
                 node.value == TASK_MODULE or node.value.startswith(TASK_MODULE + ".")):
             raise NotSplittable("task_module_by_name", repr(node.value)[:80])
     module_aliases: set[str] = set()  # names bound to the task module itself (``import task_module as tm``)
+    program_names: dict[str, str] = {}  # names bound by ``from task_module import ...``: the solution's name
     aliases: list[tuple[str, str]] = []  # (test's name, solution's name)
     prelude: list[ast.stmt] = []
     functions: list[ast.stmt] = []  # test functions and test classes, in order
@@ -183,6 +187,8 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
                 for alias in stmt.names:
                     if (alias.asname or alias.name) in _BUILTIN_NAMES:  # the sandbox keeps builtins the test's
                         raise NotSplittable("shadows_builtin", alias.asname or alias.name)
+                    if program_names.setdefault(alias.asname or alias.name, alias.name) != alias.name:
+                        raise NotSplittable("rebinds_task_module_name", alias.asname or alias.name)
                     if alias.asname and alias.asname != alias.name:
                         aliases.append((alias.asname, alias.name))
             elif stmt.module and stmt.module.split(".")[0] == TASK_MODULE:
@@ -207,32 +213,41 @@ def _split(test: str, test_file: str, exceptions: dict[str, str]) -> SplitSuite:
                 constants[stmt.targets[0].id] = stmt.value
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and position == 0:
             continue  # the module's docstring
-        elif isinstance(stmt, ast.If) and _is_main_guard(stmt.test):
+        elif isinstance(stmt, ast.If) and _is_main_guard(stmt):
             continue  # never runs under pytest
         else:
             raise NotSplittable("module_statement", ast.unparse(stmt).splitlines()[0][:80])
+    clash = (set(program_names) | module_aliases) & {name for stmt in prelude for name in _module_bound(stmt)}
+    if clash:  # the split drops the import, so the module's own binding would stand, whichever came last
+        raise NotSplittable("rebinds_task_module_name", min(clash))
     cases = [case for node in functions for case in _cases(node, constants)]
     if not cases:
         raise NotSplittable("no_test_functions")
-    names = [name for name, _, _ in cases]
+    names = [name for name, *_ in cases]
     if len(set(names)) != len(names):  # pytest keeps the last definition only
         raise NotSplittable("duplicate_test_name", next(n for n in names if names.count(n) > 1))
-    rewrite = _TaskModuleAttributes(module_aliases)
+    anywhere = _bound_anywhere(tree)  # a name a test, helper or comprehension binds, or that starts with the prefix
+    for mine, _ in aliases:  # renamed below, so no binding of the test's own may share the name
+        if mine in anywhere:
+            raise NotSplittable("rebinds_task_module_name", mine)
+    rewrite = _TaskModuleAttributes(module_aliases, {mine: _ALIAS + mine for mine, _ in aliases})
     prelude = [rewrite.visit(s) for s in prelude]
     tests, raised = [], False
-    for _, body, _ in cases:
+    for _, body, _, _ in cases:
         body = [rewrite.visit(s) for s in body]
         if exceptions:
             body, changed = rewrite_raises(body, exceptions)
             raised = raised or changed
         tests.append(ast.unparse(ast.Module(body=[*prelude, *body], type_ignores=[])))
-    suffix = "".join(f"{mine} = {theirs}\n" for mine, theirs in aliases) + (RAISED_HELPER if raised else "")
+    if rewrite.read & anywhere:  # ``tm.f`` reads as the program's ``f``: a binding of the test's own would stand
+        raise NotSplittable("rebinds_task_module_name", min(rewrite.read & anywhere))
+    suffix = "".join(f"{_ALIAS}{mine} = {theirs}\n" for mine, theirs in aliases) + (RAISED_HELPER if raised else "")
     return SplitSuite(tuple(tests), tuple(f"{test_file}::{n}" for n in names), "\n" + suffix if suffix else "",
-                      tuple(line for _, _, line in cases))
+                      tuple(case[2] for case in cases), tuple(case[3] for case in cases))
 
 
-def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, list[ast.stmt], int]]:
-    """``(pytest id without the file, statements, first line)`` for each test a module-level test function or class
+def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, list[ast.stmt], int, str]]:
+    """``(pytest id without the file, statements, first line, parameters)`` for each test a module-level test function or class
     makes."""
     if isinstance(node, ast.ClassDef):
         if node.decorator_list or node.keywords or any(not (isinstance(b, ast.Name) and b.id == "object")
@@ -244,15 +259,17 @@ def _cases(node: ast.stmt, constants: dict[str, ast.expr]) -> list[tuple[str, li
                 continue
             if not (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test")):
                 raise NotSplittable("test_class", f"{node.name}: {ast.unparse(stmt).splitlines()[0][:60]}")
-            out += [(f"{node.name}::{name}", body, line)
-                    for name, body, line in _function_cases(stmt, constants, method=True)]  # fmt: skip
+            out += [(f"{node.name}::{name}", *rest)
+                    for name, *rest in _function_cases(stmt, constants, method=True)]  # fmt: skip
         return out
     return _function_cases(node, constants)
 
 
-def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str, list[ast.stmt], int]]:
+def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str, list[ast.stmt], int, str]]:
     """The tests of one test function: one, or one per parameter set of its ``pytest.mark.parametrize``
-    decorators (the parameters bound by assignments before the body)."""
+    decorators (the parameters bound by assignments before the body, and written as the source of a dict, which the
+    collection check compares with the values pytest collected: a value it evaluates at another time, or an object
+    changed after the decorator read it, is not the split's)."""
     if isinstance(stmt, ast.AsyncFunctionDef):
         raise NotSplittable("async_test", stmt.name)
     sets: list[tuple[str, list[ast.stmt]]] = [("", [])]  # (id, bindings), the decorator nearest the def first
@@ -281,8 +298,16 @@ def _function_cases(stmt, constants, *, method: bool = False) -> list[tuple[str,
         body = body[1:]  # the test's docstring
     ids = _unique([i for i, _ in sets])
     first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])  # the code object's first line
-    return [(f"{stmt.name}[{i}]" if stmt.decorator_list else stmt.name, [*bind, *body], first)
+    return [(f"{stmt.name}[{i}]" if stmt.decorator_list else stmt.name, [*bind, *body], first, _params_source(bind))
             for i, (_, bind) in zip(ids, sets)]  # fmt: skip
+
+
+def _params_source(bind: list[ast.Assign]) -> str:
+    """``{'name': value, ...}`` of a test's parameter assignments; empty without any."""
+    if not bind:
+        return ""
+    keys = [ast.Constant(value=b.targets[0].id) for b in bind]
+    return ast.unparse(ast.Dict(keys=keys, values=[b.value for b in bind]))
 
 
 # At most this many tests from one function's parameter sets (pytest would run them all; a test suite this large
@@ -461,6 +486,16 @@ def _module_scope_nodes(stmt: ast.stmt):
             todo += list(ast.iter_child_nodes(node))
 
 
+def _module_bound(stmt: ast.stmt) -> set[str]:
+    """The module-level names a statement of the prelude binds: a ``def``/``class`` name (and what its ``global``
+    statements name), import aliases, assignment and walrus targets."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name} | {n for node in ast.walk(stmt) if isinstance(node, ast.Global) for n in node.names}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).partition(".")[0] for a in stmt.names}
+    return {n.id for n in _module_scope_nodes(stmt) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+
+
 def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
     return list(stmt.targets) if isinstance(stmt, ast.Assign) else [stmt.target]
 
@@ -473,27 +508,87 @@ def _is_fixture(decorator: ast.expr) -> bool:
     )
 
 
-def _is_main_guard(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")  # fmt: skip
+def _is_main_guard(stmt: ast.If) -> bool:
+    """``if __name__ == "__main__":`` with no ``else`` and a body that only runs the tests: calls of ``pytest.main``,
+    ``unittest.main``, ``print`` or a ``test*`` function, inside ``sys.exit(...)``/``raise SystemExit(...)`` or not,
+    their arguments constants and names (and ``import sys``, ``pytest`` or ``unittest``). The split leaves it out, so it must be nothing but that: pytest skips it
+    unless the module bound ``__name__`` itself, and then it runs no code of the module's own but its tests. A
+    ``!=``, an ``else``, another statement or an argument that is an expression is module code."""
+    test = stmt.test
+    if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "__main__"
+            and not stmt.orelse):  # fmt: skip
+        return False
+    for line in stmt.body:
+        if isinstance(line, ast.Import) and all(a.name in ("sys", "pytest", "unittest") and not a.asname
+                                                for a in line.names):  # fmt: skip
+            continue
+        call = line.exc if isinstance(line, ast.Raise) else line.value if isinstance(line, ast.Expr) else None
+        if isinstance(call, ast.Call) and ast.unparse(call.func) in ("sys.exit", "SystemExit", "exit") and call.args:
+            call = call.args[0]
+        if not (isinstance(call, ast.Call) and not call.keywords and all(map(_inert, call.args)) and (
+                ast.unparse(call.func) in ("pytest.main", "unittest.main", "print")
+                or (isinstance(call.func, ast.Name) and call.func.id.startswith("test") and not call.args))):
+            return False
+    return True
+
+
+def _inert(node: ast.expr) -> bool:
+    """A constant, a name, or a list or tuple of them: evaluating it runs no code."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(map(_inert, node.elts))
+    return isinstance(node, (ast.Constant, ast.Name))
+
+
+# The program's names a test imports under another name (``from task_module import g as h``) are bound under this
+# prefix after the solution (``_ecd_as_h = g``), and the test's ``h`` reads that: the solution's own ``h`` stays its
+# own (``h = g`` re-bound it, and a solution whose ``f`` calls a wrong ``h`` passed).
+_ALIAS = "_ecd_as_"
+
+
+def _bound_anywhere(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere but in its ``task_module`` imports (assignment, loop, ``with``,
+    comprehension and walrus targets, ``def``/``class`` names, parameters, other imports, ``except ... as``,
+    ``global``/``nonlocal``), and any name of the alias prefix it uses."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (not isinstance(node.ctx, ast.Load) or node.id.startswith(_ALIAS)):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and not (
+                isinstance(node, ast.ImportFrom) and node.module == TASK_MODULE):  # fmt: skip
+            out |= {(a.asname or a.name).partition(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out |= set(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+    return out
 
 
 class _TaskModuleAttributes(ast.NodeTransformer):
-    """``task_module.f`` (under any alias the test bound it to) as the program's name ``f``; any other use of the
-    module object cannot be split."""
+    """``task_module.f`` (under any alias the test bound it to) as the program's name ``f`` (``read`` keeps them);
+    a name imported under an alias as its prefixed name; any other use of the module object cannot be split."""
 
-    def __init__(self, module_names: set[str]) -> None:
+    def __init__(self, module_names: set[str], renamed: dict[str, str] | None = None) -> None:
         self.module_names = module_names
+        self.renamed = renamed or {}
+        self.read: set[str] = set()
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.value.id in self.module_names:
             if not isinstance(node.ctx, ast.Load):
                 raise NotSplittable("task_module_object", f"assigns {node.value.id}.{node.attr}")
+            self.read.add(node.attr)
             return ast.copy_location(ast.Name(id=node.attr, ctx=ast.Load()), node)
         return self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.module_names:
             raise NotSplittable("task_module_object", f"uses {node.id} itself")
+        if node.id in self.renamed:
+            return ast.copy_location(ast.Name(id=self.renamed[node.id], ctx=node.ctx), node)
         return node

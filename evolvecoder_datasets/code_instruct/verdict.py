@@ -36,6 +36,7 @@ RUN_STATUSES = ("passed", "failed", "no_tests", "timeout", "crashed")
 MAX_VERDICT_BYTES = 8 << 20
 MAX_ENTRIES = 20_000
 _MAX_TEXT = 2_000
+_MAX_PARAMS = 1 << 16  # the repr of one test's parameters (a longer one is cut, and then matches nothing)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class PytestRun:
         tampered (`tuple[str, ...]`): what the plugin saw changed under it (pytest's modules, a plugin registered
             during the run, a refused audit event); never part of a passed run.
         listed (`tuple[str, ...]`): the test ids pytest printed (a collect-only run's output, read with bounds).
+        params (`tuple[tuple[str, str], ...]`): each parametrized test collected, with the ``repr`` of the dict of
+            its parameters (at most 64 KiB of it).
     """
 
     status: str
@@ -77,6 +80,7 @@ class PytestRun:
     collected: tuple[tuple[str, int], ...] = ()
     tampered: tuple[str, ...] = ()
     listed: tuple[str, ...] = ()
+    params: tuple[tuple[str, str], ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -159,6 +163,8 @@ def read_verdict(path: str | os.PathLike, key: str, *, collect_only: bool = Fals
     tampered = _texts(data.get("tampered"))
     collected = tuple((str(e[0])[:_MAX_TEXT], e[1]) for e in _entries(data.get("collected"))
                       if isinstance(e, list) and len(e) == 2 and isinstance(e[1], int))  # fmt: skip
+    params = tuple((e[0][:_MAX_TEXT], e[1][:_MAX_PARAMS]) for e in _entries(data.get("params"))
+                   if isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e))  # fmt: skip
     exitstatus = data.get("exitstatus")
     missing = _texts(data.get("missing_modules"))
     ids = [name for name, _ in collected]
@@ -169,7 +175,8 @@ def read_verdict(path: str | os.PathLike, key: str, *, collect_only: bool = Fals
             status = "failed"
         else:
             status = "no_tests" if not collected else "passed" if exitstatus == 0 else "failed"
-        return PytestRun(status, {}, errors, missing_modules=missing, collected=collected, tampered=tampered)
+        return PytestRun(status, {}, errors, missing_modules=missing, collected=collected, tampered=tampered,
+                         params=params)  # fmt: skip
     untested = [name for name in ids if name not in tests]
     uncollected = [name for name in tests if name not in set(ids)]
     if errors or tampered or untested or uncollected or any(outcome != "passed" for outcome in tests.values()):
@@ -180,7 +187,8 @@ def read_verdict(path: str | os.PathLike, key: str, *, collect_only: bool = Fals
         status = "passed" if exitstatus == 0 else "failed"
     for name in untested:  # a collected test without an outcome never ran to its end: a failure
         tests.setdefault(name, "error")
-    return PytestRun(status, tests, errors, missing_modules=missing, collected=collected, tampered=tampered)
+    return PytestRun(status, tests, errors, missing_modules=missing, collected=collected, tampered=tampered,
+                     params=params)  # fmt: skip
 
 
 def _signed_payload(path: str | os.PathLike, key: str) -> dict | None:

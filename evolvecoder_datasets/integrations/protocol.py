@@ -84,13 +84,21 @@ def _texts_in(content: Any, where: str) -> None:
 
 
 def _completion(value: Any, where: str) -> Any:
-    """A string, or a conversation (a list of ``{"role", "content"}`` messages) whose last assistant turn answers."""
+    """A string, or a conversation (a list of ``{"role", "content"}`` messages) whose last assistant turn answers.
+
+    Besides each string in it, the program the reward reads out of a conversation is capped: the text
+    :func:`~evolvecoder_datasets.chat.completion_text` gives (several parts joined, or a bare list of parts, which
+    holds no ``content`` to check)."""
+    from ..chat import completion_text
+
     if isinstance(value, str):
         return _text(value, where)
     if isinstance(value, list) and all(isinstance(m, dict) and isinstance(m.get("content", ""), (str, list))
                                        for m in value):  # fmt: skip
         for i, message in enumerate(value):
             _texts_in(message.get("content", ""), f"{where}[{i}].content")
+            _texts_in(message.get("text"), f"{where}[{i}].text")
+        _text(completion_text(value), f"{where} (the answer's text)")
         return value
     raise _fail(f"{where} must be a string or a list of messages, got {type(value).__name__}")
 

@@ -25,8 +25,9 @@ def test_each_test_function_is_one_test_after_the_modules_own_statements():
     )
     assert suite.names == ("test_task.py::test_one", "test_task.py::test_two")
     prelude = "import math\nfrom collections import Counter\nLIMIT = 3\n\ndef helper(x):\n    return x + 1\n"
-    assert suite.tests == (prelude + "assert f(1) == helper(1)", prelude + "assert h(LIMIT) == math.floor(3.5)")
-    assert suite.program("def f(x):\n    return x\n") == "def f(x):\n    return x\nh = g\n"
+    assert suite.tests == (prelude + "assert f(1) == helper(1)",
+                           prelude + "assert _ecd_as_h(LIMIT) == math.floor(3.5)")  # fmt: skip
+    assert suite.program("def f(x):\n    return x\n") == "def f(x):\n    return x\n_ecd_as_h = g\n"
 
 
 PARAMETRIZED = (
@@ -228,3 +229,49 @@ def test_a_solutions_state_carries_between_test_functions_as_in_pytest(venv_back
     assert not verify_task(test, first_only, environment=tinytext_env, backend=venv_backend, timeout_s=60).result.ok
     assert not venv_backend.run_pytest(tinytext_env, {"test_task.py": test, "task_module.py": first_only},
                                        timeout_s=60).passed  # fmt: skip
+
+
+# A name the test reaches the solution by, read in the split as another one. pytest binds ``h`` to the solution's
+# ``g`` in the test module and ``tm.f`` reads the solution's ``f``; the split appended ``h = g`` to the solution
+# (re-binding the solution's own ``h``, which its ``f`` calls) and read ``tm.f`` as ``f`` (the test's own ``f`` where
+# it binds one). Each wrong solution fails pytest and passed the split, in both modes.
+ALIASED = {
+    "alias_rebinds_the_solutions_name": (
+        "from task_module import f, g as h\n\ndef test_a():\n    assert f(2) == 4\n    assert h(3) == 9\n",
+        "def h(x):\n    return 0\n\ndef g(x):\n    return x * x\n\ndef f(x):\n    return h(x)\n"),
+    "module_attribute_read_as_the_tests_own_name": (
+        ("import task_module as tm\n\ndef test_a():\n    f = lambda x: x * x\n    assert tm.f(3) == f(3)\n"
+         "    assert tm.g(3) == 9\n"),
+        "def f(x):\n    return 0\n\ndef g(x):\n    return x * x\n"),
+}
+SQUARES = "def f(x):\n    return x * x\n\ndef g(x):\n    return x * x\n\ndef h(x):\n    return x * x\n"
+
+
+@pytest.mark.parametrize("mode", ["fast", "isolated"])
+@pytest.mark.parametrize("name", sorted(ALIASED))
+def test_the_program_names_a_test_reaches_are_the_ones_pytest_gives_it(name, mode):
+    import sys
+    import types
+
+    from evolvecoder_datasets.code_instruct.split import split_settings
+    from evolvecoder_datasets.execution import Sandbox
+
+    test, wrong = ALIASED[name]
+    module = types.ModuleType("task_module")
+    exec(compile(wrong, "task_module.py", "exec"), module.__dict__)  # noqa: S102 - our own fixed text
+    sys.modules["task_module"] = module
+    try:  # what pytest does: import the test module beside the solution, call the test
+        namespace: dict = {}
+        exec(compile(test, "test_task.py", "exec"), namespace)  # noqa: S102 - our own fixed text
+        with pytest.raises(AssertionError):
+            namespace["test_a"]()
+    finally:
+        del sys.modules["task_module"]
+    try:
+        suite = split_pytest_module(test)
+    except NotSplittable as err:  # judged inside: pytest decides, and fails it
+        assert err.reason == "rebinds_task_module_name", err
+        return
+    with Sandbox(split_settings(mode=mode)) as sb:
+        assert sb.run(suite.program(SQUARES), list(suite.tests)).statuses == ["pass"]
+        assert sb.run(suite.program(wrong), list(suite.tests)).statuses != ["pass"]

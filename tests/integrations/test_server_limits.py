@@ -1,5 +1,6 @@
 """The reward service's documented caps, enforced on a real loopback socket: a text over 1 MiB of characters
-answers 413 wherever it sits in the body (the cap was checked for completion strings and asserts only), and a
+answers 413 wherever it sits in the body (the cap was checked for completion strings and asserts only; then the
+program read out of a conversation's parts, joined or bare, was not: 2 MiB ran), and a
 chunked body over ``max_body_bytes`` answers 413 before the client has sent it all."""
 
 from __future__ import annotations
@@ -26,10 +27,17 @@ def _bodies(text: str) -> dict[str, tuple[str, dict]]:
     return {
         "completion": ("/score", {"completions": [text], "tests": [["assert True"]]}),
         "message_content": ("/score", {"completions": [[{"role": "assistant", "content": text}]],
-                                       "tests": [["assert True"]]}),  # fmt: skip
+                                       "tests": [["assert True"]]}),
         "message_part": ("/score", {"completions": [[{"role": "assistant", "content": [{"type": "text",
                                                                                         "text": text}]}]],
-                                    "tests": [["assert True"]]}),  # fmt: skip
+                                    "tests": [["assert True"]]}),
+        # The program is what the reward reads out of a conversation: a bare list of content parts (no message
+        # around them), or several text parts joined, each under the cap.
+        "bare_content_parts": ("/score", {"completions": [[{"type": "text", "text": text}]],
+                                          "tests": [["assert True"]]}),
+        "joined_message_parts": ("/score", {"completions": [[{"role": "assistant", "content": [
+            {"type": "text", "text": text[: len(text) // 2]}, {"type": "text", "text": text[len(text) // 2 :]}]}]],
+            "tests": [["assert True"]]}),
         "test": ("/score", {"completions": ["x = 1"], "tests": [["assert x == 1", text]]}),
         "stdin_input": ("/score", {"completions": ["print(input())"], "tests": [{**stdin, "inputs": [text]}]}),
         "stdin_answer": ("/score", {"completions": ["print(input())"], "tests": [{**stdin, "outputs": [text]}]}),
@@ -61,6 +69,10 @@ def test_a_text_over_the_documented_cap_answers_413_wherever_it_is_and_runs_noth
         (200, {"rewards": [1.0], "infra": [False]})  # fmt: skip
     code, _ = post(server.url, {"completions": ["x = 1"], "tests": [["assert x == 1", "#" * MAX_TEXT]]})
     assert code == 200
+    parts = [{"type": "text", "text": "x = 1\n"}, {"type": "text", "text": "#" * (MAX_TEXT - 6)}]  # joined: the cap
+    assert post(server.url, {"completions": [[{"role": "assistant", "content": parts}], parts],
+                             "tests": [["assert x == 1"], ["assert x == 1"]]}) == \
+        (200, {"rewards": [1.0, 1.0], "infra": [False, False]})  # fmt: skip
 
 
 def _chunked(url: str, total: int, chunk: int = 16 << 10) -> tuple[int, int]:

@@ -113,13 +113,25 @@ def _exception_args(err: BaseException) -> bytes:
         return b"N"
 
 
+# The builtin classes as they were before any program ran, by identity: a class is builtin only if it is one of them
+# (a program's class may say ``__module__ = "builtins"``, its metaclass may say anything, ``builtins.ValueError`` may
+# be rebound). Read through ``type``'s own descriptors, which no metaclass overrides.
+_BUILTIN_TYPES = {_id(v): (v, v.__name__) for v in vars(__import__("builtins")).values() if _isinstance(v, type)}
+_MRO_OF, _QUALNAME_OF = type.__dict__["__mro__"].__get__, type.__dict__["__qualname__"].__get__
+
+
+def _builtin_name(klass) -> str:
+    entry = _BUILTIN_TYPES.get(_id(klass))
+    return entry[1] if entry is not None and entry[0] is klass else ""
+
+
 def _exception_chain(err: BaseException) -> str:
-    """``own class, builtin bases...`` of a raised exception, for the judge's ``except`` clauses (the program's
-    claim about what it raised, as raising it is)."""
+    """``own class, builtin bases...`` of a raised exception, for the judge's ``except`` clauses: the class itself
+    where it is a builtin one, else ``program.<qualname>``; then the builtin classes among its bases."""
     try:
-        mro = _type(err).__mro__
-        names = [c.__name__ if c.__module__ == "builtins" else "" for c in mro]
-        own = mro[0].__qualname__ if mro[0].__module__ == "builtins" else "program." + mro[0].__qualname__
+        mro = _MRO_OF(_type(err))
+        names = [_builtin_name(c) for c in mro]
+        own = names[0] or "program." + _QUALNAME_OF(mro[0])
         return ",".join([own, *(n for n in names[1:] if n)])
     except _BaseException:  # noqa: BLE001
         return ""
