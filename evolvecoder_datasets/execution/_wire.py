@@ -38,8 +38,11 @@ Format (bytes; counts and lengths are ASCII decimal)::
     y<depth>;                   a reference back to an enclosing container
     u<name><value>              an instance of a program's subclass of a builtin: the builtin data it holds, and
                                 its class name (the judge rebuilds it as a method-less subclass of that name)
-    P<str|N><str|N><value>      the ``str`` and ``repr`` the program's class gives a value (a program object or
+    P<str|N|F><str|N|F><value>  the ``str`` and ``repr`` the program's class gives a value (a program object or
                                 subclass whose class defines ``__str__``/``__repr__``), computed in the sandbox
+                                (``F``: it raised or was too long, the judge refuses it)
+    M<str><i|N|F><value>        the dunders the value's program classes define (comma-separated) and its hash
+                                (``N`` unhashable, ``F`` none): the judge refuses what they would answer
     h<hex>;<value>              a program object whose class defines its own ``__eq__``, with its serial in the
                                 test (a snapshot: probed twice, two serials): the judge calls two such objects equal only where their data are equal and
                                 the verdict of that ``__eq__``, computed in the sandbox (``_wire_own``), says so;
@@ -63,7 +66,7 @@ import collections
 import collections.abc
 import sys
 
-__all__ = ["encode", "WireError", "TooLarge", "MAX_DEPTH"]
+__all__ = ["MAX_DEPTH", "TooLarge", "WireError", "encode"]
 
 MAX_DEPTH = 10_000  # a linked list of 10,000 program nodes still travels; deeper is refused
 MAX_ITERATOR_ITEMS = 100_000  # items of a returned iterator sent; one that goes on (an infinite one) sends these
@@ -243,13 +246,18 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
                 else:
                     header, children = _container(item)
                     marker = pop_marker
-                    if own is not None and header[:1] in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
+                    kind = header[:1]
+                    texted = kind in _TEXTED_KINDS
+                    if texted:  # the dunders its class defines: the judge refuses what they would answer
+                        header = _dunders(item) + header
+                    if own is not None and kind in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
                         # its serial in the test: one object probed twice is two snapshots, each with verdicts
                         header = b"h%x;" % _len(own) + header
+                        texted = False
                         own.append((item, not own_above))  # the outermost: Python asks its __eq__; inside it,
                         own_above += 1  # that __eq__ does
                         marker = own_pop
-                    if texts_left and _len(path) < _TEXT_DEPTH and header[0] in _TEXTED_TAGS:
+                    if texts_left and _len(path) < _TEXT_DEPTH and texted:
                         texts = _texts(item)
                         texts_left -= _len(texts) > 0
                         header = texts + header
@@ -271,14 +279,14 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
 _TEXT_DEPTH = 3  # program objects this near the top carry their texts (a linked list's head, not its every node)
 _MAX_TEXTS = 64  # objects of one value that carry them
 _MAX_TEXT = 1 << 16  # a longer text is not sent
-_TEXTED_TAGS = frozenset(b"opjJkKu")
+_TEXTED_KINDS = frozenset([b"o", b"p", b"j", b"J", b"k", b"K", b"u"])
 _MRO_OF = type.__dict__["__mro__"].__get__
 
 
 def _texts(value) -> bytes:
     """``P`` and the ``str`` and ``repr`` of ``value`` where its class (below any C base) defines ``__str__`` or
     ``__repr__``, else nothing. They are the program's own code, run here as any of its code runs, and travel as
-    its claim, as a returned string does; one that raises or is too long travels as ``N`` (the judge's default)."""
+    its claim, as a returned string does; one that raises or is too long travels as ``F`` (the judge refuses it)."""
     try:
         own = False
         for klass in _MRO_OF(_type(value)):
@@ -296,11 +304,57 @@ def _texts(value) -> bytes:
     for show in (str, repr):
         try:
             text = show(value)
-            token = _str_token(_str_str(text)) if _isinstance(text, str) and _len(text) <= _MAX_TEXT else b"N"
+            token = _str_token(_str_str(text)) if _isinstance(text, str) and _len(text) <= _MAX_TEXT else b"F"
         except BaseException:  # noqa: BLE001 - the program's __str__ may raise anything
-            token = b"N"
+            token = b"F"
         parts.append(token)
     return b"".join(parts)
+
+
+# Dunders of a program's class that answer nothing the judge does with a value (construction, pickling, attribute
+# writes, the texts that travel on their own); any other one it defines makes the judge refuse what it answers.
+_QUIET_DUNDERS = frozenset("""__module__ __qualname__ __doc__ __dict__ __weakref__ __slots__ __annotations__ __init__
+    __new__ __init_subclass__ __class_getitem__ __firstlineno__ __static_attributes__ __orig_bases__ __parameters__
+    __match_args__ __dataclass_fields__ __dataclass_params__ __set_name__ __reduce__ __reduce_ex__ __copy__
+    __deepcopy__ __getstate__ __setstate__ __getnewargs__ __getnewargs_ex__ __del__ __setattr__ __delattr__
+    __setitem__ __delitem__ __str__ __repr__ __dir__ __sizeof__ __subclasshook__ __abstractmethods__ __post_init__
+    __enter__ __exit__ __call__ __type_params__ __annotate__""".split())
+
+
+def _dunders(value) -> bytes:
+    """``M``, the dunders the program's classes of ``value`` define (below its C base: a program's ``int``
+    subclass, a class of its own) other than the quiet ones, and its hash where ``__hash__`` is among them (the
+    program's own code, run here as its ``__str__`` is); empty where there are none. A method its class copied from
+    the C base (``IntEnum.__format__`` is ``int.__format__``) is the base's, not the program's."""
+    names = set()
+    try:
+        mro = _MRO_OF(_type(value))
+        base = next(k for k in mro if _TYPE_FLAGS(k) & _IMMUTABLE_TYPE_FLAG)
+        kept = _TYPE_DICT(base)
+        for klass in mro:
+            if klass is base:
+                break
+            for k, v in _PROXY_ITEMS(_TYPE_DICT(klass)):
+                if (_type(k) is str and _len(k) > 4 and k[:2] == k[-2:] == "__" and k not in _QUIET_DUNDERS
+                        and k[2:-2].isidentifier() and kept.get(k, _Raw) is not v):
+                    names.add(k)
+    except Exception:  # noqa: BLE001 - a class may refuse: then nothing it defines is believed
+        names = {"__eq__", "__ne__", "__hash__", "__bool__", "__len__", "__iter__", "__format__"}
+    if not names:
+        return b""
+    hashed = b""
+    if "__hash__" in names:
+        try:
+            if next(_TYPE_DICT(k)["__hash__"] for k in mro if "__hash__" in _TYPE_DICT(k)) is None:
+                hashed = b"N"
+            else:
+                number = hash(value)
+                hashed = _int_token(number) if _type(number) is int else b"F"
+        except BaseException:  # noqa: BLE001 - the program's __hash__ may raise anything
+            hashed = b"F"
+    else:
+        hashed = b"F"
+    return b"M" + _str_token(",".join(sorted(names))) + hashed
 
 
 class _Raw:

@@ -12,7 +12,7 @@ import collections
 import copy
 import functools
 
-from .._wire_decode import CycleRef, ForeignObject, PastThePrefix, ProgramObject
+from .._wire_decode import CycleRef, ForeignObject, ProgramObject, Unjudged
 from .expressions import _Compound
 from .language import (
     _ATTRIBUTES,
@@ -254,7 +254,7 @@ class _Interpreter(_Compound):
         try:
             try:
                 self.block(node.body, env)
-            except (_Return, _Break, _Continue, _Stopped, JudgeLimit, PastThePrefix, MemoryError, RecursionError):
+            except (_Return, _Break, _Continue, _Stopped, JudgeLimit, Unjudged, MemoryError, RecursionError):
                 raise
             except Exception as err:  # noqa: BLE001 - the program's exceptions and the test's own
                 raised = err.as_exception() if isinstance(err, _ProbeFailed) else err

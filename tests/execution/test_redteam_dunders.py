@@ -1,0 +1,167 @@
+"""Red-team round (judge's gaps): values whose class answers an operation with its own dunder.
+
+The judge rebuilt a program's subclass of a builtin as a method-less subclass and compared a program object as
+data, so whatever the program's ``__ne__``, ``__len__``, ``__iter__``, ``__contains__``, ``__getitem__``,
+``__bool__``, ``__lt__``, ``__round__``, ``__abs__``, ``__format__`` or ``__hash__`` said had no say: a test whose
+verdict in Python goes through one of them passed a program that Python fails (a list subclass whose ``len`` is 0
+passed ``assert len(f()) == 2``). And the judge's refusals were ``TypeError``s, so a test's ``except TypeError``
+(or ``pytest.raises(TypeError)``) turned them into a pass. Closed by construction: the sandbox sends the dunders a
+value's program classes define (``M``, with the hash it computed where ``__hash__`` is one), and the judge answers
+each operation Python would send to one of them with :class:`Unjudged`, an error no ``except`` catches. A text the
+class gives that did not travel (it raised, or was too long) is refused too. Each attack stands beside a right
+program of the same shape, and plain Python is the reference (``_python_verdict``), in both modes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evolvecoder_datasets.execution import Job, run_tests
+from evolvecoder_datasets.rewards import make_code_reward
+
+from .conftest import sandbox_per_mode
+from .test_redteam_round import FENCE, _agree, _p
+
+sb = sandbox_per_mode(workers=1, timeout_s=1.0, memory_mb=512)
+
+_LYING_LIST = "class L(list):\n    def {0}(self, *a):\n        return {1}\ndef f():\n    return L([1, 2])\n"
+_POINT = _p('''
+    class P:
+        def __init__(self, x):
+            self.x = x
+        def __eq__(self, o):
+            return isinstance(o, P) and self.x == o.x
+        {0}
+    def mk(x):
+        return P(x)
+''')
+ATTACKS = {  # name -> (program, test): Python fails (or errors) each; the judge passed every one before the fix
+    "list_len": (_LYING_LIST.format("__len__", "0"), "assert len(f()) == 2"),
+    "list_contains": (_LYING_LIST.format("__contains__", "False"), "assert 1 in f()"),
+    "list_iter": (_LYING_LIST.format("__iter__", "iter([9, 9])"), "assert sum(f()) == 3"),
+    "list_iter_for": (_LYING_LIST.format("__iter__", "iter([9, 9])"), "t = 0\nfor x in f():\n    t += x\nassert t == 3"),
+    "list_bool": (_LYING_LIST.format("__bool__", "False"), "assert f()"),
+    "list_getitem": (_p('''
+        class RevList(list):
+            def __init__(self, xs):
+                super().__init__(reversed(xs))
+            def __getitem__(self, i):
+                return list.__getitem__(self, -1 - i)
+        def mk(xs):
+            return RevList(xs)
+    '''), "assert mk([1, 2, 3])[0] == 3"),
+    "int_eq": (("class N(int):\n    def __eq__(self, o):\n        return False\n    __hash__ = int.__hash__\n"
+                "def f():\n    return N(3)\n"), "assert f() == 3"),
+    "int_lt": ("class N(int):\n    def __lt__(self, o):\n        return True\ndef f():\n    return N(3)\n",
+               "assert not (f() < 2)"),
+    "float_round": ("class F(float):\n    def __round__(self, n=None):\n        return 99\ndef f():\n    return F(2.5)\n",
+                    "assert round(f()) == 2"),
+    "float_abs": ("class F(float):\n    def __abs__(self):\n        return 9.0\ndef f():\n    return F(2.5)\n",
+                  "assert abs(f()) == 2.5"),
+    "str_str_raises": ("class S(str):\n    def __str__(self):\n        raise ValueError('no')\ndef f():\n    return S('abc')\n",
+                       "assert str(f()) == 'abc'"),
+    "object_ne": (_POINT.format("def __ne__(self, o):\n        return True\n    __hash__ = None"),
+                  "assert not (mk(1) != mk(1))"),
+    "object_hash_by_identity": (_POINT.format("def __hash__(self):\n        return id(self)"),
+                                "assert len({mk(1), mk(1)}) == 1"),
+    "object_unhashable": (_POINT.format("__hash__ = None"), "assert len({mk(1), mk(1)}) == 1"),
+    "object_format": (_p('''
+        class P:
+            def __init__(self, x):
+                self.x = x
+            def __str__(self):
+                return f"P<{self.x}>"
+            def __format__(self, spec):
+                return "nope"
+        def mk(x):
+            return P(x)
+    '''), "assert f'{mk(1)}' == 'P<1>'"),
+    "own_bool_caught_as_typeerror": ("class B:\n    def __bool__(self):\n        return False\ndef f():\n    return B()\n",
+                                     "try:\n    ok = bool(f())\nexcept TypeError:\n    ok = True\nassert ok"),
+    "own_bool_in_pytest_raises": ("class B:\n    def __bool__(self):\n        return False\ndef f():\n    return B()\n",
+                                  "import pytest\nwith pytest.raises(TypeError):\n    assert f()"),
+    "own_lt_caught_as_typeerror": (("class V:\n    def __init__(self, v):\n        self.v = v\n"
+                                    "    def __lt__(self, o):\n        return False\ndef f(v):\n    return V(v)\n"),
+                                   "try:\n    ok = f(1) < f(2)\nexcept TypeError:\n    ok = True\nassert ok"),
+    # an __eq__ that says yes to anything: "not equal" for data that differ is an answer only where it says so too
+    "eq_says_yes_to_anything": (_POINT.replace("isinstance(o, P) and self.x == o.x", "True").format("__hash__ = None"),
+                                "assert mk(1) != mk(2)"),
+    "eq_says_yes_to_a_number": (_POINT.replace("isinstance(o, P) and self.x == o.x", "True").format("__hash__ = None"),
+                                "assert not (mk(1) == 1)"),
+    # one probe in isolated mode sent its objects without their verdicts: compared as data, a hidden state was lost
+    "hidden_state_in_one_probe": (_p('''
+        class Point:
+            _state = {}
+            def __init__(self, x, y):
+                Point._state[id(self)] = (x, y)
+            def __eq__(self, other):
+                return Point._state[id(self)] == Point._state[id(other)]
+            __hash__ = object.__hash__
+        def pair():
+            return [Point(0, 0), Point(1, 1)]
+    '''), "assert (lambda t: t[0] == t[1])(pair())"),
+}  # fmt: skip
+
+PYTHON_ERRORS = {"str_str_raises", "object_unhashable"}  # Python raises; it fails the others
+
+RIGHT = {  # name -> (program, tests): right programs of the same shapes, which must still pass
+    "subclasses_without_dunders": (_p('''
+        class L(list):
+            def total(self):
+                return sum(self)
+        class Celsius(float):
+            def __str__(self):
+                return f"{float(self):.1f}C"
+        def f():
+            return L([1, 2])
+        def temp(x):
+            return Celsius(x)
+    '''), ["assert len(f()) == 2 and 1 in f() and sum(f()) == 3 and f()[0] == 1 and f()",
+           "assert round(temp(2.5)) == 2 and str(temp(20)) == '20.0C' and temp(20) == 20.0"]),
+    "int_enum": ("import enum\nclass C(enum.IntEnum):\n    A = 1\n    B = 2\ndef f():\n    return C.B\n",
+                 ["assert f() == 2 and f() > 1 and {f(): 'b'}[2] == 'b'"]),
+    "hashable_objects": (_p('''
+        import dataclasses
+        @dataclasses.dataclass(frozen=True)
+        class P:
+            x: int
+        def mk(x):
+            return P(x)
+        def both(x):
+            return {P(x), P(x)}
+    '''), ["assert len({mk(1), mk(1)}) == 1 and mk(1) != mk(2) and not (mk(1) != mk(1))",
+           "assert both(3) == {mk(3)} and hash(mk(1)) == hash(mk(1))"]),
+    "truthy_objects": ("class B:\n    pass\ndef f():\n    return B()\n", ["assert f()", "assert bool(f()) is True"]),
+    "own_eq_and_ne": (_POINT.format("def __ne__(self, o):\n        return not self == o\n    __hash__ = None"),
+                      ["assert mk(1) != mk(2) and not (mk(1) != mk(1)) and mk(1) == mk(1)",
+                       "assert mk(1) in [mk(2), mk(1)] and [mk(1), mk(2)] != [mk(2), mk(1)]"]),
+    "attrs_class": ("import attr\n@attr.s(frozen=True)\nclass P:\n    x = attr.ib()\ndef mk(x):\n    return P(x)\n",
+                    ["assert mk(1) == mk(1) and mk(1) != mk(2) and not (mk(1) != mk(1))",
+                     "assert len({mk(1), mk(1), mk(2)}) == 2"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_a_value_whose_class_answers_with_its_own_dunder_does_not_pass(sb, name):
+    program, test = ATTACKS[name]
+    statuses, python = _agree(sb, program, [test])
+    assert python == (["error"] if name in PYTHON_ERRORS else ["fail"])  # (the program itself runs in Python)
+    assert statuses != ["pass"], statuses
+
+
+@pytest.mark.parametrize("name", sorted(RIGHT))
+def test_control_right_programs_of_the_same_shapes_pass_as_in_python(sb, name):
+    program, tests = RIGHT[name]
+    statuses, python = _agree(sb, program, tests)
+    assert python == ["pass"] * len(tests)
+    assert statuses == python
+
+
+def test_every_entry_point_refuses_the_lying_dunder(sb):
+    """``run_many``, ``run_tests`` and a reward see the same verdicts as ``Sandbox.run``."""
+    program, test = ATTACKS["list_len"]
+    right = "def f():\n    return [1, 2]\n"
+    assert [r.statuses for r in sb.run_many([Job(program, [test]), Job(right, [test])])] == [["error"], ["pass"]]
+    assert run_tests(program, [test], mode=sb.settings.mode, timeout_s=1.0).statuses == ["error"]
+    reward = make_code_reward(mode=sb.settings.mode, timeout_s=1.0, workers=1, cache_size=0)
+    assert reward(completions=[FENCE.format(program), FENCE.format(right)], tests=[[test], [test]]) == [0.0, 1.0]
