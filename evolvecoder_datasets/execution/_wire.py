@@ -41,8 +41,8 @@ Format (bytes; counts and lengths are ASCII decimal)::
     P<str|N|F><str|N|F><value>  the ``str`` and ``repr`` the program's class gives a value (a program object or
                                 subclass whose class defines ``__str__``/``__repr__``), computed in the sandbox
                                 (``F``: it raised or was too long, the judge refuses it)
-    M<str><i|N|F><value>        the dunders the value's program classes define (comma-separated) and its hash
-                                (``N`` unhashable, ``F`` none): the judge refuses what they would answer
+    M<str><i|N|F><value>        its classes' own dunders (comma-separated; the judge refuses what they answer)
+                                and its hash (``N`` unhashable, ``F`` none)
     h<hex>;<value>              a program object whose class defines its own ``__eq__``, with its serial in the
                                 test (a snapshot: probed twice, two serials): the judge calls two such objects equal only where their data are equal and
                                 the verdict of that ``__eq__``, computed in the sandbox (``_wire_own``), says so;
@@ -130,7 +130,8 @@ def _builtin_data(value, t) -> bool:
         names = getattr(t, "_fields", None)
     except Exception:  # noqa: BLE001 - a class may refuse
         return False
-    return _type(names) is tuple and all(_type(n) is str for n in names) and _len(names) == tuple.__len__(value)
+    return (_type(names) is tuple and all(_type(n) is str for n in names) and _len(names) == tuple.__len__(value)
+            and not _own_names(t, tuple))  # one with dunders of its own is a subclass, refused where they answer
 
 
 def _qualname(t) -> str:
@@ -247,8 +248,7 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
                     header, children = _container(item)
                     marker = pop_marker
                     kind = header[:1]
-                    texted = kind in _TEXTED_KINDS
-                    if texted:  # the dunders its class defines: the judge refuses what they would answer
+                    if texted := kind in _TEXTED_KINDS:  # its class's own dunders: the judge refuses their answers
                         header = _dunders(item) + header
                     if own is not None and kind in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
                         # its serial in the test: one object probed twice is two snapshots, each with verdicts
@@ -288,9 +288,9 @@ def _texts(value) -> bytes:
     ``__repr__``, else nothing. They are the program's own code, run here as any of its code runs, and travel as
     its claim, as a returned string does; one that raises or is too long travels as ``F`` (the judge refuses it)."""
     try:
-        own = False
+        own, stop = False, _below(value)
         for klass in _MRO_OF(_type(value)):
-            if _TYPE_FLAGS(klass) & _IMMUTABLE_TYPE_FLAG:
+            if klass is stop:
                 break
             names = _TYPE_DICT(klass)
             if "__str__" in names or "__repr__" in names:
@@ -311,8 +311,7 @@ def _texts(value) -> bytes:
     return b"".join(parts)
 
 
-# Dunders of a program's class that answer nothing the judge does with a value (construction, pickling, attribute
-# writes, the texts that travel on their own); any other one it defines makes the judge refuse what it answers.
+# Dunders that answer nothing the judge does with a value (construction, pickling, writes, texts sent on their own)
 _QUIET_DUNDERS = frozenset("""__module__ __qualname__ __doc__ __dict__ __weakref__ __slots__ __annotations__ __init__
     __new__ __init_subclass__ __class_getitem__ __firstlineno__ __static_attributes__ __orig_bases__ __parameters__
     __match_args__ __dataclass_fields__ __dataclass_params__ __set_name__ __reduce__ __reduce_ex__ __copy__
@@ -321,39 +320,44 @@ _QUIET_DUNDERS = frozenset("""__module__ __qualname__ __doc__ __dict__ __weakref
     __enter__ __exit__ __call__ __type_params__ __annotate__""".split())
 
 
+def _below(value):
+    """The class the judge rebuilds for ``value``: the builtin of a program's subclass of one, else ``object`` (a C
+    base such as ``deque`` or ``BaseException`` answers for the program's class: its dunders count)."""
+    mro = _MRO_OF(_type(value))
+    return next(k for k in mro if _TYPE_FLAGS(k) & _IMMUTABLE_TYPE_FLAG) if _isinstance(value, _SUBCLASSABLE) else object
+
+
+def _own_names(t, stop) -> set:
+    """The non-quiet dunders ``t``'s classes above ``stop`` define (``IntEnum.__format__``, ``int``'s, is not)."""
+    names, kept = set(), _TYPE_DICT(stop)
+    for klass in _MRO_OF(t):
+        if klass is stop:
+            break
+        for k, v in _PROXY_ITEMS(_TYPE_DICT(klass)):
+            if (_type(k) is str and _len(k) > 4 and k[:2] == k[-2:] == "__" and k not in _QUIET_DUNDERS
+                    and k[2:-2].isidentifier() and kept.get(k, _Raw) is not v):
+                names.add(k)
+    return names
+
+
 def _dunders(value) -> bytes:
-    """``M``, the dunders the program's classes of ``value`` define (below its C base: a program's ``int``
-    subclass, a class of its own) other than the quiet ones, and its hash where ``__hash__`` is among them (the
-    program's own code, run here as its ``__str__`` is); empty where there are none. A method its class copied from
-    the C base (``IntEnum.__format__`` is ``int.__format__``) is the base's, not the program's."""
-    names = set()
+    """``M``, the dunders of ``value``'s classes the judge does not rebuild (:func:`_own_names`) and its hash where
+    ``__hash__`` is one (the program's own code, run here as its ``__str__`` is); empty where there are none."""
+    mro = _MRO_OF(_type(value))
     try:
-        mro = _MRO_OF(_type(value))
-        base = next(k for k in mro if _TYPE_FLAGS(k) & _IMMUTABLE_TYPE_FLAG)
-        kept = _TYPE_DICT(base)
-        for klass in mro:
-            if klass is base:
-                break
-            for k, v in _PROXY_ITEMS(_TYPE_DICT(klass)):
-                if (_type(k) is str and _len(k) > 4 and k[:2] == k[-2:] == "__" and k not in _QUIET_DUNDERS
-                        and k[2:-2].isidentifier() and kept.get(k, _Raw) is not v):
-                    names.add(k)
+        names = _own_names(_type(value), _below(value))
     except Exception:  # noqa: BLE001 - a class may refuse: then nothing it defines is believed
         names = {"__eq__", "__ne__", "__hash__", "__bool__", "__len__", "__iter__", "__format__"}
     if not names:
         return b""
-    hashed = b""
+    hashed = b"F"
     if "__hash__" in names:
         try:
-            if next(_TYPE_DICT(k)["__hash__"] for k in mro if "__hash__" in _TYPE_DICT(k)) is None:
-                hashed = b"N"
-            else:
-                number = hash(value)
-                hashed = _int_token(number) if _type(number) is int else b"F"
+            found = next(_TYPE_DICT(k)["__hash__"] for k in mro if "__hash__" in _TYPE_DICT(k))
+            number = None if found is None else hash(value)
+            hashed = b"N" if found is None else _int_token(number) if _type(number) is int else b"F"
         except BaseException:  # noqa: BLE001 - the program's __hash__ may raise anything
             hashed = b"F"
-    else:
-        hashed = b"F"
     return b"M" + _str_token(",".join(sorted(names))) + hashed
 
 

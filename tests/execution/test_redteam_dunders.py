@@ -35,6 +35,8 @@ _POINT = _p('''
     def mk(x):
         return P(x)
 ''')
+_NAMED = "import collections\nclass P(collections.namedtuple('P', 'x y')):\n    def {}\ndef f():\n    return P(1, 2)\n"
+_DEQUE = "import collections\nclass D(collections.deque):\n    pass\ndef f():\n    return D([1, 2, 3])\n"
 ATTACKS = {  # name -> (program, test): Python fails (or errors) each; the judge passed every one before the fix
     "list_len": (_LYING_LIST.format("__len__", "0"), "assert len(f()) == 2"),
     "list_contains": (_LYING_LIST.format("__contains__", "False"), "assert 1 in f()"),
@@ -100,6 +102,14 @@ ATTACKS = {  # name -> (program, test): Python fails (or errors) each; the judge
         def pair():
             return [Point(0, 0), Point(1, 1)]
     '''), "assert (lambda t: t[0] == t[1])(pair())"),
+    # a named tuple subclass with dunders of its own travelled as a plain named tuple
+    "named_tuple_len": (_NAMED.format("__len__(self):\n        return 5"), "assert len(f()) == 2"),
+    "named_tuple_eq": (_NAMED.format("__eq__(self, o):\n        return False\n    __hash__ = tuple.__hash__"),
+                       "assert f() == (1, 2)"),
+    "named_tuple_getitem": (_NAMED.format("__getitem__(self, i):\n        return 9"), "assert f()[0] == 1"),
+    # a C base (deque) answers len and iteration in Python; the judge's TypeError was caught as the test's own
+    "c_base_len_caught": (_DEQUE, "try:\n    n = len(f())\nexcept TypeError:\n    n = 2\nassert n == 2"),
+    "c_base_iter_caught": (_DEQUE, "try:\n    n = list(f())\nexcept TypeError:\n    n = [1]\nassert n == [1]"),
 }  # fmt: skip
 
 PYTHON_ERRORS = {"str_str_raises", "object_unhashable"}  # Python raises; it fails the others
@@ -135,6 +145,19 @@ RIGHT = {  # name -> (program, tests): right programs of the same shapes, which 
     "own_eq_and_ne": (_POINT.format("def __ne__(self, o):\n        return not self == o\n    __hash__ = None"),
                       ["assert mk(1) != mk(2) and not (mk(1) != mk(1)) and mk(1) == mk(1)",
                        "assert mk(1) in [mk(2), mk(1)] and [mk(1), mk(2)] != [mk(2), mk(1)]"]),
+    "named_tuples_and_exceptions": (_p('''
+        import collections
+        class P(collections.namedtuple("P", "x y")):
+            def norm(self):
+                return abs(self.x) + abs(self.y)
+        class Bad(ValueError):
+            pass
+        def f():
+            return P(1, 2)
+        def err():
+            return Bad("no")
+    '''), ["assert f() == (1, 2) and f().x == 1 and len(f()) == 2 and f()[1] == 2",
+          "assert str(err()) == 'no' and err().args == ('no',)"]),
     "attrs_class": ("import attr\n@attr.s(frozen=True)\nclass P:\n    x = attr.ib()\ndef mk(x):\n    return P(x)\n",
                     ["assert mk(1) == mk(1) and mk(1) != mk(2) and not (mk(1) != mk(1))",
                      "assert len({mk(1), mk(1), mk(2)}) == 2"]),
