@@ -247,6 +247,8 @@ def _refusing_subclass(name: str, base: type, own: frozenset) -> type:
         return lambda self, *args, **kwargs: _refuse(name, dunder)
 
     space = {dunder: refuser(dunder) for dunder in own if dunder not in _KEPT}
+    if "__class__" in own:  # a class it claims to be: isinstance reads it where the real type does not match
+        space["__class__"] = property(refuser("__class__"))
     space.update(__str__=text, __repr__=shown, _judge_made=True, _judge_own=own, _judge_text=None, _judge_shown=None,
                  _judge_hash=None, __hash__=hashed if "__hash__" in own else base.__hash__)
     return type(name if name.isidentifier() else "subclass", (base,), space)

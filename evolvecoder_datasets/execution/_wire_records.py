@@ -84,6 +84,13 @@ class ProgramObject:
         )  # the dunders its class defines (``M``): the judge refuses the operations they answer
         self.own_hash = None  # where __hash__ is among them: the hash the sandbox computed (None: unhashable)
 
+    @property
+    def __class__(self):
+        # isinstance reads it where the type does not match: a class of the program's may claim another there
+        if "__class__" in self.own:
+            _refuse(self.name, "__class__")
+        return ProgramObject
+
     def __bool__(self):
         # An object is true unless its class says otherwise; a class that says so (``__bool__``, ``__len__``)
         # answers with its own code, which could read who is asking, so the judge takes no answer from it.

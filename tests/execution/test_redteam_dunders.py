@@ -110,6 +110,11 @@ ATTACKS = {  # name -> (program, test): Python fails (or errors) each; the judge
     # a C base (deque) answers len and iteration in Python; the judge's TypeError was caught as the test's own
     "c_base_len_caught": (_DEQUE, "try:\n    n = len(f())\nexcept TypeError:\n    n = 2\nassert n == 2"),
     "c_base_iter_caught": (_DEQUE, "try:\n    n = list(f())\nexcept TypeError:\n    n = [1]\nassert n == [1]"),
+    # a __class__ property: isinstance reads it where the real type does not match, in Python
+    "class_claimed_by_an_object": (("class Fake:\n    @property\n    def __class__(self):\n        return ValueError\n"
+                                   "def f():\n    return Fake()\n"), "assert not isinstance(f(), ValueError)"),
+    "class_claimed_by_a_subclass": (("class L(list):\n    @property\n    def __class__(self):\n        return dict\n"
+                                    "def f():\n    return L([1])\n"), "assert not isinstance(f(), dict)"),
 }  # fmt: skip
 
 PYTHON_ERRORS = {"str_str_raises", "object_unhashable"}  # Python raises; it fails the others
@@ -141,6 +146,9 @@ RIGHT = {  # name -> (program, tests): right programs of the same shapes, which 
             return {P(x), P(x)}
     '''), ["assert len({mk(1), mk(1)}) == 1 and mk(1) != mk(2) and not (mk(1) != mk(1))",
            "assert both(3) == {mk(3)} and hash(mk(1)) == hash(mk(1))"]),
+    "isinstance_of_plain_values": (("class L(list):\n    pass\nclass B:\n    pass\ndef f():\n    return L([1])\n"
+                                   "def g():\n    return B()\n"),
+                                   ["assert isinstance(f(), list) and not isinstance(f(), dict) and not isinstance(g(), list)"]),
     "truthy_objects": ("class B:\n    pass\ndef f():\n    return B()\n", ["assert f()", "assert bool(f()) is True"]),
     "own_eq_and_ne": (_POINT.format("def __ne__(self, o):\n        return not self == o\n    __hash__ = None"),
                       ["assert mk(1) != mk(2) and not (mk(1) != mk(1)) and mk(1) == mk(1)",
