@@ -350,7 +350,7 @@ def _dunders(value) -> bytes:
         names = {"__eq__", "__ne__", "__hash__", "__bool__", "__len__", "__iter__", "__format__"}
     if not names:
         return b""
-    hashed = b"F"
+    hashed = b"F"  # N: its class sets __hash__ = None (defining __eq__ alone does); F: it raised
     if "__hash__" in names:
         try:
             found = next(_TYPE_DICT(k)["__hash__"] for k in mro if "__hash__" in _TYPE_DICT(k))

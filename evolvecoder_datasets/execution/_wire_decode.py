@@ -224,7 +224,7 @@ def _subclass(name: str, base: type) -> type:
 def _refusing_subclass(name: str, base: type, own: frozenset) -> type:
     """:func:`_subclass` for a program class that defines dunders of its own (``own``): each operation Python would
     answer with one of them is :class:`Unjudged` here (Python's own dispatch finds the refusal where it would find
-    the program's method); ``__hash__`` is the hash the sandbox computed, ``str``/``repr`` the texts sent."""
+    the program's method, ``__hash__`` included), ``str``/``repr`` the texts sent."""
     get = object.__getattribute__
 
     def text(self):
@@ -235,13 +235,10 @@ def _refusing_subclass(name: str, base: type, own: frozenset) -> type:
         sent = get(self, "_judge_shown")
         return sent_text(sent, name, "__repr__") if sent is not None else base.__repr__(self)
 
-    def hashed(self):
-        sent = get(self, "_judge_hash")
-        if sent is _UNHASHABLE:
+    def hashed(self):  # its program's own: a number in the judge's process would not match the sandbox's hashes
+        if get(self, "_judge_hash") is _UNHASHABLE:
             raise TypeError(f"unhashable type: '{name}'")
-        if sent is None:
-            _refuse(name, "__hash__")
-        return sent
+        _refuse(name, "__hash__")
 
     def refuser(dunder):
         return lambda self, *args, **kwargs: _refuse(name, dunder)
@@ -262,7 +259,7 @@ _KEPT = frozenset(["__str__", "__repr__", "__hash__", "__new__", "__init__", "__
 
 def _with_own(value, own: frozenset, hashed):
     """``value`` (a program object, or a program's subclass of a builtin as rebuilt) whose class defines the dunders
-    ``own``, with the hash the sandbox computed (``M``)."""
+    ``own``, with the hash the sandbox computed (``M``: a program object's sets use it among its kind)."""
     if _type(value) is ProgramObject:
         value.own, value.own_hash = own, hashed
         return value

@@ -82,7 +82,7 @@ class ProgramObject:
         self.own = (
             frozenset()
         )  # the dunders its class defines (``M``): the judge refuses the operations they answer
-        self.own_hash = None  # where __hash__ is among them: the hash the sandbox computed (None: unhashable)
+        self.own_hash = None  # where __hash__ is among them: the sandbox's hash of it (_UNHASHABLE: none)
 
     @property
     def __class__(self):
@@ -145,13 +145,16 @@ class ProgramObject:
         return verdict
 
     def __hash__(self):
+        # Sets and dicts: objects of one class whose program's __hash__ differ (computed in the sandbox) fall apart
+        # as in Python, then __eq__ (data and verdict) decides. That number is the sandbox's: where ``hash(x)``
+        # shows it to a test it is refused (its hashes of str and tuple are not the judge's process's).
         if "__hash__" not in self.own:
             return hash(("ProgramObject", self.name))
         if self.own_hash is _UNHASHABLE:
             raise TypeError(f"unhashable type: '{self.name}'")
-        if self.own_hash is None:
+        if self.own_hash is None or getattr(shown_hash, "on", False):
             _refuse(self.name, "__hash__")
-        return self.own_hash
+        return hash(("ProgramObject", self.name, self.own_hash))
 
     def __format__(self, spec):
         if "__format__" in self.own:
@@ -244,6 +247,16 @@ _UNHASHABLE = object()  # ``own_hash`` of an object whose class sets ``__hash__ 
 
 
 _inside_own = threading.local()  # .depth: comparisons running inside a pair of objects with their own __eq__
+shown_hash = threading.local()  # .on: the judge's hash() is asked for a number the test reads
+
+
+def judge_hash(value) -> int:
+    """``hash(value)`` as a test reads it: a program object whose class has its own ``__hash__`` is refused."""
+    shown_hash.on = True
+    try:
+        return hash(value)
+    finally:
+        shown_hash.on = False
 
 
 def _equal_inside(value, theirs, under: bool) -> bool:

@@ -115,6 +115,12 @@ ATTACKS = {  # name -> (program, test): Python fails (or errors) each; the judge
                                    "def f():\n    return Fake()\n"), "assert not isinstance(f(), ValueError)"),
     "class_claimed_by_a_subclass": (("class L(list):\n    @property\n    def __class__(self):\n        return dict\n"
                                     "def f():\n    return L([1])\n"), "assert not isinstance(f(), dict)"),
+    # a hash the program computes is its process's (str and tuple hashes are seeded per process): read by a test,
+    # or used to find a builtin's subclass among the judge's own values, it is refused
+    "object_hash_read": (_POINT.format("def __hash__(self):\n        return hash(('p', self.x))"),
+                         "assert hash(mk(1)) != hash(('p', 1))"),
+    "str_subclass_hash": (("class S(str):\n    def __hash__(self):\n        return hash(str(self))\n"
+                          "def f():\n    return S('abc')\n"), "assert f() not in {'abc', 'x'}"),
 }  # fmt: skip
 
 PYTHON_ERRORS = {"str_str_raises", "object_unhashable"}  # Python raises; it fails the others
@@ -145,7 +151,7 @@ RIGHT = {  # name -> (program, tests): right programs of the same shapes, which 
         def both(x):
             return {P(x), P(x)}
     '''), ["assert len({mk(1), mk(1)}) == 1 and mk(1) != mk(2) and not (mk(1) != mk(1))",
-           "assert both(3) == {mk(3)} and hash(mk(1)) == hash(mk(1))"]),
+           "assert both(3) == {mk(3)} and {mk(1): 'a'}[mk(1)] == 'a'"]),
     "isinstance_of_plain_values": (("class L(list):\n    pass\nclass B:\n    pass\ndef f():\n    return L([1])\n"
                                    "def g():\n    return B()\n"),
                                    ["assert isinstance(f(), list) and not isinstance(f(), dict) and not isinstance(g(), list)"]),
