@@ -22,10 +22,8 @@ Format (bytes; counts and lengths are ASCII decimal)::
     s<n>:<utf-8 bytes>          str (surrogates kept with surrogatepass)      b<n>:<bytes>   bytes
     l t S Z Q g  <n>:<items>    list, tuple, set, frozenset, deque, consumed iterator
     G<n>:<items>                the first n items of an iterator that went on past ``MAX_ITERATOR_ITEMS``
-    d<n>:<k v ...>              dict
+    d<n>:<k v ...>              dict        I<n>:<k v ...>   a dict's items view        B<n>:<bytes>   bytearray
     X Y <n>:<items>             a dict's keys view, values view (the judge's is a view of a dict of those items)
-    I<n>:<k v ...>              a dict's items view
-    B<n>:<bytes>                bytearray
     o<n>:<name><k v ...>        ProgramObject with n fields (name and keys are str items), of a class with its own
                                 __eq__ (compared as data); j: of a class without one (compared by identity, as
                                 Python does); k: of a class whose C base defines it (equality refused)
@@ -44,10 +42,8 @@ Format (bytes; counts and lengths are ASCII decimal)::
     M<str><i|N|F><value>        its classes' own dunders (comma-separated; the judge refuses what they answer)
                                 and its hash (``N`` unhashable, ``F`` none)
     h<hex>;<value>              a program object whose class defines its own ``__eq__``, with its serial in the
-                                test (a snapshot: probed twice, two serials): the judge calls two such objects equal only where their data are equal and
-                                the verdict of that ``__eq__``, computed in the sandbox (``_wire_own``), says so;
-                                asked of the outermost such objects only, as Python asks (inside one, its __eq__
-                                decides what else it compares)
+                                test (probed twice, two serials): equal to the judge where the data are equal and
+                                that ``__eq__``'s verdicts (``_wire_own``, of the outermost such objects) say so
 
 This file must stay importable without the package (the fork server imports it by itself) and holds the encoding
 side only: the decoding side and the records it builds (:class:`ProgramObject`, :class:`ForeignObject`,
@@ -65,6 +61,11 @@ import builtins
 import collections
 import collections.abc
 import sys
+
+try:  # started by the sandbox: the execution folder is on the path, the package is not imported
+    import _wire_class
+except ImportError:  # imported as part of the package
+    from . import _wire_class
 
 __all__ = ["MAX_DEPTH", "TooLarge", "WireError", "encode"]
 
@@ -131,7 +132,7 @@ def _builtin_data(value, t) -> bool:
     except Exception:  # noqa: BLE001 - a class may refuse
         return False
     return (_type(names) is tuple and all(_type(n) is str for n in names) and _len(names) == tuple.__len__(value)
-            and not _own_names(t, tuple))  # one with dunders of its own is a subclass, refused where they answer
+            and not _wire_class.own_names(t, tuple))  # one with dunders of its own is a subclass, refused where they answer
 
 
 def _qualname(t) -> str:
@@ -288,7 +289,7 @@ def _texts(value) -> bytes:
     ``__repr__``, else nothing. They are the program's own code, run here as any of its code runs, and travel as
     its claim, as a returned string does; one that raises or is too long travels as ``F`` (the judge refuses it)."""
     try:
-        own, stop = False, _below(value)
+        own, stop = False, _wire_class.below(value, _isinstance(value, _SUBCLASSABLE))
         for klass in _MRO_OF(_type(value)):
             if klass is stop:
                 break
@@ -311,43 +312,11 @@ def _texts(value) -> bytes:
     return b"".join(parts)
 
 
-# Dunders that answer nothing the judge does with a value (construction, pickling, writes, texts sent on their own)
-_QUIET_DUNDERS = frozenset("""__module__ __qualname__ __doc__ __dict__ __weakref__ __slots__ __annotations__ __init__
-    __new__ __init_subclass__ __class_getitem__ __firstlineno__ __static_attributes__ __orig_bases__ __parameters__
-    __match_args__ __dataclass_fields__ __dataclass_params__ __set_name__ __reduce__ __reduce_ex__ __copy__
-    __deepcopy__ __getstate__ __setstate__ __getnewargs__ __getnewargs_ex__ __del__ __setattr__ __delattr__
-    __setitem__ __delitem__ __str__ __repr__ __dir__ __sizeof__ __subclasshook__ __abstractmethods__ __post_init__
-    __enter__ __exit__ __call__ __type_params__ __annotate__""".split())
-
-
-def _below(value):
-    """The class the judge rebuilds for ``value``: the builtin of a program's subclass of one, else ``object`` (a C
-    base such as ``deque`` or ``BaseException`` answers for the program's class: its dunders count)."""
-    mro = _MRO_OF(_type(value))
-    return next(k for k in mro if _TYPE_FLAGS(k) & _IMMUTABLE_TYPE_FLAG) if _isinstance(value, _SUBCLASSABLE) else object
-
-
-def _own_names(t, stop) -> set:
-    """The non-quiet dunders ``t``'s classes above ``stop`` define (``IntEnum.__format__``, ``int``'s, is not)."""
-    names, kept = set(), _TYPE_DICT(stop)
-    for klass in _MRO_OF(t):
-        if klass is stop:
-            break
-        for k, v in _PROXY_ITEMS(_TYPE_DICT(klass)):
-            if (_type(k) is str and _len(k) > 4 and k[:2] == k[-2:] == "__" and k not in _QUIET_DUNDERS
-                    and k[2:-2].isidentifier() and kept.get(k, _Raw) is not v):
-                names.add(k)
-    return names
-
-
 def _dunders(value) -> bytes:
-    """``M``, the dunders of ``value``'s classes the judge does not rebuild (:func:`_own_names`) and its hash where
-    ``__hash__`` is one (the program's own code, run here as its ``__str__`` is); empty where there are none."""
+    """``M``, the dunders of ``value``'s classes the judge does not rebuild (``_wire_class.own_dunders``) and its
+    hash where ``__hash__`` is one (the program's own code, run here as its ``__str__`` is); or nothing."""
     mro = _MRO_OF(_type(value))
-    try:
-        names = _own_names(_type(value), _below(value))
-    except Exception:  # noqa: BLE001 - a class may refuse: then nothing it defines is believed
-        names = {"__eq__", "__ne__", "__hash__", "__bool__", "__len__", "__iter__", "__format__"}
+    names = _wire_class.own_dunders(value, _isinstance(value, _SUBCLASSABLE))
     if not names:
         return b""
     hashed = b"F"  # N: its class sets __hash__ = None (defining __eq__ alone does); F: it raised

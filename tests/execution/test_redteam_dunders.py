@@ -121,6 +121,27 @@ ATTACKS = {  # name -> (program, test): Python fails (or errors) each; the judge
                          "assert hash(mk(1)) != hash(('p', 1))"),
     "str_subclass_hash": (("class S(str):\n    def __hash__(self):\n        return hash(str(self))\n"
                           "def f():\n    return S('abc')\n"), "assert f() not in {'abc', 'x'}"),
+    # the judge reads a field where its own loop reads an attribute: a __getattribute__ or a property of the same
+    # name answers that read in Python
+    "own_getattribute_in_a_loop": (_p('''
+        class P:
+            def __init__(self, x):
+                self.x = x
+            def __getattribute__(self, name):
+                return 99 if name == "x" else object.__getattribute__(self, name)
+        def f():
+            return [P(1), P(1)]
+    '''), "for p in f():\n    assert p.x == 1"),
+    "property_hides_a_field": (_p('''
+        class P:
+            def __init__(self, x):
+                self.__dict__["x"] = x
+            @property
+            def x(self):
+                return 99
+        def f():
+            return [P(1), P(1)]
+    '''), "assert [p.x for p in f()] == [1, 1]"),
 }  # fmt: skip
 
 PYTHON_ERRORS = {"str_str_raises", "object_unhashable"}  # Python raises; it fails the others
@@ -155,6 +176,27 @@ RIGHT = {  # name -> (program, tests): right programs of the same shapes, which 
     "isinstance_of_plain_values": (("class L(list):\n    pass\nclass B:\n    pass\ndef f():\n    return L([1])\n"
                                    "def g():\n    return B()\n"),
                                    ["assert isinstance(f(), list) and not isinstance(f(), dict) and not isinstance(g(), list)"]),
+    "fields_read_in_a_loop": (_p('''
+        import dataclasses, functools
+        @dataclasses.dataclass
+        class P:
+            x: int
+            @property
+            def double(self):
+                return 2 * self.x
+            @functools.cached_property
+            def triple(self):
+                return 3 * self.x
+        class S:
+            __slots__ = ("x",)
+            def __init__(self, x):
+                self.x = x
+        def f():
+            return [P(1), P(2)]
+        def g():
+            return [S(1), S(2)]
+    '''), ["assert [p.x for p in f()] == [1, 2] and [s.x for s in g()] == [1, 2]",
+          "total = 0\nfor p in f():\n    total += p.x\nassert total == 3"]),
     "truthy_objects": ("class B:\n    pass\ndef f():\n    return B()\n", ["assert f()", "assert bool(f()) is True"]),
     "own_eq_and_ne": (_POINT.format("def __ne__(self, o):\n        return not self == o\n    __hash__ = None"),
                       ["assert mk(1) != mk(2) and not (mk(1) != mk(1)) and mk(1) == mk(1)",

@@ -485,6 +485,8 @@ class _Interpreter(_Compound):
         if type(value) is _ModuleView:
             return value.get(attr)
         if type(value) is ProgramObject:
+            if "__getattribute__" in value.own:  # its class answers value.x (or a property hides the field)
+                raise Unjudged(f"{value.name}.{attr} is read by the program's own code, which the judge does not run")
             if attr in value.fields:
                 return value.fields[attr]
             raise AttributeError(f"{value.name} object has no data attribute {attr!r} (its methods stay in the sandbox)")
