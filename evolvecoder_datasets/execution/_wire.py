@@ -251,6 +251,8 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
                     kind = header[:1]
                     if texted := kind in _TEXTED_KINDS:  # its class's own dunders: the judge refuses their answers
                         header = _dunders(item) + header
+                    elif kind in _READ_KINDS and _TYPE_FLAGS(_type(item)) & _HEAP_TYPE_FLAG:
+                        header = _dunders(item, _READ_DUNDERS) + header  # a mapping or iterator class's
                     if own is not None and kind in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
                         # its serial in the test: one object probed twice is two snapshots, each with verdicts
                         header = b"h%x;" % _len(own) + header
@@ -312,11 +314,15 @@ def _texts(value) -> bytes:
     return b"".join(parts)
 
 
-def _dunders(value) -> bytes:
+_READ_KINDS = frozenset([b"d", b"g", b"G"])  # a class of the program's sent as what it iterates to
+_READ_DUNDERS = frozenset(["__iter__", "__next__"])  # which the encoding reproduces
+
+
+def _dunders(value, modelled=frozenset()) -> bytes:
     """``M``, the dunders of ``value``'s classes the judge does not rebuild (``_wire_class.own_dunders``) and its
     hash where ``__hash__`` is one (the program's own code, run here as its ``__str__`` is); or nothing."""
     mro = _MRO_OF(_type(value))
-    names = _wire_class.own_dunders(value, _isinstance(value, _SUBCLASSABLE))
+    names = _wire_class.own_dunders(value, _isinstance(value, _SUBCLASSABLE)) - modelled
     if not names:
         return b""
     hashed = b"F"  # N: its class sets __hash__ = None (defining __eq__ alone does); F: it raised

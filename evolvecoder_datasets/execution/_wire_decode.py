@@ -263,12 +263,34 @@ def _with_own(value, own: frozenset, hashed):
     if _type(value) is ProgramObject:
         value.own, value.own_hash = own, hashed
         return value
+    if _type(value) is dict:  # a mapping class of the program's, sent as the dict it iterates to
+        return _refusing_subclass("mapping", dict, own)(value)
+    if _type(value) is _LIST_ITERATOR or _type(value) is IteratorPrefix:  # an iterator class of the program's
+        return _refusing_iterator(own)(value)
     base = _type(value).__mro__[1] if _type(value).__dict__.get("_judge_made") else None
     if base not in _SUBCLASSABLE or _type(value).__dict__.get("_judge_own") is not None:
         raise WireError("dunders for a value that is not a program's object")
     rebuilt = _refusing_subclass(_type(value).__name__, base, own)(base(value))
     rebuilt._judge_hash = hashed
     return rebuilt
+
+
+_LIST_ITERATOR = _type(iter([]))
+
+
+@functools.lru_cache(maxsize=256)
+def _refusing_iterator(own: frozenset) -> type:
+    """An iterator of the program's class: what it yielded (sent), and a refusal for every other dunder its class
+    defines (``len`` of it, ``in`` ...)."""
+
+    def refuser(dunder):
+        return lambda self, *args, **kwargs: _refuse("iterator", dunder)
+
+    space = {dunder: refuser(dunder) for dunder in own if dunder not in _KEPT}
+    space.update(__slots__=("_items",), __init__=lambda self, items: object.__setattr__(self, "_items", items),
+                 __iter__=lambda self: self,
+                 __next__=lambda self: next(self._items), __hash__=object.__hash__)
+    return type("iterator", (), space)
 
 
 @functools.lru_cache(maxsize=256)

@@ -142,6 +142,37 @@ ATTACKS = {  # name -> (program, test): Python fails (or errors) each; the judge
         def f():
             return [P(1), P(1)]
     '''), "assert [p.x for p in f()] == [1, 1]"),
+    # a mapping or an iterator class of the program's travels as what it iterates to: its other dunders answer too
+    "mapping_class_len": (_p('''
+        import collections.abc
+        class M(collections.abc.Mapping):
+            def __init__(self, d):
+                self.d = d
+            def __getitem__(self, k):
+                return self.d[k]
+            def __iter__(self):
+                return iter(self.d)
+            def __len__(self):
+                return 0
+        def f():
+            return M({"a": 1, "b": 2})
+    '''), "assert len(f()) == 2"),
+    "iterator_class_len_caught": (_p('''
+        class It:
+            def __init__(self):
+                self.i = 0
+            def __iter__(self):
+                return self
+            def __next__(self):
+                self.i += 1
+                if self.i > 3:
+                    raise StopIteration
+                return self.i
+            def __len__(self):
+                return 5
+        def f():
+            return It()
+    '''), "try:\n    n = len(f())\nexcept TypeError:\n    n = 0\nassert n == 0"),
 }  # fmt: skip
 
 PYTHON_ERRORS = {"str_str_raises", "object_unhashable"}  # Python raises; it fails the others
@@ -197,6 +228,32 @@ RIGHT = {  # name -> (program, tests): right programs of the same shapes, which 
             return [S(1), S(2)]
     '''), ["assert [p.x for p in f()] == [1, 2] and [s.x for s in g()] == [1, 2]",
           "total = 0\nfor p in f():\n    total += p.x\nassert total == 3"]),
+    "iterator_and_mapping_classes": (_p('''
+        import collections.abc
+        class Count:
+            def __init__(self, n):
+                self.i, self.n = 0, n
+            def __iter__(self):
+                return self
+            def __next__(self):
+                self.i += 1
+                if self.i > self.n:
+                    raise StopIteration
+                return self.i
+        class M(collections.abc.Mapping):
+            def __init__(self, d):
+                self.d = d
+            def __getitem__(self, k):
+                return self.d[k]
+            def __iter__(self):
+                return iter(self.d)
+            def __len__(self):
+                return len(self.d)
+        def f():
+            return Count(3)
+        def g():
+            return M({"a": 1})
+    '''), ["assert list(f()) == [1, 2, 3] and sum(f()) == 6", "assert dict(g()) == {'a': 1}"]),
     "truthy_objects": ("class B:\n    pass\ndef f():\n    return B()\n", ["assert f()", "assert bool(f()) is True"]),
     "own_eq_and_ne": (_POINT.format("def __ne__(self, o):\n        return not self == o\n    __hash__ = None"),
                       ["assert mk(1) != mk(2) and not (mk(1) != mk(1)) and mk(1) == mk(1)",
