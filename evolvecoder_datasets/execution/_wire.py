@@ -226,6 +226,7 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
     texts_left = _MAX_TEXTS
     pop_marker, own_pop = _PopMarker, _OwnPopMarker
     own_above = 0  # objects with their own __eq__ being encoded around this item
+    classes: dict = {}  # what was read of each class's own dunders (``_wire_class.own_dunders``)
     while stack:
         item = stack.pop()
         if item is pop_marker:
@@ -250,9 +251,9 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
                     marker = pop_marker
                     kind = header[:1]
                     if texted := kind in _TEXTED_KINDS:  # its class's own dunders: the judge refuses their answers
-                        header = _dunders(item) + header
+                        header = _dunders(item, classes) + header
                     elif kind in _READ_KINDS and _TYPE_FLAGS(_type(item)) & _HEAP_TYPE_FLAG:
-                        header = _dunders(item, _READ_DUNDERS) + header  # a mapping or iterator class's
+                        header = _dunders(item, classes, _READ_DUNDERS) + header  # a mapping or iterator class's
                     if own is not None and kind in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
                         # its serial in the test: one object probed twice is two snapshots, each with verdicts
                         header = b"h%x;" % _len(own) + header
@@ -318,11 +319,11 @@ _READ_KINDS = frozenset([b"d", b"g", b"G"])  # a class of the program's sent as 
 _READ_DUNDERS = frozenset(["__iter__", "__next__"])  # which the encoding reproduces
 
 
-def _dunders(value, modelled=frozenset()) -> bytes:
+def _dunders(value, classes: dict, modelled=frozenset()) -> bytes:
     """``M``, the dunders of ``value``'s classes the judge does not rebuild (``_wire_class.own_dunders``) and its
     hash where ``__hash__`` is one (the program's own code, run here as its ``__str__`` is); or nothing."""
     mro = _MRO_OF(_type(value))
-    names = _wire_class.own_dunders(value, _isinstance(value, _SUBCLASSABLE)) - modelled
+    names = _wire_class.own_dunders(value, _isinstance(value, _SUBCLASSABLE), classes) - modelled
     if not names:
         return b""
     hashed = b"F"  # N: its class sets __hash__ = None (defining __eq__ alone does); F: it raised

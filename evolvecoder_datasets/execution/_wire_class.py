@@ -61,30 +61,37 @@ def own_names(t, stop) -> set:
     return names
 
 
-def shadowed(value) -> bool:
-    """Whether a data descriptor of ``value``'s classes (a ``property``) hides a field of its ``__dict__`` from
-    ``value.x``: the judge, which reads the fields, must not answer that read."""
+def shadowed(value, described) -> bool:
+    """Whether a data descriptor of ``value``'s classes (a ``property``; their names: ``described``) hides a field
+    of its ``__dict__`` from ``value.x``: the judge, which reads the fields, must not answer that read."""
     try:
         d = _object_getattribute(value, "__dict__")
     except Exception:  # noqa: BLE001 - slots only: read as Python reads them
         return False
-    if not _isinstance(d, dict):
-        return False
-    mro = _MRO_OF(_type(value))
-    described = [k for c in mro[:-1] for k, v in _PROXY_ITEMS(_TYPE_DICT(c)) if _setter(_type(v))]
-    return any(_type(k) is str and dict.__contains__(d, k) for k in described)
+    return _isinstance(d, dict) and any(dict.__contains__(d, k) for k in described)
+
+
+def _described(t) -> list:
+    return [k for c in _MRO_OF(t)[:-1] for k, v in _PROXY_ITEMS(_TYPE_DICT(c)) if _type(k) is str and _setter(_type(v))]
 
 
 def _setter(t) -> bool:
     return any("__set__" in _TYPE_DICT(c) or "__delete__" in _TYPE_DICT(c) for c in _MRO_OF(t))
 
 
-def own_dunders(value, subclass: bool) -> set:
+def own_dunders(value, subclass: bool, cache: dict | None = None) -> set:
     """The dunders of ``value``'s classes the judge refuses (``subclass``: a program's subclass of a builtin);
-    ``__getattribute__`` also where a field is hidden from attribute reads (:func:`shadowed`)."""
+    ``__getattribute__`` also where a field is hidden from attribute reads (:func:`shadowed`). ``cache`` (one per
+    value encoded) keeps what was read of each class: a linked list's nodes read their class once."""
+    t = _type(value)
     try:
-        names = own_names(_type(value), below(value, subclass))
-        if not subclass and shadowed(value):
+        known = cache.get(t) if cache is not None else None
+        if known is None:
+            known = (frozenset(own_names(t, below(value, subclass))), [] if subclass else _described(t))
+            if cache is not None:
+                cache[t] = known
+        names = set(known[0])
+        if known[1] and shadowed(value, known[1]):
             names.add("__getattribute__")
     except Exception:  # noqa: BLE001 - a class may refuse: then nothing it defines is believed
         names = set(_ALL_REFUSED)
