@@ -22,10 +22,8 @@ Format (bytes; counts and lengths are ASCII decimal)::
     s<n>:<utf-8 bytes>          str (surrogates kept with surrogatepass)      b<n>:<bytes>   bytes
     l t S Z Q g  <n>:<items>    list, tuple, set, frozenset, deque, consumed iterator
     G<n>:<items>                the first n items of an iterator that went on past ``MAX_ITERATOR_ITEMS``
-    d<n>:<k v ...>              dict
+    d<n>:<k v ...>              dict        I<n>:<k v ...>   a dict's items view        B<n>:<bytes>   bytearray
     X Y <n>:<items>             a dict's keys view, values view (the judge's is a view of a dict of those items)
-    I<n>:<k v ...>              a dict's items view
-    B<n>:<bytes>                bytearray
     o<n>:<name><k v ...>        ProgramObject with n fields (name and keys are str items), of a class with its own
                                 __eq__ (compared as data); j: of a class without one (compared by identity, as
                                 Python does); k: of a class whose C base defines it (equality refused)
@@ -38,13 +36,14 @@ Format (bytes; counts and lengths are ASCII decimal)::
     y<depth>;                   a reference back to an enclosing container
     u<name><value>              an instance of a program's subclass of a builtin: the builtin data it holds, and
                                 its class name (the judge rebuilds it as a method-less subclass of that name)
-    P<str|N><str|N><value>      the ``str`` and ``repr`` the program's class gives a value (a program object or
+    P<str|N|F><str|N|F><value>  the ``str`` and ``repr`` the program's class gives a value (a program object or
                                 subclass whose class defines ``__str__``/``__repr__``), computed in the sandbox
+                                (``F``: it raised or was too long, the judge refuses it)
+    M<str><i|N|F><value>        its classes' own dunders (comma-separated; the judge refuses what they answer)
+                                and its hash (``N`` unhashable, ``F`` none)
     h<hex>;<value>              a program object whose class defines its own ``__eq__``, with its serial in the
-                                test (a snapshot: probed twice, two serials): the judge calls two such objects equal only where their data are equal and
-                                the verdict of that ``__eq__``, computed in the sandbox (``_wire_own``), says so;
-                                asked of the outermost such objects only, as Python asks (inside one, its __eq__
-                                decides what else it compares)
+                                test (probed twice, two serials): equal to the judge where the data are equal and
+                                that ``__eq__``'s verdicts (``_wire_own``, of the outermost such objects) say so
 
 This file must stay importable without the package (the fork server imports it by itself) and holds the encoding
 side only: the decoding side and the records it builds (:class:`ProgramObject`, :class:`ForeignObject`,
@@ -63,7 +62,12 @@ import collections
 import collections.abc
 import sys
 
-__all__ = ["encode", "WireError", "TooLarge", "MAX_DEPTH"]
+try:  # started by the sandbox: the execution folder is on the path, the package is not imported
+    import _wire_class
+except ImportError:  # imported as part of the package
+    from . import _wire_class
+
+__all__ = ["MAX_DEPTH", "TooLarge", "WireError", "encode"]
 
 MAX_DEPTH = 10_000  # a linked list of 10,000 program nodes still travels; deeper is refused
 MAX_ITERATOR_ITEMS = 100_000  # items of a returned iterator sent; one that goes on (an infinite one) sends these
@@ -127,7 +131,8 @@ def _builtin_data(value, t) -> bool:
         names = getattr(t, "_fields", None)
     except Exception:  # noqa: BLE001 - a class may refuse
         return False
-    return _type(names) is tuple and all(_type(n) is str for n in names) and _len(names) == tuple.__len__(value)
+    return (_type(names) is tuple and all(_type(n) is str for n in names) and _len(names) == tuple.__len__(value)
+            and not _wire_class.own_names(t, tuple))  # one with dunders of its own is a subclass, refused where they answer
 
 
 def _qualname(t) -> str:
@@ -221,6 +226,7 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
     texts_left = _MAX_TEXTS
     pop_marker, own_pop = _PopMarker, _OwnPopMarker
     own_above = 0  # objects with their own __eq__ being encoded around this item
+    classes: dict = {}  # what was read of each class's own dunders (``_wire_class.own_dunders``)
     while stack:
         item = stack.pop()
         if item is pop_marker:
@@ -243,13 +249,19 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
                 else:
                     header, children = _container(item)
                     marker = pop_marker
-                    if own is not None and header[:1] in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
+                    kind = header[:1]
+                    if texted := kind in _TEXTED_KINDS:  # its class's own dunders: the judge refuses their answers
+                        header = _dunders(item, classes) + header
+                    elif kind in _READ_KINDS and _TYPE_FLAGS(_type(item)) & _HEAP_TYPE_FLAG:
+                        header = _dunders(item, classes, _READ_DUNDERS) + header  # a mapping or iterator class's
+                    if own is not None and kind in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
                         # its serial in the test: one object probed twice is two snapshots, each with verdicts
                         header = b"h%x;" % _len(own) + header
+                        texted = False
                         own.append((item, not own_above))  # the outermost: Python asks its __eq__; inside it,
                         own_above += 1  # that __eq__ does
                         marker = own_pop
-                    if texts_left and _len(path) < _TEXT_DEPTH and header[0] in _TEXTED_TAGS:
+                    if texts_left and _len(path) < _TEXT_DEPTH and texted:
                         texts = _texts(item)
                         texts_left -= _len(texts) > 0
                         header = texts + header
@@ -271,18 +283,18 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
 _TEXT_DEPTH = 3  # program objects this near the top carry their texts (a linked list's head, not its every node)
 _MAX_TEXTS = 64  # objects of one value that carry them
 _MAX_TEXT = 1 << 16  # a longer text is not sent
-_TEXTED_TAGS = frozenset(b"opjJkKu")
+_TEXTED_KINDS = frozenset([b"o", b"p", b"j", b"J", b"k", b"K", b"u"])
 _MRO_OF = type.__dict__["__mro__"].__get__
 
 
 def _texts(value) -> bytes:
     """``P`` and the ``str`` and ``repr`` of ``value`` where its class (below any C base) defines ``__str__`` or
     ``__repr__``, else nothing. They are the program's own code, run here as any of its code runs, and travel as
-    its claim, as a returned string does; one that raises or is too long travels as ``N`` (the judge's default)."""
+    its claim, as a returned string does; one that raises or is too long travels as ``F`` (the judge refuses it)."""
     try:
-        own = False
+        own, stop = False, _wire_class.below(value, _isinstance(value, _SUBCLASSABLE))
         for klass in _MRO_OF(_type(value)):
-            if _TYPE_FLAGS(klass) & _IMMUTABLE_TYPE_FLAG:
+            if klass is stop:
                 break
             names = _TYPE_DICT(klass)
             if "__str__" in names or "__repr__" in names:
@@ -296,11 +308,33 @@ def _texts(value) -> bytes:
     for show in (str, repr):
         try:
             text = show(value)
-            token = _str_token(_str_str(text)) if _isinstance(text, str) and _len(text) <= _MAX_TEXT else b"N"
+            token = _str_token(_str_str(text)) if _isinstance(text, str) and _len(text) <= _MAX_TEXT else b"F"
         except BaseException:  # noqa: BLE001 - the program's __str__ may raise anything
-            token = b"N"
+            token = b"F"
         parts.append(token)
     return b"".join(parts)
+
+
+_READ_KINDS = frozenset([b"d", b"g", b"G"])  # a class of the program's sent as what it iterates to
+_READ_DUNDERS = frozenset(["__iter__", "__next__"])  # which the encoding reproduces
+
+
+def _dunders(value, classes: dict, modelled=frozenset()) -> bytes:
+    """``M``, the dunders of ``value``'s classes the judge does not rebuild (``_wire_class.own_dunders``) and its
+    hash where ``__hash__`` is one (the program's own code, run here as its ``__str__`` is); or nothing."""
+    mro = _MRO_OF(_type(value))
+    names = _wire_class.own_dunders(value, _isinstance(value, _SUBCLASSABLE), classes) - modelled
+    if not names:
+        return b""
+    hashed = b"F"  # N: its class sets __hash__ = None (defining __eq__ alone does); F: it raised
+    if "__hash__" in names:
+        try:
+            found = next(_TYPE_DICT(k)["__hash__"] for k in mro if "__hash__" in _TYPE_DICT(k))
+            number = None if found is None else hash(value)
+            hashed = b"N" if found is None else _int_token(number) if _type(number) is int else b"F"
+        except BaseException:  # noqa: BLE001 - the program's __hash__ may raise anything
+            hashed = b"F"
+    return b"M" + _str_token(",".join(sorted(names))) + hashed
 
 
 class _Raw:

@@ -1,5 +1,7 @@
 """The value wire's trusted side: :func:`decode` turns the bytes a sandboxed program's values became back into plain
-data, and the inert records it builds for what is not plain data.
+data, and the inert records it builds for what is not plain data (kept in ``_wire_records.py``, re-exported here).
+A program's subclass of a builtin whose class defines dunders of its own (``M``) is rebuilt with each of them
+refusing (:class:`Unjudged`): what Python would ask of the program's code, the judge does not answer.
 
 Only the caller's judge loads this module (the format is described in ``_wire.py``, whose encoder runs inside the
 sandbox). There is no pickle and no code path here that calls anything the bytes name; decoding is iterative and
@@ -17,12 +19,32 @@ import collections
 import decimal
 import fractions
 import functools
-import threading
 
 from ._wire import _FACTORIES, _SUBCLASSABLE, MAX_DEPTH, WireError, _isinstance, _len, _type
+from ._wire_records import (
+    _UNHASHABLE,
+    NO_TEXT,
+    CycleRef,
+    ForeignObject,
+    IteratorPrefix,
+    PastThePrefix,
+    ProgramObject,
+    Unjudged,
+    _refuse,
+    sent_text,
+)
 
-__all__ = ["decode", "decode_at", "ProgramObject", "ForeignObject", "CycleRef", "IteratorPrefix", "PastThePrefix",
-           "MAX_RANGE"]
+__all__ = [
+    "MAX_RANGE",
+    "CycleRef",
+    "ForeignObject",
+    "IteratorPrefix",
+    "PastThePrefix",
+    "ProgramObject",
+    "Unjudged",
+    "decode",
+    "decode_at",
+]  # fmt: skip
 
 # a program object's tag -> (how it compares, whether its class answers its own truth); see ``_wire``'s table
 _OBJECT_KINDS = {b"o": ("data", False), b"p": ("data", True), b"j": ("identity", False), b"J": ("identity", True),
@@ -31,206 +53,6 @@ _CONTAINER_TAGS = frozenset([b"l", b"t", b"S", b"Z", b"Q", b"g", b"G", b"d", b"C
                             b"I"])
 _PAIRED_TAGS = frozenset([b"d", b"C", b"O", b"W", b"I"])  # containers whose items are key, value pairs
 MAX_RANGE = 1_000_000  # a range is decoded only up to this length: the judge could otherwise be made to walk it
-
-
-class ProgramObject:
-    """An instance of a class the program defined, as data: its class name and its fields.
-
-    Two are equal when they have the same class name and equal fields (structural equality), never equal to a
-    builtin value; two of classes that define no ``__eq__`` (``equality="identity"``) only when they are the same
-    value, as in Python; one whose C base defines ``__eq__`` (``"refused"``: its data is not sent) cannot be
-    compared. The judge's own ``ListNode``/``TreeNode`` compare as data. Its fields are readable as attributes.
-
-    Example:
-        >>> a = ProgramObject("ListNode", (("val", 1), ("next", None)))
-        >>> a == ProgramObject("ListNode", (("val", 1), ("next", None))), a == 1, a.fields["val"]
-        (True, False, 1)
-    """
-
-    __slots__ = ("name", "items", "fields", "own_truth", "equality", "text", "shown", "wire", "ident", "verdicts")
-
-    def __init__(self, name: str, items: tuple, own_truth: bool = False, equality: str = "data",
-                 wire: bool = False) -> None:
-        self.name = name
-        self.items = items
-        self.fields = dict(items)
-        self.own_truth = own_truth
-        self.equality = equality  # "data", "identity" (no __eq__ in its class: Python's default) or "refused"
-        self.text = self.shown = None  # its str and repr as the program's class gave them in the sandbox, if sent
-        self.wire = wire  # sent by the sandbox (the judge's own ListNode, made from a test's literal, is not)
-        self.ident = None  # its identity in the sandbox, sent where its class defines its own __eq__ (``h``)
-        self.verdicts = None  # what that __eq__ said of the pairs of the report's such objects: {(id, id): bool}
-
-    def __bool__(self):
-        # An object is true unless its class says otherwise; a class that says so (``__bool__``, ``__len__``)
-        # answers with its own code, which could read who is asking, so the judge takes no answer from it.
-        if self.own_truth:
-            raise TypeError(f"the truth value of a {self.name} object is defined by the program's own code")
-        return True
-
-    def __eq__(self, other):
-        # Iterative: a linked list of 10,000 nodes compares without recursing 10,000 frames deep. A pair is "under"
-        # a pair of objects with their own __eq__ (whose verdict, in Python, decides what else is compared).
-        pairs = [(self, other, bool(getattr(_inside_own, "depth", 0)))]
-        owned = []  # the outermost pairs of objects whose own __eq__ must agree once all the data are equal
-        while pairs:
-            a, b, under = pairs.pop()
-            if type(b) is not ProgramObject:
-                return False
-            if "refused" in (a.equality, b.equality):
-                raise TypeError(f"{a.name} objects compare by a C base's data, which the judge does not see")
-            if a.equality == "identity" and b.equality == "identity":
-                # two objects of classes without __eq__: Python compares identities (the same decoded value)
-                if a is b:
-                    continue
-                return False
-            if a.name != b.name or a.fields.keys() != b.fields.keys():
-                return False
-            own = a.wire and b.wire and (a.ident is not None or b.ident is not None)
-            if own and not under:
-                owned.append((a, b))
-            under = under or own
-            for key, value in a.fields.items():
-                theirs = b.fields[key]
-                if type(value) is ProgramObject:
-                    pairs.append((value, theirs, under))
-                elif type(theirs) is ProgramObject or not _equal_inside(value, theirs, under):
-                    return False
-        # Equal data; where the program's class defines __eq__, its verdict (computed in the sandbox) must agree,
-        # as that __eq__ decides in Python: data kept outside the instance cannot make two objects equal here.
-        return all(_own_verdict(a, b) for a, b in owned)
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    def __hash__(self):
-        return hash(("ProgramObject", self.name))
-
-    def __repr__(self):
-        if self.shown is not None:
-            return self.shown
-        inner = ", ".join(f"{k}={v!r}" for k, v in self.items)
-        return f"<{self.name}({inner})>"[:200]
-
-    def __str__(self):
-        return self.text if self.text is not None else self.__repr__()
-
-
-_inside_own = threading.local()  # .depth: comparisons running inside a pair of objects with their own __eq__
-
-
-def _equal_inside(value, theirs, under: bool) -> bool:
-    """``value == theirs`` for two fields, where a container's items compared by it (a list of the program's
-    objects) know whether they are inside a pair whose own ``__eq__`` decides."""
-    if not under:
-        return value == theirs
-    _inside_own.depth = getattr(_inside_own, "depth", 0) + 1
-    try:
-        return value == theirs
-    finally:
-        _inside_own.depth -= 1
-
-
-def _own_verdict(a: ProgramObject, b: ProgramObject) -> bool:
-    """What the program's own ``__eq__`` said of two of its objects in the sandbox (both orders); a ``TypeError``
-    where it sent no such verdict (it raised, the pair was past the cap, or the report carried none)."""
-    verdict = None
-    if a.ident is not None and b.ident is not None and a.verdicts is not None and a.verdicts is b.verdicts:
-        verdict = a.verdicts.get((a.ident, b.ident))
-    if verdict is None:
-        raise TypeError(f"{a.name} objects compare by the program's own __eq__, which gave no verdict on this pair")
-    return verdict
-
-
-class ForeignObject:
-    """A C-implemented value without a wire tag (``datetime.date``, a numpy array ...): type name and ``repr``.
-
-    Equal to another foreign object of the same type and the same ``repr``; never equal to a builtin value. Its truth
-    is its type's own, sent with it (``truth``; ``None`` where ``bool`` raised: then asking for it is a ``TypeError``).
-
-    Example:
-        >>> ForeignObject("datetime.date", "datetime.date(2020, 1, 1)") == ForeignObject("datetime.date", "datetime.date(2020, 1, 1)")
-        True
-    """
-
-    __slots__ = ("name", "text", "truth")
-
-    def __init__(self, name: str, text: str, truth: bool | None = True) -> None:
-        self.name, self.text, self.truth = name, text, truth
-
-    def __bool__(self):
-        # Its truth is its C type's own (an empty bytearray, a zero timedelta, an empty dict view are false), sent
-        # beside its repr; where the type gave none (``bool`` raised), the judge takes none either.
-        if self.truth is None:
-            raise TypeError(f"the truth value of a {self.name} value is ambiguous")
-        return self.truth
-
-    def __eq__(self, other):
-        return type(other) is ForeignObject and other.name == self.name and other.text == self.text
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    def __hash__(self):
-        return hash((self.name, self.text))
-
-    def __repr__(self):
-        return self.text[:200]
-
-
-class PastThePrefix(Exception):
-    """A test read an iterator past the items the sandbox sent (the judge's verdict is an error, never a pass)."""
-
-
-class IteratorPrefix:
-    """An iterator the program returned that yielded more than the wire sends: its first items, then
-    :class:`PastThePrefix` (not ``StopIteration``: its end is not known). Like a generator, it is equal only to
-    itself, true, and has no ``len``.
-
-    Example:
-        >>> it = IteratorPrefix([0, 1])
-        >>> next(it), next(it)
-        (0, 1)
-        >>> next(it)
-        Traceback (most recent call last):
-        ...
-        evolvecoder_datasets.execution._wire_decode.PastThePrefix: the test reads more than the 2 items the program's iterator sent
-    """
-
-    __slots__ = ("_items", "_next")
-
-    def __init__(self, items: list) -> None:
-        self._items, self._next = items, 0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._next < _len(self._items):
-            self._next += 1
-            return self._items[self._next - 1]
-        raise PastThePrefix(f"the test reads more than the {_len(self._items)} items the program's iterator sent")
-
-    def __repr__(self):
-        return f"<iterator: {_len(self._items)} items sent, more not>"
-
-
-class CycleRef:
-    """A container that contains itself: the reference points ``depth`` levels up."""
-
-    __slots__ = ("depth",)
-
-    def __init__(self, depth: int) -> None:
-        self.depth = depth
-
-    def __eq__(self, other):
-        return type(other) is CycleRef and other.depth == self.depth
-
-    def __hash__(self):
-        return hash(("CycleRef", self.depth))
-
-    def __repr__(self):
-        return "[...]"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -292,7 +114,7 @@ def _read_str(data: bytes, pos: int) -> tuple[str, int]:
 
 
 class _Frame:
-    __slots__ = ("kind", "remaining", "items", "name")
+    __slots__ = ("items", "kind", "name", "remaining")
 
     def __init__(self, kind: bytes, remaining: int, name: str = "") -> None:
         self.kind, self.remaining, self.items, self.name = kind, remaining, [], name
@@ -345,13 +167,15 @@ def _close(frame: _Frame):
             equality, own_truth = _OBJECT_KINDS[kind]
             return ProgramObject(frame.name, tuple(zip(keys, items[1::2])), own_truth=own_truth, equality=equality,
                                  wire=True)  # fmt: skip
+        if kind == b"M":
+            return _with_own(items[0], *frame.name)
         if kind == b"h":
             value = items[0]
             if _type(value) is not ProgramObject or value.equality != "data" or value.ident is not None:
                 raise WireError("an identity for a value that is not a program object compared as data")
             value.ident = frame.name
             return value
-    except TypeError as err:  # an unhashable item in a set or a dict key
+    except (TypeError, Unjudged) as err:  # an unhashable item in a set or a dict key, or one only its class compares
         raise WireError(f"unhashable item: {err}") from err
     raise WireError("unknown container")  # pragma: no cover
 
@@ -365,6 +189,9 @@ def _with_texts(value, text: str | None, shown: str | None):
     base = _type(value).__mro__[1] if _type(value).__dict__.get("_judge_made") else None
     if base not in _SUBCLASSABLE:
         raise WireError("texts for a value that is not a program's object")
+    if _type(value).__dict__.get("_judge_own") is not None:  # it answers str/repr from what it holds
+        value._judge_text, value._judge_shown = text, shown
+        return value
     rebuilt = _texted_subclass(_type(value).__name__, base)(base(value))
     rebuilt._judge_text, rebuilt._judge_shown = text, shown
     return rebuilt
@@ -375,10 +202,12 @@ def _texted_subclass(name: str, base: type) -> type:
     """:func:`_subclass` whose instances answer ``str``/``repr`` with the texts sent (the base's where none was)."""
 
     def text(self):
-        return self._judge_text if self._judge_text is not None else base.__str__(self)
+        sent = self._judge_text
+        return sent_text(sent, name, "__str__") if sent is not None else base.__str__(self)
 
     def shown(self):
-        return self._judge_shown if self._judge_shown is not None else base.__repr__(self)
+        sent = self._judge_shown
+        return sent_text(sent, name, "__repr__") if sent is not None else base.__repr__(self)
 
     return type(name, (base,), {"__str__": text, "__repr__": shown, "_judge_text": None, "_judge_shown": None})
 
@@ -389,6 +218,79 @@ def _subclass(name: str, base: type) -> type:
     for it as it was in the program, while ``==``, arithmetic and ``isinstance`` are the builtin's."""
     return type(name if name.isidentifier() else "subclass", (base,), {"__slots__": (), "_judge_made": True} if
                 base not in (int, bytes, tuple) else {"_judge_made": True})  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def _refusing_subclass(name: str, base: type, own: frozenset) -> type:
+    """:func:`_subclass` for a program class that defines dunders of its own (``own``): each operation Python would
+    answer with one of them is :class:`Unjudged` here (Python's own dispatch finds the refusal where it would find
+    the program's method, ``__hash__`` included), ``str``/``repr`` the texts sent."""
+    get = object.__getattribute__
+
+    def text(self):
+        sent = get(self, "_judge_text")
+        return sent_text(sent, name, "__str__") if sent is not None else base.__str__(self)
+
+    def shown(self):
+        sent = get(self, "_judge_shown")
+        return sent_text(sent, name, "__repr__") if sent is not None else base.__repr__(self)
+
+    def hashed(self):  # its program's own: a number in the judge's process would not match the sandbox's hashes
+        if get(self, "_judge_hash") is _UNHASHABLE:
+            raise TypeError(f"unhashable type: '{name}'")
+        _refuse(name, "__hash__")
+
+    def refuser(dunder):
+        return lambda self, *args, **kwargs: _refuse(name, dunder)
+
+    space = {dunder: refuser(dunder) for dunder in own if dunder not in _KEPT}
+    if "__class__" in own:  # a class it claims to be: isinstance reads it where the real type does not match
+        space["__class__"] = property(refuser("__class__"))
+    space.update(__str__=text, __repr__=shown, _judge_made=True, _judge_own=own, _judge_text=None, _judge_shown=None,
+                 _judge_hash=None, __hash__=hashed if "__hash__" in own else base.__hash__)
+    return type(name if name.isidentifier() else "subclass", (base,), space)
+
+
+# dunders the rebuilt class keeps as the judge's (texts travel; construction is the judge's own)
+_KEPT = frozenset(["__str__", "__repr__", "__hash__", "__new__", "__init__", "__class__", "__dict__", "__slots__",
+                   "__weakref__", "__init_subclass__", "__set_name__", "__class_getitem__", "__setattr__",
+                   "__delattr__"])
+
+
+def _with_own(value, own: frozenset, hashed):
+    """``value`` (a program object, or a program's subclass of a builtin as rebuilt) whose class defines the dunders
+    ``own``, with the hash the sandbox computed (``M``: a program object's sets use it among its kind)."""
+    if _type(value) is ProgramObject:
+        value.own, value.own_hash = own, hashed
+        return value
+    if _type(value) is dict:  # a mapping class of the program's, sent as the dict it iterates to
+        return _refusing_subclass("mapping", dict, own)(value)
+    if _type(value) is _LIST_ITERATOR or _type(value) is IteratorPrefix:  # an iterator class of the program's
+        return _refusing_iterator(own)(value)
+    base = _type(value).__mro__[1] if _type(value).__dict__.get("_judge_made") else None
+    if base not in _SUBCLASSABLE or _type(value).__dict__.get("_judge_own") is not None:
+        raise WireError("dunders for a value that is not a program's object")
+    rebuilt = _refusing_subclass(_type(value).__name__, base, own)(base(value))
+    rebuilt._judge_hash = hashed
+    return rebuilt
+
+
+_LIST_ITERATOR = _type(iter([]))
+
+
+@functools.lru_cache(maxsize=256)
+def _refusing_iterator(own: frozenset) -> type:
+    """An iterator of the program's class: what it yielded (sent), and a refusal for every other dunder its class
+    defines (``len`` of it, ``in`` ...)."""
+
+    def refuser(dunder):
+        return lambda self, *args, **kwargs: _refuse("iterator", dunder)
+
+    space = {dunder: refuser(dunder) for dunder in own if dunder not in _KEPT}
+    space.update(__slots__=("_items",), __init__=lambda self, items: object.__setattr__(self, "_items", items),
+                 __iter__=lambda self: self,
+                 __next__=lambda self: next(self._items), __hash__=object.__hash__)
+    return type("iterator", (), space)
 
 
 @functools.lru_cache(maxsize=256)
@@ -467,13 +369,30 @@ def _read_texts(data: bytes, pos: int) -> tuple[tuple, int]:
     """The two texts of a ``P`` wrapper at ``pos`` (a str or ``N`` each): ``((str, repr), position after)``."""
     texts = []
     for _ in range(2):
-        if data[pos : pos + 1] == b"N":
-            texts.append(None)
+        if data[pos : pos + 1] in (b"N", b"F"):  # F: the program's text raised or was too long to send
+            texts.append(None if data[pos : pos + 1] == b"N" else NO_TEXT)
             pos += 1
         else:
             text, pos = _read_str(data, pos)
             texts.append(text)
     return tuple(texts), pos
+
+
+def _read_own(data: bytes, pos: int) -> tuple[tuple, int]:
+    """The dunders of an ``M`` wrapper at ``pos`` (a str of comma-separated names) and its hash (an int; ``N``:
+    unhashable; ``F``: the program's ``__hash__`` raised): ``((names, hash), position after)``."""
+    text, pos = _read_str(data, pos)
+    own = frozenset(text.split(","))
+    if not all(_len(n) > 4 and n[:2] == n[-2:] == "__" and n[2:-2].isidentifier() for n in own):
+        raise WireError("malformed dunder names")
+    tag = data[pos : pos + 1]
+    if tag == b"i":
+        hashed, pos = _read_int(data, pos)
+    elif tag == b"N" or tag == b"F":
+        hashed, pos = _UNHASHABLE if tag == b"N" else None, pos + 1
+    else:
+        raise WireError("malformed hash")
+    return (own, hashed), pos
 
 
 def read_identity(data: bytes, pos: int, end: bytes = b";") -> tuple[int, int]:
@@ -532,9 +451,11 @@ def decode_at(data: bytes, pos: int = 0, max_depth: int = MAX_DEPTH, owned: list
             if depth < 1 or depth > _len(stack):
                 raise WireError("reference outside the value")
             value = CycleRef(depth)
-        elif tag == b"P" or tag == b"h" or tag == b"u":  # one value wrapped: its texts, identity, subclass name
-            if tag == b"P":
+        elif tag == b"P" or tag == b"h" or tag == b"u" or tag == b"M":  # one value wrapped: its texts, identity,
+            if tag == b"P":  # subclass name, or the dunders its class defines
                 name, pos = _read_texts(data, pos + 1)
+            elif tag == b"M":
+                name, pos = _read_own(data, pos + 1)
             elif tag == b"h":
                 name, pos = read_identity(data, pos + 1)
             else:

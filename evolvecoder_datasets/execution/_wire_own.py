@@ -20,11 +20,23 @@ except ImportError:  # imported as part of the package (tests, tools)
 _type, _id, _len, _isinstance, _dict_items = _wire._type, _wire._id, _wire._len, _wire._isinstance, _wire._dict_items
 _equality, _fields, _qualname, _TYPE_FLAGS = _wire._equality, _wire._fields, _wire._qualname, _wire._TYPE_FLAGS
 _HEAP_TYPE_FLAG, _SUBCLASSABLE = _wire._HEAP_TYPE_FLAG, _wire._SUBCLASSABLE
+_TYPE_DICT, _MRO_OF, _IMMUTABLE = _wire._TYPE_DICT, _wire._MRO_OF, _wire._IMMUTABLE_TYPE_FLAG
 
 __all__ = ["MAX_OWN_OBJECTS", "MAX_OWN_PAIRS", "OwnVerdicts"]
 
 MAX_OWN_OBJECTS = 256  # snapshots of one group (class and data key) with verdicts in one test; past them, none
 MAX_OWN_PAIRS = 1 << 16  # verdicts one test sends at most (~1 MiB); a pair past them has none
+MAX_CROSS = 32  # snapshots of one class asked about each other's data-different pairs too (528 pairs at most)
+
+
+def _verdict(a, b, op: str = "==") -> bytes:
+    """``T`` where the program's ``__eq__`` (``__ne__``) says true in both orders, ``F`` where it says false in
+    both, ``M`` where the orders disagree, ``R`` where it raised (or its answer had no truth): only T and F count."""
+    try:
+        ab, ba = (bool(a == b), bool(b == a)) if op == "==" else (bool(a != b), bool(b != a))
+    except BaseException:  # noqa: BLE001 - the program's __eq__ may raise anything: no verdict
+        return b"R"
+    return b"T" if ab and ba else b"F" if not (ab or ba) else b"M"
 
 
 class OwnVerdicts:
@@ -33,8 +45,8 @@ class OwnVerdicts:
     as data: one class and one :func:`_data_key`, the diagonal too, in both orders (``a == b`` and ``b == a``).
     Asked after each probe (:meth:`ask`), about the snapshots it added against all before, so each verdict reads the
     objects as they are when that probe's value is taken, as the assert that compares them would in Python.
-    :meth:`trailer` is ``=<n>:`` then ``<serial>,<serial>,<T|F|R>;`` per pair (``R``: it raised or gave no truth
-    value), or nothing. Runs the program's code: only in the sandbox, under the test's limits.
+    :meth:`trailer` is ``=<n>:`` then ``<serial>,<serial>,<T|F|M|R>;`` per pair (:func:`_verdict`; in lower case,
+    the verdict of ``!=`` where the class defines its own ``__ne__``), or nothing. Runs the program's code: only in the sandbox, under the test's limits.
 
     Example:
         >>> class P:
@@ -45,17 +57,21 @@ class OwnVerdicts:
         >>> own = [(P(1), True), (P(1.0), True), (P(2), True)]
         >>> verdicts = OwnVerdicts()
         >>> verdicts.ask(own)
-        >>> verdicts.trailer().count(b";")  # 0-0, 0-1, 1-1, 2-2: the third's data differ from the others'
-        4
+        >>> verdicts.trailer().count(b";")  # 0-0, 0-1, 1-1, 2-2; and 0-2, 1-2, whose data differ (one class)
+        6
     """
 
     def __init__(self) -> None:
         self.groups: dict = {}  # (class, data key) -> [(serial, object)]
+        self.classes: dict = {}  # class -> [(serial, group key)] of its first MAX_CROSS snapshots
+        self.own_ne: dict = {}  # class -> whether it defines its own __ne__ (then its verdicts are asked too)
         self.parts: list[bytes] = []
         self.seen = 0  # entries of ``own`` already asked about
 
     def ask(self, own: list) -> None:
-        """Verdicts for the snapshots ``own`` gained since the last call, against every earlier one of their group."""
+        """Verdicts for the snapshots ``own`` gained since the last call, against every earlier one of their group,
+        and, among the first :data:`MAX_CROSS` snapshots of a class, against those of its other groups (the judge
+        answers "not equal" for two objects whose data differ only where their ``__eq__`` says so too)."""
         for serial in range(self.seen, _len(own)):
             obj, outermost = own[serial]
             if not outermost:
@@ -71,12 +87,23 @@ class OwnVerdicts:
             for other, b in group:
                 if _len(self.parts) >= MAX_OWN_PAIRS:
                     break
-                try:
-                    verdict = b"T" if (obj == b) and (b == obj) else b"F"
-                except BaseException:  # noqa: BLE001 - the program's __eq__ may raise anything: no verdict
-                    verdict = b"R"
-                self.parts.append(b"%x,%x,%b;" % (other, serial, verdict))
+                self._add(other, serial, obj, b)
+            kin = self.classes.setdefault(_type(obj), [])
+            if _len(kin) < MAX_CROSS:
+                for other, b, their_key in kin:
+                    if their_key != key and _len(self.parts) < MAX_OWN_PAIRS // 2:
+                        self._add(other, serial, obj, b)
+                kin.append((serial, obj, key))
         self.seen = _len(own)
+
+    def _add(self, first: int, second: int, a, b) -> None:
+        """The verdict of ``a == b``, and of ``a != b`` (lower case) where the class defines its own ``__ne__``."""
+        self.parts.append(b"%x,%x,%b;" % (first, second, _verdict(a, b)))
+        t = _type(a)
+        if t not in self.own_ne:
+            self.own_ne[t] = any("__ne__" in _TYPE_DICT(k) for k in _MRO_OF(t) if not _TYPE_FLAGS(k) & _IMMUTABLE)
+        if self.own_ne[t]:
+            self.parts.append(b"%x,%x,%b;" % (first, second, _verdict(a, b, "!=").lower()))
 
     def trailer(self) -> bytes:
         """The verdicts asked so far, as the report's last part (nothing without any)."""

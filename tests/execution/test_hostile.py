@@ -102,7 +102,7 @@ HOSTILE = {
         """,
         ["assert f(1) == 2", "assert f(1) == [1, 2]", "assert f(2) == 'x'", "assert sorted([3, 1]) == f(0)",
          "y = f(3)\nassert y == {'a': 1}", "assert (f(1), 2) == (5, 2)"],
-        {"fail"},
+        {"fail", "error"},  # error: what its own dunders answer is refused, never believed
     ),
     "int_subclass_tricks": (
         """
@@ -119,7 +119,7 @@ HOSTILE = {
             return SneakyStr("nope")
         """,
         ["assert f(1) == 2", "assert g(1) == 'yes'", "assert f(1) == 7 and g(2) == 'z'"],
-        {"fail"},
+        {"fail", "error"},  # error: what its own dunders answer is refused, never believed
     ),
     "deep_recursion": ("def f(n=0):\n    return f(n + 1)\n", ["assert f() == 1"], {"error"}),
     "deep_recursion_raised_limit": (
@@ -172,7 +172,7 @@ HOSTILE = {
             return L()
         """,
         ["assert abs(f(1.5) - 2.25) < 1e-9", "assert len(g()) == 3", "assert 5 in g()", "assert 2.25 - f(1) < 1e-9"],
-        {"fail"},
+        {"fail", "error"},  # error: what its own dunders answer is refused, never believed
     ),
     "forges_result_lines": (
         """

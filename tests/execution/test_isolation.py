@@ -437,7 +437,7 @@ def test_a_non_root_caller_gets_the_same_walls_without_capabilities():
         errors = "class ConfigError(ValueError):\n    pass\n\n\nclass SandboxUnavailable(RuntimeError):\n    pass\n"
         (copy / "evolvecoder_datasets" / "errors.py").write_text(errors)
         (execution / "__init__.py").write_text("")
-        for name in ("isolation.py", "_mountns.py", "_wire.py", "_wire_own.py"):
+        for name in ("isolation.py", "_mountns.py", "_wire.py", "_wire_own.py", "_wire_class.py"):
             shutil.copy(Path(isolation.__file__).with_name(name), execution / name)
         shutil.copytree(isolation.SERVER_PACKAGE, execution / isolation.SERVER_PACKAGE.name,
                         ignore=shutil.ignore_patterns("__pycache__"))

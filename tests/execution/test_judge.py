@@ -143,7 +143,9 @@ def test_program_objects_compare_by_structure_and_lying_truth_is_refused():
     for mode in ("isolated", "fast"):
         with Sandbox(workers=1, mode=mode) as sb:
             report = sb.run(chain, tests)
-        assert report.statuses == ["pass", "fail", "fail", "error", "pass"], (mode, report.messages)
+        # (2 and 3: Node's __eq__ calls equal what differs as data, so the judge has no answer: an error, never the
+        # pass Python gives such a class, and never the fail it would give an __eq__ that says "not equal")
+        assert report.statuses == ["pass", "error", "error", "error", "pass"], (mode, report.messages)
         assert report.judged == ["outside"] * len(tests)
 
 

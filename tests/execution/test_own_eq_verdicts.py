@@ -72,8 +72,11 @@ def test_objects_sent_with_their_identity_but_no_verdict_are_never_equal():
     assert judge(plan, bare + b"=1:1,2,T;") == ("pass", "")
     assert judge(plan, bare + b"=1:1,2,F;")[0] == "fail"
     assert judge(plan, bare + b"=1:1,2,R;")[0] == "error"
-    other = b"E2:v1;" + point % 1 + b"v2;o1:s5:Points1:xi2;" + b"=1:1,1,T;"  # different data: not equal either way
-    assert judge(plan, other)[0] == "fail"
+    # different data: "not equal" needs that __eq__'s word too (one that says yes to anything would pass a != b)
+    other = b"E2:v1;" + point % 1 + b"v2;" + (point % 2).replace(b"xi1;", b"xi2;")
+    assert judge(plan, other + b"=1:1,2,F;")[0] == "fail"
+    assert judge(plan, other)[0] == "error" and judge(plan, other + b"=1:1,2,T;")[0] == "error"
+    assert judge(plan_test("assert f(1) != g(1)"), other + b"=1:1,2,T;")[0] == "error"
 
 
 NESTED = _p('''

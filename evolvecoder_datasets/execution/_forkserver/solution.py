@@ -411,7 +411,12 @@ def _isolated_loop(job: AssertJob, todo, tests, namespace, report: _Reporter, ma
         if code is not None:  # the shortest path: every object made here may be a page copied
             try:
                 value = eval(code, scope)
-                data = encode(value, max_value)
+                own: list = []  # objects with their own __eq__: their verdicts follow the value, as in _run_plan
+                data = encode(value, max_value, own=own)
+                if own:
+                    verdicts = _wire_own.OwnVerdicts()
+                    verdicts.ask(own)
+                    data += verdicts.trailer()
             except _BaseException as err:  # the program may raise anything
                 report.result(idx, "value", "", _b2a(_probe_failed(err), newline=False), 0.0)
                 return

@@ -12,7 +12,7 @@ import collections
 import copy
 import functools
 
-from .._wire_decode import CycleRef, ForeignObject, PastThePrefix, ProgramObject
+from .._wire_decode import CycleRef, ForeignObject, ProgramObject, Unjudged
 from .expressions import _Compound
 from .language import (
     _ATTRIBUTES,
@@ -254,7 +254,7 @@ class _Interpreter(_Compound):
         try:
             try:
                 self.block(node.body, env)
-            except (_Return, _Break, _Continue, _Stopped, JudgeLimit, PastThePrefix, MemoryError, RecursionError):
+            except (_Return, _Break, _Continue, _Stopped, JudgeLimit, Unjudged, MemoryError, RecursionError):
                 raise
             except Exception as err:  # noqa: BLE001 - the program's exceptions and the test's own
                 raised = err.as_exception() if isinstance(err, _ProbeFailed) else err
@@ -485,6 +485,8 @@ class _Interpreter(_Compound):
         if type(value) is _ModuleView:
             return value.get(attr)
         if type(value) is ProgramObject:
+            if "__getattribute__" in value.own:  # its class answers value.x (or a property hides the field)
+                raise Unjudged(f"{value.name}.{attr} is read by the program's own code, which the judge does not run")
             if attr in value.fields:
                 return value.fields[attr]
             raise AttributeError(f"{value.name} object has no data attribute {attr!r} (its methods stay in the sandbox)")

@@ -53,9 +53,9 @@ def read_entries(payload: bytes, expected: int) -> list:
 
 
 def _read_verdicts(payload: bytes, pos: int, owned: list) -> int:
-    """The verdicts of the program's own ``__eq__`` on pairs of its objects (``=<n>:`` then ``<id>,<id>,<T|F|R>;``,
+    """The verdicts of the program's own ``__eq__`` on pairs of its objects (``=<n>:`` then ``<id>,<id>,<T|F|M|R>;``,
     see ``_wire_own.OwnVerdicts``), given to each object in ``owned`` as one table ``{(serial, serial): bool}`` (both orders;
-    a pair it raised on is left out: comparing it is an error). Returns the position after them."""
+    a pair it raised on, or whose orders disagree, is left out: comparing it is an error). Returns the position after them."""
     colon = payload.find(b":", pos + 1, pos + 24)
     count = payload[pos + 1 : colon]
     if colon < 0 or not count.isdigit() or int(count) > (len(payload) - colon) // 6:
@@ -66,10 +66,12 @@ def _read_verdicts(payload: bytes, pos: int, owned: list) -> int:
         a, pos = read_identity(payload, pos, b",")
         b, pos = read_identity(payload, pos, b",")
         verdict = payload[pos : pos + 2]
-        if verdict not in (b"T;", b"F;", b"R;"):
+        if verdict not in (b"T;", b"F;", b"M;", b"R;", b"t;", b"f;", b"m;", b"r;"):
             raise WireError("malformed verdict")
-        if verdict != b"R;":
+        if verdict in (b"T;", b"F;"):  # both orders agree: an answer (M, R: none, comparing them is refused)
             table[(a, b)] = table[(b, a)] = verdict == b"T;"
+        elif verdict in (b"t;", b"f;"):  # the same, of the program's own __ne__
+            table[(a, b, "!=")] = table[(b, a, "!=")] = verdict == b"t;"
         pos += 2
     for obj in owned:
         obj.verdicts = table
