@@ -257,7 +257,6 @@ def encode(value, max_bytes: int = 4 << 20, max_depth: int = MAX_DEPTH, own: lis
                     if own is not None and kind in _DATA_OBJECT_TAGS and _own_eq(_type(item)):
                         # its serial in the test: one object probed twice is two snapshots, each with verdicts
                         header = b"h%x;" % _len(own) + header
-                        texted = False
                         own.append((item, not own_above))  # the outermost: Python asks its __eq__; inside it,
                         own_above += 1  # that __eq__ does
                         marker = own_pop

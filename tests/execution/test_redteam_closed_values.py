@@ -74,8 +74,34 @@ RIGHT_NOW_PASSED = {
         def temp(x):
             return Celsius(x)
     '''), ["assert str(temp(20)) == '20.0C'", "assert temp(20) == 20.0 and repr(temp(20)) == '20.0'"]),
+    "dataclass_texts_beside_its_own_eq": (_p('''
+        from dataclasses import dataclass
+        @dataclass
+        class P:
+            x: int
+            y: int
+        def one():
+            return P(2, 1)
+        def both():
+            return [P(2, 1), P(1, 2)]
+    '''), ["assert repr(one()) == 'P(x=2, y=1)'", "assert str(both()[1]) == 'P(x=1, y=2)'",
+           "assert repr(both()) == '[P(x=2, y=1), P(x=1, y=2)]' and one() == P(2, 1)"]),
 }
 WRONG_OF_THE_SAME_SHAPE = {
+    "dataclass_texts_beside_its_own_eq": (_p('''
+        from dataclasses import dataclass
+        @dataclass(repr=False)
+        class P:
+            x: int
+            y: int
+            def __str__(self):
+                return f"P(x={self.y}, y={self.x})"
+        def one():
+            return P(2, 1)
+        def both():
+            return [P(2, 1), P(1, 2)]
+    '''), ["assert repr(one()) == 'P(x=2, y=1)'", "assert str(both()[1]) == 'P(x=1, y=2)'",
+           "assert repr(both()) == '[P(x=2, y=1), P(x=1, y=2)]' and one() == P(2, 1)"]),
     "own_str_and_repr": (_p('''
         class P:
             def __init__(self, x):
