@@ -37,8 +37,8 @@ import sys
 import threading
 import time
 
-from ._protocol import (MAX_REQUEST_FRAME, SETTINGS, checked_run, checked_settings, crash_report, read_frame,
-                        recv_body, recv_header, send, write_frame)  # fmt: skip
+from ._protocol import (MAX_REQUEST_FRAME, SETTINGS, checked_run, checked_settings, crash_report, plain_loads,
+                        read_frame, recv_body, recv_header, send, write_frame)  # fmt: skip
 from ._trust import peer_credentials
 from .isolation import PYTHON_ENV_MARKER, SIDE_SERVER_MARKER
 from ._order import _FailureOrder
@@ -511,7 +511,7 @@ class Service:
             if body is None:
                 return False
             try:
-                request = marshal.loads(body)
+                request = plain_loads(body)  # proven plain first: decoding costs what arrived
                 del body
                 reply = self._answer(request, conn) if type(request) is tuple and request else \
                     ("error", "ConfigError", "a request must be a non-empty tuple")
