@@ -66,12 +66,17 @@ _FAULT_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal
                             signal.SIGXCPU, signal.SIGXFSZ, signal.SIGTRAP})
 
 
-def _running(pid: int) -> bool:
+def _state(pid: int) -> bytes:
+    """The state letter of ``pid`` in ``/proc`` (``b"R"``, ``b"S"``, ``b"T"`` stopped, ``b"Z"``...); b"" when gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
+            return fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return b""
+
+
+def _running(pid: int) -> bool:
+    return _state(pid) not in (b"", b"Z")
 
 
 def _listed(pid: int, program: set[bytes] | None) -> bool:
@@ -172,7 +177,8 @@ class _JudgeSlot:
     def call(self, frame: bytes, wall_s: float, cpu_s: float | None) -> bytes | None:
         """Send one frame and wait for the answer; None (and the process killed) where it died, overran ``wall_s``
         or spent more than ``cpu_s`` CPU seconds on it. ``failure`` then says which: ``("unsent", None)`` (it was
-        gone before the frame), ``("died", returncode)``, ``("cpu", None)`` or ``("wall", None)``."""
+        gone before the frame), ``("died", returncode)``, ``("cpu", None)``, ``("wall", None)`` or ``("stopped",
+        None)`` (it overran ``wall_s`` stopped by a signal)."""
         proc = self.proc if self.proc is not None and self.proc.poll() is None else None
         if proc is None:
             if self.proc is not None:
@@ -206,8 +212,8 @@ class _JudgeSlot:
         if data is None:
             if over:
                 self.failure = ("cpu", None)
-            elif time.monotonic() >= deadline:
-                self.failure = ("wall", None)
+            elif time.monotonic() >= deadline:  # stopped there (SIGSTOP): by someone else, as a kill would be
+                self.failure = ("stopped", None) if _state(proc.pid) in (b"T", b"t") else ("wall", None)
             else:  # the end of its reply: it exited, or was killed
                 try:
                     self.failure = ("died", proc.wait(timeout=5))
@@ -220,9 +226,10 @@ class _JudgeSlot:
         """Whether the last failed call's judge process was gone before its job, or died of a signal nothing in
         the job can send it: no program runs in the judge or as its uid, so a kill, a termination or a hang-up
         came from outside (an operator, the OOM killer, a supervisor), while a fault the job's bytes can cause
-        (a segfault, an abort, an exhausted address space) and an overrun of its budgets stay the job's."""
+        (a segfault, an abort, an exhausted address space) and an overrun of its budgets stay the job's. A judge
+        found stopped at its deadline (SIGSTOP, which nothing in a job sends it either) was stopped from outside."""
         kind, code = self.failure
-        if kind == "unsent":
+        if kind in ("unsent", "stopped"):
             return True
         return kind == "died" and code is not None and code < 0 and -code not in _FAULT_SIGNALS
 
@@ -378,7 +385,8 @@ class Service:
                                     "judge failed on this job (it overran its limits or died of it)")  # fmt: skip
             logger.warning("judge process killed from outside on a job (%s, attempt %d)", slot.failure, attempt)
         code = slot.failure[1]
-        how = f"signal {-code}" if code is not None and code < 0 else "gone before the job"
+        how = (f"signal {-code}" if code is not None and code < 0 else
+               "stopped" if slot.failure[0] == "stopped" else "gone before the job")  # fmt: skip
         return crash_report(request.sizes[i], isolation, "judge process killed from outside, twice",
                             infra_error=f"the judge process was killed from outside ({how}) on two tries")
 
