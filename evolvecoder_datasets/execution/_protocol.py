@@ -479,15 +479,22 @@ def recv_header(sock) -> int | None:
     return _HEADER.unpack(header)[0]
 
 
-def recv_body(sock, size: int, stall_s: float = FRAME_STALL_S) -> bytearray | None:
+def recv_body(sock, size: int, stall_s: float = FRAME_STALL_S, reserve=None) -> bytearray | None:
     """A frame's ``size`` bytes, read as they come (memory grows with what arrived, never with what the header
-    claimed); None where the stream ends first. A silence of ``stall_s`` seconds raises ``TimeoutError``."""
+    claimed); None where the stream ends first. A silence of ``stall_s`` seconds raises ``TimeoutError``.
+    ``reserve(n)``, where given, is called before a chunk is read for the ``n`` bytes it may add to what was
+    reserved (at most what arrived plus one chunk, at most ``size`` in all)."""
     before = sock.gettimeout()
     sock.settimeout(stall_s if before is None else min(before, stall_s))
     buf = bytearray()
+    reserved = 0
     try:
         while len(buf) < size:
-            chunk = sock.recv(min(_CHUNK, size - len(buf)))
+            want = min(_CHUNK, size - len(buf))
+            if reserve is not None and len(buf) + want > reserved:
+                reserve(len(buf) + want - reserved)
+                reserved = len(buf) + want
+            chunk = sock.recv(want)
             if not chunk:
                 return None
             buf += chunk

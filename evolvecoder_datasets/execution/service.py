@@ -37,8 +37,8 @@ import sys
 import threading
 import time
 
-from ._protocol import (MAX_REQUEST_FRAME, SETTINGS, checked_run, checked_settings, crash_report, plain_loads,
-                        read_frame, recv_body, recv_header, send, write_frame)  # fmt: skip
+from ._protocol import (FRAME_STALL_S, MAX_REQUEST_FRAME, SETTINGS, checked_run, checked_settings, crash_report,
+                        plain_loads, read_frame, recv_body, recv_header, send, write_frame)  # fmt: skip
 from ._trust import peer_credentials
 from .isolation import PYTHON_ENV_MARKER, SIDE_SERVER_MARKER
 from ._order import _FailureOrder
@@ -52,10 +52,10 @@ JUDGE_CPU_PER_TEST_S = 0.05
 # Address space of a judge process (the soft limit; its fork servers' children set their own).
 JUDGE_ADDRESS_SPACE = 2 << 30
 IDLE_S = 60.0
-# Request bytes read (or being read) and not yet answered, over all callers: four of the largest frames
-# (``MAX_REQUEST_FRAME``, 256 MiB). A frame's declared size is reserved before its body is read, so a caller past
-# this waits (its bytes stay in its socket) instead of growing the front's memory; a sender that stalls in the
-# middle of a frame is dropped after ``FRAME_STALL_S`` and gives its reservation back.
+# Request bytes read (or being read) and not yet answered, over all callers: four of the largest frames (256 MiB).
+# Reserved as they arrive, a chunk ahead (never as a header declares: four headers of 256 MiB held every caller off),
+# so a caller past this waits (its bytes in its socket); a sender silent, or waiting for room, for ``FRAME_STALL_S``
+# in the middle of a frame is dropped and gives its reservation back.
 MAX_IN_FLIGHT = 4 * MAX_REQUEST_FRAME
 
 _WALL, _LOAD, _ISOLATION = (SETTINGS.index(k) for k in ("wall_timeout_s", "load_timeout_s", "isolation"))
@@ -256,9 +256,12 @@ class _Budget:
         self.limit, self.held = limit, 0
         self._cond = threading.Condition()
 
-    def take(self, n: int) -> None:
+    def take(self, n: int, timeout: float | None = None) -> None:
+        """Hold ``n`` more bytes once they fit; ``TimeoutError`` where they do not within ``timeout`` seconds (the
+        reader is dropped, as a sender silent that long is, and what it held is given back)."""
         with self._cond:
-            self._cond.wait_for(lambda: self.held + n <= self.limit)
+            if not self._cond.wait_for(lambda: self.held + n <= self.limit, timeout):
+                raise TimeoutError(f"no room for {n} more request bytes within {timeout} s")
             self.held += n
 
     def give(self, n: int) -> None:
@@ -505,7 +508,7 @@ class Service:
     def _exchange(self, conn: socket.socket) -> bool:
         """Read one request, answer it; False where the connection is done. A frame over ``MAX_REQUEST_FRAME``
         is answered with an error and the connection closed before its body is read; a body is read against its
-        declared size, in chunks, once its size fits the front's in-flight budget."""
+        declared size, in chunks, each reserved in the front's in-flight budget before it is read."""
         size = recv_header(conn)
         if size is None:
             return False
@@ -513,9 +516,14 @@ class Service:
             message = f"a request of {size} bytes is over the execution service's cap of {MAX_REQUEST_FRAME} bytes"
             send(conn, ("error", "ConfigError", message))
             return False
-        self.budget.take(size)
+        taken = [0]
+
+        def reserve(n: int) -> None:  # as the bytes arrive: a header alone reserves nothing
+            self.budget.take(n, FRAME_STALL_S)
+            taken[0] += n
+
         try:
-            body = recv_body(conn, size)
+            body = recv_body(conn, size, reserve=reserve)
             if body is None:
                 return False
             try:
@@ -533,7 +541,7 @@ class Service:
             send(conn, reply)
             return True
         finally:
-            self.budget.give(size)
+            self.budget.give(taken[0])
 
     def serve(self, listener: socket.socket) -> None:
         """Answer callers on ``listener`` until no caller has been connected for ``idle_s`` seconds, or none is

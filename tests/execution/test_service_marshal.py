@@ -10,9 +10,13 @@ every caller stopped meanwhile (10.9 s at 28 levels). Here each such frame, with
 
 from __future__ import annotations
 
+import fcntl
 import marshal
 import os
 import struct
+import termios
+import threading
+import time
 
 import pytest
 
@@ -73,6 +77,17 @@ def _cpu_s(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_until_read(sock) -> None:
+    """Wait (polling, up to 30 s) until the front has read all that was sent on ``sock`` (``SIOCOUTQ``: what a Unix
+    socket's peer has not received yet)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0] == 0:
+            return
+        time.sleep(0.01)
+    raise AssertionError("the front did not read a header sent to it")
 
 
 def _ask(body: bytes) -> tuple:
@@ -217,3 +232,31 @@ def test_a_well_formed_reply_is_still_read_as_sent(fake_folder):
     finally:
         fake.close()
     assert report.statuses == ["pass", "fail"] and report.infra_error is None
+
+
+# -- the front's budget of request bytes ---------------------------------------------------------------------------
+def test_headers_that_declare_the_whole_budget_do_not_stop_another_callers_job(service):
+    """Four headers of the largest frame (16 bytes, no body) reserved the front's whole budget of request bytes (1
+    GiB) by what they declared: every other caller's request waited until they were dropped for silence (30 s),
+    and a sender of one byte every few seconds held it for ever. Bytes are reserved as they arrive now."""
+    from evolvecoder_datasets.execution._protocol import MAX_REQUEST_FRAME
+    from evolvecoder_datasets.execution.service import MAX_IN_FLIGHT
+
+    hostile = []
+    for _ in range(MAX_IN_FLIGHT // MAX_REQUEST_FRAME + 1):
+        sock = _raw()
+        sock.sendall(struct.pack(">I", MAX_REQUEST_FRAME))  # and nothing of its body
+        hostile.append(sock)
+    out: list = []
+    honest = threading.Thread(target=lambda: out.append(service.run(RIGHT, TESTS)))
+    try:
+        for sock in hostile:
+            _wait_until_read(sock)  # its header is read: the front holds what it reserves for it
+        honest.start()
+        honest.join(timeout=20)  # before: still waiting at 20 s (it waited for the 30 s silence of each)
+        assert not honest.is_alive() and out[0].statuses == ["pass", "fail"]
+    finally:
+        for sock in hostile:
+            sock.close()
+        if honest.ident is not None:
+            honest.join(timeout=60)
