@@ -59,6 +59,11 @@ ATTACKS = {
     "    if _p.isdigit() and int(_p) not in (os.getpid(), 1):\n        try:\n"
     "            os.kill(int(_p), signal.SIGKILL)\n        except OSError:\n            pass\n" + _WRONG,
     "sigkill_the_server_from_a_test": _WRONG,  # its test does it (below)
+    # guards: failures the program causes with the server's uid stay its own (they were before too)
+    "fork_bomb_leaving_sleepers": "import os, time\nfor _ in range(10000):\n    try:\n        if os.fork() == 0:\n"
+    "            os.setsid()\n            if os.fork() == 0:\n                time.sleep(60)\n            os._exit(0)\n"
+    "    except OSError:\n        break\n" + _WRONG,
+    "memory_bomb": "_hog = [bytearray(1 << 26) for _ in range(10**4)]\n" + _WRONG,
     "ptrace_the_server": _PTRACE,
 }
 TESTS = ["assert f(2) == 4", "assert f(3) == 6"]
