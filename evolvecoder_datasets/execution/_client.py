@@ -68,7 +68,8 @@ def service_folder() -> str:
     else:
         root = os.path.abspath(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
         base = os.path.join(root, f"evolvecoder-{os.geteuid()}")
-    safe_parent(os.path.dirname(base))
+    # The folder above ours by its real path (safe_parent resolves it once): a link on the way is never walked again.
+    base = os.path.join(safe_parent(os.path.dirname(base)), os.path.basename(base))
     private_folder(base)
     return private_folder(os.path.join(base, _digest()))
 

@@ -137,7 +137,7 @@ def decode_report(data: bytes, size: int | None = None):
     from .report import ExecutionReport
 
     try:
-        fields = marshal.loads(data) if type(data) is bytes else None
+        fields = plain_loads(data) if type(data) is bytes else None
     except (ValueError, EOFError, TypeError):
         fields = None
     if type(fields) is not tuple or len(fields) not in (7, 8):
@@ -321,7 +321,7 @@ def checked_run(request) -> tuple[tuple, int, list, list, list]:
 def _job_shape(job) -> tuple[int, str, bool] | None:
     """``(size, language, has a checker)`` of :func:`encode_job` bytes, or None where they are not a job."""
     try:
-        fields = marshal.loads(job) if type(job) is bytes else None
+        fields = plain_loads(job) if type(job) is bytes else None
     except (ValueError, EOFError, TypeError):
         return None
     if type(fields) is not tuple or len(fields) < 7:
@@ -339,6 +339,95 @@ def _hashable(key: tuple) -> bool:
     except TypeError:
         return False
     return True
+
+
+# -- what a frame may hold ---------------------------------------------------------------------------------------
+# ``marshal.loads`` makes a container of the size its data declares before reading an item of it (13 bytes that
+# declared a tuple of 2**26 items took a front from 25 MiB to 537 MiB), and rebuilds shared items as shared, so 196
+# bytes can hold a tuple whose hash visits 2**26 tuples (2.7 s of a front's CPU, the GIL held). Frames between a
+# caller and the service are therefore proven plain before they are decoded: None, booleans, ints, floats, strings,
+# bytes, tuples and lists, nested at most MAX_NESTING levels, each container declaring no more items than bytes left,
+# and back-references only to finished objects, each counted as the whole tree it stands for: the decoded object,
+# walked as a tree (a hash, a repr, a comparison), has at most twice as many nodes as the frame has bytes, plus 4,096
+# (a sandbox's token tuple, shared by the keys of a request, is such a reference).
+MAX_NESTING = 100
+_SCALARS = {ord("N"): 0, ord("F"): 0, ord("T"): 0, ord("i"): 4, ord("g"): 8}
+_SIZED = {ord(c): 4 for c in "stuaA"} | {ord("z"): 1, ord("Z"): 1}  # strings, bytes: a length, then the bytes
+_CONTAINERS = {ord("("): 4, ord("["): 4, ord(")"): 1}  # tuple, list, small tuple: a count, then the items
+_INT32 = struct.Struct("<i")
+
+
+def check_plain(data) -> None:
+    """Prove that the ``marshal`` payload ``data`` is plain data whose decoding costs what arrived (see above).
+
+    Raises:
+        ValueError: another type (a code object, a dict, a set, ...), a count over the bytes left, nesting past
+            :data:`MAX_NESTING`, a reference to an unfinished container or past the node budget, or data cut
+            short; nothing was decoded.
+
+    Example:
+        >>> check_plain(marshal.dumps(("run", [b"job"], [1.5, None])))
+        >>> check_plain(b"(" + (2**26).to_bytes(4, "little"))
+        Traceback (most recent call last):
+        ...
+        ValueError: not plain marshal data: a container of 67108864 items in 0 bytes
+    """
+    end, pos, nodes = len(data), 0, 0
+    budget = 2 * end + 4096
+    trees: list[int | None] = []  # per object marshal numbers (flagged, no singleton): its nodes, None while open
+    open_items = [[1, -1, 0]]  # per open container: items left, its number (or -1), nodes before it
+    try:
+        while open_items:
+            top = open_items[-1]
+            if not top[0]:
+                open_items.pop()
+                if top[1] >= 0:
+                    trees[top[1]] = nodes - top[2]
+                continue
+            top[0] -= 1
+            code = data[pos]
+            kind, pos, nodes = code & 0x7F, pos + 1, nodes + 1
+            if kind in _SCALARS:
+                pos += _SCALARS[kind]
+                if code & 0x80 and kind not in b"NFT":
+                    trees.append(1)
+            elif kind in _SIZED:
+                n = data[pos] if _SIZED[kind] == 1 else _INT32.unpack_from(data, pos)[0]
+                pos += _SIZED[kind] + (n if n >= 0 else end)
+                trees += [1] * (code >> 7)
+            elif kind == ord("l"):  # an int of |n| 15-bit digits
+                pos += 4 + 2 * abs(_INT32.unpack_from(data, pos)[0])
+                trees += [1] * (code >> 7)
+            elif kind == ord("r"):
+                n = _INT32.unpack_from(data, pos)[0]
+                if not 0 <= n < len(trees) or trees[n] is None:
+                    raise ValueError("a reference to an unfinished container (or to nothing)")
+                pos, nodes = pos + 4, nodes - 1 + trees[n]
+            elif kind in _CONTAINERS:
+                n = data[pos] if _CONTAINERS[kind] == 1 else _INT32.unpack_from(data, pos)[0]
+                pos += _CONTAINERS[kind]
+                if not 0 <= n <= end - pos:
+                    raise ValueError(f"a container of {n} items in {end - pos} bytes")
+                if len(open_items) > MAX_NESTING:
+                    raise ValueError(f"nested deeper than {MAX_NESTING} levels")
+                open_items.append([n, len(trees) if code & 0x80 else -1, nodes - 1])
+                trees += [None] * (code >> 7)
+            else:
+                raise ValueError(f"marshal type {chr(kind)!r} is not plain data")
+            if pos > end:
+                raise IndexError
+            if nodes > budget:
+                raise ValueError(f"references that stand for more than {budget} items")
+    except (IndexError, struct.error):
+        raise ValueError("not plain marshal data: cut short") from None
+    except ValueError as err:
+        raise ValueError(f"not plain marshal data: {err}") from None
+
+
+def plain_loads(data):
+    """``marshal.loads(data)`` once :func:`check_plain` proved it plain (raises its ValueError otherwise)."""
+    check_plain(data)
+    return marshal.loads(data)
 
 
 # -- frames on a socket (caller <-> service) ----------------------------------------------------------------------
@@ -362,7 +451,7 @@ def recv(sock, cap: int = MAX_REPLY_FRAME):
 
     Raises:
         FrameTooLarge: the header declares more than ``cap`` bytes (nothing more is read).
-        ReplyError: the payload is not ``marshal`` data.
+        ReplyError: the payload is not plain ``marshal`` data (:func:`check_plain`).
         OSError: the sender stalled for :data:`FRAME_STALL_S` inside the frame, or the connection broke.
     """
     size = recv_header(sock)
@@ -374,7 +463,7 @@ def recv(sock, cap: int = MAX_REPLY_FRAME):
     if body is None:
         return None
     try:
-        return marshal.loads(body)
+        return plain_loads(body)
     except (ValueError, EOFError, TypeError) as err:
         raise ReplyError(f"a frame that is not marshal data: {err}") from None
 
@@ -390,15 +479,22 @@ def recv_header(sock) -> int | None:
     return _HEADER.unpack(header)[0]
 
 
-def recv_body(sock, size: int, stall_s: float = FRAME_STALL_S) -> bytearray | None:
+def recv_body(sock, size: int, stall_s: float = FRAME_STALL_S, reserve=None) -> bytearray | None:
     """A frame's ``size`` bytes, read as they come (memory grows with what arrived, never with what the header
-    claimed); None where the stream ends first. A silence of ``stall_s`` seconds raises ``TimeoutError``."""
+    claimed); None where the stream ends first. A silence of ``stall_s`` seconds raises ``TimeoutError``.
+    ``reserve(n)``, where given, is called before a chunk is read for the ``n`` bytes it may add to what was
+    reserved (at most what arrived plus one chunk, at most ``size`` in all)."""
     before = sock.gettimeout()
     sock.settimeout(stall_s if before is None else min(before, stall_s))
     buf = bytearray()
+    reserved = 0
     try:
         while len(buf) < size:
-            chunk = sock.recv(min(_CHUNK, size - len(buf)))
+            want = min(_CHUNK, size - len(buf))
+            if reserve is not None and len(buf) + want > reserved:
+                reserve(len(buf) + want - reserved)
+                reserved = len(buf) + want
+            chunk = sock.recv(want)
             if not chunk:
                 return None
             buf += chunk

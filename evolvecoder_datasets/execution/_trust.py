@@ -139,7 +139,11 @@ def private_folder(path: str, *, create: bool = True, **say: str) -> str:
 def safe_parent(path: str) -> str:
     """Prove that nobody but this user and root can rename or replace entries of the existing folder ``path`` (the
     shared parent of a runtime folder): owned by this effective uid or root, and not writable by group or others
-    unless sticky (as ``/tmp`` is). Returns ``path``.
+    unless sticky (as ``/tmp`` is). Returns its real path, the one checked: use that one. A symbolic link on the way
+    (``XDG_RUNTIME_DIR`` a link another user owns in ``/tmp``) is resolved here once and never walked again, so
+    re-pointing it later cannot move what is opened, bound or chmodded under it (measured with the previous code,
+    which checked and then used the path through the link: root's ``chmod 0600`` of its socket landed on a root
+    file of another user's choosing).
 
     Raises:
         SandboxUntrusted: another user owns it, or others may write it without the sticky bit.
@@ -148,6 +152,7 @@ def safe_parent(path: str) -> str:
         >>> safe_parent("/tmp")
         '/tmp'
     """
+    path = os.path.realpath(path)
     try:
         st = os.stat(path)
     except OSError as err:

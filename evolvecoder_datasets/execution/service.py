@@ -37,8 +37,8 @@ import sys
 import threading
 import time
 
-from ._protocol import (MAX_REQUEST_FRAME, SETTINGS, checked_run, checked_settings, crash_report, read_frame,
-                        recv_body, recv_header, send, write_frame)  # fmt: skip
+from ._protocol import (FRAME_STALL_S, MAX_REQUEST_FRAME, SETTINGS, checked_run, checked_settings, crash_report,
+                        plain_loads, read_frame, recv_body, recv_header, send, write_frame)  # fmt: skip
 from ._trust import peer_credentials
 from .isolation import PYTHON_ENV_MARKER, SIDE_SERVER_MARKER
 from ._order import _FailureOrder
@@ -52,10 +52,10 @@ JUDGE_CPU_PER_TEST_S = 0.05
 # Address space of a judge process (the soft limit; its fork servers' children set their own).
 JUDGE_ADDRESS_SPACE = 2 << 30
 IDLE_S = 60.0
-# Request bytes read (or being read) and not yet answered, over all callers: four of the largest frames
-# (``MAX_REQUEST_FRAME``, 256 MiB). A frame's declared size is reserved before its body is read, so a caller past
-# this waits (its bytes stay in its socket) instead of growing the front's memory; a sender that stalls in the
-# middle of a frame is dropped after ``FRAME_STALL_S`` and gives its reservation back.
+# Request bytes read (or being read) and not yet answered, over all callers: four of the largest frames (256 MiB).
+# Reserved as they arrive, a chunk ahead (never as a header declares: four headers of 256 MiB held every caller off),
+# so a caller past this waits (its bytes in its socket); a sender silent, or waiting for room, for ``FRAME_STALL_S``
+# in the middle of a frame is dropped and gives its reservation back.
 MAX_IN_FLIGHT = 4 * MAX_REQUEST_FRAME
 
 _WALL, _LOAD, _ISOLATION = (SETTINGS.index(k) for k in ("wall_timeout_s", "load_timeout_s", "isolation"))
@@ -66,12 +66,17 @@ _FAULT_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal
                             signal.SIGXCPU, signal.SIGXFSZ, signal.SIGTRAP})
 
 
-def _running(pid: int) -> bool:
+def _state(pid: int) -> bytes:
+    """The state letter of ``pid`` in ``/proc`` (``b"R"``, ``b"S"``, ``b"T"`` stopped, ``b"Z"``...); b"" when gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
+            return fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return b""
+
+
+def _running(pid: int) -> bool:
+    return _state(pid) not in (b"", b"Z")
 
 
 def _listed(pid: int, program: set[bytes] | None) -> bool:
@@ -172,7 +177,8 @@ class _JudgeSlot:
     def call(self, frame: bytes, wall_s: float, cpu_s: float | None) -> bytes | None:
         """Send one frame and wait for the answer; None (and the process killed) where it died, overran ``wall_s``
         or spent more than ``cpu_s`` CPU seconds on it. ``failure`` then says which: ``("unsent", None)`` (it was
-        gone before the frame), ``("died", returncode)``, ``("cpu", None)`` or ``("wall", None)``."""
+        gone before the frame), ``("died", returncode)``, ``("cpu", None)``, ``("wall", None)`` or ``("stopped",
+        None)`` (it overran ``wall_s`` stopped by a signal)."""
         proc = self.proc if self.proc is not None and self.proc.poll() is None else None
         if proc is None:
             if self.proc is not None:
@@ -206,8 +212,8 @@ class _JudgeSlot:
         if data is None:
             if over:
                 self.failure = ("cpu", None)
-            elif time.monotonic() >= deadline:
-                self.failure = ("wall", None)
+            elif time.monotonic() >= deadline:  # stopped there (SIGSTOP): by someone else, as a kill would be
+                self.failure = ("stopped", None) if _state(proc.pid) in (b"T", b"t") else ("wall", None)
             else:  # the end of its reply: it exited, or was killed
                 try:
                     self.failure = ("died", proc.wait(timeout=5))
@@ -220,9 +226,10 @@ class _JudgeSlot:
         """Whether the last failed call's judge process was gone before its job, or died of a signal nothing in
         the job can send it: no program runs in the judge or as its uid, so a kill, a termination or a hang-up
         came from outside (an operator, the OOM killer, a supervisor), while a fault the job's bytes can cause
-        (a segfault, an abort, an exhausted address space) and an overrun of its budgets stay the job's."""
+        (a segfault, an abort, an exhausted address space) and an overrun of its budgets stay the job's. A judge
+        found stopped at its deadline (SIGSTOP, which nothing in a job sends it either) was stopped from outside."""
         kind, code = self.failure
-        if kind == "unsent":
+        if kind in ("unsent", "stopped"):
             return True
         return kind == "died" and code is not None and code < 0 and -code not in _FAULT_SIGNALS
 
@@ -249,9 +256,12 @@ class _Budget:
         self.limit, self.held = limit, 0
         self._cond = threading.Condition()
 
-    def take(self, n: int) -> None:
+    def take(self, n: int, timeout: float | None = None) -> None:
+        """Hold ``n`` more bytes once they fit; ``TimeoutError`` where they do not within ``timeout`` seconds (the
+        reader is dropped, as a sender silent that long is, and what it held is given back)."""
         with self._cond:
-            self._cond.wait_for(lambda: self.held + n <= self.limit)
+            if not self._cond.wait_for(lambda: self.held + n <= self.limit, timeout):
+                raise TimeoutError(f"no room for {n} more request bytes within {timeout} s")
             self.held += n
 
     def give(self, n: int) -> None:
@@ -378,7 +388,8 @@ class Service:
                                     "judge failed on this job (it overran its limits or died of it)")  # fmt: skip
             logger.warning("judge process killed from outside on a job (%s, attempt %d)", slot.failure, attempt)
         code = slot.failure[1]
-        how = f"signal {-code}" if code is not None and code < 0 else "gone before the job"
+        how = (f"signal {-code}" if code is not None and code < 0 else
+               "stopped" if slot.failure[0] == "stopped" else "gone before the job")  # fmt: skip
         return crash_report(request.sizes[i], isolation, "judge process killed from outside, twice",
                             infra_error=f"the judge process was killed from outside ({how}) on two tries")
 
@@ -497,7 +508,7 @@ class Service:
     def _exchange(self, conn: socket.socket) -> bool:
         """Read one request, answer it; False where the connection is done. A frame over ``MAX_REQUEST_FRAME``
         is answered with an error and the connection closed before its body is read; a body is read against its
-        declared size, in chunks, once its size fits the front's in-flight budget."""
+        declared size, in chunks, each reserved in the front's in-flight budget before it is read."""
         size = recv_header(conn)
         if size is None:
             return False
@@ -505,13 +516,18 @@ class Service:
             message = f"a request of {size} bytes is over the execution service's cap of {MAX_REQUEST_FRAME} bytes"
             send(conn, ("error", "ConfigError", message))
             return False
-        self.budget.take(size)
+        taken = [0]
+
+        def reserve(n: int) -> None:  # as the bytes arrive: a header alone reserves nothing
+            self.budget.take(n, FRAME_STALL_S)
+            taken[0] += n
+
         try:
-            body = recv_body(conn, size)
+            body = recv_body(conn, size, reserve=reserve)
             if body is None:
                 return False
             try:
-                request = marshal.loads(body)
+                request = plain_loads(body)  # proven plain first: decoding costs what arrived
                 del body
                 reply = self._answer(request, conn) if type(request) is tuple and request else \
                     ("error", "ConfigError", "a request must be a non-empty tuple")
@@ -525,7 +541,7 @@ class Service:
             send(conn, reply)
             return True
         finally:
-            self.budget.give(size)
+            self.budget.give(taken[0])
 
     def serve(self, listener: socket.socket) -> None:
         """Answer callers on ``listener`` until no caller has been connected for ``idle_s`` seconds, or none is

@@ -113,7 +113,7 @@ def test_without_the_filter_the_chain_of_short_children_passes(monkeypatch, mode
     from evolvecoder_datasets.execution import _engine
 
     real = _engine.server_command
-    patch = "import _forkserver.libc as _l; _l._lock_sigchld = lambda: False; "
+    patch = "import _forkserver.libc as _l; _l._lock_sigchld = lambda *a: False; "
 
     def command(isolation: str, python_env: str | None = None) -> list[str]:
         return [arg.replace("_forkserver.main()", patch + "_forkserver.main()") for arg in real(isolation, python_env)]

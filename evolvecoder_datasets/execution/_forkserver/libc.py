@@ -40,59 +40,84 @@ def _prctl(option: int, value: int) -> bool:
 
 _SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)  # clone(flags, stack=0, ...): a plain fork
 
-# -- SIGCHLD kept at its default (a seccomp filter) ----------------------------------------------------------------
+# -- SIGCHLD kept at its default, the server out of the program's reach (a seccomp filter) --------------------------
 # A child whose parent ignores SIGCHLD (or sets SA_NOCLDWAIT) is reaped by the kernel without adding its CPU time to
 # anyone's account: a program could hand a test's work to a chain of short-lived children and have it counted by no
 # one. The filter refuses every change of SIGCHLD's disposition (rt_sigaction(SIGCHLD, act != NULL) fails with
 # EPERM; reading it stays allowed), and every syscall of another ABI (x32, i386 through int 0x80), by which the
 # check could be passed around. Installed in the solution process before the program runs; every process it starts
 # inherits it.
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _PR_SET_NO_NEW_PRIVS = 22, 2, 38
-# (audit arch, rt_sigaction's number, lowest number of the x32 ABI or None)
-_SECCOMP_ARCH = {"x86_64": (0xC000003E, 13, 0x40000000), "aarch64": (0xC00000B7, 134, None)}.get(os.uname().machine)
+# Where the caller is not root there is no uid drop: the program runs as its server's uid and could signal it (a
+# wrong program that SIGKILLed its server at load got an infrastructure failure, reward None, instead of its
+# verdict). The same filter refuses (EPERM) a signal sent to the processes it is told to protect (the server and
+# the zygote), to their process group and to every process at once (-1), by each call that sends one (kill, tkill,
+# tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo), and pidfd_send_signal, whose target it cannot see.
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _PR_SET_NO_NEW_PRIVS, _PR_SET_DUMPABLE = 22, 2, 38, 4
+# (audit arch, rt_sigaction's number, lowest number of the x32 ABI or None, the signal senders, pidfd_send_signal)
+_SECCOMP_ARCH = {
+    "x86_64": (0xC000003E, 13, 0x40000000, (62, 200, 234, 129, 297), 424),
+    "aarch64": (0xC00000B7, 134, None, (129, 130, 131, 138, 240), 424),
+}.get(os.uname().machine)
 
 
-def _sigchld_filter() -> bytes | None:
-    """The classic-BPF program of that filter, as ``struct sock_filter`` entries, for this machine's ABI."""
+def _sigchld_filter(protect: tuple[int, ...] = ()) -> bytes | None:
+    """The classic-BPF program of that filter, as ``struct sock_filter`` entries, for this machine's ABI; a signal
+    to a pid in ``protect``, to the group of the first, or to -1 is refused."""
     if _SECCOMP_ARCH is None:
         return None
-    arch, rt_sigaction, x32 = _SECCOMP_ARCH
+    arch, rt_sigaction, x32, senders, pidfd_send_signal = _SECCOMP_ARCH
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
     allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    targets = {pid & 0xFFFFFFFF for pid in protect if pid > 1} | {0xFFFFFFFF}  # pid_t, compared as its low half
+    if protect and protect[0] > 1:
+        targets.add(-_pgid(protect[0]) & 0xFFFFFFFF)
     # seccomp_data: nr at 0, arch at 4, args[i] at 16 + 8 i (low half first: both ABIs are little-endian).
     body = [(ld, 0, 0, 0)] + ([(jge, "deny", 0, x32)] if x32 is not None else []) + [
+        (jeq, "deny", 0, pidfd_send_signal), *[(jeq, "target", 0, nr) for nr in senders],
         (jeq, 0, "allow", rt_sigaction), (ld, 0, 0, 16), (jeq, 0, "allow", int(signal.SIGCHLD)),
         (ld, 0, 0, 24), (jeq, 0, "deny", 0), (ld, 0, 0, 28), (jeq, "allow", "deny", 0),
+        "target", (ld, 0, 0, 16), *[(jeq, "deny", 0, pid) for pid in sorted(targets)], (ret, 0, 0, allow),
     ]  # fmt: skip
-    program = [(ld, 0, 0, 4), (jeq, 0, "deny", arch), *body, (ret, 0, 0, allow), (ret, 0, 0, deny)]
-    where = {"allow": len(program) - 2, "deny": len(program) - 1}
+    program = [(ld, 0, 0, 4), (jeq, 0, "deny", arch), *body, "allow", (ret, 0, 0, allow), "deny", (ret, 0, 0, deny)]
+    where, entries = {}, []
+    for entry in program:
+        if isinstance(entry, str):
+            where[entry] = len(entries)
+        else:
+            entries.append(entry)
     out = b""
-    for i, (code, jt, jf, k) in enumerate(program):
+    for i, (code, jt, jf, k) in enumerate(entries):
         jt, jf = (where[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf))
         out += struct.pack("=HBBI", code, jt, jf, k)
     return out
 
 
-_SIGCHLD_FILTER = _sigchld_filter()
+def _pgid(pid: int) -> int:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return pid
 
 
 _SIGCHLD_KEPT = False  # this process has the filter (the zygote installs it once; every S it clones inherits it)
 
 
-def _lock_sigchld() -> bool:
-    """Install the SIGCHLD filter in this process (and so in all it starts), once: a process that inherited it
-    (an S cloned from the zygote) keeps it. False where it cannot be had: another ABI, no libc, or a kernel or
-    profile that refuses it; SIGCHLD's disposition is then the program's to change.
+def _lock_sigchld(protect: tuple[int, ...] = ()) -> bool:
+    """Install the filter in this process (and so in all it starts), once, refusing signals to the pids in
+    ``protect`` (the server first): a process that inherited it (an S cloned from the zygote) keeps it. False where
+    it cannot be had: another ABI, no libc, or a kernel or profile that refuses it; SIGCHLD's disposition is then
+    the program's to change.
 
     Installing costs ~0.5-0.9 ms on this VM per process that installs it (measured with 300 forks; the kernel
     compiles the filter and frees it at exit), against nothing for one that inherits it: hence once, in the zygote."""
     global _SIGCHLD_KEPT
     if _SIGCHLD_KEPT:
         return True
-    if _SIGCHLD_FILTER is None or _LIBC is None:
+    program = _sigchld_filter(protect)
+    if program is None or _LIBC is None:
         return False
-    entries = ctypes.create_string_buffer(_SIGCHLD_FILTER, len(_SIGCHLD_FILTER))
-    fprog = struct.pack("@HP", len(_SIGCHLD_FILTER) // 8, ctypes.addressof(entries))  # struct sock_fprog
+    entries = ctypes.create_string_buffer(program, len(program))
+    fprog = struct.pack("@HP", len(program) // 8, ctypes.addressof(entries))  # struct sock_fprog
     prog = ctypes.create_string_buffer(fprog, len(fprog))
     if _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False

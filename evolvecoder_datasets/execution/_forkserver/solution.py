@@ -15,7 +15,7 @@ import signal
 import sys
 import types
 
-from . import libc, pristine
+from . import libc, pristine, processes
 from .job import AssertJob, ProgramJob, StdioJob
 from .limits import Limits, _enter_child
 from .lines import MAX_MESSAGE, _Reporter
@@ -212,6 +212,12 @@ def _run_one_test(test: PreparedTest, namespace: dict, max_value: int, *, scope:
         return status, message, None
 
 
+def _server_and_zygote() -> tuple[int, ...]:
+    """What S's seccomp filter keeps the program from signalling (see ``libc``): its server (S's parent when S is
+    forked from it, or cloned from the zygote, which installed the filter with the same pids) and the zygote."""
+    return (os.getppid(), *processes._KEEP)
+
+
 def _solution_child(job: AssertJob, todo: list[int], tests: list[PreparedTest], nonce: str, wfd: int,
                     workdir: str, limits: Limits, ctl_fd: int = -1) -> None:
     """Body of S. Never returns: it ``_exit``s. ``ctl_fd`` (isolated mode): where the server says which test to
@@ -221,7 +227,7 @@ def _solution_child(job: AssertJob, todo: list[int], tests: list[PreparedTest], 
     try:
         _enter_child(limits, wfd, workdir, session=True, also_keep=ctl_fd)
         libc._prctl(libc._PR_SET_CHILD_SUBREAPER, 1)
-        sigchld_kept = libc._lock_sigchld()  # no child of the program's is reaped unseen (see libc)
+        sigchld_kept = libc._lock_sigchld(_server_and_zygote())  # no child reaped unseen, no signal to them
         try:
             code = compile(job.program, "<solution>", "exec", dont_inherit=True)
             pre = compile(job.preamble, "<preamble>", "exec", dont_inherit=True) if job.preamble else None
@@ -457,7 +463,7 @@ def _stdio_child(job: StdioJob, todo: list[int], nonce: str, wfd: int, workdir: 
     try:
         _enter_child(limits, wfd, workdir, session=True, also_keep=exe_fd)
         libc._prctl(libc._PR_SET_CHILD_SUBREAPER, 1)
-        libc._lock_sigchld()
+        libc._lock_sigchld(_server_and_zygote())
         cap = job.max_output_bytes
         if exe_fd >= 0:
             report.send(b"L", _process_time())

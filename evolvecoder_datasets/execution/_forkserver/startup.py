@@ -66,6 +66,10 @@ def main() -> None:
     os.set_inheritable(out_fd, False)
     libc._prctl(libc._PR_SET_PDEATHSIG, signal.SIGKILL)
     libc._prctl(libc._PR_SET_CHILD_SUBREAPER, 1)
+    # Not dumpable, nor is any process forked from it: a program of the server's own uid (a caller that is not
+    # root) can neither ptrace the server or the zygote nor open their /proc/<pid>/mem (measured: PTRACE_SEIZE of
+    # the server succeeded from a program's load).
+    libc._prctl(libc._PR_SET_DUMPABLE, 0)
     _setup_imports()
     server = Server(in_fd, out_fd)
     _prepare_server_process(server.workdir)

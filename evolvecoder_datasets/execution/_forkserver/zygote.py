@@ -120,7 +120,7 @@ def _zygote_main(sock: socket.socket) -> None:
         _close(wake_w)
     for sig in (signal.SIGCHLD, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
-    libc._lock_sigchld()  # once here: every S cloned from Z inherits it (see libc)
+    libc._lock_sigchld((os.getppid(), os.getpid()))  # once here: every S cloned from Z inherits it (see libc)
     before, in_child, in_parent = libc._fork_hooks()
     while True:
         try:
