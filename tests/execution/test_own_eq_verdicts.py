@@ -169,3 +169,34 @@ def test_a_verdict_reads_the_objects_as_the_probe_found_them(sb):
     lazy = STATEFUL.replace("self.n += 1", "pass")
     statuses, python = _agree(sb, lazy, [test])
     assert python == ["fail"] and statuses == ["fail"]
+
+
+TEST_CLASS = _p('''
+    class Pkg:
+        def __init__(self, name, version):
+            self.name, self.version = name, version
+        def __eq__(self, other):
+            if other.__class__ is not self.__class__:
+                return NotImplemented
+            return (self.name, self.version) == (other.name, other.version)
+        def __ne__(self, other):
+            result = self.__eq__(other)
+            return result if result is NotImplemented else not result
+        __hash__ = None
+''')
+BUMP = "def bump_all(items):\n    return [type(i)(i.name, i.version + 1) for i in items]\n"
+
+
+def test_the_tests_own_class_built_outside_the_sandbox_is_compared_as_data(sb):
+    """The test defines the class (an attrs class in code_instruct's ``bump_all`` task) and builds the expected side
+    where the program is not (the judge has the test's constructor evaluated by a clean process), while the program
+    returns instances of it: the two objects are snapshots of two processes, so no verdict of its ``__eq__`` can
+    span them, and the data decide (the class is the test's, which the program cannot change there). Before, that
+    pair was an error and the right program of the task was rejected. A bump by two still fails."""
+    tests = [TEST_CLASS + 'assert bump_all([Pkg("a", 1), Pkg("b", 7)]) == [Pkg("a", 2), Pkg("b", 8)]',
+             TEST_CLASS + 'e = Pkg("a", 2)\nx = bump_all([Pkg("a", 1)])\nassert x[0] == e and not (x[0] != e)',
+             TEST_CLASS + 'items = [Pkg("a", 1)]\nassert bump_all(items) != items']  # fmt: skip
+    statuses, python = _agree(sb, BUMP, tests)
+    assert python == ["pass"] * 3 and statuses == python
+    statuses, python = _agree(sb, BUMP.replace("+ 1", "+ 2"), tests[:2])
+    assert python == ["fail"] * 2 and statuses == python

@@ -47,6 +47,10 @@ def read_entries(payload: bytes, expected: int) -> list:
             raise WireError("malformed probe entry")
     if payload[pos : pos + 1] == b"=":
         pos = _read_verdicts(payload, pos, owned)
+    else:  # none sent: still one table for the report, so its objects are known as one process's (and refused)
+        table: dict = {}
+        for obj in owned:
+            obj.verdicts = table
     if pos != len(payload):
         raise WireError("trailing bytes after the report")
     return out
