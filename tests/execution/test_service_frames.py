@@ -35,10 +35,10 @@ def service(tmp_path_factory):
             yield sb
 
 
-def _raw() -> socket.socket:
+def _raw(timeout_s: float = 20) -> socket.socket:
     sock = _client._try_connect(_client.service_folder())
     assert sock is not None
-    sock.settimeout(20)
+    sock.settimeout(timeout_s)
     return sock
 
 

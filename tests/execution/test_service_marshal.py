@@ -25,6 +25,8 @@ from evolvecoder_datasets.execution._protocol import encode_job
 
 from .conftest import own_service
 from .test_service_frames import _FakeService, _report
+from .test_service_frames import _raw as _raw_socket
+from .test_service_frames import _service_pid as _front_pid
 
 RIGHT, TESTS = "def f(x):\n    return x * 2\n", ["assert f(2) == 4", "assert f(3) == 7"]
 CLAIM = 1 << 26  # items a 13-byte tuple declares: 512 MiB of item pointers, written, where it is believed
@@ -47,18 +49,7 @@ def service(tmp_path_factory):
 
 
 def _raw():
-    sock = _client._try_connect(_client.service_folder())
-    assert sock is not None
-    sock.settimeout(60)
-    return sock
-
-
-def _front_pid() -> int:
-    sock = _raw()
-    _protocol.send(sock, ("ping",))
-    pid = _protocol.recv(sock)[1]
-    sock.close()
-    return pid
+    return _raw_socket(60)
 
 
 def _peak_after_reset(pid: int | str):
