@@ -27,6 +27,8 @@ import functools
 import hashlib
 import marshal
 import os
+import select
+import signal
 import socket
 import subprocess
 import sys
@@ -38,11 +40,12 @@ from pathlib import Path
 
 from ..errors import ConfigError, SandboxError, SandboxUntrusted
 from . import _protocol
-from ._trust import check_peer, open_private_file, private_folder, safe_parent, socket_present
+from ._trust import check_peer, open_private_file, peer_credentials, private_folder, safe_parent, socket_present
 
 _SOCKET = "service.sock"
 _PACKAGE = Path(__file__).resolve().parent.parent  # evolvecoder_datasets/
 _START_TIMEOUT_S = 60.0
+STOPPED_LIMIT_S = 10.0  # a service found stopped (SIGSTOP from outside) this long while a caller waits is replaced
 
 
 @functools.lru_cache(maxsize=1)
@@ -199,6 +202,64 @@ def connect() -> socket.socket:
             os.close(fd)
 
 
+def _state(pid: int) -> bytes:
+    """Process ``pid``'s state letter (``T``/``t``: stopped by a signal or a tracer; ``Z``: dead), ``b""`` if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return b""
+
+
+def _wait_released(pid: int, path: str, wait_s: float = 10.0) -> None:
+    """Wait (at most ``wait_s``) until the killed service ``pid`` no longer listens on ``path``: its judges hold
+    the listening socket for a moment after it died, and a connection made then is taken by nobody."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
+            if peer_credentials(probe)[0] != pid:  # a service started since answers there
+                return
+        except OSError:  # nobody listens any more
+            return
+        finally:
+            probe.close()
+        time.sleep(0.02)
+
+
+def await_reply(sock: socket.socket, limit_s: float | None = None) -> None:
+    """Wait until the service starts its reply on ``sock``, however long its work takes, unless the service is
+    stopped from outside (SIGSTOP, a tracer): found stopped for ``limit_s`` seconds in a row (default
+    :data:`STOPPED_LIMIT_S`), it is killed (it runs
+    as this uid, checked at connect, and it holds the folder's socket, so every later caller would wait on it too)
+    and the request counts as broken (``ConnectionError``): :meth:`Connections.request` sends it once more, to a
+    service started afresh, and a second stop is an infrastructure failure, never a verdict or a hang.
+
+    Example:
+        >>> a, b = socket.socketpair()
+        >>> _protocol.send(b, ("ok",)); await_reply(a); _protocol.recv(a)
+        ('ok',)
+    """
+    limit_s = STOPPED_LIMIT_S if limit_s is None else limit_s
+    poller = select.poll()
+    poller.register(sock, select.POLLIN | select.POLLERR | select.POLLHUP)
+    pid = since = None
+    while not poller.poll(500):
+        pid = pid if pid is not None else peer_credentials(sock)[0]
+        if _state(pid) not in (b"T", b"t"):
+            since = None
+            continue
+        since = since if since is not None else time.monotonic()
+        if time.monotonic() - since >= limit_s:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _wait_released(pid, sock.getpeername())
+            raise ConnectionError(f"the execution service (pid {pid}) was stopped from outside for {limit_s:.0f} s")
+
+
 class Connections:
     """Idle connections of one caller to the service, one per thread in use; a broken one is replaced once."""
 
@@ -218,6 +279,7 @@ class Connections:
             sock = self._take()
             try:
                 _protocol.send(sock, message)
+                await_reply(sock)
                 reply = _protocol.recv(sock)
                 reply = None if reply is None else _protocol.check_reply(reply)
             except _protocol.ReplyError as err:
@@ -227,6 +289,7 @@ class Connections:
                 reply, last = None, err
             if reply is None:
                 sock.close()
+                self.close()  # the idle ones went to the same service, which is likely gone too: retry afresh
                 last = last or SandboxError("the execution service closed the connection")
                 continue
             with self._lock:
