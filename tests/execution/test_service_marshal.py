@@ -205,7 +205,9 @@ def test_code_reward_is_none_on_a_reply_that_claims_more_than_arrived(fake_folde
     peak = _peak_after_reset("self")
     base = peak()
     try:
-        reward = make_code_reward(mode="fast")
+        # timeout_s of its own: a shared sandbox of its own, whose connections go to this fake service (the one of
+        # mode="fast" alone may hold idle connections to a service an earlier test in this process used)
+        reward = make_code_reward(mode="fast", timeout_s=0.79)
         values = reward(completions=["def f(x):\n    return 0"], tests=[TESTS])
         reward.sandbox.close()
     finally:
