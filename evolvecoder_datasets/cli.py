@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -315,12 +317,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     _, _, run = COMMANDS[args.command]
+    previous = None
     if args.command in ("run", "demo"):
         _report_reuse()
+        # left alone where SIGINT is ignored (a background job) or where signals cannot be set (not the main thread)
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # fmt: skip
+            from .recipe.progress import on_interrupt
+
+            previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
         return exit_status(lambda: run(args))
     except KeyboardInterrupt:
         return _interrupted(args, argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,7 +26,7 @@ from typing import TextIO
 
 from .._deps import datasets_bars_off
 
-__all__ = ["describe_stage", "run_progress", "step", "stepping"]
+__all__ = ["describe_stage", "on_interrupt", "run_progress", "step", "stepping"]
 
 _STAGES = {
     "dedup": "deduplicating the seeds (sentence embeddings)",
@@ -66,12 +66,33 @@ def describe_stage(name: str) -> str:
     return _STAGES.get(stem, stem.replace("_", " "))
 
 
+_interrupts: list[int] = []  # Ctrl-Cs seen by on_interrupt and not yet honoured
+
+
+def on_interrupt(signum: int, frame) -> None:
+    """The CLI's SIGINT handler: raises ``KeyboardInterrupt`` as Python's own does, and keeps a note of it, so a
+    Ctrl-C that lands in a finalizer (``Dataset.__del__``: Python prints the exception there and goes on) still
+    stops the run, at its next step line, instead of being lost while the run finishes.
+
+    Example:
+        >>> import signal
+        >>> previous = signal.signal(signal.SIGINT, on_interrupt)   # as `evolvecoder-datasets run` does
+        >>> _ = signal.signal(signal.SIGINT, previous)
+    """
+    _interrupts.append(signum)
+    raise KeyboardInterrupt
+
+
 def step(text: str) -> None:
-    """One line of the running recipe's progress (nothing outside a run, or in a quiet one).
+    """One line of the running recipe's progress (nothing outside a run, or in a quiet one). A Ctrl-C that
+    :func:`on_interrupt` saw and that did not stop the run (it was swallowed in a finalizer) stops it here.
 
     Example:
         >>> step("publishing round 1")   # prints only inside run_progress(True)
     """
+    if _interrupts:
+        _interrupts.clear()
+        raise KeyboardInterrupt
     if _active:
         _active[-1].write(text)
 
@@ -89,6 +110,7 @@ def stepping(text: str) -> Iterator[None]:
     try:
         yield
     except BaseException:
+        _interrupts.clear()  # a run already ending: an interrupt it saw is honoured by that
         step(f"{text}: stopped after {time.monotonic() - start:.0f} s")
         raise
     step(f"{text}: done in {time.monotonic() - start:.0f} s")
