@@ -52,6 +52,7 @@ JUDGE_CPU_PER_TEST_S = 0.05
 # Address space of a judge process (the soft limit; its fork servers' children set their own).
 JUDGE_ADDRESS_SPACE = 2 << 30
 IDLE_S = 60.0
+JUDGE_STOPPED_S = 5.0  # a judge found stopped this long under a job was stopped from outside (SIGSTOP)
 # Request bytes read (or being read) and not yet answered, over all callers: four of the largest frames (256 MiB).
 # Reserved as they arrive, a chunk ahead (never as a header declares: four headers of 256 MiB held every caller off),
 # so a caller past this waits (its bytes in its socket); a sender silent, or waiting for room, for ``FRAME_STALL_S``
@@ -75,10 +76,6 @@ def _state(pid: int) -> bytes:
         return b""
 
 
-def _running(pid: int) -> bool:
-    return _state(pid) not in (b"", b"Z")
-
-
 def _listed(pid: int, program: set[bytes] | None) -> bool:
     """Whether the fork server ``pid`` is one of the default environment's (a server whose programs import another
     one ends its command with ``PYTHON_ENV_MARKER``, :func:`~.isolation.server_command`) and, with ``program``, one
@@ -93,11 +90,11 @@ def _listed(pid: int, program: set[bytes] | None) -> bool:
     return program is None or os.path.basename(args[0]) in program
 
 
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of ``pid`` from ``/proc`` (its threads, not its children)."""
+def _cpu_s(pid: int) -> tuple[float, bytes]:
+    """User + system CPU seconds of ``pid`` from ``/proc`` (its threads, not its children), and its state letter."""
     with open(f"/proc/{pid}/stat", "rb") as fh:
         fields = fh.read().rsplit(b")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    return (int(fields[11]) + int(fields[12])) / _TICK, fields[0]
 
 
 class _JudgeSlot:
@@ -126,7 +123,7 @@ class _JudgeSlot:
                     pids += [int(p) for p in fh.read().split()]
         except OSError:
             return []
-        return [p for p in pids if _running(p) and _listed(p, program)]
+        return [p for p in pids if _state(p) not in (b"", b"Z") and _listed(p, program)]
 
     def interrupt(self) -> None:
         """Kill the judge process from another thread (its own thread sees the end of its reply and cleans up)."""
@@ -175,10 +172,9 @@ class _JudgeSlot:
             logger.warning("judge process %s did not exit after SIGKILL", proc.pid)
 
     def call(self, frame: bytes, wall_s: float, cpu_s: float | None) -> bytes | None:
-        """Send one frame and wait for the answer; None (and the process killed) where it died, overran ``wall_s``
-        or spent more than ``cpu_s`` CPU seconds on it. ``failure`` then says which: ``("unsent", None)`` (it was
-        gone before the frame), ``("died", returncode)``, ``("cpu", None)``, ``("wall", None)`` or ``("stopped",
-        None)`` (it overran ``wall_s`` stopped by a signal)."""
+        """Send one frame and wait for the answer; None (the process killed) where it died, overran ``wall_s`` or
+        ``cpu_s`` CPU seconds, or was stopped: ``failure`` says which (``unsent``: gone before the frame; ``died``
+        with its returncode; ``cpu``; ``wall``; ``stopped``: by a signal, for ``JUDGE_STOPPED_S``)."""
         proc = self.proc if self.proc is not None and self.proc.poll() is None else None
         if proc is None:
             if self.proc is not None:
@@ -194,17 +190,19 @@ class _JudgeSlot:
             return None
         start: list[float] = []
         over: list[bool] = []
+        stops: list[float] = []  # since when it has been found stopped (SIGSTOP: nothing in a job sends it one)
 
         def within_budget() -> bool:  # first read after 50 ms: a quick job costs no /proc read
             try:
-                used = _cpu_s(proc.pid)
+                used, state = _cpu_s(proc.pid)
             except (OSError, IndexError, ValueError):
                 return False
             if not start:
                 start.append(used)
             if used - start[0] > cpu_s:  # type: ignore[operator]
                 over.append(True)
-            return not over
+            stops[:] = (stops or [time.monotonic()]) if state in (b"T", b"t") else []
+            return not over and not (stops and time.monotonic() - stops[0] >= JUDGE_STOPPED_S)
 
         deadline = time.monotonic() + wall_s
         data = read_frame(proc.stdout.fileno(), deadline,  # type: ignore[union-attr]
@@ -212,8 +210,8 @@ class _JudgeSlot:
         if data is None:
             if over:
                 self.failure = ("cpu", None)
-            elif time.monotonic() >= deadline:  # stopped there (SIGSTOP): by someone else, as a kill would be
-                self.failure = ("stopped", None) if _state(proc.pid) in (b"T", b"t") else ("wall", None)
+            elif stops or time.monotonic() >= deadline:  # stopped (SIGSTOP): by someone else, as a kill would be
+                self.failure = ("stopped", None) if stops or _state(proc.pid) in (b"T", b"t") else ("wall", None)
             else:  # the end of its reply: it exited, or was killed
                 try:
                     self.failure = ("died", proc.wait(timeout=5))
@@ -227,11 +225,10 @@ class _JudgeSlot:
         the job can send it: no program runs in the judge or as its uid, so a kill, a termination or a hang-up
         came from outside (an operator, the OOM killer, a supervisor), while a fault the job's bytes can cause
         (a segfault, an abort, an exhausted address space) and an overrun of its budgets stay the job's. A judge
-        found stopped at its deadline (SIGSTOP, which nothing in a job sends it either) was stopped from outside."""
+        found stopped (SIGSTOP, which nothing in a job sends it either) was stopped from outside."""
         kind, code = self.failure
-        if kind in ("unsent", "stopped"):
-            return True
-        return kind == "died" and code is not None and code < 0 and -code not in _FAULT_SIGNALS
+        return kind in ("unsent", "stopped") or kind == "died" and code is not None and code < 0 and \
+            -code not in _FAULT_SIGNALS  # fmt: skip
 
 
 def _tool_wall_s(shape: tuple[int, str, bool]) -> float:

@@ -3,10 +3,11 @@
 Measured with the previous code: a judge SIGSTOPped while it judged a right program overran its job's wall
 deadline (79 s here), was killed, and the job was answered ``crash`` with no infrastructure flag: reward 0 for a
 right program, and no second try. No job can stop its judge (no program runs in it or, as root, as its uid; under
-a namespace the judge is not in the program's pid namespace), so a judge found stopped at its deadline now counts
-as stopped from outside: the job runs once more on a fresh judge, and a second stop is an infrastructure failure.
+a namespace the judge is not in the program's pid namespace), so a judge found stopped for ``JUDGE_STOPPED_S``
+(5 s) under a job counts as stopped from outside: the job runs once more on a fresh judge, and a second stop is an
+infrastructure failure. (At first the stop was only seen at the job's wall deadline, over 40 s: 200 s for this file.)
 
-Each waits a job's whole wall deadline (over 40 s), hence slow.
+Slow: about 8 s a test (a job of 1.2 s of CPU, 5 s stopped, the rerun).
 """
 
 from __future__ import annotations
