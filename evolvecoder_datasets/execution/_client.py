@@ -40,7 +40,8 @@ from pathlib import Path
 
 from ..errors import ConfigError, SandboxError, SandboxUntrusted
 from . import _protocol
-from ._trust import check_peer, open_private_file, peer_credentials, private_folder, safe_parent, socket_present
+from ._trust import (check_peer, open_private_file, peer_credentials, private_folder, process_state, safe_parent,
+                     socket_present)
 
 _SOCKET = "service.sock"
 _PACKAGE = Path(__file__).resolve().parent.parent  # evolvecoder_datasets/
@@ -202,15 +203,6 @@ def connect() -> socket.socket:
             os.close(fd)
 
 
-def _state(pid: int) -> bytes:
-    """Process ``pid``'s state letter (``T``/``t``: stopped by a signal or a tracer; ``Z``: dead), ``b""`` if gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return b""
-
-
 def _wait_released(pid: int, path: str, wait_s: float = 10.0) -> None:
     """Wait (at most ``wait_s``) until the killed service ``pid`` no longer listens on ``path``: its judges hold
     the listening socket for a moment after it died, and a connection made then is taken by nobody."""
@@ -247,7 +239,7 @@ def await_reply(sock: socket.socket, limit_s: float | None = None) -> None:
     pid = since = None
     while not poller.poll(500):
         pid = pid if pid is not None else peer_credentials(sock)[0]
-        if _state(pid) not in (b"T", b"t"):
+        if process_state(pid) not in (b"T", b"t"):
             since = None
             continue
         since = since if since is not None else time.monotonic()

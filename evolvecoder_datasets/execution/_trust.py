@@ -238,6 +238,21 @@ def socket_present(path: str) -> bool:
     return True
 
 
+def process_state(pid: int) -> bytes:
+    """Process ``pid``'s state letter in ``/proc`` (``b"R"``, ``b"S"``, ``b"T"``/``b"t"`` stopped by a signal or a
+    tracer, ``b"Z"`` dead), ``b""`` when it is gone.
+
+    Example:
+        >>> process_state(os.getpid()) in (b"R", b"S")
+        True
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return b""
+
+
 def peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
     """``(pid, uid, gid)`` of the process at the other end of a connected Unix socket, as the kernel recorded them
     when the connection was made (``SO_PEERCRED``), in this process's namespaces.

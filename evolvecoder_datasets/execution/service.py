@@ -39,7 +39,7 @@ import time
 
 from ._protocol import (FRAME_STALL_S, MAX_REQUEST_FRAME, SETTINGS, checked_run, checked_settings, crash_report,
                         plain_loads, read_frame, recv_body, recv_header, send, write_frame)  # fmt: skip
-from ._trust import peer_credentials
+from ._trust import peer_credentials, process_state as _state
 from .isolation import PYTHON_ENV_MARKER, SIDE_SERVER_MARKER
 from ._order import _FailureOrder
 
@@ -65,15 +65,6 @@ _TICK = os.sysconf("SC_CLK_TCK")
 #: address space, an abort): that job's crash. Any other signal was sent from outside.
 _FAULT_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT, signal.SIGSYS,
                             signal.SIGXCPU, signal.SIGXFSZ, signal.SIGTRAP})
-
-
-def _state(pid: int) -> bytes:
-    """The state letter of ``pid`` in ``/proc`` (``b"R"``, ``b"S"``, ``b"T"`` stopped, ``b"Z"``...); b"" when gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return b""
 
 
 def _listed(pid: int, program: set[bytes] | None) -> bool:
