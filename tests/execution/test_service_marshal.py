@@ -24,7 +24,7 @@ from evolvecoder_datasets.execution import Job, Sandbox, _client, _protocol, run
 from evolvecoder_datasets.execution._protocol import encode_job
 
 from .conftest import own_service
-from .test_service_frames import _FakeService, _report
+from .test_service_frames import _FakeService
 from .test_service_frames import _raw as _raw_socket
 from .test_service_frames import _service_pid as _front_pid
 
@@ -216,15 +216,8 @@ def test_code_reward_is_none_on_a_reply_that_claims_more_than_arrived(fake_folde
     assert peak() - base < 64 << 20
 
 
-def test_a_well_formed_reply_is_still_read_as_sent(fake_folder):
-    """Control for the replies: the same fake answering in the protocol's shape, its strings shared."""
-    fake = _FakeService(fake_folder, lambda request: ("ok", [_report(["pass", "fail"])]))
-    try:
-        with Sandbox(workers=1, isolation="none") as sb:
-            report = sb.run("def f(x):\n    return 0", TESTS)
-    finally:
-        fake.close()
-    assert report.statuses == ["pass", "fail"] and report.infra_error is None
+# The control for these replies, the same fake answering in the protocol's shape (a report's marshal shares its
+# strings, as every real report does), is test_service_frames.py::test_a_well_formed_reply_is_read_as_sent.
 
 
 # -- the front's budget of request bytes ---------------------------------------------------------------------------
