@@ -223,9 +223,8 @@ def _wait_released(pid: int, path: str, wait_s: float = 10.0) -> None:
 def await_reply(sock: socket.socket, limit_s: float | None = None) -> None:
     """Wait until the service starts its reply on ``sock``, however long its work takes, unless the service is
     stopped from outside (SIGSTOP, a tracer): found stopped for ``limit_s`` seconds in a row (default
-    :data:`STOPPED_LIMIT_S`), it is killed (it runs
-    as this uid, checked at connect, and it holds the folder's socket, so every later caller would wait on it too)
-    and the request counts as broken (``ConnectionError``): :meth:`Connections.request` sends it once more, to a
+    :data:`STOPPED_LIMIT_S`), it is killed (it runs as this uid, checked at connect, and it holds the folder's
+    socket, so every later caller would wait on it too) and the request counts as broken (``ConnectionError``): :meth:`Connections.request` sends it once more, to a
     service started afresh, and a second stop is an infrastructure failure, never a verdict or a hang.
 
     Example:

@@ -45,26 +45,24 @@ def read_entries(payload: bytes, expected: int) -> list:
             out.append(("e", status, message, chain, args) if tag == b"e" else ("x", status, message))
         else:
             raise WireError("malformed probe entry")
+    table: dict = {}  # one per report, even with no verdicts sent: its objects are known as one process's
     if payload[pos : pos + 1] == b"=":
-        pos = _read_verdicts(payload, pos, owned)
-    else:  # none sent: still one table for the report, so its objects are known as one process's (and refused)
-        table: dict = {}
-        for obj in owned:
-            obj.verdicts = table
+        pos = _read_verdicts(payload, pos, table)
+    for obj in owned:
+        obj.verdicts = table
     if pos != len(payload):
         raise WireError("trailing bytes after the report")
     return out
 
 
-def _read_verdicts(payload: bytes, pos: int, owned: list) -> int:
+def _read_verdicts(payload: bytes, pos: int, table: dict) -> int:
     """The verdicts of the program's own ``__eq__`` on pairs of its objects (``=<n>:`` then ``<id>,<id>,<T|F|M|R>;``,
-    see ``_wire_own.OwnVerdicts``), given to each object in ``owned`` as one table ``{(serial, serial): bool}`` (both orders;
-    a pair it raised on, or whose orders disagree, is left out: comparing it is an error). Returns the position after them."""
+    see ``_wire_own.OwnVerdicts``), written into ``table`` as ``{(serial, serial): bool}`` (both orders; a pair it
+    raised on, or whose orders disagree, is left out: comparing it is an error). Returns the position after them."""
     colon = payload.find(b":", pos + 1, pos + 24)
     count = payload[pos + 1 : colon]
     if colon < 0 or not count.isdigit() or int(count) > (len(payload) - colon) // 6:
         raise WireError("malformed verdicts")
-    table: dict = {}
     pos = colon + 1
     for _ in range(int(count)):
         a, pos = read_identity(payload, pos, b",")
@@ -77,8 +75,6 @@ def _read_verdicts(payload: bytes, pos: int, owned: list) -> int:
         elif verdict in (b"t;", b"f;"):  # the same, of the program's own __ne__
             table[(a, b, "!=")] = table[(b, a, "!=")] = verdict == b"t;"
         pos += 2
-    for obj in owned:
-        obj.verdicts = table
     return pos
 
 
